@@ -1,0 +1,3 @@
+from ragrade.cli import main
+
+main()

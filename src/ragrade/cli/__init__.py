@@ -1,0 +1,42 @@
+"""The ``ragrade`` command line: a thin layer over the library.
+
+Each sub-command lives in its own module of this package and exposes a ``click.Command`` named
+``command``. Modules are imported only when their command runs (so ``ragrade --help`` stays fast and
+optional extras are not imported up front). To add a command, add one line to ``_COMMANDS``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# name -> (module, one-line help shown in `ragrade --help`)
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "evaluate": ("ragrade.cli.evaluate_cmd", "Score a run against ground truth."),
+    "metrics": ("ragrade.cli.metrics_cmd", "List every metric, its aliases and a one-line definition."),
+    "convert": ("ragrade.cli.convert_cmd", "Convert qrels or runs between TREC, JSONL, CSV/TSV and Parquet."),
+}
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = _COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module = importlib.import_module(entry[0])
+        return module.command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, _COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="ragrade")
+def main() -> None:
+    """ragrade: grade the retrieval step of RAG pipelines and search systems."""
