@@ -1,0 +1,211 @@
+"""The statistics layer: agreement with SciPy and with slow reference implementations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragrade.compare import stats
+from ragrade.errors import InputError
+
+scipy_stats = pytest.importorskip("scipy.stats", reason="the stats extra (scipy) is needed for these tests")
+
+
+def _data(seed: int, n: int = 60, shift: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    a = rng.random(n)
+    b = np.clip(a + rng.normal(shift, 0.2, n), 0, 1)
+    return a, b
+
+
+# ------------------------------------------------------------------ slow references (one resample at a time)
+def ref_randomization(d: np.ndarray, n_resamples: int, seed: int) -> float:
+    rng = np.random.default_rng(seed)
+    obs = abs(d.mean())
+    count = 0
+    for _ in range(n_resamples):
+        signs = np.array([1.0 if u < 0.5 else -1.0 for u in rng.random(len(d))])
+        if abs((signs * d).mean()) >= obs - (1e-9 * obs + 1e-12):
+            count += 1
+    return (count + 1) / (n_resamples + 1)
+
+
+def ref_bootstrap_means(d: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    n = len(d)
+    out = []
+    for _ in range(n_resamples):
+        idx = [int(u * n) for u in rng.random(n)]
+        out.append(d[idx].mean())
+    return np.array(out)
+
+
+def ref_bootstrap_test(d: np.ndarray, n_resamples: int, seed: int) -> float:
+    obs = abs(d.mean())
+    means = ref_bootstrap_means(d - d.mean(), n_resamples, seed)
+    count = sum(abs(m) >= obs - (1e-9 * obs + 1e-12) for m in means)
+    return (count + 1) / (n_resamples + 1)
+
+
+# -------------------------------------------------------------------------------------- agreement with SciPy
+@pytest.mark.parametrize("seed", range(8))
+def test_t_test_matches_scipy_ttest_rel(seed: int) -> None:
+    a, b = _data(seed, n=20 + 10 * seed, shift=0.02 * seed)
+    expected = scipy_stats.ttest_rel(b, a).pvalue
+    assert stats.t_test(b - a) == pytest.approx(expected, rel=1e-10, abs=1e-300)
+
+
+def test_t_test_is_vectorised_over_columns() -> None:
+    cols = [np.subtract(*reversed(_data(s))) for s in range(5)]
+    p = stats.t_test(np.column_stack(cols))
+    assert p.shape == (5,)
+    np.testing.assert_allclose(p, [stats.t_test(c) for c in cols], rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_wilcoxon_matches_scipy(seed: int) -> None:
+    a, b = _data(seed, n=15 + 20 * seed)
+    expected = scipy_stats.wilcoxon(b - a).pvalue
+    assert stats.wilcoxon_test(b - a) == pytest.approx(expected, rel=1e-12)
+
+
+def test_wilcoxon_with_zero_differences_matches_scipy() -> None:
+    d = np.array([0.0, 0.0, 0.1, -0.2, 0.3, 0.4, 0.5, 0.25, -0.05, 0.6, 0.7, 0.0])
+    assert stats.wilcoxon_test(d) == pytest.approx(scipy_stats.wilcoxon(d).pvalue, rel=1e-12)
+
+
+def test_bh_matches_scipy_false_discovery_control() -> None:
+    p = np.random.default_rng(3).random(40) ** 3
+    np.testing.assert_allclose(stats.adjust_pvalues(p, "bh"), scipy_stats.false_discovery_control(p), rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------- agreement with slow references
+@pytest.mark.parametrize(("seed", "shift"), [(0, 0.0), (1, 0.03), (2, 0.08)])
+def test_randomization_matches_slow_reference(seed: int, shift: float) -> None:
+    a, b = _data(seed, n=40, shift=shift)
+    d = b - a
+    assert stats.randomization_test(d, 500, np.random.default_rng(seed)) == ref_randomization(d, 500, seed)
+
+
+def test_randomization_on_discrete_scores_counts_exact_ties_like_reference() -> None:
+    rng = np.random.default_rng(9)
+    a = (rng.random(30) < 0.4).astype(float)
+    b = (rng.random(30) < 0.6).astype(float)
+    d = b - a
+    assert stats.randomization_test(d, 400, 11) == ref_randomization(d, 400, 11)
+
+
+@pytest.mark.parametrize(("seed", "shift"), [(3, 0.0), (4, 0.05)])
+def test_bootstrap_test_matches_slow_reference(seed: int, shift: float) -> None:
+    a, b = _data(seed, n=35, shift=shift)
+    d = b - a
+    assert stats.bootstrap_test(d, 400, seed) == ref_bootstrap_test(d, 400, seed)
+
+
+def test_bootstrap_means_and_ci_match_slow_reference() -> None:
+    a, _ = _data(5, n=25)
+    means = stats.bootstrap_means(a, 300, 7)
+    np.testing.assert_allclose(means, ref_bootstrap_means(a, 300, 7), rtol=1e-12)
+    lo, hi = stats.bootstrap_ci(a, 300, 0.9, 7)
+    ref_lo, ref_hi = np.quantile(ref_bootstrap_means(a, 300, 7), [0.05, 0.95])
+    assert (lo, hi) == pytest.approx((ref_lo, ref_hi), rel=1e-12)
+    assert lo < a.mean() < hi
+
+
+def test_results_do_not_depend_on_chunk_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = _data(6, n=50, shift=0.03)
+    d = np.column_stack([b - a, a - b, b - b])
+    big = (stats.randomization_test(d, 700, 1), stats.bootstrap_test(d, 700, 1), stats.bootstrap_means(d, 700, 1))
+    monkeypatch.setattr(stats, "_CHUNK_ELEMENTS", 50 * 7)  # 7 resamples per chunk, last chunk partial
+    small = (stats.randomization_test(d, 700, 1), stats.bootstrap_test(d, 700, 1), stats.bootstrap_means(d, 700, 1))
+    for x, y in zip(big, small, strict=True):
+        np.testing.assert_allclose(x, y, rtol=1e-12)
+
+
+def test_same_seed_same_result_and_generator_is_accepted() -> None:
+    a, b = _data(7, shift=0.02)
+    d = b - a
+    assert stats.randomization_test(d, 300, 5) == stats.randomization_test(d, 300, np.random.default_rng(5))
+    assert stats.bootstrap_test(d, 300, 5) == stats.bootstrap_test(d, 300, 5)
+
+
+# ---------------------------------------------------------------------------------------- sanity of p-values
+@pytest.mark.parametrize("test", stats.TESTS)
+def test_identical_runs_give_p_equal_one(test: str) -> None:
+    a, _ = _data(8)
+    assert stats.paired_test(a - a, test, 500, 0) == 1.0
+
+
+@pytest.mark.parametrize("test", stats.TESTS)
+def test_clearly_different_runs_give_small_p(test: str) -> None:
+    a, _ = _data(9, n=80)
+    b = np.clip(a + 0.3 + np.random.default_rng(1).normal(0, 0.05, 80), 0, 2)
+    assert stats.paired_test(b - a, test, 2000, 0) < 1e-3
+
+
+def test_resampling_p_value_is_never_zero() -> None:
+    d = np.full(50, 0.5)
+    assert stats.randomization_test(d, 99, 0) == pytest.approx(1 / 100)
+
+
+def test_degenerate_t_test_cases() -> None:
+    assert stats.t_test(np.zeros(5)) == 1.0
+    assert stats.t_test(np.full(5, 0.2)) == 0.0
+    assert np.isnan(stats.t_test(np.array([0.3])))
+
+
+def test_aliases_and_unknown_names() -> None:
+    assert stats.normalize_test("Student") == "t"
+    assert stats.normalize_test("fisher") == "randomization"
+    assert stats.normalize_correction(None) == "none"
+    assert stats.normalize_correction("fdr_bh") == "bh"
+    with pytest.raises(InputError, match="unknown significance test"):
+        stats.normalize_test("tukey")
+    with pytest.raises(InputError, match="unknown multiple-testing correction"):
+        stats.normalize_correction("sidak")
+
+
+def test_bad_input_is_a_typed_error() -> None:
+    with pytest.raises(InputError, match="NaN"):
+        stats.randomization_test([0.1, np.nan], 10, 0)
+    with pytest.raises(InputError, match="empty"):
+        stats.t_test([])
+    with pytest.raises(InputError, match="n_resamples"):
+        stats.bootstrap_test([0.1, 0.2], 0, 0)
+
+
+# ------------------------------------------------------------------------------ corrections and effect sizes
+def test_bonferroni_and_holm_by_hand() -> None:
+    p = np.array([0.01, 0.04, 0.03, 0.5])
+    np.testing.assert_allclose(stats.adjust_pvalues(p, "bonferroni"), [0.04, 0.16, 0.12, 1.0])
+    # sorted: 0.01*4=0.04, 0.03*3=0.09, 0.04*2=0.08 -> max-accumulated 0.09, 0.5*1=0.5
+    np.testing.assert_allclose(stats.adjust_pvalues(p, "holm"), [0.04, 0.09, 0.09, 0.5])
+    np.testing.assert_allclose(stats.adjust_pvalues(p, None), p)
+
+
+def test_corrections_skip_nan() -> None:
+    out = stats.adjust_pvalues([0.01, np.nan, 0.02], "bonferroni")
+    assert np.isnan(out[1])
+    np.testing.assert_allclose(out[[0, 2]], [0.02, 0.04])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=30), st.sampled_from(["bonferroni", "holm", "bh"]))
+def test_adjusted_p_values_are_valid_and_keep_order(p: list[float], method: str) -> None:
+    raw = np.array(p)
+    adj = stats.adjust_pvalues(raw, method)
+    assert ((adj >= raw - 1e-15) & (adj <= 1.0)).all()
+    order = np.argsort(raw, kind="stable")
+    assert (np.diff(adj[order]) >= -1e-15).all()
+    assert (stats.adjust_pvalues(raw, "holm") <= stats.adjust_pvalues(raw, "bonferroni") + 1e-15).all()
+
+
+def test_cohens_dz_and_win_tie_loss() -> None:
+    d = np.array([0.1, 0.2, 0.0, -0.1, 0.3])
+    assert stats.cohens_dz(d) == pytest.approx(d.mean() / d.std(ddof=1))
+    assert stats.cohens_dz(np.zeros(4)) == 0.0
+    assert stats.cohens_dz(np.full(4, -0.1)) == -np.inf
+    assert list(stats.win_tie_loss(d)) == [3, 1, 1]
+    assert stats.win_tie_loss(np.column_stack([d, -d])).tolist() == [[3, 1], [1, 1], [1, 3]]
