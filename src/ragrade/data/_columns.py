@@ -1,0 +1,114 @@
+"""Low-level helpers shared by :class:`Qrels` and :class:`Run`: id coding, grouping, validation.
+
+Everything here works on whole arrays; nothing loops over queries or items in Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ragrade.errors import InputError
+
+
+def as_object_strings(values: Any, what: str) -> np.ndarray:
+    """Return ``values`` as a 1-D object array of ``str`` (ints and other scalars are converted with str()).
+
+    Missing values (None/NaN) are an :class:`InputError` naming the first offending row.
+    """
+    arr = values if isinstance(values, np.ndarray) and values.dtype == object else None
+    if arr is None:
+        if isinstance(values, pd.Series | pd.Index):
+            arr = values.to_numpy(dtype=object, na_value=None)
+        else:
+            arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
+            if arr.dtype != object:
+                arr = arr.astype(str).astype(object)
+    if arr.ndim != 1:
+        raise InputError(f"{what} must be one-dimensional, got shape {arr.shape}")
+    if len(arr) == 0:
+        return arr
+    if pd.api.types.infer_dtype(arr, skipna=False) == "string":  # C scan; the common case
+        return arr
+    is_str = np.fromiter((type(x) is str for x in arr), dtype=bool, count=len(arr))
+    bad = np.flatnonzero(~is_str)
+    out = arr.copy()
+    for i in bad:  # only the non-str rows (usually none)
+        v = arr[i]
+        if v is None or (isinstance(v, float) and np.isnan(v)):
+            raise InputError(f"{what} has a missing value at row {int(i)}", value=v)
+        if isinstance(v, bytes):
+            out[i] = v.decode("utf-8")
+        elif isinstance(v, int | np.integer | str):
+            out[i] = str(v)
+        elif isinstance(v, float | np.floating) and float(v).is_integer():
+            out[i] = str(int(v))
+        else:
+            raise InputError(f"{what} must be strings or integers; row {int(i)} holds a {type(v).__name__}", value=v)
+    return out
+
+
+def encode(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Integer-code an object array of strings: ``(codes int32, vocabulary object array)``.
+
+    Codes follow first appearance. Uses pandas' hash table (the strings' cached hashes are reused).
+    """
+    codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=True)
+    vocab = np.asarray(uniques, dtype=object)
+    dtype = np.int32 if len(vocab) < 2**31 - 1 else np.int64
+    return codes.astype(dtype, copy=False), vocab
+
+
+def offsets_from_counts(counts: Sequence[int] | np.ndarray) -> np.ndarray:
+    off = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(counts, dtype=np.int64), out=off[1:])
+    return off
+
+
+def segment_ids(offsets: np.ndarray) -> np.ndarray:
+    """Row -> segment index for rows grouped by segment (``offsets`` has one more entry than segments)."""
+    counts = np.diff(offsets)
+    return np.repeat(np.arange(len(counts), dtype=np.int32 if len(counts) < 2**31 else np.int64), counts)
+
+
+def group_rows(query_per_row: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Group rows by query id (stable, first-appearance order of queries).
+
+    Returns ``(query_ids, offsets, permutation)``; ``permutation`` is None when rows were already
+    contiguous per query (the common case for files written query by query).
+    """
+    qcodes, qids = encode(query_per_row)
+    n = len(qcodes)
+    if n == 0:
+        return qids, np.zeros(1, dtype=np.int64), None
+    change = np.flatnonzero(qcodes[1:] != qcodes[:-1]) + 1
+    if len(change) + 1 == len(qids):
+        # Contiguous: first-appearance codes are increasing block by block.
+        counts = np.diff(np.concatenate(([0], change, [n])))
+        return qids, offsets_from_counts(counts), None
+    perm = np.argsort(qcodes, kind="stable")
+    counts = np.bincount(qcodes, minlength=len(qids))
+    return qids, offsets_from_counts(counts), perm
+
+
+def check_vocab(vocab: np.ndarray, codes: np.ndarray, what: str, query_ids=None, offsets=None) -> None:
+    """An empty id is an error: it cannot be told apart from missing data. Checked on the vocabulary."""
+    where = pd.Index(vocab).get_indexer([""])
+    if where[0] < 0:
+        return
+    row = int(np.flatnonzero(codes == where[0])[0])
+    q = None
+    if query_ids is not None and offsets is not None:
+        q = str(query_ids[np.searchsorted(offsets, row, side="right") - 1])
+    raise InputError(f"empty {what} at row {row}", query=q, value="")
+
+
+def first_duplicate(seg: np.ndarray, codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """Boolean mask of rows whose (segment, code) pair appeared at an earlier row."""
+    if len(codes) == 0:
+        return np.zeros(0, dtype=bool)
+    key = seg.astype(np.int64) * (int(n_codes) + 1) + codes.astype(np.int64)
+    return pd.Series(key, copy=False).duplicated(keep="first").to_numpy()

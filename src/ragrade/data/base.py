@@ -1,0 +1,127 @@
+"""Shared columnar storage of :class:`~ragrade.data.Qrels` and :class:`~ragrade.data.Run`.
+
+Rows are grouped by query: the rows of query ``i`` are ``offsets[i]:offsets[i+1]``. Ids are
+integer-coded (``doc_codes`` into ``doc_vocab``). Arrays are made read-only, so an object can be shared
+between evaluations and threads; constructors copy what the caller passed rather than keeping a view
+that the caller could later change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ragrade.data._columns import as_object_strings, check_vocab, encode, group_rows, segment_ids
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+class ColumnarTable:
+    """Base of Qrels and Run: query-grouped rows of (doc, value)."""
+
+    _value_name = "value"
+
+    __slots__ = ("_doc_codes", "_doc_vocab", "_offsets", "_qindex", "_query_ids", "_values")
+
+    def __init__(
+        self,
+        query_ids: np.ndarray,
+        offsets: np.ndarray,
+        doc_codes: np.ndarray,
+        doc_vocab: np.ndarray,
+        values: np.ndarray | None,
+    ) -> None:
+        self._query_ids = _frozen(query_ids)
+        self._offsets = _frozen(offsets)
+        self._doc_codes = _frozen(doc_codes)
+        self._doc_vocab = _frozen(doc_vocab)
+        self._values = None if values is None else _frozen(values)
+        self._qindex: dict[str, int] | None = None
+
+    # -- construction from per-row columns --------------------------------------------------------
+    @classmethod
+    def _rows_to_columns(
+        cls, queries: Any, docs: Any, values: np.ndarray | None, *, what: str
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        q = as_object_strings(queries, f"{what} query ids")
+        d = as_object_strings(docs, f"{what} document ids")
+        if len(q) != len(d) or (values is not None and len(values) != len(q)):
+            raise ValueError("columns have different lengths")
+        qids, offsets, perm = group_rows(q)
+        if perm is not None:
+            d = d[perm]
+            values = None if values is None else values[perm]
+        codes, vocab = encode(d)
+        check_vocab(vocab, codes, "document id", qids, offsets)
+        return qids, offsets, codes, vocab, values
+
+    # -- basic accessors --------------------------------------------------------------------------
+    @property
+    def query_ids(self) -> np.ndarray:
+        """Query ids in storage order (first appearance), read-only object array of str."""
+        return self._query_ids
+
+    @property
+    def n_queries(self) -> int:
+        return len(self._query_ids)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self._doc_codes)
+
+    def __len__(self) -> int:
+        return self.n_queries
+
+    def __contains__(self, query_id: object) -> bool:
+        return str(query_id) in self._query_index()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._query_ids.tolist())
+
+    def _query_index(self) -> dict[str, int]:
+        if self._qindex is None:
+            self._qindex = {q: i for i, q in enumerate(self._query_ids.tolist())}
+        return self._qindex
+
+    def _slice(self, query_id: str) -> slice:
+        try:
+            i = self._query_index()[str(query_id)]
+        except KeyError:
+            raise KeyError(f"query {query_id!r} is not in this {type(self).__name__}") from None
+        return slice(int(self._offsets[i]), int(self._offsets[i + 1]))
+
+    def docs_of(self, query_id: str) -> list[str]:
+        """Document ids of one query in storage (input) order."""
+        s = self._slice(query_id)
+        return self._doc_vocab[self._doc_codes[s]].tolist()
+
+    def _segments(self) -> np.ndarray:
+        return segment_ids(self._offsets)
+
+    def _per_row_queries(self) -> np.ndarray:
+        return self._query_ids[self._segments()]
+
+    def _per_row_docs(self) -> np.ndarray:
+        return self._doc_vocab[self._doc_codes]
+
+    def _nested(self, values: np.ndarray) -> dict[str, dict[str, Any]]:
+        docs = self._per_row_docs().tolist()
+        vals = values.tolist()
+        off = self._offsets.tolist()
+        return {q: dict(zip(docs[off[i] : off[i + 1]], vals[off[i] : off[i + 1]], strict=True))
+                for i, q in enumerate(self._query_ids.tolist())}
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:  # pragma: no cover - overridden
+        raise NotImplementedError

@@ -1,0 +1,253 @@
+"""Results: query -> ranked items, with scores or as already-ranked lists."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ragrade.data._columns import as_object_strings, check_vocab, encode, first_duplicate, offsets_from_counts
+from ragrade.data.base import ColumnarTable
+from ragrade.errors import InputError, PolicyError
+
+TIE_POLICIES = ("docid_desc", "input", "docid_asc")
+
+
+class Run(ColumnarTable):
+    """What a retriever returned, stored columnar and immutable.
+
+    With scores (``from_dict``, TREC run files, a score column), items are ranked by score descending,
+    ties broken by the tie policy (default: document id descending, trec_eval's rule). Without scores
+    (``from_lists``, ``from_ranked``), the given order *is* the ranking.
+
+    >>> r = Run.from_dict({"q1": {"d1": 0.5, "d2": 0.9, "d3": 0.5}})
+    >>> r.ranked("q1")
+    [('d2', 0.9), ('d3', 0.5), ('d1', 0.5)]
+    >>> Run.from_lists([["a", "b"]]).ranked("0")
+    [('a', None), ('b', None)]
+    """
+
+    __slots__ = ("_cache", "_has_duplicates", "name")
+
+    def __init__(self, query_ids, offsets, doc_codes, doc_vocab, scores, *, name: str | None = None,
+                 unique: bool | None = None) -> None:
+        super().__init__(query_ids, offsets, doc_codes, doc_vocab, scores)
+        self.name = name
+        self._has_duplicates = None if unique is None else not unique
+        self._cache: dict[Any, Any] = {}
+
+    # -- constructors ------------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, run: Mapping[str, Mapping[str, float]], name: str | None = None) -> Run:
+        """From ``{query_id: {doc_id: score}}`` (pytrec_eval, ranx, ir-measures shape).
+
+        A query mapped to an empty dict is kept (an empty retrieved list).
+        """
+        if isinstance(run, Run):
+            return run
+        if not isinstance(run, Mapping):
+            raise InputError(f"run must be a mapping of query id -> {{doc id: score}}, got {type(run).__name__}")
+        qids: list[Any] = []
+        counts: list[int] = []
+        docs: list[Any] = []
+        scores: list[Any] = []
+        for q, ranked in run.items():
+            if isinstance(ranked, Mapping):
+                docs.extend(ranked.keys())
+                scores.extend(ranked.values())
+                counts.append(len(ranked))
+            else:
+                raise InputError("run: each query must map to {doc id: score}; for ranked lists use "
+                                 "Run.from_ranked", query=str(q), value=type(ranked).__name__)
+            qids.append(q)
+        s = _scores_array(scores, "run")
+        return cls._from_grouped(qids, counts, docs, s, name=name, unique=True, source="run")
+
+    @classmethod
+    def from_ranked(cls, run: Mapping[str, Sequence[Any]], name: str | None = None) -> Run:
+        """From ``{query_id: [doc ids in rank order]}``."""
+        qids = list(run.keys())
+        lists = [run[q] for q in qids]
+        return cls.from_lists(lists, query_ids=qids, name=name)
+
+    @classmethod
+    def from_lists(
+        cls,
+        retrieved: Sequence[Sequence[Any]],
+        query_ids: Sequence[Any] | None = None,
+        scores: Sequence[Sequence[float]] | None = None,
+        name: str | None = None,
+    ) -> Run:
+        """From aligned ranked lists (``retrieved=[["d1","d3"],["d4"]]``); query ids default to
+        ``"0", "1", ...``. Duplicates in a list are kept (the duplicates policy decides at evaluation)."""
+        lists = list(retrieved)
+        qids = [str(i) for i in range(len(lists))] if query_ids is None else list(query_ids)
+        if len(qids) != len(lists):
+            raise InputError(f"query_ids has {len(qids)} entries but retrieved has {len(lists)}")
+        counts = []
+        docs: list[Any] = []
+        for q, lst in zip(qids, lists, strict=True):
+            if isinstance(lst, str | bytes) or not isinstance(lst, Sequence | np.ndarray):
+                raise InputError("retrieved: each entry must be a list of ids", query=str(q), value=lst)
+            counts.append(len(lst))
+            docs.extend(lst)
+        s = None
+        if scores is not None:
+            flat = [x for row in scores for x in row]
+            if len(flat) != len(docs):
+                raise InputError("scores must have the same shape as retrieved")
+            s = _scores_array(flat, "run")
+        return cls._from_grouped(qids, counts, docs, s, name=name, unique=None, source="retrieved")
+
+    @classmethod
+    def from_columns(
+        cls, query_ids: Any, doc_ids: Any, scores: Any = None, *, name: str | None = None, source: str = "run"
+    ) -> Run:
+        """From per-row columns. Without scores, rows keep their order within each query."""
+        s = None if scores is None else _scores_array(scores, source)
+        q, offsets, codes, vocab, s = cls._rows_to_columns(query_ids, doc_ids, s, what=source)
+        return cls(q, offsets, codes, vocab, s, name=name)
+
+    @classmethod
+    def _from_grouped(cls, qids, counts, docs, scores, *, name, unique, source) -> Run:
+        q = as_object_strings(qids, f"{source} query ids")
+        _, uq = encode(q)
+        if len(uq) != len(q):
+            per_row = np.repeat(q, counts)
+            return cls.from_columns(per_row, docs, scores, name=name, source=source)
+        d = as_object_strings(docs, f"{source} document ids")
+        codes, vocab = encode(d)
+        offsets = offsets_from_counts(counts)
+        check_vocab(vocab, codes, "document id", q, offsets)
+        return cls(q, offsets, codes, vocab, scores, name=name, unique=unique)
+
+    @classmethod
+    def from_pandas(cls, df: Any, query: str = "query", doc: str = "doc", score: str | None = "score",
+                    name: str | None = None) -> Run:
+        """From a pandas DataFrame. With ``score=None`` the row order within a query is the ranking."""
+        from ragrade.data.qrels import _need_columns
+
+        if score is not None and score not in df.columns:
+            if "rank" in df.columns:
+                df = df.sort_values([query, "rank"], kind="stable")
+                score = None
+        _need_columns(df, [query, doc] + ([score] if score else []), "run DataFrame")
+        s = None if score is None else df[score].to_numpy()
+        return cls.from_columns(df[query], df[doc], s, name=name, source="run DataFrame")
+
+    @classmethod
+    def from_polars(cls, df: Any, query: str = "query", doc: str = "doc", score: str | None = "score",
+                    name: str | None = None) -> Run:
+        from ragrade.data.qrels import _need_columns
+
+        _need_columns(df, [query, doc] + ([score] if score else []), "run DataFrame")
+        s = None if score is None else df[score].to_numpy()
+        return cls.from_columns(df[query].cast(str).to_numpy(), df[doc].cast(str).to_numpy(), s, name=name,
+                                source="run DataFrame")
+
+    # -- accessors ---------------------------------------------------------------------------------
+    @property
+    def scores(self) -> np.ndarray | None:
+        """Scores in storage order, or None for ranked lists."""
+        return self._values
+
+    @property
+    def has_scores(self) -> bool:
+        return self._values is not None
+
+    def with_name(self, name: str) -> Run:
+        return Run(self._query_ids, self._offsets, self._doc_codes, self._doc_vocab, self._values, name=name,
+                   unique=None if self._has_duplicates is None else not self._has_duplicates)
+
+    def duplicate_mask(self) -> np.ndarray:
+        """Rows whose document already appeared earlier (storage order) in the same query's list."""
+        key = "dupmask"
+        if key not in self._cache:
+            if self._has_duplicates is False:
+                self._cache[key] = np.zeros(self.n_rows, dtype=bool)
+            else:
+                m = first_duplicate(self._segments(), self._doc_codes, len(self._doc_vocab))
+                self._has_duplicates = bool(m.any())
+                self._cache[key] = m
+        return self._cache[key]
+
+    def ranking(self, ties: str = "docid_desc") -> np.ndarray:
+        """Permutation of storage rows into rank order (rows stay grouped by query). Cached per policy."""
+        if ties not in TIE_POLICIES:
+            raise PolicyError(f"ties must be one of {', '.join(TIE_POLICIES)}; got {ties!r}")
+        key = ("ranking", ties)
+        if key not in self._cache:
+            from ragrade.kernels.ranking import rank_rows
+
+            self._cache[key] = rank_rows(self._offsets, self._values, self._doc_codes, self._doc_vocab, ties)
+        return self._cache[key]
+
+    def ranked(self, query_id: str, ties: str = "docid_desc") -> list[tuple[str, float | None]]:
+        """``[(doc, score), ...]`` of one query in rank order (scores None for ranked lists)."""
+        s = self._slice(query_id)
+        rows = self.ranking(ties)[s]
+        docs = self._doc_vocab[self._doc_codes[rows]].tolist()
+        sc = [None] * len(docs) if self._values is None else self._values[rows].tolist()
+        return list(zip(docs, sc, strict=True))
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """``{query: {doc: score}}``. Ranked lists get descending pseudo-scores ``n - position``.
+        A duplicated document keeps its best (first) entry."""
+        if self._values is None:
+            pos = np.arange(self.n_rows) - np.repeat(self._offsets[:-1], np.diff(self._offsets))
+            n = np.repeat(np.diff(self._offsets), np.diff(self._offsets))
+            vals = (n - pos).astype(np.float64)
+        else:
+            vals = self._values
+        keep = ~self.duplicate_mask()
+        if keep.all():
+            return self._nested(vals)
+        out: dict[str, dict[str, Any]] = {q: {} for q in self._query_ids.tolist()}
+        qs = self._per_row_queries()
+        docs = self._per_row_docs()
+        for i in np.flatnonzero(keep):
+            out[qs[i]][docs[i]] = vals[i].item()
+        return out
+
+    def to_lists(self, ties: str = "docid_desc") -> dict[str, list[str]]:
+        """``{query: [docs in rank order]}``."""
+        order = self.ranking(ties)
+        docs = self._doc_vocab[self._doc_codes[order]].tolist()
+        off = self._offsets.tolist()
+        return {q: docs[off[i]: off[i + 1]] for i, q in enumerate(self._query_ids.tolist())}
+
+    def to_pandas(self, ties: str = "docid_desc"):
+        """Rows in rank order with columns query, doc, rank (1-based) and score (if any)."""
+        import pandas as pd
+
+        order = self.ranking(ties)
+        pos = np.arange(self.n_rows) - np.repeat(self._offsets[:-1], np.diff(self._offsets))
+        data = {"query": self._per_row_queries(), "doc": self._doc_vocab[self._doc_codes[order]], "rank": pos + 1}
+        if self._values is not None:
+            data["score"] = self._values[order]
+        return pd.DataFrame(data)
+
+    def __repr__(self) -> str:
+        nm = f"{self.name!r}, " if self.name else ""
+        kind = "scored" if self.has_scores else "ranked lists"
+        return f"Run({nm}{self.n_queries} queries, {self.n_rows} items, {kind})"
+
+
+def _scores_array(scores: Any, source: str) -> np.ndarray:
+    try:
+        s = np.asarray(scores, dtype=np.float64)
+    except (TypeError, ValueError):
+        for i, v in enumerate(list(scores)):
+            try:
+                float(v)
+            except (TypeError, ValueError):
+                raise InputError(f"{source}: score at row {i} is not a number", value=v) from None
+        raise
+    if s.ndim != 1:
+        raise InputError(f"{source}: scores must be one number per item")
+    bad = np.isnan(s)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{source}: score at row {i} is NaN (scores must be comparable)", value=float(s[i]))
+    return s

@@ -1,0 +1,408 @@
+"""``evaluate()``, :class:`Evaluator` and :class:`Result`: the public evaluation API.
+
+The join between a run and the ground truth is columnar: run document ids are mapped to the ground
+truth's vocabulary with one hash lookup per *distinct* id, (query, doc) pairs are matched by a sorted
+integer key, and only the rows that hit a judged unit are carried into the metric kernels.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ragrade.data import Qrels, Run
+from ragrade.data._columns import first_duplicate
+from ragrade.errors import InputError, PolicyError, RagradeWarning
+from ragrade.kernels import metrics as K
+from ragrade.kernels.ranking import positions, ties_straddling
+from ragrade.metrics.parser import Metric, expand_labels
+from ragrade.policies import Policies
+
+MetricsArg = str | Metric | Iterable[str | Metric]
+
+
+def _labels(metrics: MetricsArg) -> list[tuple[str, Metric]]:
+    if isinstance(metrics, str | Metric):
+        metrics = [metrics]
+    out: list[tuple[str, Metric]] = []
+    seen: set[str] = set()
+    for m in metrics:
+        pairs = [(str(m), m)] if isinstance(m, Metric) else expand_labels(m)
+        for label, metric in pairs:
+            if label not in seen:
+                seen.add(label)
+                out.append((label, metric))
+    if not out:
+        raise InputError("no metric given")
+    return out
+
+
+def as_qrels(qrels: Any) -> Qrels:
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, Mapping):
+        return Qrels.from_dict(qrels)
+    if isinstance(qrels, pd.DataFrame):
+        return Qrels.from_pandas(qrels)
+    if isinstance(qrels, str) or hasattr(qrels, "__fspath__"):
+        from ragrade.io import read_qrels
+
+        return read_qrels(qrels)
+    if isinstance(qrels, Sequence):
+        return Qrels.from_lists(qrels)
+    raise InputError(f"cannot use a {type(qrels).__name__} as ground truth")
+
+
+def as_run(run: Any) -> Run:
+    if isinstance(run, Run):
+        return run
+    if isinstance(run, Mapping):
+        first = next(iter(run.values()), {})
+        return Run.from_dict(run) if isinstance(first, Mapping) else Run.from_ranked(run)
+    if isinstance(run, pd.DataFrame):
+        return Run.from_pandas(run)
+    if isinstance(run, str) or hasattr(run, "__fspath__"):
+        from ragrade.io import read_run
+
+        return read_run(run)
+    if isinstance(run, Sequence):
+        return Run.from_lists(run)
+    raise InputError(f"cannot use a {type(run).__name__} as a run")
+
+
+@dataclass
+class Summary:
+    """What happened to the queries: counts and examples for every policy that applied."""
+
+    qrels_queries: int
+    run_queries: int
+    evaluated: int
+    missing_from_run: list[str] = field(default_factory=list)
+    only_in_run: list[str] = field(default_factory=list)
+    no_relevant: dict[str, list[str]] = field(default_factory=dict)  # metric label -> queries
+    empty_lists: list[str] = field(default_factory=list)
+    duplicate_items: int = 0
+    identical_ids_dropped: int = 0
+    ties_at_cutoff: dict[int, int] = field(default_factory=dict)  # k -> queries with a tie across k
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "qrels_queries": self.qrels_queries,
+            "run_queries": self.run_queries,
+            "evaluated": self.evaluated,
+            "missing_from_run": len(self.missing_from_run),
+            "only_in_run": len(self.only_in_run),
+            "no_relevant": {k: len(v) for k, v in self.no_relevant.items()},
+            "empty_lists": len(self.empty_lists),
+            "duplicate_items": self.duplicate_items,
+            "identical_ids_dropped": self.identical_ids_dropped,
+            "ties_at_cutoff": {str(k): v for k, v in self.ties_at_cutoff.items()},
+        }
+
+
+class Result:
+    """The outcome of one evaluation: per-query values, means with the number of queries counted,
+    and a :class:`Summary` of what the policies did.
+
+    ``per_query`` is a DataFrame with one row per query (index ``query``) and one column per metric,
+    named as the metric was written. NaN marks a query the metric does not count (e.g. no relevant
+    judgments under the default policy).
+    """
+
+    def __init__(self, per_query: pd.DataFrame, metrics: dict[str, Metric], summary: Summary,
+                 policies: Policies, run_name: str | None = None, nan_means: set[str] | None = None) -> None:
+        self.per_query = per_query
+        self.metrics = metrics
+        self.summary = summary
+        self.policies = policies
+        self.run_name = run_name
+        self._nan_means = nan_means or set()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Number of queries counted in each metric's mean."""
+        return {c: int(self.per_query[c].notna().sum()) for c in self.per_query.columns}
+
+    @property
+    def means(self) -> dict[str, float]:
+        out = {}
+        for c in self.per_query.columns:
+            col = self.per_query[c]
+            out[c] = math.nan if (c in self._nan_means or col.notna().sum() == 0) else float(col.mean())
+        return out
+
+    @property
+    def n_queries(self) -> int:
+        """Queries counted by at least one metric."""
+        return int(self.per_query.notna().any(axis=1).sum())
+
+    def __getitem__(self, label: str) -> float:
+        return self.means[label]
+
+    def to_dict(self, per_query: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {"metrics": self.means, "queries": self.n_queries}
+        if per_query:
+            out["per_query"] = {
+                str(q): {c: (None if pd.isna(v) else float(v)) for c, v in row.items()}
+                for q, row in self.per_query.to_dict(orient="index").items()
+            }
+        if self.run_name:
+            out["run"] = self.run_name
+        return out
+
+    def to_json(self, per_query: bool = False, indent: int | None = 2) -> str:
+        def clean(o: Any) -> Any:
+            if isinstance(o, float) and math.isnan(o):
+                return None
+            if isinstance(o, dict):
+                return {k: clean(v) for k, v in o.items()}
+            return o
+
+        return json.dumps(clean(self.to_dict(per_query=per_query)), indent=indent)
+
+    def to_markdown(self, per_query: bool = False, digits: int = 4) -> str:
+        counts = self.counts
+        lines = ["| metric | mean | queries |", "|---|---:|---:|"]
+        for label, mean in self.means.items():
+            lines.append(f"| {label} | {_fmt(mean, digits)} | {counts[label]} |")
+        if per_query:
+            cols = list(self.per_query.columns)
+            lines += ["", "| query | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
+            for q, row in self.per_query.iterrows():
+                lines.append(f"| {q} | " + " | ".join(_fmt(v, digits) for v in row.tolist()) + " |")
+        return "\n".join(lines) + "\n"
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={_fmt(v, 4)}" for k, v in self.means.items())
+        return f"Result({inner}; {self.n_queries} queries)"
+
+
+def _fmt(v: float, digits: int) -> str:
+    return "nan" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
+
+
+class Evaluator:
+    """Scores many runs against the same ground truth without re-ingesting it.
+
+    >>> ev = Evaluator({"q1": {"d1": 1, "d2": 1}}, ["P@2", "ndcg@2"])
+    >>> ev.evaluate({"q1": {"d1": 0.9, "d3": 0.5}}).means
+    {'P@2': 0.5, 'ndcg@2': 0.6131471927654584}
+    """
+
+    def __init__(self, qrels: Any, metrics: MetricsArg, **policies: Any) -> None:
+        self.qrels = as_qrels(qrels)
+        self.labels = _labels(metrics)
+        self.policies = Policies().update(**policies)
+        q = self.qrels
+        self._q_index = pd.Index(q.query_ids)
+        self._doc_index = pd.Index(q._doc_vocab)
+        seg = np.repeat(np.arange(q.n_queries, dtype=np.int64), np.diff(q._offsets))
+        nvocab = len(q._doc_vocab) + 1
+        keys = seg * nvocab + q._doc_codes.astype(np.int64)
+        self._key_order = np.argsort(keys, kind="stable")
+        self._keys_sorted = keys[self._key_order]
+        self._nvocab = nvocab
+        units = q.unit_ids()
+        # Unit table: one entry per unit with the query it belongs to and its grade (max of its rows).
+        ucodes, uniq = pd.factorize(units)
+        self._row_unit = ucodes.astype(np.int64)
+        self._unit_q = np.zeros(len(uniq), dtype=np.int64)
+        self._unit_q[self._row_unit] = seg
+        self._unit_grade = np.full(len(uniq), -np.inf)
+        np.maximum.at(self._unit_grade, self._row_unit, q.grades)
+
+    # ------------------------------------------------------------------------------------------------
+    def evaluate(self, run: Any, name: str | None = None) -> Result:
+        run = as_run(run)
+        pol = self.policies
+        qrels = self.qrels
+        nq = qrels.n_queries
+        summary = Summary(qrels_queries=nq, run_queries=run.n_queries, evaluated=0)
+        notes: list[str] = []
+
+        # 1. Queries on each side.
+        qmap = self._q_index.get_indexer(run.query_ids).astype(np.int64)
+        only_run = np.flatnonzero(qmap < 0)
+        if len(only_run):
+            summary.only_in_run = run.query_ids[only_run].tolist()
+            if pol.missing_qrels == "error":
+                raise PolicyError(
+                    f"{len(only_run)} run queries have no ground truth (e.g. {summary.only_in_run[0]!r}); "
+                    "set missing_qrels='ignore' to leave them out"
+                )
+            notes.append(f"{len(only_run)} run queries have no ground truth and were ignored "
+                         f"(e.g. {_examples(summary.only_in_run)})")
+        in_run = np.zeros(nq, dtype=bool)
+        in_run[qmap[qmap >= 0]] = True
+        missing = np.flatnonzero(~in_run)
+        if len(missing):
+            summary.missing_from_run = qrels.query_ids[missing].tolist()
+            if pol.missing_run == "error":
+                raise PolicyError(
+                    f"{len(missing)} ground-truth queries are missing from the run "
+                    f"(e.g. {summary.missing_from_run[0]!r})"
+                )
+            verb = "score 0" if pol.missing_run == "zero" else "were dropped"
+            notes.append(f"{len(missing)} ground-truth queries are missing from the run and {verb} "
+                         f"(e.g. {_examples(summary.missing_from_run)})")
+
+        # 2. Row-level preparation of the run (never mutating it).
+        offsets = run._offsets
+        n = run.n_rows
+        counts = np.diff(offsets)
+        keep = None  # rows removed by policies (storage order)
+        if pol.identical_ids == "drop" and n:
+            same = run._per_row_docs() == run._per_row_queries()
+            if same.any():
+                keep = ~same
+                summary.identical_ids_dropped = int(same.sum())
+        dups = run.duplicate_mask() if n else np.zeros(0, dtype=bool)
+        if dups.any():
+            summary.duplicate_items = int(dups.sum())
+            if pol.duplicates == "error":
+                i = int(np.flatnonzero(dups)[0])
+                qi = int(np.searchsorted(offsets, i, side="right") - 1)
+                raise PolicyError(f"duplicate item {run._doc_vocab[run._doc_codes[i]]!r} in the ranking of "
+                                  f"query {run.query_ids[qi]!r} ({summary.duplicate_items} duplicates in all)")
+            if pol.duplicates == "keep_last":
+                seg = np.repeat(np.arange(run.n_queries), counts)
+                key = seg.astype(np.int64) * (len(run._doc_vocab) + 1) + run._doc_codes
+                later = pd.Series(key).duplicated(keep="last").to_numpy()
+                keep = ~later if keep is None else keep & ~later
+            notes.append(f"{summary.duplicate_items} duplicate items in rankings "
+                         f"({'credited once' if pol.duplicates == 'credit_once' else pol.duplicates})")
+        if keep is not None:
+            run = _subset_rows(run, keep)
+            offsets, n, counts = run._offsets, run.n_rows, np.diff(run._offsets)
+        perm = run.ranking(pol.ties)
+        pos_sorted = positions(offsets)
+        drop_dups = pol.duplicates == "drop" and run.duplicate_mask().any()
+        if drop_dups:
+            seg_sorted = np.repeat(np.arange(run.n_queries, dtype=np.int64), counts)
+            dup_ranked = first_duplicate(seg_sorted, run._doc_codes[perm], len(run._doc_vocab))
+            cum_before = np.concatenate(([0], np.cumsum(dup_ranked)))
+            shift = cum_before[:-1] - np.repeat(cum_before[offsets[:-1]], counts)  # dups earlier in query
+            pos_sorted = pos_sorted - shift
+            dup_per_q = np.bincount(seg_sorted[dup_ranked], minlength=run.n_queries)
+            counts = counts - dup_per_q
+        else:
+            dup_ranked = None
+
+        # 3. Join: storage rows whose document is judged for their query.
+        dmap = self._doc_index.get_indexer(run._doc_vocab).astype(np.int64)
+        ranked_codes = run._doc_codes[perm]
+        qdoc = dmap[ranked_codes]
+        cand = np.flatnonzero(qdoc >= 0)
+        seg_c = np.searchsorted(offsets, cand, side="right") - 1
+        qq = qmap[seg_c]
+        ok = qq >= 0
+        if dup_ranked is not None:
+            ok &= ~dup_ranked[cand]
+        cand, qq = cand[ok], qq[ok]
+        keys = qq * self._nvocab + qdoc[cand]
+        loc = np.searchsorted(self._keys_sorted, keys)
+        loc = np.minimum(loc, max(len(self._keys_sorted) - 1, 0))
+        hit = self._keys_sorted[loc] == keys if len(self._keys_sorted) else np.zeros(len(keys), dtype=bool)
+        cand, qq, loc = cand[hit], qq[hit], loc[hit]
+        qrow = self._key_order[loc]
+        grade = qrels.grades[qrow]
+        unit = self._row_unit[qrow]
+        pos = pos_sorted[cand]
+        # Credit each unit once: its first (best) rank. Rows arrive sorted by (run query, position);
+        # re-sort by (qrels query, position) since run and qrels orders differ.
+        order = np.lexsort((pos, qq))
+        qq, pos, grade, unit = qq[order], pos[order], grade[order], unit[order]
+        first = ~pd.Series(unit).duplicated(keep="first").to_numpy() if len(unit) else np.zeros(0, dtype=bool)
+        positive = first & (grade > 0)
+        n_ret = np.zeros(nq, dtype=np.int64)
+        mapped = qmap >= 0
+        n_ret[qmap[mapped]] = counts[mapped]
+        empty = mapped & (counts == 0)
+        if empty.any():
+            summary.empty_lists = run.query_ids[empty].tolist()
+            if pol.empty_run == "error":
+                raise PolicyError(f"query {summary.empty_lists[0]!r} has an empty retrieved list")
+        judged = K.Judged(nq=nq, n_ret=n_ret, q=qq[positive], pos=pos[positive], grade=grade[positive],
+                          unit_q=self._unit_q, unit_grade=self._unit_grade)
+
+        # 4. Metrics, then the per-query policies.
+        counted_rows = np.ones(nq, dtype=bool)
+        if pol.missing_run == "drop":
+            counted_rows &= in_run
+        data: dict[str, np.ndarray] = {}
+        nan_means: set[str] = set()
+        cutoffs: set[int] = set()
+        for label, m in self.labels:
+            values = K.compute(m, judged)
+            defined = K.defined_mask(m, judged)
+            undefined = ~defined & counted_rows
+            if undefined.any():
+                summary.no_relevant[label] = qrels.query_ids[undefined].tolist()
+                if pol.no_relevant == "error":
+                    raise PolicyError(f"{label}: {int(undefined.sum())} queries have no relevant judgments "
+                                      f"(e.g. {summary.no_relevant[label][0]!r})")
+                if pol.no_relevant == "zero":
+                    values = np.where(undefined, 0.0, values)
+                else:
+                    values = np.where(undefined, np.nan, values)
+                    if pol.no_relevant == "nan":
+                        nan_means.add(label)
+            data[label] = values
+            if m.k is not None:
+                cutoffs.add(m.k)
+        if any(summary.no_relevant.values()):
+            worst = max(summary.no_relevant.values(), key=len)
+            action = {"skip": "left out of the means", "zero": "scored 0", "nan": "NaN (means are NaN)"}
+            notes.append(f"{len(worst)} queries have no relevant judgments and were "
+                         f"{action[pol.no_relevant]} (e.g. {_examples(worst)})")
+        index = pd.Index(qrels.query_ids, name="query", dtype=object)
+        frame = pd.DataFrame(data, index=index)
+        if pol.missing_run == "drop":
+            frame = frame[counted_rows]
+        summary.evaluated = len(frame)
+        if run.has_scores:
+            sorted_scores = run.scores[perm]
+            for k in sorted(cutoffs):
+                t = ties_straddling(sorted_scores, offsets, k)
+                if t:
+                    summary.ties_at_cutoff[k] = t
+        if notes:
+            warnings.warn("; ".join(notes), RagradeWarning, stacklevel=3)
+        return Result(frame, dict(self.labels), summary, pol, run_name=name or run.name, nan_means=nan_means)
+
+
+def _examples(items: list[str], n: int = 3) -> str:
+    shown = ", ".join(repr(x) for x in items[:n])
+    return shown + (", ..." if len(items) > n else "")
+
+
+def _subset_rows(run: Run, keep: np.ndarray) -> Run:
+    seg = np.repeat(np.arange(run.n_queries), np.diff(run._offsets))
+    new_counts = np.bincount(seg[keep], minlength=run.n_queries)
+    off = np.zeros(run.n_queries + 1, dtype=np.int64)
+    np.cumsum(new_counts, out=off[1:])
+    scores = None if run.scores is None else run.scores[keep]
+    return Run(run.query_ids.copy(), off, run._doc_codes[keep], run._doc_vocab.copy(), scores, name=run.name)
+
+
+def evaluate(qrels: Any, run: Any, metrics: MetricsArg, **policies: Any) -> Result:
+    """Score ``run`` against ``qrels`` with ``metrics`` under the default convention.
+
+    ``qrels`` and ``run`` may be :class:`Qrels`/:class:`Run` objects, nested dicts
+    (``{query: {doc: grade}}`` and ``{query: {doc: score}}``), ranked lists (``{query: [docs]}``),
+    DataFrames or file paths. ``metrics`` is a metric string, a list of them, or :class:`Metric` objects.
+    Keyword arguments set the policies of :class:`ragrade.policies.Policies`.
+
+    >>> r = evaluate({"q1": {"t1": 1, "t2": 1, "t3": 1}},
+    ...              {"q1": {"t1": 4.0, "p1": 3.0, "t2": 2.0, "p3": 1.0}}, ["ndcg@4", "ap@4", "P@10", "rr"])
+    >>> {k: round(v, 10) for k, v in r.means.items()}
+    {'ndcg@4': 0.7039180890, 'ap@4': 0.5555555556, 'P@10': 0.2, 'rr': 1.0}
+    """
+    return Evaluator(qrels, metrics, **policies).evaluate(run)

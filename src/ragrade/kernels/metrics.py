@@ -1,0 +1,210 @@
+"""Vectorised metric kernels over flat arrays, for all queries at once.
+
+Input is a :class:`Judged` table: only the *credited* retrieved rows that carry a positive grade (the
+first rank at which each ground-truth unit was retrieved), as parallel arrays sorted by (query,
+position), plus list lengths per query and the units' grades from the ground truth. Every metric of
+the default convention (SPEC section 2) is a handful of ``bincount`` / cumulative operations over those
+arrays; none loops over queries or items in Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ragrade.metrics.parser import Metric
+
+
+@dataclass
+class Judged:
+    """Flat arrays describing what was retrieved and what was relevant, for ``nq`` queries."""
+
+    nq: int
+    n_ret: np.ndarray  # int64[nq]: length of each retrieved list (duplicates included unless dropped)
+    q: np.ndarray  # int64[m]: query of each credited row with positive grade
+    pos: np.ndarray  # int64[m]: 0-based rank
+    grade: np.ndarray  # float64[m]
+    unit_q: np.ndarray  # int64[u]: query of each ground-truth unit
+    unit_grade: np.ndarray  # float64[u]
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    # -- cached building blocks ------------------------------------------------------------------
+    def n_relevant(self, rel: float) -> np.ndarray:
+        """R: number of units with grade >= rel, per query."""
+        key = ("R", rel)
+        if key not in self._cache:
+            self._cache[key] = np.bincount(
+                self.unit_q, weights=(self.unit_grade >= rel).astype(np.float64), minlength=self.nq
+            )
+        return self._cache[key]
+
+    def relevant_rows(self, rel: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(q, pos, hit number 1..) of credited rows with grade >= rel, sorted by (q, pos)."""
+        key = ("rows", rel)
+        if key not in self._cache:
+            mask = self.grade >= rel
+            q, pos = self.q[mask], self.pos[mask]
+            hitnum = _rank_within_group(q)
+            self._cache[key] = (q, pos, hitnum)
+        return self._cache[key]
+
+    def ideal(self, rel: float | None, gain: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(q, pos, gain) of the ideal ranking: positive unit grades sorted descending per query."""
+        key = ("ideal", rel, gain)
+        if key not in self._cache:
+            thr = 0.0 if rel is None else rel
+            mask = (self.unit_grade > 0) & (self.unit_grade >= thr)
+            q, g = self.unit_q[mask], self.unit_grade[mask]
+            order = np.lexsort((-g, q))
+            q, g = q[order], g[order]
+            self._cache[key] = (q, _rank_within_group(q) - 1, _gain(g, gain))
+        return self._cache[key]
+
+
+def _rank_within_group(q: np.ndarray) -> np.ndarray:
+    """1-based index of each element within its run of equal (sorted) values."""
+    n = len(q)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    start = np.ones(n, dtype=bool)
+    start[1:] = q[1:] != q[:-1]
+    first = np.flatnonzero(start)
+    counts = np.diff(np.append(first, n))
+    return np.arange(n, dtype=np.int64) - np.repeat(first, counts) + 1
+
+
+def _gain(g: np.ndarray, kind: str) -> np.ndarray:
+    return np.exp2(g) - 1.0 if kind == "exp" else g.astype(np.float64, copy=False)
+
+
+def _within(pos: np.ndarray, k: int | None) -> np.ndarray | None:
+    return None if k is None else pos < k
+
+
+def _sum(q: np.ndarray, w: np.ndarray, mask: np.ndarray | None, nq: int) -> np.ndarray:
+    if mask is not None:
+        q, w = q[mask], w[mask]
+    return np.bincount(q, weights=w, minlength=nq).astype(np.float64, copy=False)
+
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(a, dtype=np.float64)
+    np.divide(a, b, out=out, where=b > 0)
+    return out
+
+
+# -- the kernels: Metric, Judged -> float64[nq] ------------------------------------------------------
+
+
+def hits(m: Metric, j: Judged) -> np.ndarray:
+    q, pos, _ = j.relevant_rows(m.rel)
+    return _sum(q, np.ones(len(q)), _within(pos, m.k), j.nq)
+
+
+def hit_rate(m: Metric, j: Judged) -> np.ndarray:
+    return (hits(m, j) > 0).astype(np.float64)
+
+
+def precision(m: Metric, j: Judged) -> np.ndarray:
+    h = hits(m, j)
+    if m.k is None:
+        return _div(h, j.n_ret.astype(np.float64))
+    return h / float(m.k)
+
+
+def recall(m: Metric, j: Judged) -> np.ndarray:
+    return _div(hits(m, j), j.n_relevant(m.rel))
+
+
+def f1(m: Metric, j: Judged) -> np.ndarray:
+    p, r = precision(m, j), recall(m, j)
+    return _div(2.0 * p * r, p + r)
+
+
+def recall_all(m: Metric, j: Judged) -> np.ndarray:
+    r = j.n_relevant(m.rel)
+    return ((hits(m, j) >= r) & (r > 0)).astype(np.float64)
+
+
+def r_precision(m: Metric, j: Judged) -> np.ndarray:
+    q, pos, _ = j.relevant_rows(m.rel)
+    r = j.n_relevant(m.rel)
+    h = _sum(q, np.ones(len(q)), pos < r[q], j.nq)
+    return _div(h, r)
+
+
+def rr(m: Metric, j: Judged) -> np.ndarray:
+    q, pos, hitnum = j.relevant_rows(m.rel)
+    first = hitnum == 1
+    if m.k is not None:
+        first &= pos < m.k
+    out = np.zeros(j.nq, dtype=np.float64)
+    out[q[first]] = 1.0 / (pos[first] + 1.0)
+    return out
+
+
+def _precision_sum(m: Metric, j: Judged) -> np.ndarray:
+    q, pos, hitnum = j.relevant_rows(m.rel)
+    return _sum(q, hitnum / (pos + 1.0), _within(pos, m.k), j.nq)
+
+
+def ap(m: Metric, j: Judged) -> np.ndarray:
+    return _div(_precision_sum(m, j), j.n_relevant(m.rel))
+
+
+def context_precision(m: Metric, j: Judged) -> np.ndarray:
+    return _div(_precision_sum(m, j), hits(m, j))
+
+
+def _dcg_rows(m: Metric, j: Judged) -> np.ndarray:
+    rel = m.get("rel")
+    gain = m.get("gain")
+    mask = j.grade > 0 if rel is None else j.grade >= rel
+    if m.k is not None:
+        mask &= j.pos < m.k
+    w = _gain(j.grade[mask], gain) / np.log2(j.pos[mask] + 2.0)
+    return np.bincount(j.q[mask], weights=w, minlength=j.nq).astype(np.float64, copy=False)
+
+
+def dcg(m: Metric, j: Judged) -> np.ndarray:
+    return _dcg_rows(m, j)
+
+
+def ndcg(m: Metric, j: Judged) -> np.ndarray:
+    iq, ipos, igain = j.ideal(m.get("rel"), m.get("gain"))
+    mask = _within(ipos, m.k)
+    idcg = _sum(iq, igain / np.log2(ipos + 2.0), mask, j.nq)
+    return _div(_dcg_rows(m, j), idcg)
+
+
+KERNELS: dict[str, Callable[[Metric, Judged], np.ndarray]] = {
+    "hits": hits,
+    "hit_rate": hit_rate,
+    "precision": precision,
+    "recall": recall,
+    "f1": f1,
+    "recall_all": recall_all,
+    "r_precision": r_precision,
+    "rr": rr,
+    "ap": ap,
+    "context_precision": context_precision,
+    "dcg": dcg,
+    "ndcg": ndcg,
+}
+
+
+def defined_mask(m: Metric, j: Judged) -> np.ndarray:
+    """Queries for which the metric is defined in the default convention: R > 0 at the metric's
+    relevance threshold (for dcg/ndcg: at least one positive grade counted)."""
+    if m.name in ("dcg", "ndcg"):
+        rel = m.get("rel")
+        thr = 1e-300 if rel is None else rel
+        return j.n_relevant(thr) > 0
+    return j.n_relevant(m.rel) > 0
+
+
+def compute(m: Metric, j: Judged) -> np.ndarray:
+    """Per-query values of one metric (before the R = 0 policy is applied)."""
+    return KERNELS[m.name](m, j)
