@@ -1,0 +1,118 @@
+"""The judge protocol and the value types that travel between judges, the cache and the metrics.
+
+A *judgment* is one question put to a judge: a ``task`` name (one of :data:`TASKS`) and a mapping of
+input strings. The judge answers with a :class:`Judgment`: the canonical output of the task (see
+:mod:`ragrade.judges.prompts` for each task's shape), or a failure with its reason. A judge never raises for
+a failed call: failures are values, so one bad call can never abort an evaluation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+#: The judgment tasks every judge answers.
+#:
+#: ``chunk_verdict``    inputs ``question``, ``context`` (one retrieved chunk), ``answer`` (the reference, a
+#:                      response, or ``""``): is the chunk useful for that answer / question?
+#:                      output ``{"verdict": 0|1, "reason": str}``
+#: ``attribution``      inputs ``question``, ``context`` (joined chunks), ``reference``: split the reference
+#:                      into statements and say which ones the context supports.
+#:                      output ``{"statements": [{"statement": str, "attributed": 0|1, "reason": str}]}``
+#: ``entities``         input ``text``: the named entities (people, places, organisations, dates, numbers)
+#:                      output ``{"entities": [str]}``
+#: ``relevance``        inputs ``question``, ``context`` (one chunk): split the chunk into statements and say
+#:                      which ones help answer the question.
+#:                      output ``{"statements": [{"statement": str, "relevant": 0|1, "reason": str}]}``
+TASKS: tuple[str, ...] = ("chunk_verdict", "attribution", "entities", "relevance")
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens spent on one judgment (all attempts) and its cost in the judge's currency unit."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.cost + other.cost,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """The answer to one judgment request.
+
+    ``output`` is the task's canonical dict when ``ok``; otherwise ``None`` and ``error`` says why.
+    ``transient`` marks failures that may succeed later (network, rate limit, server error): a cached
+    transient failure is retried on the next run, a permanent one (the model's answer could not be parsed
+    after the allowed re-asks, at temperature 0 and a fixed seed) is not, unless asked.
+    """
+
+    output: dict[str, Any] | None
+    error: str | None = None
+    transient: bool = False
+    usage: Usage = field(default_factory=Usage)
+    attempts: int = 1
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.output is not None
+
+    @classmethod
+    def failed(cls, reason: str, *, transient: bool, usage: Usage | None = None, attempts: int = 1) -> Judgment:
+        return cls(None, reason, transient, usage or Usage(), attempts)
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """What the metrics need from a judge.
+
+    ``name``, ``model`` and ``prompt_version`` identify the judge in the cache key: change any of them
+    (another model, a reworded prompt, another threshold of an offline judge) and old judgments are not
+    reused. ``cacheable`` is False for judges that are cheaper to run than to look up (the lexical judge).
+    ``max_concurrency`` bounds how many judgments run at once.
+    """
+
+    name: str
+    model: str
+    prompt_version: str
+    cacheable: bool
+    max_concurrency: int
+
+    async def judge(self, task: str, inputs: Mapping[str, str]) -> Judgment:
+        """Answer one judgment. Must not raise for a failed call: return :meth:`Judgment.failed`."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections or models."""
+        ...
+
+
+def judgment_key(judge: Judge, task: str, inputs: Mapping[str, str]) -> str:
+    """The cache key of a judgment: SHA-256 over judge name, model, prompt version, task and inputs."""
+    payload = json.dumps(
+        {
+            "judge": judge.name,
+            "model": judge.model,
+            "prompt_version": judge.prompt_version,
+            "task": task,
+            "inputs": dict(sorted(inputs.items())),
+        },
+        ensure_ascii=False,
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -1,0 +1,330 @@
+"""An LLM judge over any OpenAI-compatible chat-completions server (OpenAI, vLLM, Ollama, llama.cpp).
+
+Needs the ``llm`` extra (httpx). One :class:`OpenAIJudge` holds one async connection pool and a semaphore
+bounding the requests in flight. Each judgment:
+
+1. is sent with temperature 0 and a fixed seed, and a JSON-schema ``response_format`` (``json_schema`` mode)
+   when the server accepts it; a server that rejects it (HTTP 400/422 naming ``response_format``) is asked
+   again with ``{"type": "json_object"}`` and then with none, and the mode that worked is kept;
+2. is retried on HTTP 408/409/429/5xx, timeouts, broken connections, truncated or non-JSON bodies, with
+   exponential backoff and full jitter (``Retry-After`` honoured, capped at ``max_backoff``);
+3. has its reply parsed by :func:`ragrade.judges.prompts.parse_output` (first JSON value, code fences
+   tolerated); an unreadable reply is asked again ``parse_retries`` times, then recorded as a permanent
+   failure;
+4. adds its token usage and cost (``prompt_price`` / ``completion_price`` per million tokens) to
+   :attr:`OpenAIJudge.stats`.
+
+The API key is read from the environment variable named by ``api_key_env`` when the judge is created. It is
+sent only in the ``Authorization`` header, is not part of ``repr`` or of any error message, and is not
+stored in the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import os
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ragrade.errors import InputError, require
+from ragrade.judges.base import Judgment, Usage
+from ragrade.judges.prompts import PROMPT_VERSION, SCHEMAS, OutputError, build_messages, parse_output
+
+_RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+_RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 524, 529})
+
+
+@dataclass(frozen=True)
+class OpenAISettings:
+    """Settings of :class:`OpenAIJudge`. ``response_format``: ``"auto"`` (try JSON schema, fall back),
+    ``"json_schema"``, ``"json_object"`` or ``"none"``."""
+
+    model: str = "gpt-4o-mini"
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    max_concurrency: int = 8
+    timeout: float = 60.0
+    connect_timeout: float = 10.0
+    max_retries: int = 5
+    parse_retries: int = 1
+    backoff_base: float = 0.5
+    max_backoff: float = 30.0
+    temperature: float = 0.0
+    seed: int | None = 0
+    max_tokens: int | None = 1024
+    response_format: str = "auto"
+    prompt_price: float = 0.0  # per million prompt tokens
+    completion_price: float = 0.0  # per million completion tokens
+    extra_body: Mapping[str, Any] = field(default_factory=dict)
+    jitter_seed: int | None = None  # seeds the backoff jitter (only timing depends on it)
+
+    def __post_init__(self) -> None:
+        if self.response_format not in ("auto", *_RESPONSE_FORMATS):
+            raise InputError(
+                "response_format must be auto, json_schema, json_object or none", value=self.response_format
+            )
+        if self.max_concurrency < 1:
+            raise InputError("max_concurrency must be at least 1", value=self.max_concurrency)
+        if self.max_retries < 0 or self.parse_retries < 0:
+            raise InputError("retries must be >= 0", value=(self.max_retries, self.parse_retries))
+        if not self.base_url.startswith(("http://", "https://")):
+            raise InputError("base_url must start with http:// or https://", value=self.base_url)
+
+
+@dataclass
+class JudgeStats:
+    """Counters of one judge over its lifetime."""
+
+    judgments: int = 0
+    requests: int = 0
+    retries: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+
+class _Retryable(Exception):
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.retry_after = retry_after
+
+
+class _Fatal(Exception):
+    pass
+
+
+class OpenAIJudge:
+    """LLM judge over an OpenAI-compatible ``/chat/completions`` endpoint. See the module docstring.
+
+    ``OpenAIJudge(model=..., base_url=...)`` or ``OpenAIJudge(settings)``; keyword arguments override the
+    settings. Use ``async with`` or call :meth:`aclose`.
+    """
+
+    name = "openai"
+    cacheable = True
+
+    def __init__(self, settings: OpenAISettings | None = None, **overrides: Any) -> None:
+        self.settings = replace(settings or OpenAISettings(), **overrides)
+        s = self.settings
+        self.model = s.model
+        self.max_concurrency = s.max_concurrency
+        self.prompt_version = PROMPT_VERSION
+        self.stats = JudgeStats()
+        self._api_key = os.environ.get(s.api_key_env) or None
+        self._mode = "json_schema" if s.response_format == "auto" else s.response_format
+        self._rng = random.Random(s.jitter_seed)
+        self._sem: asyncio.Semaphore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._client: Any = None
+        self._httpx = require("httpx", extra="llm", purpose="The OpenAI-compatible judge")
+
+    def __repr__(self) -> str:
+        key = "set" if self._api_key else "unset"
+        return (
+            f"OpenAIJudge(model={self.model!r}, base_url={self.settings.base_url!r}, "
+            f"api_key_env={self.settings.api_key_env!r} ({key}, redacted), max_concurrency={self.max_concurrency})"
+        )
+
+    __str__ = __repr__
+
+    async def __aenter__(self) -> OpenAIJudge:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def _http(self) -> Any:
+        if self._client is None:
+            httpx = self._httpx
+            s = self.settings
+            headers = {"Content-Type": "application/json"}
+            if self._api_key:
+                headers["Authorization"] = f"Bearer {self._api_key}"
+            self._client = httpx.AsyncClient(
+                base_url=s.base_url.rstrip("/") + "/",
+                headers=headers,
+                timeout=httpx.Timeout(s.timeout, connect=s.connect_timeout),
+                limits=httpx.Limits(max_connections=s.max_concurrency, max_keepalive_connections=s.max_concurrency),
+                trust_env=False,
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    # ------------------------------------------------------------------------------------------------------
+
+    def _scrub(self, text: str) -> str:
+        """Remove the API key from any text that may end up in an error message."""
+        if self._api_key:
+            text = text.replace(self._api_key, "***")
+        return text if len(text) <= 300 else text[:300] + "..."
+
+    def _payload(self, task: str, inputs: Mapping[str, str], mode: str) -> dict[str, Any]:
+        s = self.settings
+        body: dict[str, Any] = {
+            "model": s.model,
+            "messages": build_messages(task, inputs),
+            "temperature": s.temperature,
+        }
+        if s.seed is not None:
+            body["seed"] = s.seed
+        if s.max_tokens is not None:
+            body["max_tokens"] = s.max_tokens
+        if mode == "json_schema":
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": task, "schema": SCHEMAS[task], "strict": True},
+            }
+        elif mode == "json_object":
+            body["response_format"] = {"type": "json_object"}
+        body.update(s.extra_body)
+        return body
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        s = self.settings
+        delay = self._rng.uniform(0, min(s.max_backoff, s.backoff_base * 2**attempt))
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, s.max_backoff))
+        return delay
+
+    @staticmethod
+    def _retry_after(headers: Mapping[str, str]) -> float | None:
+        value = headers.get("retry-after")
+        if value is None:
+            ms = headers.get("retry-after-ms")
+            try:
+                return float(ms) / 1000 if ms is not None else None
+            except ValueError:
+                return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            try:
+                when = email.utils.parsedate_to_datetime(value)
+            except (TypeError, ValueError):
+                return None
+            return max(0.0, when.timestamp() - time.time())
+
+    async def _request(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One HTTP request; returns the decoded response or raises _Retryable / _Fatal / _FormatRejected."""
+        httpx = self._httpx
+        self.stats.requests += 1
+        try:
+            resp = await self._http().post("chat/completions", json=body)
+            raw = resp.content  # reading the body may fail on a truncated response
+        except httpx.TimeoutException as exc:
+            raise _Retryable(f"timeout ({type(exc).__name__})") from None
+        except (httpx.TransportError, httpx.DecodingError) as exc:
+            raise _Retryable(f"connection error ({type(exc).__name__}: {self._scrub(str(exc))})") from None
+        if resp.status_code in _RETRY_STATUS:
+            raise _Retryable(f"HTTP {resp.status_code}", self._retry_after(resp.headers))
+        if resp.status_code >= 400:
+            text = self._scrub(raw.decode("utf-8", "replace"))
+            if resp.status_code in (400, 422) and "response_format" in body and (
+                "response_format" in text or "json_schema" in text or "schema" in text
+            ):
+                raise _FormatRejected(text)
+            raise _Fatal(f"HTTP {resp.status_code}: {text}")
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise _Retryable(f"response body is not JSON: {self._scrub(raw.decode('utf-8', 'replace'))!r}") from None
+        if not isinstance(data, dict):
+            raise _Retryable("response body is not a JSON object")
+        return data
+
+    def _usage(self, data: Mapping[str, Any]) -> Usage:
+        u = data.get("usage") or {}
+        pt = int(u.get("prompt_tokens") or 0) if isinstance(u, dict) else 0
+        ct = int(u.get("completion_tokens") or 0) if isinstance(u, dict) else 0
+        s = self.settings
+        return Usage(pt, ct, (pt * s.prompt_price + ct * s.completion_price) / 1e6)
+
+    async def judge(self, task: str, inputs: Mapping[str, str]) -> Judgment:
+        """Answer one judgment (never raises for a failed call)."""
+        if task not in SCHEMAS:
+            return Judgment.failed(f"unknown task {task!r}", transient=False)
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            # A new event loop (e.g. a second asyncio.run): the pool and semaphore of the old one are unusable.
+            self._loop, self._client = loop, None
+            self._sem = asyncio.Semaphore(self.settings.max_concurrency)
+        assert self._sem is not None
+        async with self._sem:
+            j = await self._judge(task, inputs)
+        self.stats.judgments += 1
+        self.stats.failures += 0 if j.ok else 1
+        self.stats.prompt_tokens += j.usage.prompt_tokens
+        self.stats.completion_tokens += j.usage.completion_tokens
+        self.stats.cost += j.usage.cost
+        return j
+
+    async def _judge(self, task: str, inputs: Mapping[str, str]) -> Judgment:
+        s = self.settings
+        usage = Usage()
+        attempts = 0
+        retries = 0
+        parse_failures = 0
+        last = "no attempt"
+        while True:
+            attempts += 1
+            mode = self._mode
+            try:
+                data = await self._request(self._payload(task, inputs, mode))
+            except _FormatRejected as exc:
+                nxt = _RESPONSE_FORMATS.index(mode) + 1
+                if s.response_format != "auto" or nxt >= len(_RESPONSE_FORMATS):
+                    return Judgment.failed(f"server rejected response_format: {exc}", transient=False, usage=usage, attempts=attempts)
+                if self._mode == mode:  # another request may have stepped down already
+                    self._mode = _RESPONSE_FORMATS[nxt]
+                continue
+            except _Fatal as exc:
+                return Judgment.failed(str(exc), transient=False, usage=usage, attempts=attempts)
+            except _Retryable as exc:
+                last = str(exc)
+                if retries >= s.max_retries:
+                    return Judgment.failed(f"gave up after {attempts} attempts: {last}", transient=True, usage=usage, attempts=attempts)
+                await asyncio.sleep(self._backoff(retries, exc.retry_after))
+                retries += 1
+                self.stats.retries += 1
+                continue
+            usage = usage + self._usage(data)
+            try:
+                text = _message_text(data)
+                output = parse_output(task, text)
+            except OutputError as exc:
+                parse_failures += 1
+                last = f"unreadable reply: {exc}"
+                if parse_failures > s.parse_retries:
+                    return Judgment.failed(last, transient=False, usage=usage, attempts=attempts)
+                continue
+            return Judgment(output, usage=usage, attempts=attempts)
+
+
+class _FormatRejected(Exception):
+    pass
+
+
+def _message_text(data: Mapping[str, Any]) -> str:
+    try:
+        msg = data["choices"][0]["message"]
+    except (KeyError, IndexError, TypeError):
+        raise OutputError(f"response has no choices[0].message: {json.dumps(data)[:200]!r}") from None
+    if isinstance(msg, dict) and isinstance(msg.get("parsed"), dict | list):
+        return json.dumps(msg["parsed"])
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if isinstance(content, list):  # content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    if not isinstance(content, str) or not content.strip():
+        refusal = msg.get("refusal") if isinstance(msg, dict) else None
+        raise OutputError(f"empty message content{f' (refusal: {refusal})' if refusal else ''}")
+    return content
