@@ -55,7 +55,7 @@ TEST_LABELS: dict[str, str] = {
 }
 
 CORRECTION_LABELS: dict[str, str] = {
-    "none": "no correction",
+    "none": "no multiple-testing",
     "bonferroni": "Bonferroni",
     "holm": "Holm",
     "bh": "Benjamini-Hochberg",
@@ -258,7 +258,9 @@ def wilcoxon_test(d: np.ndarray | Sequence[float]) -> np.ndarray:
     exact or normal-approximation p-value chosen by SciPy). A column whose differences are all 0 gets
     p = 1 (SciPy leaves it undefined).
     """
-    scipy_stats = require("scipy.stats", package="scipy", extra="stats", purpose="The Wilcoxon signed-rank test")
+    scipy_stats = require(
+        "scipy.stats", package="scipy", extra="stats", purpose="The Wilcoxon signed-rank test"
+    )
     mat, squeeze = _as_matrix(d)
     p = np.ones(mat.shape[1])
     nonzero = (np.abs(mat) > _ABS_TOL).any(axis=0)
