@@ -1,0 +1,179 @@
+"""A fault-injecting OpenAI-compatible chat-completions server on 127.0.0.1 (real sockets), for tests.
+
+Answers are deterministic functions of the prompt (see :func:`answer_for`). Faults are taken, one per
+request, from a queue (``server.faults``); when the queue is empty every request is answered normally,
+unless ``server.always`` names a fault to give every time.
+
+Faults: ``429`` (with ``Retry-After``: ``server.retry_after``), ``500``, ``malformed`` (a body that is not
+JSON), ``truncated`` (Content-Length larger than the body, connection closed), ``slow`` (sleeps
+``server.slow_seconds`` before answering), ``chatter`` (the JSON answer wrapped in prose and a code fence),
+``garbage`` (a reply with no JSON in it), ``reject_schema`` (400 naming response_format when json_schema is
+asked for).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def detect_task(user: str) -> str:
+    if "REFERENCE ANSWER:" in user:
+        return "attribution"
+    if user.startswith("List the named entities"):
+        return "entities"
+    if user.startswith("Split the CONTEXT"):
+        return "relevance"
+    return "chunk_verdict"
+
+
+def _field(user: str, name: str) -> str:
+    m = re.search(rf"^{name}: (.*?)(?=\n[A-Z ]+: |\n\nReply as JSON|\Z)", user, re.S | re.M)
+    return m.group(1) if m else ""
+
+
+def answer_for(user: str) -> dict[str, Any]:
+    """A deterministic 'judgment': a chunk is useful / a statement supported when it shares a capitalised
+    word with the answer; entities are the capitalised words."""
+    task = detect_task(user)
+    if task == "entities":
+        return {"entities": sorted(set(re.findall(r"\b[A-Z][a-z]+\b", _field(user, "TEXT"))))}
+    if task == "chunk_verdict":
+        ctx = set(re.findall(r"\b[A-Z][a-z]+\b", _field(user, "CONTEXT")))
+        ans = set(re.findall(r"\b[A-Z][a-z]+\b", _field(user, "ANSWER") or _field(user, "QUESTION")))
+        return {"reason": "shared capitalised words", "verdict": int(bool(ctx & ans))}
+    if task == "attribution":
+        ctx = _field(user, "CONTEXT").lower()
+        stmts = [s.strip() for s in re.split(r"(?<=\.)\s+", _field(user, "REFERENCE ANSWER")) if s.strip()]
+        return {
+            "statements": [
+                {"statement": s, "reason": "word overlap", "attributed": int(s.split()[-1].strip(".").lower() in ctx)}
+                for s in stmts
+            ]
+        }
+    ctx = _field(user, "CONTEXT")
+    q = set(_field(user, "QUESTION").lower().split())
+    stmts = [s.strip() for s in re.split(r"(?<=\.)\s+", ctx) if s.strip()]
+    return {
+        "statements": [
+            {"statement": s, "reason": "overlap", "relevant": int(len(q & set(s.lower().split())) >= 2)}
+            for s in stmts
+        ]
+    }
+
+
+class FakeLLMServer:
+    def __init__(self) -> None:
+        self.faults: deque[str] = deque()
+        self.always: str | None = None
+        self.retry_after = "0.05"
+        self.slow_seconds = 1.0
+        self.latency = 0.0
+        self.lock = threading.Lock()
+        self.log: list[dict[str, Any]] = []  # one entry per request: time, fault, task, user, headers
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                return
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+                user = body["messages"][-1]["content"]
+                with server.lock:
+                    fault = server.faults.popleft() if server.faults else (server.always or "ok")
+                    server.log.append(
+                        {
+                            "time": time.monotonic(),
+                            "fault": fault,
+                            "task": detect_task(user),
+                            "user": user,
+                            "auth": self.headers.get("Authorization"),
+                            "body": body,
+                        }
+                    )
+                if server.latency:
+                    time.sleep(server.latency)
+                rf = body.get("response_format") or {}
+                if fault == "reject_schema" and rf.get("type") == "json_schema":
+                    return self._send(400, b'{"error": {"message": "response_format json_schema is not supported"}}')
+                if fault == "429":
+                    return self._send(429, b'{"error": "slow down"}', {"Retry-After": server.retry_after})
+                if fault == "500":
+                    return self._send(500, b'{"error": "boom"}')
+                if fault == "malformed":
+                    return self._send(200, b'{"choices": [{"message": {"content": "{\\"verd')
+                if fault == "truncated":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", "5000")
+                    self.end_headers()
+                    self.wfile.write(b'{"choices": [')
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return None
+                if fault == "slow":
+                    time.sleep(server.slow_seconds)
+                content = json.dumps(answer_for(user))
+                if fault == "chatter":
+                    content = f"Sure! Here is my grading:\n```json\n{content}\n```\nHope this helps {{not json}}."
+                if fault == "garbage":
+                    content = "I would say yes, it is relevant."
+                reply = {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "model": body.get("model"),
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": len(user.split()), "completion_tokens": len(content.split()), "total_tokens": 0},
+                }
+                try:
+                    return self._send(200, json.dumps(reply).encode())
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
+                    return None
+
+            def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> FakeLLMServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def count(self, fault: str | None = None) -> int:
+        with self.lock:
+            return sum(1 for e in self.log if fault is None or e["fault"] == fault)
+
+
+def main() -> None:  # pragma: no cover - manual use: python fakeserver.py
+    with FakeLLMServer() as s:
+        print(s.base_url, flush=True)
+        s.thread.join()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
