@@ -16,6 +16,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("ragrade.cli.evaluate_cmd", "Score a run against ground truth."),
     "metrics": ("ragrade.cli.metrics_cmd", "List every metric, its aliases and a one-line definition."),
     "convert": ("ragrade.cli.convert_cmd", "Convert qrels or runs between TREC, JSONL, CSV/TSV and Parquet."),
+    "compare": ("ragrade.cli.compare_cmd", "Compare runs: means with CIs, significance tests, effect sizes."),
+    "report": ("ragrade.cli.report_cmd", "Write a self-contained HTML report comparing runs, query by query."),
 }
 
 

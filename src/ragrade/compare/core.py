@@ -106,7 +106,9 @@ class Comparison:
 
         return to_markdown(self, digits=digits, ci=ci)
 
-    def to_latex(self, digits: int = 4, ci: bool = False, caption: str | None = None, label: str | None = None) -> str:
+    def to_latex(
+        self, digits: int = 4, ci: bool = False, caption: str | None = None, label: str | None = None
+    ) -> str:
         from ragrade.compare.export import to_latex
 
         return to_latex(self, digits=digits, ci=ci, caption=caption, label=label)
@@ -174,7 +176,8 @@ def compare_scores(
 
     Queries are aligned by id. A query missing from some run, or with a NaN score for a metric in some
     run, is left out of that metric (all runs of a metric use the same queries) with a
-    :class:`~ragrade.errors.RagradeWarning` giving the count.
+    :class:`~ragrade.errors.RagradeWarning` giving the count; a query that is NaN in every run (the
+    engine's exclusion of queries without relevant judgments) is left out silently, as in the means.
     """
     if not isinstance(scores, Mapping) or len(scores) < 2:
         raise InputError("compare needs a mapping of at least two named runs", value=type(scores).__name__)
@@ -214,7 +217,9 @@ def compare_scores(
 
     # Align queries: the union of ids, in first-seen order.
     all_ids = pd.Index(list(dict.fromkeys(itertools.chain.from_iterable(f.index for f in frames.values()))))
-    aligned = {name: frames[name].reindex(index=all_ids, columns=metrics).astype(np.float64) for name in names}
+    aligned = {
+        name: frames[name].reindex(index=all_ids, columns=metrics).astype(np.float64) for name in names
+    }
 
     if baseline is None:
         pairs = list(itertools.combinations(names, 2))
@@ -231,11 +236,14 @@ def compare_scores(
     used_scores: dict[str, dict[str, pd.Series]] = {name: {} for name in names}
     for mi, metric in enumerate(metrics):
         mat = np.column_stack([aligned[name][metric].to_numpy() for name in names])  # (n_q, n_runs)
-        keep = ~np.isnan(mat).any(axis=1)
-        dropped = int((~keep).sum())
-        if dropped:
+        nan = np.isnan(mat)
+        keep = ~nan.any(axis=1)
+        # NaN in every run is the engine's own exclusion (e.g. no relevant judgments), already reported by
+        # it and left out of its means too; NaN or absence in only some runs is worth a warning here.
+        partial = int((nan.any(axis=1) & ~nan.all(axis=1)).sum())
+        if partial:
             warnings.warn(
-                f"{metric}: {dropped} of {len(all_ids)} queries are missing or NaN in at least one run and are "
+                f"{metric}: {partial} of {len(all_ids)} queries are missing or NaN in some runs only and are "
                 "left out of this metric's comparison",
                 RagradeWarning,
                 stacklevel=2,

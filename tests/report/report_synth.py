@@ -32,6 +32,10 @@ def make_data(n_queries: int, n_docs_per_query: int = 30, seed: int = 0, with_te
             queries[q] = f"what is topic {qi}?"
             for d in docs:
                 texts[d] = f"passage {d} about topic {qi}"
+    if n_queries:  # a relevant document ranked first by both runs, whose text is a script
+        qrels["q00000"]["q00000-d1"] = 1
+        for run in runs.values():
+            run["q00000"]["q00000-d1"] = 100.0
     if with_texts and n_queries:
         texts["q00000-d1"] = XSS
         queries["q00000"] = "query with <b>markup</b> & " + XSS

@@ -40,7 +40,9 @@ def test_summary_pairs_and_markers(three_runs: dict[str, pd.DataFrame]) -> None:
             assert row["ci_low"] <= row["mean"] <= row["ci_high"]
             assert row["n"] == 120
     nd = cmp.pair("ndcg@10", "bm25", "dense")
-    assert nd["delta"] == pytest.approx(three_runs["dense"]["ndcg@10"].mean() - three_runs["bm25"]["ndcg@10"].mean())
+    assert nd["delta"] == pytest.approx(
+        three_runs["dense"]["ndcg@10"].mean() - three_runs["bm25"]["ndcg@10"].mean()
+    )
     assert nd["significant"] and nd["p_value"] < 0.01 and nd["cohens_dz"] > 1
     assert nd["delta_ci_low"] > 0
     assert nd["wins"] + nd["ties"] + nd["losses"] == 120
@@ -76,7 +78,9 @@ def test_seed_reproduces_and_changes_resampling(three_runs: dict[str, pd.DataFra
 def test_p_values_equal_the_documented_stream(three_runs: dict[str, pd.DataFrame]) -> None:
     """compare's randomization p-values are stats.randomization_test on the documented child stream."""
     cmp = compare_scores(three_runs, metrics=["ndcg@10"], baseline="bm25", n_resamples=400, seed=3)
-    d = np.column_stack([three_runs[r]["ndcg@10"] - three_runs["bm25"]["ndcg@10"] for r in ("dense", "bm25-copy")])
+    d = np.column_stack(
+        [three_runs[r]["ndcg@10"] - three_runs["bm25"]["ndcg@10"] for r in ("dense", "bm25-copy")]
+    )
     test_rng = np.random.default_rng(3).spawn(2)[1]
     expected = stats.randomization_test(d, 400, test_rng)
     np.testing.assert_array_equal(cmp.pairs["p_value"].to_numpy(), expected)
@@ -88,16 +92,20 @@ def test_correction_is_applied_per_metric(three_runs: dict[str, pd.DataFrame], c
     cmp = compare_scores(three_runs, test="t", correction=correction, n_resamples=200)
     for metric in cmp.metrics:
         sub = cmp.pairs.loc[metric]
-        np.testing.assert_allclose(sub["p_adjusted"], stats.adjust_pvalues(sub["p_value"].to_numpy(), correction))
+        np.testing.assert_allclose(
+            sub["p_adjusted"], stats.adjust_pvalues(sub["p_value"].to_numpy(), correction)
+        )
 
 
 def test_queries_are_aligned_by_id_and_missing_ones_dropped_with_warning() -> None:
     a = _frame(np.array([0.1, 0.5, 0.9, 0.3]), ["q1", "q2", "q3", "q4"])
     b = _frame(np.array([0.9, 0.2, 0.6]), ["q3", "q2", "q1"])  # other order, q4 missing
-    with pytest.warns(RagradeWarning, match="1 of 4 queries"):
+    with pytest.warns(RagradeWarning, match="1 of 4 queries are missing or NaN in some runs only"):
         cmp = compare_scores({"a": a, "b": b}, metrics=["ndcg@10"], n_resamples=100)
     assert cmp.summary.loc[("ndcg@10", "a"), "n"] == 3
-    assert cmp.pair("ndcg@10", "a", "b")["delta"] == pytest.approx(((0.6 - 0.1) + (0.2 - 0.5) + (0.9 - 0.9)) / 3)
+    assert cmp.pair("ndcg@10", "a", "b")["delta"] == pytest.approx(
+        ((0.6 - 0.1) + (0.2 - 0.5) + (0.9 - 0.9)) / 3
+    )
     assert list(cmp.scores["b"].index) == ["q1", "q2", "q3"]
 
 
@@ -108,6 +116,16 @@ def test_nan_scores_are_left_out_of_that_metric_only() -> None:
         cmp = compare_scores({"a": a, "b": b}, n_resamples=100)
     assert cmp.summary.loc[("ndcg@10", "a"), "n"] == 3
     assert cmp.summary.loc[("hit_rate@5", "a"), "n"] == 4  # (nan > 0.5) is False -> 0.0
+
+
+def test_queries_nan_in_every_run_are_dropped_without_warning() -> None:
+    a = _frame(np.array([0.1, np.nan, 0.9]))
+    b = _frame(np.array([0.2, np.nan, 0.8]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cmp = compare_scores({"a": a, "b": b}, metrics=["ndcg@10"], n_resamples=50)
+    assert cmp.summary.loc[("ndcg@10", "a"), "n"] == 2
+    assert cmp.mean("ndcg@10", "a") == pytest.approx(0.5)
 
 
 def test_inputs_are_not_mutated(three_runs: dict[str, pd.DataFrame]) -> None:
@@ -139,7 +157,9 @@ def test_result_objects_with_per_query_are_accepted(three_runs: dict[str, pd.Dat
         ({"n_resamples": 0}, "n_resamples"),
     ],
 )
-def test_bad_options_raise_input_error(three_runs: dict[str, pd.DataFrame], kwargs: dict, message: str) -> None:
+def test_bad_options_raise_input_error(
+    three_runs: dict[str, pd.DataFrame], kwargs: dict, message: str
+) -> None:
     with pytest.raises(InputError, match=message):
         compare_scores(three_runs, **kwargs)
 

@@ -78,7 +78,9 @@ def test_wilcoxon_with_zero_differences_matches_scipy() -> None:
 
 def test_bh_matches_scipy_false_discovery_control() -> None:
     p = np.random.default_rng(3).random(40) ** 3
-    np.testing.assert_allclose(stats.adjust_pvalues(p, "bh"), scipy_stats.false_discovery_control(p), rtol=1e-12)
+    np.testing.assert_allclose(
+        stats.adjust_pvalues(p, "bh"), scipy_stats.false_discovery_control(p), rtol=1e-12
+    )
 
 
 # ---------------------------------------------------------------------------- agreement with slow references
@@ -117,9 +119,17 @@ def test_bootstrap_means_and_ci_match_slow_reference() -> None:
 def test_results_do_not_depend_on_chunk_size(monkeypatch: pytest.MonkeyPatch) -> None:
     a, b = _data(6, n=50, shift=0.03)
     d = np.column_stack([b - a, a - b, b - b])
-    big = (stats.randomization_test(d, 700, 1), stats.bootstrap_test(d, 700, 1), stats.bootstrap_means(d, 700, 1))
+    big = (
+        stats.randomization_test(d, 700, 1),
+        stats.bootstrap_test(d, 700, 1),
+        stats.bootstrap_means(d, 700, 1),
+    )
     monkeypatch.setattr(stats, "_CHUNK_ELEMENTS", 50 * 7)  # 7 resamples per chunk, last chunk partial
-    small = (stats.randomization_test(d, 700, 1), stats.bootstrap_test(d, 700, 1), stats.bootstrap_means(d, 700, 1))
+    small = (
+        stats.randomization_test(d, 700, 1),
+        stats.bootstrap_test(d, 700, 1),
+        stats.bootstrap_means(d, 700, 1),
+    )
     for x, y in zip(big, small, strict=True):
         np.testing.assert_allclose(x, y, rtol=1e-12)
 

@@ -1,0 +1,106 @@
+"""``ragrade report QRELS RUN [RUN ...] -m METRIC ... -o report.html``: the self-contained HTML report."""
+
+from __future__ import annotations
+
+import warnings
+
+import click
+
+from ragrade.cli.compare_cmd import (
+    comparison_options,
+    handle_errors,
+    read_inputs,
+    resolve_baseline,
+    run_names,
+    split_metrics,
+)
+
+
+@click.command(name="report")
+@click.argument("qrels", type=click.Path(exists=True, dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@comparison_options
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    required=True,
+    help="The .html file to write.",
+)
+@click.option(
+    "--texts",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Document texts (.jsonl with id/_id and text, or .tsv/.csv id,text) shown in the per-query view.",
+)
+@click.option(
+    "--queries",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Query texts, same formats as --texts.",
+)
+@click.option("--title", default="ragrade report", show_default=True, help="Title of the report.")
+@click.option(
+    "--depth",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Items shown per run and query (default: the largest metric cutoff, else 10).",
+)
+@click.option(
+    "--plots/--no-plots",
+    default=None,
+    help="Draw plots (default: when matplotlib, the 'plots' extra, is installed).",
+)
+@handle_errors
+def command(
+    qrels: str,
+    runs: tuple[str, ...],
+    metrics: tuple[str, ...],
+    names: tuple[str, ...],
+    baseline: str | None,
+    test: str,
+    correction: str,
+    alpha: float,
+    n_resamples: int,
+    seed: int,
+    output: str,
+    texts: str | None,
+    queries: str | None,
+    title: str,
+    depth: int | None,
+    plots: bool | None,
+) -> None:
+    """Write one self-contained HTML file comparing the runs: summary tables with confidence intervals and
+    significance markers, plots, and a per-query view (retrieved items in rank order marked relevant or
+    not, missed relevant items, texts) with sorting and filtering. It opens offline in any browser.
+    """
+    from ragrade.report import write_html
+    from ragrade.report.texts import read_texts
+
+    if len(runs) < 2:
+        raise click.UsageError("report needs at least two runs")
+    labels = run_names(runs, names)
+    base = resolve_baseline(baseline, runs, labels)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        q, loaded = read_inputs(qrels, runs, labels)
+        path = write_html(
+            output,
+            q,
+            loaded,
+            split_metrics(metrics),
+            texts=read_texts(texts) if texts else None,
+            queries=read_texts(queries) if queries else None,
+            title=title,
+            baseline=base,
+            test=test,
+            correction=correction,
+            alpha=alpha,
+            n_resamples=n_resamples,
+            seed=seed,
+            depth=depth,
+            plots=plots,
+        )
+    for w in caught:
+        click.echo(f"warning: {w.message}", err=True)
+    click.echo(f"wrote {path}", err=True)
