@@ -1,0 +1,299 @@
+"""A slow, obviously-correct reference implementation of the default convention (SPEC section 2 and 3).
+
+Everything here is plain Python over one query at a time, written straight from the formulas in
+``SPEC.md``, so that the vectorised kernels of ``ragrade.kernels`` can be checked against it. It shares no
+code with the engine except the metric-string parser (which has its own tests).
+
+Also here: seeded generators of random evaluation inputs used by the parity and property tests
+(``random_case``), and the hypothesis settings of the suite (``PROPERTY_SETTINGS``), so that every test
+module imports them the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, settings
+
+from ragrade.errors import PolicyError
+from ragrade.metrics import Metric, parse_metrics
+
+# Deterministic, modest hypothesis settings shared by every property test of the core engine.
+PROPERTY_SETTINGS = settings(
+    max_examples=40,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+Row = tuple[str, float | None]  # (doc id, score); score None for already-ranked lists
+
+
+# ---------------------------------------------------------------------------------------------------
+# Ranking
+# ---------------------------------------------------------------------------------------------------
+def rank(rows: Sequence[Row], ties: str = "docid_desc") -> list[str]:
+    """Doc ids in rank order. Rows without scores keep their order."""
+    if not rows or rows[0][1] is None:
+        return [d for d, _ in rows]
+    items = list(rows)
+    if ties == "docid_desc":
+        items.sort(key=lambda r: r[0], reverse=True)
+    elif ties == "docid_asc":
+        items.sort(key=lambda r: r[0])
+    # Python's sort is stable: equal scores keep the order set above ("input": as given).
+    items.sort(key=lambda r: -float(r[1]))
+    return [d for d, _ in items]
+
+
+# ---------------------------------------------------------------------------------------------------
+# One metric on one query
+# ---------------------------------------------------------------------------------------------------
+def _gain(grade: float, kind: str) -> float:
+    return 2.0**grade - 1.0 if kind == "exp" else float(grade)
+
+
+def _relevance_flags(ranked: Sequence[str], grades: Mapping[str, float], rel: float) -> list[bool]:
+    """Relevant-and-credited flag per rank: a doc counts only at its first (best) rank."""
+    seen: set[str] = set()
+    out = []
+    for d in ranked:
+        first = d not in seen
+        seen.add(d)
+        out.append(first and grades.get(d, 0) >= rel)
+    return out
+
+
+def n_relevant(grades: Mapping[str, float], rel: float) -> int:
+    return sum(1 for g in grades.values() if g >= rel)
+
+
+def is_defined(metric: Metric, grades: Mapping[str, float]) -> bool:
+    """Whether a query counts for ``metric`` (R > 0 at its relevance level; positive grades for (n)dcg)."""
+    if metric.name in ("dcg", "ndcg"):
+        thr = metric.get("rel")
+        return any(g > 0 and (thr is None or g >= thr) for g in grades.values())
+    return n_relevant(grades, metric.rel) > 0
+
+
+def metric_value(metric: Metric, ranked: Sequence[str], grades: Mapping[str, float]) -> float:
+    """The value of ``metric`` for one query (``ranked``: doc ids in rank order, duplicates kept)."""
+    name, k = metric.name, metric.k
+    top = list(ranked) if k is None else list(ranked)[:k]
+    if name in ("dcg", "ndcg"):
+        rel = metric.get("rel")
+        kind = metric.get("gain")
+
+        def counts(g: float) -> bool:
+            return g > 0 and (rel is None or g >= rel)
+
+        seen: set[str] = set()
+        dcg = 0.0
+        for i, d in enumerate(top, start=1):
+            g = grades.get(d, 0)
+            if d not in seen and counts(g):
+                dcg += _gain(g, kind) / math.log2(i + 1)
+            seen.add(d)
+        if name == "dcg":
+            return dcg
+        ideal = sorted((g for g in grades.values() if counts(g)), reverse=True)
+        if k is not None:
+            ideal = ideal[:k]
+        idcg = sum(_gain(g, kind) / math.log2(i + 1) for i, g in enumerate(ideal, start=1))
+        return dcg / idcg if idcg > 0 else 0.0
+
+    rel = metric.rel
+    flags = _relevance_flags(ranked, grades, rel)
+    R = n_relevant(grades, rel)
+    top_flags = flags if k is None else flags[:k]
+    hits = sum(top_flags)
+    if name == "hits":
+        return float(hits)
+    if name == "hit_rate":
+        return 1.0 if hits > 0 else 0.0
+    if name == "precision":
+        denom = len(ranked) if k is None else k
+        return hits / denom if denom else 0.0
+    if name == "recall":
+        return hits / R if R else 0.0
+    if name == "f1":
+        denom = len(ranked) if k is None else k
+        p = hits / denom if denom else 0.0
+        r = hits / R if R else 0.0
+        return 2 * p * r / (p + r) if p + r > 0 else 0.0
+    if name == "recall_all":
+        return 1.0 if R > 0 and hits == R else 0.0
+    if name == "r_precision":
+        return sum(flags[:R]) / R if R else 0.0
+    if name == "rr":
+        for i, f in enumerate(top_flags, start=1):
+            if f:
+                return 1.0 / i
+        return 0.0
+    if name in ("ap", "context_precision"):
+        found = 0
+        total = 0.0
+        for i, f in enumerate(top_flags, start=1):
+            if f:
+                found += 1
+                total += found / i
+        denom = R if name == "ap" else found
+        return total / denom if denom else 0.0
+    raise KeyError(f"reference has no metric {name!r}")  # a new registry metric needs a reference
+
+
+# ---------------------------------------------------------------------------------------------------
+# Whole evaluation with the SPEC section 3 policies
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class RefPolicies:
+    missing_run: str = "zero"
+    missing_qrels: str = "ignore"
+    no_relevant: str = "skip"
+    duplicates: str = "credit_once"
+    identical_ids: str = "keep"
+    ties: str = "docid_desc"
+    empty_run: str = "zero"
+
+
+def prepare_list(query: str, rows: Sequence[Row], pol: RefPolicies) -> list[str]:
+    """Apply identical_ids, duplicates and ties to one query's rows; return the ranked doc ids."""
+    rows = list(rows)
+    if pol.identical_ids == "drop":
+        rows = [r for r in rows if r[0] != query]
+    docs = [d for d, _ in rows]
+    if len(set(docs)) != len(docs):
+        if pol.duplicates == "error":
+            raise PolicyError(f"duplicate in query {query!r}")
+        if pol.duplicates == "keep_last":
+            last = {d: i for i, (d, _) in enumerate(rows)}
+            rows = [r for i, r in enumerate(rows) if last[r[0]] == i]
+    ranked = rank(rows, pol.ties)
+    if pol.duplicates == "drop":
+        seen: set[str] = set()
+        out = []
+        for d in ranked:
+            if d not in seen:
+                out.append(d)
+            seen.add(d)
+        ranked = out
+    return ranked
+
+
+def ref_evaluate(
+    qrels: Mapping[str, Mapping[str, float]],
+    run: Mapping[str, Sequence[Row]],
+    metrics: Sequence[str],
+    **policies: str,
+) -> dict[str, dict[str, float]]:
+    """``{label: {query: value}}`` (NaN = not counted), queries in qrels order; raises PolicyError."""
+    pol = RefPolicies(**policies)
+    qrels = {str(q): {str(d): float(g) for d, g in docs.items()} for q, docs in qrels.items()}
+    run = {str(q): [(str(d), s) for d, s in rows] for q, rows in run.items()}
+    labels: list[tuple[str, Metric]] = []
+    for text in metrics:
+        found = parse_metrics(text)
+        if len(found) == 1:
+            labels.append((text, found[0]))
+        else:
+            head = text[: text.index("@")]
+            labels += [(f"{head}@{m.k}", m) for m in found]
+    if pol.missing_qrels == "error" and any(q not in qrels for q in run):
+        raise PolicyError("run query without ground truth")
+    if pol.missing_run == "error" and any(q not in run for q in qrels):
+        raise PolicyError("ground-truth query missing from the run")
+    lists: dict[str, list[str]] = {}
+    for q in run:
+        if q not in qrels:
+            continue
+        lists[q] = prepare_list(q, run[q], pol)
+        if pol.empty_run == "error" and not lists[q]:
+            raise PolicyError(f"empty list for {q!r}")
+    out: dict[str, dict[str, float]] = {}
+    for label, m in labels:
+        col: dict[str, float] = {}
+        for q, grades in qrels.items():
+            if q not in lists and pol.missing_run == "drop":
+                continue
+            value = metric_value(m, lists.get(q, []), grades)
+            if not is_defined(m, grades):
+                if pol.no_relevant == "error":
+                    raise PolicyError(f"{label}: no relevant judgments for {q!r}")
+                value = 0.0 if pol.no_relevant == "zero" else math.nan
+            col[q] = value
+        out[label] = col
+    return out
+
+
+def frame_to_dict(per_query: Any) -> dict[str, dict[str, float]]:
+    """``Result.per_query`` as ``{label: {query: value}}`` (same shape as :func:`ref_evaluate`)."""
+    return {str(c): {str(q): float(v) for q, v in per_query[c].items()} for c in per_query.columns}
+
+
+def assert_same(got: Mapping[str, Mapping[str, float]], want: Mapping[str, Mapping[str, float]],
+                tol: float = 1e-12) -> None:
+    """Same labels, same queries in the same order, values equal to ``tol`` (NaN equals NaN)."""
+    assert list(got) == list(want), (list(got), list(want))
+    for label in want:
+        assert list(got[label]) == list(want[label]), (label, list(got[label]), list(want[label]))
+        for q, w in want[label].items():
+            g = got[label][q]
+            if math.isnan(w) or math.isnan(g):
+                assert math.isnan(w) and math.isnan(g), (label, q, g, w)
+            else:
+                assert abs(g - w) <= tol, (label, q, g, w)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Random inputs
+# ---------------------------------------------------------------------------------------------------
+DOC_POOL = [f"d{i}" for i in range(1, 26)]  # d9 > d10 as strings: the tie rule is visible
+SCORE_STEPS = np.arange(0, 17) / 8.0  # multiples of 1/8: exact in float32 (pytrec_eval) and float64
+
+
+@dataclass
+class Case:
+    qrels: dict[str, dict[str, int]]
+    run: dict[str, dict[str, float]]  # scored, no duplicates (the peers' shape)
+
+
+def random_case(rng: np.random.Generator, n_queries: int = 30, *, grades: Sequence[int] = (-1, 0, 1, 2, 3),
+                grade_p: Sequence[float] | None = (0.05, 0.3, 0.35, 0.2, 0.1), max_judged: int = 10,
+                max_retrieved: int = 15, tie_prone: bool = True, allow_empty: bool = False) -> Case:
+    """Random graded qrels and a scored run with ties, queries missing on either side, short lists."""
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for i in range(n_queries):
+        q = f"q{i}"
+        side = rng.random()
+        if side > 0.1:  # 10 % of the queries are only in the run
+            nj = int(rng.integers(1, max_judged + 1))
+            docs = rng.choice(DOC_POOL, size=nj, replace=False)
+            gs = rng.choice(grades, size=nj, p=grade_p)
+            qrels[q] = {str(d): int(g) for d, g in zip(docs, gs, strict=True)}
+        if side < 0.9 or side > 0.95:  # 5 % only in the qrels
+            lo = 0 if allow_empty else 1
+            nr = int(rng.integers(lo, max_retrieved + 1))
+            docs = rng.choice(DOC_POOL, size=nr, replace=False)
+            steps = SCORE_STEPS[:5] if tie_prone and rng.random() < 0.5 else SCORE_STEPS
+            scores = rng.choice(steps, size=nr)
+            run[q] = {str(d): float(s) for d, s in zip(docs, scores, strict=True)}
+    return Case(qrels, run)
+
+
+def rows_of(run: Mapping[str, Mapping[str, float]]) -> dict[str, list[Row]]:
+    return {q: list(docs.items()) for q, docs in run.items()}
+
+
+def untie(run: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
+    """The same ranking as ragrade's default tie rule, with distinct scores (no ties left)."""
+    out = {}
+    for q, docs in run.items():
+        ranked = rank(list(docs.items()))
+        n = len(ranked)
+        out[q] = {d: float(n - i) for i, d in enumerate(ranked)}
+    return out
