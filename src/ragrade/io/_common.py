@@ -1,0 +1,386 @@
+"""Shared pieces of the readers: format detection, sniffing, opening (gzip), and turning Arrow columns
+into the integer-coded storage of :class:`~ragrade.data.Qrels` / :class:`~ragrade.data.Run`.
+
+The assembly functions work on whole arrays: ids are dictionary-coded by Arrow, so building a Run of
+millions of rows creates one Python string per *distinct* id, never one object per line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragrade.data import Qrels, Run
+from ragrade.data._columns import first_duplicate
+from ragrade.errors import InputError, ParseError
+
+Progress = Callable[[int, int], None]
+PathLike = str | os.PathLike[str]
+
+#: The formats understood by :func:`ragrade.io.read_run` and friends.
+FORMATS = ("trec", "tsv", "csv", "jsonl", "parquet")
+
+_EXTENSIONS = {
+    ".trec": "trec",
+    ".txt": "trec",
+    ".qrels": "trec",
+    ".qrel": "trec",
+    ".run": "trec",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".csv": "csv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+_ALIASES = {"tabular": None, "json": "jsonl", "pq": "parquet", "txt": "trec"}
+
+#: Column names recognised (case-insensitively) in headered tables, JSONL rows and Parquet.
+QUERY_NAMES = ("query", "query_id", "qid", "query-id", "queryid", "topic", "q")
+DOC_NAMES = ("doc", "doc_id", "docid", "docno", "corpus-id", "corpus_id", "document", "document_id", "pid", "id")
+SCORE_NAMES = ("score", "scores", "sim", "similarity")
+GRADE_NAMES = ("grade", "relevance", "rel", "label", "judgment", "score")
+RANK_NAMES = ("rank", "position", "pos")
+RUN_LIST_NAMES = ("retrieved", "retrieved_ids", "results", "docs", "doc_ids", "ranking", "ranked")
+GOLD_LIST_NAMES = ("gold", "gold_docs", "gold_ids", "relevant", "relevant_ids", "positives", "qrels")
+GROUP_NAMES = ("groups", "gold_groups", "retrieval_gt")
+_HEADER_WORDS = frozenset(
+    w.lower()
+    for w in (*QUERY_NAMES, *DOC_NAMES, *SCORE_NAMES, *GRADE_NAMES, *RANK_NAMES, "iter", "q0", "tag", "run")
+)
+
+STR_DICT = pa.dictionary(pa.int32(), pa.string())
+
+
+# -- format detection -------------------------------------------------------------------------------
+def _suffixes(path: PathLike) -> tuple[str, bool]:
+    name = os.fspath(path).lower()
+    gz = name.endswith(".gz")
+    if gz:
+        name = name[:-3]
+    return os.path.splitext(name)[1], gz
+
+
+def is_gzip(path: PathLike) -> bool:
+    return _suffixes(path)[1]
+
+
+def normalise_format(fmt: str) -> str | None:
+    f = fmt.lower().lstrip(".")
+    f = _ALIASES.get(f, f)
+    if f is not None and f not in FORMATS:
+        raise InputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    return f
+
+
+def detect_format(path: PathLike, format: str | None = None) -> str:
+    """The format of ``path``: ``format`` if given, else from the extension, else by sniffing the content.
+
+    ``.trec .txt .qrels .run`` → ``trec``; ``.tsv .csv`` (optionally ``.gz``) → TREC content or a headered
+    table, told apart by :func:`sniff_trec`; ``.jsonl .ndjson`` → ``jsonl``; ``.parquet .pq`` → ``parquet``.
+    """
+    fmt = normalise_format(format) if format else None
+    ext, _ = _suffixes(path)
+    if fmt is None:
+        fmt = _EXTENSIONS.get(ext)
+    if fmt in ("tsv", "csv"):
+        first = first_line(path)
+        if first is not None and sniff_trec(first) is not None:
+            return "trec"
+        return fmt
+    if fmt is not None:
+        return fmt
+    return _sniff_unknown(path)
+
+
+def _sniff_unknown(path: PathLike) -> str:
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    if head == b"PAR1":
+        return "parquet"
+    first = first_line(path)
+    if first is None:
+        return "trec"  # the reader reports the empty file
+    s = first.lstrip()
+    if s.startswith("{"):
+        return "jsonl"
+    if sniff_trec(first) is not None:
+        return "trec"
+    return "tsv" if "\t" in first else "csv"
+
+
+def open_binary(path: PathLike) -> tuple[IO[bytes], IO[bytes]]:
+    """``(stream, raw)``: the decompressed byte stream and the raw file (whose position gives progress)."""
+    raw = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    if is_gzip(path):
+        return gzip.GzipFile(fileobj=raw, mode="rb"), raw
+    return raw, raw
+
+
+def first_line(path: PathLike, limit: int = 1 << 16) -> str | None:
+    """The first non-blank line of a text file (decompressed), or None if there is none in ``limit`` bytes."""
+    stream, raw = open_binary(path)
+    try:
+        head = stream.read(limit)
+    except (OSError, EOFError) as exc:
+        raise ParseError(f"cannot read the file ({exc})", path=os.fspath(path)) from None
+    finally:
+        stream.close()
+        raw.close()
+    for line in head.split(b"\n"):
+        if line.strip():
+            return line.decode("utf-8", errors="replace").rstrip("\r")
+    return None
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def sniff_trec(line: str) -> str | None:
+    """``"qrels"`` / ``"run"`` if ``line`` looks like a TREC qrels / run line, else None.
+
+    Rule: split on runs of whitespace; 4 fields whose last is a number → qrels (``qid iter docno rel``);
+    6 fields whose 4th and 5th are numbers → run (``qid Q0 docno rank score tag``); and no field is a
+    known header word (``query``, ``doc``, ``score``, ``qid``, ``docno``, ``rank``, ...).
+    """
+    fields = line.split()
+    if any(f.lower() in _HEADER_WORDS for f in fields):
+        return None
+    if len(fields) == 4 and _is_number(fields[3]):
+        return "qrels"
+    if len(fields) == 6 and _is_number(fields[3]) and _is_number(fields[4]):
+        return "run"
+    return None
+
+
+def looks_like_header(fields: list[str]) -> bool:
+    """A first row is a header unless its last field is a number and no field is a known column name."""
+    if any(f.strip().lower() in _HEADER_WORDS for f in fields):
+        return True
+    return not (fields and _is_number(fields[-1].strip()))
+
+
+def pick_column(names: list[str], wanted: str | None, defaults: tuple[str, ...], what: str, path: str,
+                required: bool = True, exclude: tuple[str, ...] = ()) -> str | None:
+    """The column to use for ``what``: ``wanted`` if given (must exist), else the first default present."""
+    if wanted is not None:
+        if wanted not in names:
+            raise ParseError(f"no column {wanted!r} for the {what} (columns: {', '.join(names)})", path=path)
+        return wanted
+    lower = {n.lower(): n for n in names}
+    for d in defaults:
+        if d in lower and lower[d] not in exclude:
+            return lower[d]
+    if required:
+        raise ParseError(
+            f"cannot find the {what} column (looked for {', '.join(defaults)}; columns: {', '.join(names)}); "
+            f"name it with the {what}_col option",
+            path=path,
+        )
+    return None
+
+
+# -- Arrow columns -> codes ------------------------------------------------------------------------
+def dictionary_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes int32, vocabulary object array of str)`` of a string-like or dictionary Arrow column.
+
+    Dictionary chunks are unified (one vocabulary); anything else is cast to string and encoded.
+    """
+    if isinstance(col, pa.Array):
+        col = pa.chunked_array([col])
+    if not pa.types.is_dictionary(col.type):
+        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+            col = _ids_to_string(col)
+        col = pc.dictionary_encode(col)
+    elif not pa.types.is_string(col.type.value_type):
+        col = pc.dictionary_encode(_ids_to_string(col.cast(col.type.value_type)))
+    if col.num_chunks == 0:
+        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=object)
+    col = col.unify_dictionaries()
+    vocab = col.chunk(0).dictionary
+    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in col.chunks]).astype(
+        np.int32, copy=False
+    )
+    return codes, np.asarray(vocab.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _ids_to_string(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    if pa.types.is_floating(col.type):
+        # 12.0 -> "12" (ids read as numbers by a JSON/CSV parser); a non-integral float stays as written.
+        as_int = pc.cast(col, pa.int64(), safe=False)
+        integral = pc.equal(pc.cast(as_int, col.type), col)
+        return pc.if_else(integral, pc.cast(as_int, pa.string()), pc.cast(col, pa.string()))
+    return pc.cast(col, pa.string())
+
+
+def null_row(col: pa.ChunkedArray) -> int | None:
+    if col.null_count == 0:
+        return None
+    mask = pc.is_null(col).to_numpy(zero_copy_only=False)
+    return int(np.flatnonzero(mask)[0])
+
+
+def float_column(col: pa.ChunkedArray, what: str, path: str, row_text: Callable[[int], tuple[int | None, str | None]]
+                 ) -> np.ndarray:
+    """A numeric column as float64; a null or non-numeric value is a :class:`ParseError` at its line."""
+    r = null_row(col)
+    if r is not None:
+        line, text = row_text(r)
+        raise ParseError(f"missing {what}", path=path, line=line, text=text)
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_dictionary(col.type):
+        try:
+            col = pc.cast(col.cast(pa.string()) if pa.types.is_dictionary(col.type) else col, pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            vals = col.to_pylist()  # error path only
+            for i, v in enumerate(vals):
+                try:
+                    float(v)
+                except (TypeError, ValueError):
+                    line, text = row_text(i)
+                    raise ParseError(f"{what} is not a number", path=path, line=line, text=text) from None
+            raise
+    elif not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_boolean(col.type)):
+        raise ParseError(f"the {what} column holds {col.type}, not numbers", path=path)
+    return np.asarray(col.to_numpy(), dtype=np.float64)
+
+
+# -- assembly ----------------------------------------------------------------------------------------
+def group_codes(qcodes: np.ndarray, qvocab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(query_ids, offsets, perm)`` for per-row query codes; ``perm`` is None when rows are already
+    grouped by query (queries keep their first-appearance order)."""
+    n = len(qcodes)
+    if n == 0:
+        return np.zeros(0, dtype=object), np.zeros(1, dtype=np.int64), None
+    starts = np.concatenate(([0], np.flatnonzero(qcodes[1:] != qcodes[:-1]) + 1))
+    heads = qcodes[starts]
+    if len(np.unique(heads)) == len(starts):
+        offsets = np.append(starts, n).astype(np.int64)
+        return qvocab[heads], offsets, None
+    first, uniq = pd.factorize(qcodes, sort=False)
+    perm = np.argsort(first, kind="stable")
+    counts = np.bincount(first, minlength=len(uniq))
+    offsets = np.zeros(len(uniq) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return qvocab[np.asarray(uniq)], offsets, perm
+
+
+RowLocator = Callable[[int], tuple[int | None, str | None]]
+
+
+def _check_empty_ids(vocab: np.ndarray, codes: np.ndarray, what: str, path: str, locate: RowLocator) -> None:
+    where = pd.Index(vocab).get_indexer([""])[0] if len(vocab) else -1
+    if where >= 0:
+        row = int(np.flatnonzero(codes == where)[0])
+        line, text = locate(row)
+        raise ParseError(f"empty {what}", path=path, line=line, text=text)
+
+
+def assemble_run(qcodes: np.ndarray, qvocab: np.ndarray, dcodes: np.ndarray, dvocab: np.ndarray,
+                 scores: np.ndarray | None, *, name: str | None, path: str, locate: RowLocator,
+                 ranks: np.ndarray | None = None) -> Run:
+    """Build a :class:`Run` from per-row codes. NaN scores are a :class:`ParseError` at their line.
+
+    Without scores but with ``ranks``, each query's rows are ordered by rank (stable)."""
+    _check_empty_ids(qvocab, qcodes, "query id", path, locate)
+    _check_empty_ids(dvocab, dcodes, "document id", path, locate)
+    if scores is not None:
+        bad = np.isnan(scores)
+        if bad.any():
+            line, text = locate(int(np.flatnonzero(bad)[0]))
+            raise ParseError("score is NaN (scores must be comparable numbers)", path=path, line=line, text=text)
+    qids, offsets, perm = group_codes(qcodes, qvocab)
+    if ranks is not None and scores is None:
+        first = np.repeat(np.arange(len(qids)), np.diff(offsets))
+        base = np.arange(len(qcodes)) if perm is None else perm
+        order = np.lexsort((ranks[base], first))
+        perm = base[order]
+    if perm is not None:
+        dcodes = dcodes[perm]
+        scores = None if scores is None else scores[perm]
+    return Run(qids, offsets, np.ascontiguousarray(dcodes, dtype=np.int32), dvocab,
+               None if scores is None else np.ascontiguousarray(scores, dtype=np.float64), name=name)
+
+
+def assemble_qrels(qcodes: np.ndarray, qvocab: np.ndarray, dcodes: np.ndarray, dvocab: np.ndarray,
+                   grades: np.ndarray, *, path: str, locate: RowLocator, units: np.ndarray | None = None) -> Qrels:
+    """Build :class:`Qrels` from per-row codes; a document judged twice for one query is a
+    :class:`ParseError` at the second judgment's line (unless ``units`` groups the rows)."""
+    _check_empty_ids(qvocab, qcodes, "query id", path, locate)
+    _check_empty_ids(dvocab, dcodes, "document id", path, locate)
+    bad = ~np.isfinite(grades)
+    if bad.any():
+        line, text = locate(int(np.flatnonzero(bad)[0]))
+        raise ParseError("grade is not a finite number", path=path, line=line, text=text)
+    qids, offsets, perm = group_codes(qcodes, qvocab)
+    rows = np.arange(len(qcodes)) if perm is None else perm
+    dc = dcodes[rows]
+    if units is None:
+        seg = np.repeat(np.arange(len(qids)), np.diff(offsets))
+        dup = first_duplicate(seg, dc, len(dvocab))
+        if dup.any():
+            row = int(rows[np.flatnonzero(dup)[0]])
+            line, text = locate(row)
+            raise ParseError(
+                f"document {dvocab[dcodes[row]]!r} is judged twice for query {qvocab[qcodes[row]]!r}",
+                path=path, line=line, text=text,
+            )
+    g = grades[rows]
+    u = None if units is None else np.ascontiguousarray(units[rows], dtype=np.int64)
+    return Qrels(qids, offsets, np.ascontiguousarray(dc, dtype=np.int32), dvocab,
+                 np.ascontiguousarray(g, dtype=np.float64), u)
+
+
+def default_run_name(path: PathLike) -> str:
+    name = Path(os.fspath(path)).name
+    for suf in (".gz",):
+        if name.lower().endswith(suf):
+            name = name[: -len(suf)]
+    return Path(name).stem
+
+
+def read_text_lines(path: PathLike):
+    """Iterate ``(line_number, text)`` over a (possibly gzipped) text file. Error paths only."""
+    stream, raw = open_binary(path)
+    try:
+        for i, b in enumerate(stream, start=1):
+            yield i, b.decode("utf-8", errors="replace").rstrip("\r\n")
+    finally:
+        stream.close()
+        raw.close()
+
+
+def locate_nonblank(path: PathLike, row: int, skip: int = 0) -> tuple[int | None, str | None]:
+    """Line number and text of the ``row``-th (0-based) non-blank line after ``skip`` non-blank lines.
+
+    Used only on error paths (it scans the file in Python)."""
+    target = row + skip
+    k = 0
+    for i, text in read_text_lines(path):
+        if text.strip():
+            if k == target:
+                return i, text
+            k += 1
+    return None, None
+
+
+def check_nonempty(n_rows: int, path: str, what: str) -> None:
+    if n_rows == 0:
+        raise ParseError(f"the file is empty: no {what} found", path=path)
+
+
+def as_path_str(path: Any) -> str:
+    return os.fspath(path)

@@ -1,0 +1,373 @@
+"""Headered CSV/TSV, JSONL and Parquet: each is read into an Arrow table (by pyarrow), then turned into
+a :class:`~ragrade.data.Run` / :class:`~ragrade.data.Qrels` by the same column logic.
+
+Two layouts are understood, in every one of these formats:
+
+* **rows**: one (query, doc, score/grade[, rank]) per row, e.g. ``{"query": "q1", "doc": "d3", "score": 2.5}``;
+* **lists** (JSONL and Parquet): one query per row with a list column: ``{"query": "q1", "retrieved":
+  ["d1", "d3"]}`` (optional ``"scores"``), ``{"query": "q1", "gold": ["d1"]}`` (optional ``"grades"``) or
+  ``{"query": "q1", "groups": [["d1", "d2"], ["d3"]]}``.
+
+Column names are recognised case-insensitively from common spellings (``query``/``query_id``/``qid``/
+``query-id``; ``doc``/``doc_id``/``docid``/``corpus-id``; ``score``; ``grade``/``relevance``/``rel``/``label``;
+``rank``) and can be given explicitly (``query_col=``, ``doc_col=``, ``score_col=``, ``grade_col=``,
+``rank_col=``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ragrade.data import Qrels, Run
+from ragrade.errors import ParseError
+from ragrade.io._common import (
+    DOC_NAMES,
+    GOLD_LIST_NAMES,
+    GRADE_NAMES,
+    GROUP_NAMES,
+    QUERY_NAMES,
+    RANK_NAMES,
+    RUN_LIST_NAMES,
+    SCORE_NAMES,
+    STR_DICT,
+    PathLike,
+    Progress,
+    assemble_qrels,
+    assemble_run,
+    check_nonempty,
+    default_run_name,
+    dictionary_codes,
+    first_line,
+    float_column,
+    is_gzip,
+    locate_nonblank,
+    looks_like_header,
+    pick_column,
+    read_text_lines,
+)
+
+RowText = Callable[[int], tuple[int | None, str | None]]
+
+
+# -- loading Arrow tables ----------------------------------------------------------------------------
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def load_delimited(path: PathLike, delimiter: str, *, header: bool | None = None, kind: str,
+                   progress: Progress | None = None) -> tuple[pa.Table, RowText]:
+    """Read a CSV/TSV file with pyarrow. ``header=None`` sniffs: the first row is a header unless it looks
+    like data (its last field is a number and no field is a known column name); a headerless file's
+    columns are taken positionally as ``query, doc[, score|grade]``."""
+    import pyarrow.csv as pacsv
+
+    p = os.fspath(path)
+    first = first_line(p)
+    if first is None:
+        check_nonempty(0, p, "rows")
+    fields = first.split(delimiter) if first is not None else []
+    if header is None:
+        header = looks_like_header(fields)
+    skip = 1 if header else 0
+    read = pacsv.ReadOptions(block_size=16 << 20)
+    if not header:
+        value = "score" if kind == "run" else "grade"
+        names = ["query", "doc", value, *[f"column{i}" for i in range(4, len(fields) + 1)]][: len(fields)]
+        read = pacsv.ReadOptions(column_names=names, block_size=16 << 20)
+    parse = pacsv.ParseOptions(delimiter=delimiter, quote_char='"' if delimiter == "," else False)
+    if header:
+        # Read the header row to type the id columns as dictionary strings (never numbers: "007" stays "007").
+        names = [f.strip('"') for f in fields] if delimiter == "," else list(fields)
+    convert = pacsv.ConvertOptions(
+        column_types={n: STR_DICT for n in names if n.strip().strip('"').lower() in {*QUERY_NAMES, *DOC_NAMES}},
+        strings_can_be_null=False, null_values=[""], quoted_strings_can_be_null=False,
+    )
+    locate: RowText = lambda r: locate_nonblank(p, r, skip=skip)  # noqa: E731
+    try:
+        table = pacsv.read_csv(p, read_options=read, parse_options=parse, convert_options=convert)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        _locate_delimited_error(p, delimiter, len(fields), skip, exc)
+        raise  # pragma: no cover
+    clean = [n.strip().strip('"').strip() for n in table.column_names]
+    if clean != table.column_names:
+        table = table.rename_columns(clean)
+    if progress is not None:
+        progress(_size(p), _size(p))
+    return table, locate
+
+
+def _locate_delimited_error(path: str, delimiter: str, ncol: int, skip: int, exc: Exception) -> None:
+    import csv
+
+    seen = 0
+    for i, text in read_text_lines(path):
+        if not text.strip():
+            continue
+        seen += 1
+        if seen <= skip:
+            continue
+        row = next(csv.reader([text], delimiter=delimiter)) if delimiter == "," else text.split(delimiter)
+        if len(row) != ncol:
+            raise ParseError(f"expected {ncol} columns separated by {delimiter!r}, got {len(row)}",
+                             path=path, line=i, text=text)
+    raise ParseError(f"cannot parse the file ({exc})", path=path)
+
+
+def load_jsonl(path: PathLike, progress: Progress | None = None) -> tuple[pa.Table, RowText]:
+    """Read JSON Lines with ``pyarrow.json``; if pyarrow refuses the file (mixed types in one field, bad
+    JSON), fall back to a line-by-line reader that either succeeds or names the bad line."""
+    import pyarrow.json as pajson
+
+    p = os.fspath(path)
+    if first_line(p) is None:
+        check_nonempty(0, p, "JSON lines")
+    locate: RowText = lambda r: locate_nonblank(p, r)  # noqa: E731
+    try:
+        table = pajson.read_json(p, read_options=pajson.ReadOptions(block_size=16 << 20))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        table = _jsonl_python(p)
+    if progress is not None:
+        progress(_size(p), _size(p))
+    return table, locate
+
+
+def _jsonl_python(path: str) -> pa.Table:
+    """Fallback JSONL reader: values are kept as written, ids normalised to strings."""
+    rows: list[dict[str, Any]] = []
+    for i, text in read_text_lines(path):
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ParseError(f"invalid JSON ({exc.msg})", path=path, line=i, text=text) from None
+        if not isinstance(obj, dict):
+            raise ParseError("each line must be a JSON object", path=path, line=i, text=text)
+        rows.append(obj)
+    keys: list[str] = []
+    for r in rows:
+        for k in r:
+            if k not in keys:
+                keys.append(k)
+    cols: dict[str, Any] = {}
+    for k in keys:
+        vals = [r.get(k) for r in rows]
+        try:
+            cols[k] = pa.array(vals)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            cols[k] = pa.array([_stringify(v) for v in vals])
+    return pa.table(cols)
+
+
+def _stringify(v: Any) -> Any:
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, list):
+        return [_stringify(x) for x in v]
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def load_parquet(path: PathLike, progress: Progress | None = None) -> tuple[pa.Table, RowText]:
+    import pyarrow.parquet as pq
+
+    p = os.fspath(path)
+    try:
+        table = pq.read_table(p)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ParseError(f"not a readable Parquet file ({exc})", path=p) from None
+    if progress is not None:
+        progress(_size(p), _size(p))
+    return table, lambda r: (None, f"row {r + 1}")
+
+
+# -- table -> Run / Qrels ----------------------------------------------------------------------------
+def _list_column(table: pa.Table, names: tuple[str, ...], wanted: str | None) -> str | None:
+    cols = {n.lower(): n for n in table.column_names}
+    candidates = (wanted,) if wanted else names
+    for c in candidates:
+        if c is None:
+            continue
+        real = cols.get(c.lower())
+        if real is not None and (pa.types.is_list(table.schema.field(real).type)
+                                 or pa.types.is_large_list(table.schema.field(real).type)):
+            return real
+    return None
+
+
+def _flatten(table: pa.Table, list_col: str, query_col: str, path: str, locate: RowText,
+             value_col: str | None) -> tuple[pa.ChunkedArray, pa.ChunkedArray, np.ndarray | None, np.ndarray]:
+    """Explode a list column: ``(query per item, item, value per item or None, row of each item)``."""
+    lists = pa.chunked_array([c.cast(pa.list_(c.type.value_type)) for c in table.column(list_col).chunks]) \
+        if pa.types.is_large_list(table.schema.field(list_col).type) else table.column(list_col)
+    r = _null(lists)
+    if r is not None:
+        line, text = locate(r)
+        raise ParseError(f"{list_col!r} is missing or null", path=path, line=line, text=text)
+    lengths = pc.list_value_length(lists).to_numpy(zero_copy_only=False).astype(np.int64)
+    parent = np.repeat(np.arange(len(lengths)), lengths)
+    items = pc.list_flatten(lists)
+    queries = table.column(query_col).take(pa.array(parent))
+    values = None
+    if value_col is not None:
+        vlists = table.column(value_col)
+        vlen = pc.list_value_length(vlists).to_numpy(zero_copy_only=False)
+        bad = np.flatnonzero(vlen != lengths)
+        if len(bad):
+            line, text = locate(int(bad[0]))
+            raise ParseError(f"{value_col!r} and {list_col!r} have different lengths", path=path, line=line,
+                             text=text)
+        flat = pc.list_flatten(vlists)
+        values = float_column(pa.chunked_array([flat]) if isinstance(flat, pa.Array) else flat,
+                              value_col, path, lambda i: locate(int(parent[i])))
+    return queries, items, values, parent
+
+
+def _null(col: pa.ChunkedArray) -> int | None:
+    if col.null_count == 0:
+        return None
+    return int(np.flatnonzero(pc.is_null(col).to_numpy(zero_copy_only=False))[0])
+
+
+def _ids(col: pa.ChunkedArray | pa.Array, what: str, path: str, locate: RowText,
+         row_of: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(col, pa.Array):
+        col = pa.chunked_array([col])
+    r = _null(col)
+    if r is not None:
+        line, text = locate(r if row_of is None else int(row_of[r]))
+        raise ParseError(f"missing {what}", path=path, line=line, text=text)
+    return dictionary_codes(col)
+
+
+def table_to_run(table: pa.Table, path: PathLike, locate: RowText, *, name: str | None = None,
+                 query_col: str | None = None, doc_col: str | None = None, score_col: str | None = None,
+                 rank_col: str | None = None, list_col: str | None = None) -> Run:
+    p = os.fspath(path)
+    check_nonempty(table.num_rows, p, "rows")
+    names = table.column_names
+    q = pick_column(names, query_col, QUERY_NAMES, "query", p)
+    assert q is not None
+    lst = _list_column(table, RUN_LIST_NAMES, list_col)
+    name = name if name is not None else default_run_name(p)
+    if lst is not None:
+        sc = pick_column(names, score_col, ("scores", "score"), "score", p, required=False)
+        if sc is not None and not pa.types.is_list(table.schema.field(sc).type):
+            sc = None
+        queries, items, scores, parent = _flatten(table, lst, q, p, locate, sc)
+        row_loc: RowText = lambda i: locate(int(parent[i]))  # noqa: E731
+        qcodes, qvocab = _ids(queries, "query id", p, row_loc)
+        dcodes, dvocab = _ids(items, "document id", p, row_loc)
+        run = assemble_run(qcodes, qvocab, dcodes, dvocab, scores, name=name, path=p, locate=row_loc)
+        return _with_empty_lists(run, table, q, lengths_zero=_empty_rows(table, lst), path=p, locate=locate)
+    d = pick_column(names, doc_col, DOC_NAMES, "doc", p, exclude=(q,))
+    assert d is not None
+    sc = pick_column(names, score_col, SCORE_NAMES, "score", p, required=False)
+    rk = pick_column(names, rank_col, RANK_NAMES, "rank", p, required=False)
+    qcodes, qvocab = _ids(table.column(q), "query id", p, locate)
+    dcodes, dvocab = _ids(table.column(d), "document id", p, locate)
+    scores = float_column(table.column(sc), "score", p, locate) if sc is not None else None
+    ranks = float_column(table.column(rk), "rank", p, locate) if (rk is not None and sc is None) else None
+    return assemble_run(qcodes, qvocab, dcodes, dvocab, scores, name=name, path=p, locate=locate, ranks=ranks)
+
+
+def _empty_rows(table: pa.Table, lst: str) -> np.ndarray:
+    return np.flatnonzero(pc.list_value_length(table.column(lst)).to_numpy(zero_copy_only=False) == 0)
+
+
+def _with_empty_lists(run: Run, table: pa.Table, qcol: str, lengths_zero: np.ndarray, path: str,
+                      locate: RowText) -> Run:
+    """List layout: a query whose list is empty is kept, as an empty retrieved list."""
+    if len(lengths_zero) == 0:
+        return run
+    extra = table.column(qcol).take(pa.array(lengths_zero))
+    extra_ids = [str(x) for x in extra.to_pylist()]  # only the (few) empty queries
+    have = set(run.query_ids.tolist())
+    new = [x for x in dict.fromkeys(extra_ids) if x not in have]
+    if not new:
+        return run
+    qids = np.concatenate([run.query_ids, np.asarray(new, dtype=object)])
+    offsets = np.concatenate([run._offsets, np.full(len(new), run._offsets[-1], dtype=np.int64)])
+    return Run(qids, offsets, run._doc_codes.copy(), run._doc_vocab.copy(),
+               None if run.scores is None else run.scores.copy(), name=run.name)
+
+
+def table_to_qrels(table: pa.Table, path: PathLike, locate: RowText, *, query_col: str | None = None,
+                   doc_col: str | None = None, grade_col: str | None = None, list_col: str | None = None,
+                   unit_col: str | None = None) -> Qrels:
+    p = os.fspath(path)
+    check_nonempty(table.num_rows, p, "rows")
+    names = table.column_names
+    q = pick_column(names, query_col, QUERY_NAMES, "query", p)
+    assert q is not None
+    grp = _list_column(table, GROUP_NAMES, None if list_col is None else list_col)
+    if grp is not None and pa.types.is_list(table.schema.field(grp).type.value_type):
+        return _groups_to_qrels(table, q, grp, p, locate)
+    lst = _list_column(table, GOLD_LIST_NAMES, list_col)
+    if lst is not None:
+        gc = pick_column(names, grade_col, ("grades", "grade"), "grade", p, required=False)
+        if gc is not None and not pa.types.is_list(table.schema.field(gc).type):
+            gc = None
+        queries, items, grades, parent = _flatten(table, lst, q, p, locate, gc)
+        row_loc: RowText = lambda i: locate(int(parent[i]))  # noqa: E731
+        qcodes, qvocab = _ids(queries, "query id", p, row_loc)
+        dcodes, dvocab = _ids(items, "document id", p, row_loc)
+        g = np.ones(len(dcodes)) if grades is None else grades
+        return assemble_qrels(qcodes, qvocab, dcodes, dvocab, g, path=p, locate=row_loc)
+    d = pick_column(names, doc_col, DOC_NAMES, "doc", p, exclude=(q,))
+    assert d is not None
+    gc = pick_column(names, grade_col, GRADE_NAMES, "grade", p, required=False)
+    uc = pick_column(names, unit_col, ("unit", "group"), "unit", p, required=False)
+    qcodes, qvocab = _ids(table.column(q), "query id", p, locate)
+    dcodes, dvocab = _ids(table.column(d), "document id", p, locate)
+    grades = float_column(table.column(gc), "grade", p, locate) if gc is not None else np.ones(len(dcodes))
+    units = None
+    if uc is not None:
+        units = float_column(table.column(uc), "unit", p, locate).astype(np.int64)
+    return assemble_qrels(qcodes, qvocab, dcodes, dvocab, grades, path=p, locate=locate, units=units)
+
+
+def _groups_to_qrels(table: pa.Table, q: str, grp: str, path: str, locate: RowText) -> Qrels:
+    """AutoRAG-style groups (list of lists of ids): built through :meth:`Qrels.from_groups` (groups
+    files are small: one Python list per query)."""
+    from ragrade.errors import InputError
+
+    qs = [str(x) for x in table.column(q).to_pylist()]
+    groups = table.column(grp).to_pylist()
+    for i, g in enumerate(groups):
+        if g is None or any(x is None or len(x) == 0 for x in g):
+            line, text = locate(i)
+            raise ParseError("a query's groups must be non-empty lists of ids", path=path, line=line, text=text)
+    merged: dict[str, list[list[str]]] = {}
+    for qid, g in zip(qs, groups, strict=True):
+        merged.setdefault(qid, []).extend([[str(x) for x in grp_] for grp_ in g])
+    try:
+        return Qrels.from_groups(list(merged.values()), query_ids=list(merged.keys()))
+    except InputError as exc:
+        raise ParseError(str(exc), path=path) from None
+
+
+def delimiter_for(fmt: str) -> str:
+    return "\t" if fmt == "tsv" else ","
+
+
+__all__ = [
+    "delimiter_for",
+    "is_gzip",
+    "load_delimited",
+    "load_jsonl",
+    "load_parquet",
+    "table_to_qrels",
+    "table_to_run",
+]

@@ -1,0 +1,310 @@
+"""TREC qrels (``qid iter docno rel``) and runs (``qid Q0 docno rank score tag``): streaming reader, writer.
+
+The reader never creates a Python object per line. It reads the file in large byte chunks cut at a
+newline, normalises whitespace with bytes operations (tabs and runs of spaces become one space; spaces at
+line ends are removed), and parses each chunk with ``pyarrow.csv`` into dictionary-coded id columns and a
+float64 score column. The chunks' dictionaries are unified at the end and the integer indices become the
+Run's / Qrels' codes directly. Only on an error does it look at lines in Python, to report the line.
+
+The rank column of a run is ignored (SPEC: ranking is by score); so are the ``iter`` and ``Q0`` columns.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from ragrade.data import Qrels, Run
+from ragrade.errors import InputError, ParseError
+from ragrade.io._common import (
+    STR_DICT,
+    PathLike,
+    Progress,
+    assemble_qrels,
+    assemble_run,
+    check_nonempty,
+    dictionary_codes,
+    locate_nonblank,
+    open_binary,
+)
+
+#: Bytes read per chunk (the cut falls on the last newline of the chunk).
+CHUNK_SIZE = 64 << 20
+
+RUN_COLUMNS = ("query", "q0", "doc", "rank", "score", "tag")
+QRELS_COLUMNS = ("query", "iter", "doc", "grade")
+
+_TABS = bytes.maketrans(b"\t\r\v\f", b"    ")
+_MULTI_SPACE = re.compile(rb"  +")
+_EDGE_SPACE = re.compile(rb"^ +| +$", re.MULTILINE)
+
+
+def normalise_whitespace(chunk: bytes) -> bytes:
+    """Tabs (and CR, VT, FF) → space, runs of spaces → one space, no space at either end of a line."""
+    if b"\t" in chunk or b"\r" in chunk or b"\v" in chunk or b"\f" in chunk:
+        chunk = chunk.translate(_TABS)
+    if b"  " in chunk:
+        chunk = _MULTI_SPACE.sub(b" ", chunk)
+    if chunk[:1] == b" " or b"\n " in chunk or b" \n" in chunk or chunk[-1:] == b" ":
+        chunk = _EDGE_SPACE.sub(b"", chunk)
+    return chunk
+
+
+def _is_clean(block: bytes, end: int, ncol: int) -> bool:
+    """Fast test (single-byte counts only) that ``block[:end]`` needs no normalisation: no tab or CR, and
+    exactly ``ncol - 1`` spaces per line on average. A file that passes but still has an irregular line
+    is caught by the parser, and then re-parsed after full normalisation."""
+    if block.find(b"\t", 0, end) >= 0 or block.find(b"\r", 0, end) >= 0:
+        return False
+    lines = block.count(b"\n", 0, end) + (0 if end == 0 or block[end - 1 : end] == b"\n" else 1)
+    return block.count(b" ", 0, end) == (ncol - 1) * lines
+
+
+def iter_chunks(path: PathLike, chunk_size: int = CHUNK_SIZE, progress: Progress | None = None
+                ) -> Iterator[tuple[bytes, int, int]]:
+    """Yield ``(block, end, offset)``: ``block[:end]`` is a run of whole lines (the last chunk's last line
+    may lack its newline) starting at byte ``offset`` of the (decompressed) file."""
+    stream, raw = open_binary(path)
+    total = os.fstat(raw.fileno()).st_size
+    offset = 0
+    carry = b""
+    try:
+        while True:
+            try:
+                block = stream.read(chunk_size)
+            except (OSError, EOFError) as exc:
+                raise ParseError(f"cannot read the file ({exc})", path=os.fspath(path)) from None
+            if not block:
+                if carry:
+                    yield carry, len(carry), offset
+                break
+            if carry:
+                block = carry + block
+            cut = block.rfind(b"\n")
+            if cut < 0:
+                carry = block
+                continue
+            carry = block[cut + 1 :]
+            yield block, cut + 1, offset
+            offset += cut + 1
+            if progress is not None:
+                progress(raw.tell(), total)
+    finally:
+        stream.close()
+        raw.close()
+    if progress is not None:
+        progress(total, total)
+
+
+def _line_number(path: str, offset: int) -> int:
+    """1-based line number of the byte at ``offset`` (error path: counts newlines before it)."""
+    n = 1
+    done = 0
+    stream, raw = open_binary(path)
+    try:
+        while done < offset:
+            b = stream.read(min(CHUNK_SIZE, offset - done))
+            if not b:
+                break
+            n += b.count(b"\n")
+            done += len(b)
+    finally:
+        stream.close()
+        raw.close()
+    return n
+
+
+def _arrow_parse(data: Any, columns: tuple[str, ...], numeric: str) -> pa.Table:
+    read = pacsv.ReadOptions(column_names=list(columns), block_size=4 << 20)
+    parse = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, double_quote=False)
+    convert = pacsv.ConvertOptions(
+        column_types={"query": STR_DICT, "doc": STR_DICT, numeric: pa.float64()},
+        include_columns=["query", "doc", numeric],
+        null_values=[],
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+    )
+    return pacsv.read_csv(pa.BufferReader(data), read_options=read, parse_options=parse, convert_options=convert)
+
+
+def _parse_chunk(block: bytes, end: int, offset: int, path: str, columns: tuple[str, ...], numeric: str,
+                 numeric_what: str) -> tuple[pa.Table | None, bytes | None]:
+    """Parse ``block[:end]``; returns the table and, if the chunk had to be normalised, its bytes."""
+    if _NON_SPACE.search(block, 0, end) is None:
+        return None, None
+    if _is_clean(block, end, len(columns)):
+        try:
+            return _arrow_parse(pa.py_buffer(memoryview(block)[:end]), columns, numeric), None
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass  # irregular spacing that the fast test missed, or a real error: see below
+    data = normalise_whitespace(block[:end])
+    try:
+        return _arrow_parse(data, columns, numeric), data
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        _locate_bad_line(block[:end], _line_number(path, offset), path, columns, numeric, numeric_what, exc)
+        raise  # pragma: no cover - _locate_bad_line always raises
+
+
+_NON_SPACE = re.compile(rb"\S")
+
+
+def _locate_bad_line(chunk: bytes, first_line: int, path: str, columns: tuple[str, ...], numeric: str,
+                     numeric_what: str, exc: Exception) -> None:
+    """Error path: find the first line of ``chunk`` that does not parse and raise a ParseError for it."""
+    ncol = len(columns)
+    kind = "run" if ncol == 6 else "qrels"
+    layout = "query iter doc grade" if kind == "qrels" else "query Q0 doc rank score tag"
+    idx = columns.index(numeric)
+    for i, raw_line in enumerate(chunk.split(b"\n")):
+        text = raw_line.decode("utf-8", errors="replace").rstrip("\r")
+        fields = text.split()
+        if not fields:
+            continue
+        if len(fields) != ncol:
+            raise ParseError(
+                f"expected {ncol} whitespace-separated columns for a TREC {kind} line ({layout}), "
+                f"got {len(fields)}",
+                path=path, line=first_line + i, text=text,
+            )
+        try:
+            float(fields[idx])
+        except ValueError:
+            raise ParseError(f"{numeric_what} is not a number", path=path, line=first_line + i,
+                             text=text) from None
+    raise ParseError(f"cannot parse the TREC {kind} file ({exc})", path=path)
+
+
+def _read(path: PathLike, columns: tuple[str, ...], numeric: str, numeric_what: str, chunk_size: int,
+          progress: Progress | None) -> tuple[list, list, list, int]:
+    p = os.fspath(path)
+    qchunks: list[pa.Array] = []
+    dchunks: list[pa.Array] = []
+    vals: list[np.ndarray] = []
+    n = 0
+    for block, end, offset in iter_chunks(p, chunk_size, progress):
+        table, _ = _parse_chunk(block, end, offset, p, columns, numeric, numeric_what)
+        if table is None or table.num_rows == 0:
+            continue
+        qchunks.extend(table.column("query").chunks)
+        dchunks.extend(table.column("doc").chunks)
+        v = table.column(numeric).to_numpy()
+        if numeric == "score" and np.isnan(v).any():
+            # Report at once, with the chunk in hand.
+            r = int(np.flatnonzero(np.isnan(v))[0])
+            lines = [ln for ln in enumerate(block[:end].split(b"\n")) if ln[1].strip()]
+            i, text = lines[r]
+            raise ParseError("score is NaN (scores must be comparable numbers)", path=p,
+                             line=_line_number(p, offset) + i, text=text.decode("utf-8", errors="replace").strip())
+        vals.append(v)
+        n += table.num_rows
+    return qchunks, dchunks, vals, n
+
+
+def read_trec_run(path: PathLike, name: str | None = None, *, chunk_size: int = CHUNK_SIZE,
+                  progress: Progress | None = None) -> Run:
+    """Read a TREC run file (``qid Q0 docno rank score tag``, whitespace-separated, optionally gzipped).
+
+    ``name`` defaults to the tag of the first line. Rows need not be grouped by query."""
+    p = os.fspath(path)
+    qchunks, dchunks, vals, n = _read(p, RUN_COLUMNS, "score", "score", chunk_size, progress)
+    check_nonempty(n, p, "run lines")
+    qcodes, qvocab = dictionary_codes(pa.chunked_array(qchunks, type=STR_DICT))
+    dcodes, dvocab = dictionary_codes(pa.chunked_array(dchunks, type=STR_DICT))
+    scores = np.concatenate(vals)
+    if name is None:
+        _, first = locate_nonblank(p, 0)
+        name = first.split()[5] if first else None
+    return assemble_run(qcodes, qvocab, dcodes, dvocab, scores, name=name, path=p,
+                        locate=lambda r: locate_nonblank(p, r))
+
+
+def read_trec_qrels(path: PathLike, *, chunk_size: int = CHUNK_SIZE, progress: Progress | None = None) -> Qrels:
+    """Read a TREC qrels file (``qid iter docno rel``, whitespace-separated, optionally gzipped)."""
+    p = os.fspath(path)
+    qchunks, dchunks, vals, n = _read(p, QRELS_COLUMNS, "grade", "relevance grade", chunk_size, progress)
+    check_nonempty(n, p, "judgments")
+    qcodes, qvocab = dictionary_codes(pa.chunked_array(qchunks, type=STR_DICT))
+    dcodes, dvocab = dictionary_codes(pa.chunked_array(dchunks, type=STR_DICT))
+    grades = np.concatenate(vals)
+    return assemble_qrels(qcodes, qvocab, dcodes, dvocab, grades, path=p, locate=lambda r: locate_nonblank(p, r))
+
+
+# -- writers -----------------------------------------------------------------------------------------
+def _check_ids(vocab: np.ndarray, what: str) -> None:
+    """TREC files are whitespace-separated: an id containing whitespace cannot be written."""
+    if len(vocab) == 0:
+        return
+    import pyarrow.compute as pc
+
+    bad = pc.match_substring_regex(pa.array(vocab, type=pa.string()), r"\s").to_numpy(zero_copy_only=False)
+    if bad.any():
+        raise InputError(f"a {what} contains whitespace and cannot be written to a TREC file; use TSV, JSONL "
+                         "or Parquet", value=str(vocab[np.flatnonzero(bad)[0]]))
+
+
+def _write_table(table: pa.Table, path: PathLike) -> None:
+    opts = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
+    if os.fspath(path).lower().endswith(".gz"):
+        with pa.CompressedOutputStream(os.fspath(path), "gzip") as out:
+            pacsv.write_csv(table, out, opts)
+    else:
+        pacsv.write_csv(table, os.fspath(path), opts)
+
+
+def _const(value: str, n: int) -> pa.DictionaryArray:
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([value]))
+
+
+def write_trec_run(run: Run, path: PathLike, tag: str | None = None, ties: str = "docid_desc") -> None:
+    """Write ``qid Q0 docno rank score tag`` lines in rank order (ranks 1..n per query).
+
+    Ranked lists without scores get descending scores ``n - position`` so that reading the file back
+    gives the same order. ``tag`` defaults to the run's name (or ``ragrade``)."""
+    tag = tag or run.name or "ragrade"
+    if any(c.isspace() for c in tag):
+        raise InputError("the run tag cannot contain whitespace", value=tag)
+    _check_ids(run.query_ids, "query id")
+    _check_ids(run._doc_vocab, "document id")
+    order = run.ranking(ties)
+    counts = np.diff(run._offsets)
+    seg = np.repeat(np.arange(run.n_queries, dtype=np.int32), counts)
+    pos = np.arange(run.n_rows, dtype=np.int64) - np.repeat(run._offsets[:-1], counts)
+    pseudo = run.scores is None  # ranked lists: descending pseudo-scores keep the order
+    scores = (np.repeat(counts, counts) - pos).astype(np.float64) if pseudo else run.scores[order]
+    n = run.n_rows
+    table = pa.table({
+        "query": pa.DictionaryArray.from_arrays(pa.array(seg), pa.array(run.query_ids, type=pa.string())),
+        "q0": _const("Q0", n),
+        "doc": pa.DictionaryArray.from_arrays(pa.array(run._doc_codes[order]),
+                                              pa.array(run._doc_vocab, type=pa.string())),
+        "rank": pa.array(pos + 1),
+        "score": pa.array(scores, type=pa.float64()),
+        "tag": _const(tag, n),
+    })
+    _write_table(table, path)
+
+
+def write_trec_qrels(qrels: Qrels, path: PathLike) -> None:
+    """Write ``qid 0 docno grade`` lines (integral grades without a decimal point)."""
+    if qrels.has_groups:
+        raise InputError("qrels with groups cannot be written as TREC qrels (one line per document loses the "
+                         "groups); write JSONL or Parquet instead")
+    _check_ids(qrels.query_ids, "query id")
+    _check_ids(qrels._doc_vocab, "document id")
+    g = qrels.grades
+    grades = pa.array(g.astype(np.int64)) if np.all(np.mod(g, 1) == 0) else pa.array(g)
+    seg = np.repeat(np.arange(qrels.n_queries, dtype=np.int32), np.diff(qrels._offsets))
+    table = pa.table({
+        "query": pa.DictionaryArray.from_arrays(pa.array(seg), pa.array(qrels.query_ids, type=pa.string())),
+        "iter": _const("0", qrels.n_rows),
+        "doc": pa.DictionaryArray.from_arrays(pa.array(qrels._doc_codes), pa.array(qrels._doc_vocab,
+                                                                                   type=pa.string())),
+        "grade": grades,
+    })
+    _write_table(table, path)

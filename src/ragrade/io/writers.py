@@ -1,0 +1,149 @@
+"""Writers for headered TSV/CSV, JSONL and Parquet (TREC lives in :mod:`ragrade.io.trec`).
+
+Runs are written one row per retrieved item in rank order: ``query, doc, rank, score`` (no ``score``
+column for ranked lists without scores). Qrels are written ``query, doc, grade`` (plus ``unit`` for
+grouped qrels in Parquet/TSV; JSONL writes groups in the list layout ``{"query": .., "groups": [[..]]}``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pyarrow as pa
+
+from ragrade.data import Qrels, Run
+from ragrade.io._common import PathLike, is_gzip
+
+
+def _dict_col(codes: np.ndarray, vocab: np.ndarray) -> pa.DictionaryArray:
+    return pa.DictionaryArray.from_arrays(pa.array(np.asarray(codes, dtype=np.int32)),
+                                          pa.array(vocab, type=pa.string()))
+
+
+def run_table(run: Run, ties: str = "docid_desc") -> pa.Table:
+    order = run.ranking(ties)
+    counts = np.diff(run._offsets)
+    seg = np.repeat(np.arange(run.n_queries, dtype=np.int32), counts)
+    pos = np.arange(run.n_rows, dtype=np.int64) - np.repeat(run._offsets[:-1], counts)
+    cols = {
+        "query": _dict_col(seg, run.query_ids),
+        "doc": _dict_col(run._doc_codes[order], run._doc_vocab),
+        "rank": pa.array(pos + 1),
+    }
+    if run.scores is not None:
+        cols["score"] = pa.array(run.scores[order], type=pa.float64())
+    return pa.table(cols)
+
+
+def _grades(g: np.ndarray) -> pa.Array:
+    return pa.array(g.astype(np.int64)) if np.all(np.mod(g, 1) == 0) else pa.array(g)
+
+
+def qrels_table(qrels: Qrels) -> pa.Table:
+    seg = np.repeat(np.arange(qrels.n_queries, dtype=np.int32), np.diff(qrels._offsets))
+    cols = {
+        "query": _dict_col(seg, qrels.query_ids),
+        "doc": _dict_col(qrels._doc_codes, qrels._doc_vocab),
+        "grade": _grades(qrels.grades),
+    }
+    if qrels.has_groups:
+        cols["unit"] = pa.array(qrels.unit_ids())
+    return pa.table(cols)
+
+
+def write_delimited(table: pa.Table, path: PathLike, delimiter: str) -> None:
+    import pyarrow.csv as pacsv
+
+    table = table.cast(pa.schema([pa.field(f.name, pa.string() if pa.types.is_dictionary(f.type) else f.type)
+                                  for f in table.schema]))
+    if delimiter != ",":
+        _check_no_delimiter(table, delimiter)
+    header = (delimiter.join(table.column_names) + "\n").encode()
+    opts = pacsv.WriteOptions(include_header=False, delimiter=delimiter,
+                              quoting_style="needed" if delimiter == "," else "none")
+    if is_gzip(path):
+        with pa.CompressedOutputStream(os.fspath(path), "gzip") as out:
+            out.write(header)
+            pacsv.write_csv(table, out, opts)
+    else:
+        with pa.OSFile(os.fspath(path), "wb") as out:
+            out.write(header)
+            pacsv.write_csv(table, out, opts)
+
+
+def _check_no_delimiter(table: pa.Table, delimiter: str) -> None:
+    import pyarrow.compute as pc
+
+    from ragrade.errors import InputError
+
+    for name in ("query", "doc"):
+        col = table.column(name)
+        bad = pc.any(pc.match_substring_regex(col, r"[\t\n\r]")).as_py() if len(col) else False
+        if bad:
+            raise InputError(f"a {name} id contains a tab or newline and cannot be written to TSV; use JSONL "
+                             "or Parquet")
+
+
+def write_parquet(table: pa.Table, path: PathLike) -> None:
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, os.fspath(path))
+
+
+def _json_strings(col: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """JSON text of every value, vectorised: strings are escaped once per distinct value (dictionary),
+    numbers use Arrow's shortest round-trip formatting."""
+    import pyarrow.compute as pc
+
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    if pa.types.is_dictionary(col.type):
+        vocab = col.dictionary.to_pylist()
+        escaped = pa.array([json.dumps(v, ensure_ascii=False) for v in vocab], type=pa.string())
+        return escaped.take(col.indices)
+    if pa.types.is_floating(col.type):
+        text = pc.cast(col, pa.string())
+        text = pc.replace_substring(text, "inf", "Infinity")
+        return text
+    return pc.cast(col, pa.string())
+
+
+def write_jsonl_rows(table: pa.Table, path: PathLike) -> None:
+    """One JSON object per row, built with Arrow string kernels (no Python object per row)."""
+    import pyarrow.compute as pc
+
+    parts: list[pa.Array | str] = []
+    for i, name in enumerate(table.column_names):
+        parts.append(("{" if i == 0 else ", ") + json.dumps(name) + ": ")
+        parts.append(_json_strings(table.column(name)))
+    parts.append("}\n")
+    n = table.num_rows
+    arrays = [pa.array(np.full(n, p, dtype=object), type=pa.string()) if isinstance(p, str) else p for p in parts]
+    lines = pc.binary_join_element_wise(*arrays, "") if n else pa.array([], type=pa.string())
+    lines = pa.array(lines, type=pa.large_string()) if not isinstance(lines, pa.Array) else lines
+    lines = lines.cast(pa.large_string())  # 64-bit offsets: no 2 GiB limit
+    # The value buffer of a string array is the concatenation of its values: write it as is.
+    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int64)[lines.offset: lines.offset + len(lines) + 1]
+    data = lines.buffers()[2]
+    body = b"" if data is None or len(lines) == 0 else memoryview(data)[int(offsets[0]): int(offsets[-1])]
+    if is_gzip(path):
+        import gzip
+
+        with gzip.open(os.fspath(path), "wb") as fh:
+            fh.write(body)
+    else:
+        with open(os.fspath(path), "wb") as fh:
+            fh.write(body)
+
+
+def write_jsonl_groups(qrels: Qrels, path: PathLike) -> None:
+    """Grouped qrels in the list layout, one line per query."""
+    import gzip
+
+    groups = qrels.to_groups()
+    opener = gzip.open if is_gzip(path) else open
+    with opener(os.fspath(path), "wt", encoding="utf-8") as fh:
+        for q, g in groups.items():
+            fh.write(json.dumps({"query": q, "groups": g}, ensure_ascii=False) + "\n")
