@@ -13,6 +13,7 @@ from ragrade.errors import (
     RagradeWarning,
 )
 from ragrade.evaluation import Evaluator, Result, Summary, evaluate
+from ragrade.io import read_qrels, read_run, write_qrels, write_run
 from ragrade.metrics import Metric, parse_metric, parse_metrics
 from ragrade.policies import Policies
 
@@ -35,4 +36,8 @@ __all__ = [
     "evaluate",
     "parse_metric",
     "parse_metrics",
+    "read_qrels",
+    "read_run",
+    "write_qrels",
+    "write_run",
 ]

@@ -53,9 +53,12 @@ RANK_NAMES = ("rank", "position", "pos")
 RUN_LIST_NAMES = ("retrieved", "retrieved_ids", "results", "docs", "doc_ids", "ranking", "ranked")
 GOLD_LIST_NAMES = ("gold", "gold_docs", "gold_ids", "relevant", "relevant_ids", "positives", "qrels")
 GROUP_NAMES = ("groups", "gold_groups", "retrieval_gt")
+# Words that mark a first line as a header. Short names that are also plausible ids ("q", "id", "pid",
+# "Q0", a run tag) are left out, so that they never turn a TREC line into a "header".
 _HEADER_WORDS = frozenset(
     w.lower()
-    for w in (*QUERY_NAMES, *DOC_NAMES, *SCORE_NAMES, *GRADE_NAMES, *RANK_NAMES, "iter", "q0", "tag", "run")
+    for w in (*QUERY_NAMES, *DOC_NAMES, *SCORE_NAMES, *GRADE_NAMES, *RANK_NAMES, "iter")
+    if w not in ("q", "id", "pid")
 )
 
 STR_DICT = pa.dictionary(pa.int32(), pa.string())

@@ -1,0 +1,95 @@
+"""Helpers shared by the CLI commands: error reporting, the progress bar, number formatting.
+
+Conventions: results go to stdout; warnings, progress and errors go to stderr (so ``--format json``
+output stays parseable). Input errors print ``error: <message>`` and exit with status 2, no traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import click
+
+from ragrade.errors import RagradeError
+
+#: Inputs at least this large (bytes, on disk) get a progress bar while they are read.
+PROGRESS_THRESHOLD = 50 * 1024 * 1024
+
+EXIT_INPUT = 2
+
+
+def stderr_console():
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def stdout_console():
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False)
+
+
+def fail(message: str) -> None:
+    """Print ``error: message`` to stderr and exit with status 2."""
+    click.echo(f"error: {message}", err=True)
+    sys.exit(EXIT_INPUT)
+
+
+@contextlib.contextmanager
+def input_errors() -> Iterator[None]:
+    """Turn ragrade's errors (bad files, metric typos, policy errors) and OS errors into ``error: ...``
+    on stderr with exit status 2."""
+    try:
+        yield
+    except RagradeError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        name = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        fail(f"{name}{exc.strerror or exc}")
+
+
+@contextlib.contextmanager
+def reading(path: str, label: str) -> Iterator[Callable[[int, int], None] | None]:
+    """Yield a progress callback showing a transient rich progress bar on stderr when ``path`` is larger
+    than :data:`PROGRESS_THRESHOLD`; otherwise yield None."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        size = 0
+    if size < PROGRESS_THRESHOLD:
+        yield None
+        return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    progress = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+        console=stderr_console(), transient=True,
+    )
+    with progress:
+        task = progress.add_task(f"reading {label}", total=size)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total or size)
+
+        yield update
+
+
+def number(v: Any, digits: int) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "nan"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def json_number(v: Any) -> Any:
+    if v is None:
+        return None
+    f = float(v)
+    return None if math.isnan(f) else f

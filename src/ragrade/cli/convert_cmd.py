@@ -1,0 +1,46 @@
+"""``ragrade convert IN OUT``: convert qrels or runs between TREC, TSV/CSV, JSONL and Parquet."""
+
+from __future__ import annotations
+
+import click
+
+from ragrade.cli._output import fail, input_errors, reading
+from ragrade.io import FORMATS
+
+
+@click.command(name="convert")
+@click.argument("src", metavar="IN", type=click.Path(dir_okay=False))
+@click.argument("dst", metavar="OUT", type=click.Path(dir_okay=False))
+@click.option("--kind", type=click.Choice(["run", "qrels"]), default=None,
+              help="What IN holds (default: guessed from its first line or columns).")
+@click.option("--in-format", type=click.Choice(FORMATS), default=None, help="Format of IN (default: extension).")
+@click.option("--out-format", type=click.Choice(FORMATS), default=None, help="Format of OUT (default: extension).")
+@click.option("--tag", default=None, help="Run tag written in TREC run files (default: the run's name).")
+def command(src: str, dst: str, kind: str | None, in_format: str | None, out_format: str | None,
+            tag: str | None) -> None:
+    """Convert IN to OUT; formats come from the extensions (.gz compresses / decompresses).
+
+    \b
+    Examples:
+      ragrade convert examples/run.tsv run.parquet
+      ragrade convert qrels.jsonl qrels.trec --kind qrels
+    """
+    from ragrade.io import guess_kind, read_qrels, read_run, write_qrels, write_run
+
+    with input_errors():
+        if kind is None:
+            kind = guess_kind(src, in_format)
+            if kind is None:
+                fail(f"{src}: cannot tell whether this is a run or qrels; pass --kind run or --kind qrels")
+        with reading(src, kind) as progress:
+            if kind == "run":
+                obj = read_run(src, format=in_format, progress=progress)
+            else:
+                obj = read_qrels(src, format=in_format, progress=progress)
+        if kind == "run":
+            write_run(obj, dst, format=out_format, tag=tag)
+        else:
+            if tag is not None:
+                fail("--tag applies to runs only")
+            write_qrels(obj, dst, format=out_format)
+    click.echo(f"wrote {kind} with {obj.n_queries} queries and {obj.n_rows} rows to {dst}", err=True)
