@@ -37,7 +37,7 @@ def ref_bootstrap_means(d: np.ndarray, n_resamples: int, seed: int) -> np.ndarra
     n = len(d)
     out = []
     for _ in range(n_resamples):
-        idx = [int(u * n) for u in rng.random(n)]
+        idx = rng.integers(0, n, size=n)
         out.append(d[idx].mean())
     return np.array(out)
 

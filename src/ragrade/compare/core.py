@@ -228,14 +228,14 @@ def compare_scores(
     index_of = {name: i for i, name in enumerate(names)}
     letters = dict(zip(names, run_letters(len(names)), strict=True))
 
-    # One independent stream per metric and purpose, derived from the seed.
-    children = np.random.default_rng(seed).spawn(2 * len(metrics))
+    ctrl = np.array([index_of[a] for a, _ in pairs], dtype=np.intp)
+    trt = np.array([index_of[b] for _, b in pairs], dtype=np.intp)
+    n_runs, n_pairs = len(names), len(pairs)
 
-    summary_rows: list[dict[str, Any]] = []
-    pair_rows: list[dict[str, Any]] = []
-    used_scores: dict[str, dict[str, pd.Series]] = {name: {} for name in names}
-    for mi, metric in enumerate(metrics):
-        mat = np.column_stack([aligned[name][metric].to_numpy() for name in names])  # (n_q, n_runs)
+    # Per metric: the queries scored in every run, their scores x (n_q, n_runs), differences d (n_q, n_pairs).
+    kept: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for metric in metrics:
+        mat = np.column_stack([aligned[name][metric].to_numpy() for name in names])
         nan = np.isnan(mat)
         keep = ~nan.any(axis=1)
         # NaN in every run is the engine's own exclusion (e.g. no relevant judgments), already reported by
@@ -248,19 +248,41 @@ def compare_scores(
                 RagradeWarning,
                 stacklevel=2,
             )
-        x = mat[keep]
-        n = x.shape[0]
-        if n == 0:
+        if not keep.any():
             raise InputError(f"{metric}: no query has a score in every run")
+        x = mat[keep]
+        kept[metric] = (keep, x, x[:, trt] - x[:, ctrl])
+
+    # Metrics scored on the same queries form a group, resampled together: one bootstrap pass and one
+    # test pass over all their columns. Each group gets two independent streams spawned from the seed
+    # (intervals, test), in order of the group's first metric; since every resample is drawn for all
+    # columns at once, a metric's numbers do not depend on which other metrics share its group.
+    groups: dict[bytes, list[str]] = {}
+    for metric in metrics:
+        groups.setdefault(np.packbits(kept[metric][0]).tobytes(), []).append(metric)
+    children = np.random.default_rng(seed).spawn(2 * len(groups))
+    ci_of: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    p_of: dict[str, np.ndarray] = {}
+    for gi, members in enumerate(groups.values()):
+        block = np.column_stack([np.column_stack([kept[m][1], kept[m][2]]) for m in members])
+        lo_all, hi_all = stats.bootstrap_ci(block, n_resamples, confidence, children[2 * gi])
+        width = n_runs + n_pairs
+        d_cols = np.concatenate([np.arange(k * width + n_runs, (k + 1) * width) for k in range(len(members))])
+        p_all = stats.paired_test(block[:, d_cols], test, n_resamples, children[2 * gi + 1])
+        for k, m in enumerate(members):
+            ci_of[m] = (lo_all[k * width : (k + 1) * width], hi_all[k * width : (k + 1) * width])
+            p_of[m] = p_all[k * n_pairs : (k + 1) * n_pairs]
+
+    summary_rows: list[dict[str, Any]] = []
+    pair_rows: list[dict[str, Any]] = []
+    used_scores: dict[str, dict[str, pd.Series]] = {name: {} for name in names}
+    for metric in metrics:
+        keep, x, d = kept[metric]
+        n = x.shape[0]
         for name in names:
             used_scores[name][metric] = pd.Series(x[:, index_of[name]], index=all_ids[keep])
-        ctrl = np.array([index_of[a] for a, _ in pairs], dtype=np.intp)
-        trt = np.array([index_of[b] for _, b in pairs], dtype=np.intp)
-        d = x[:, trt] - x[:, ctrl]  # (n_q, n_pairs)
-
-        ci_rng, test_rng = children[2 * mi], children[2 * mi + 1]
-        lo, hi = stats.bootstrap_ci(np.column_stack([x, d]), n_resamples, confidence, ci_rng)
-        p = stats.paired_test(d, test, n_resamples, test_rng)
+        lo, hi = ci_of[metric]
+        p = p_of[metric]
         p_adj = stats.adjust_pvalues(p, correction)
         dz = stats.cohens_dz(d)
         wtl = stats.win_tie_loss(d)

@@ -7,9 +7,10 @@ one column per paired comparison (treatment minus control). Each function tests 
 Resampling tests (``randomization``, ``bootstrap``) and bootstrap intervals are vectorised: resamples are
 drawn in chunks of rows (bounded memory) and applied to all columns with one matrix product per chunk; no
 Python loop runs per resample. Randomness comes only from the ``numpy.random.Generator`` (or seed) passed
-in. The stream is consumed one float64 per query per resample, row by row, so results do not depend on
-the chunk size, and a straightforward one-resample-at-a-time loop over the same generator reproduces them
-(the tests do exactly that).
+in. Resamples are drawn row by row from the generator (``rng.random(n)`` per resample for the sign flips,
+``rng.integers(0, n, size=n)`` per resample for bootstrap indices), so results do not depend on the chunk
+size, and a straightforward one-resample-at-a-time loop over the same generator reproduces them (the
+tests do exactly that).
 
 The t-test and Wilcoxon signed-rank test need SciPy (extra ``stats``); the randomization and bootstrap
 tests need NumPy only.
@@ -132,13 +133,12 @@ def _at_least(stat: np.ndarray, observed: np.ndarray) -> np.ndarray:
 def bootstrap_weights(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
     """Draw ``rows`` bootstrap resamples of ``n`` queries as a count matrix of shape ``(rows, n)``.
 
-    Query indices are ``floor(u * n)`` for ``u = rng.random((rows, n))``; ``W[r, i]`` counts how often
-    query ``i`` was drawn in resample ``r`` (each row sums to ``n``), so ``W @ x / n`` are the resampled
-    means of every column of ``x``.
+    Query indices are ``rng.integers(0, n, size=(rows, n))``; ``W[r, i]`` counts how often query ``i``
+    was drawn in resample ``r`` (each row sums to ``n``), so ``W @ x / n`` are the resampled means of every
+    column of ``x``.
     """
-    idx = (rng.random((rows, n)) * n).astype(np.intp)
-    np.minimum(idx, n - 1, out=idx)
-    idx += (np.arange(rows, dtype=np.intp) * n)[:, None]
+    idx = rng.integers(0, n, size=(rows, n), dtype=np.int64)
+    idx += (np.arange(rows, dtype=np.int64) * n)[:, None]
     return np.bincount(idx.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
 
 

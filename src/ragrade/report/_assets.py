@@ -86,7 +86,6 @@ JS = r"""
   function fmt(v, d) { return (v === null || v === undefined) ? "\u2013" : v.toFixed(d === undefined ? 4 : d); }
   function fmtDelta(v) { return v === null ? "\u2013" : (v > 0 ? "+" : "") + v.toFixed(4); }
   function score(r, i) { return D.scores[state.metric][D.runs[r]][i]; }
-  function runIndex(name) { return D.runs.indexOf(name); }
   function delta(i) {
     if (!hasPairs) { return null; }
     var p = D.pairs[state.pair];
@@ -134,7 +133,6 @@ JS = r"""
 
   function compute() {
     var q = state.search, show = state.show, out = [], i, d;
-    var lowIds = null, lowText = null;
     for (i = 0; i < nQ; i++) {
       if (q) {
         var hit = D.qids[i].toLowerCase().indexOf(q) >= 0;
@@ -292,6 +290,7 @@ JS = r"""
 
   setupControls();
   refresh();
+  document.body.setAttribute("data-ready-ms", String(Math.round(performance.now())));
   document.body.setAttribute("data-ready", "1");
 })();
 """
