@@ -17,9 +17,9 @@ import math
 
 import numpy as np
 import pytest
-from reference import random_case
 
 import ragrade
+from reference import random_case
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 pytestmark = pytest.mark.filterwarnings("ignore::ragrade.RagradeWarning")

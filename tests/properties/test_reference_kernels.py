@@ -7,11 +7,11 @@ import itertools
 
 import numpy as np
 import pytest
-from reference import assert_same, frame_to_dict, random_case, ref_evaluate, rows_of
 
 import ragrade
 from ragrade import PolicyError, Run
 from ragrade.metrics import REGISTRY
+from reference import assert_same, frame_to_dict, random_case, ref_evaluate, rows_of
 
 pytestmark = pytest.mark.filterwarnings("ignore::ragrade.RagradeWarning")
 
@@ -38,7 +38,7 @@ METRICS = metric_strings()
 def _with_duplicates(rng, run):
     """Rows per query with some repeated documents (a TREC file can hold them), as storage columns."""
     rows = rows_of(run)
-    for q, r in rows.items():
+    for r in rows.values():
         if r and rng.random() < 0.4:
             for _ in range(int(rng.integers(1, 3))):
                 d, _ = r[int(rng.integers(len(r)))]
