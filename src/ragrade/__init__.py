@@ -17,6 +17,26 @@ from ragrade.io import read_qrels, read_run, write_qrels, write_run
 from ragrade.metrics import Metric, parse_metric, parse_metrics
 from ragrade.policies import Policies
 
+_LAZY = {  # RAG inputs, profiles and the conventions report (imported on first use)
+    "conventions": "ragrade.conventions",
+    "evaluate_rag": "ragrade.rag",
+    "evaluate_profile": "ragrade.rag",
+    "get_profile": "ragrade.profiles",
+    "Profile": "ragrade.profiles",
+    "get_matcher": "ragrade.matching",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module(_LAZY[name])
+        # ragrade.conventions is a callable module (the module and the function in one name)
+        return module if name == "conventions" else getattr(module, name)
+    raise AttributeError(f"module 'ragrade' has no attribute {name!r}")
+
+
 __all__ = [
     "Evaluator",
     "InputError",
@@ -26,6 +46,7 @@ __all__ = [
     "ParseError",
     "Policies",
     "PolicyError",
+    "Profile",
     "Qrels",
     "RagradeError",
     "RagradeWarning",
@@ -33,7 +54,12 @@ __all__ = [
     "Run",
     "Summary",
     "__version__",
+    "conventions",
     "evaluate",
+    "evaluate_profile",
+    "evaluate_rag",
+    "get_matcher",
+    "get_profile",
     "parse_metric",
     "parse_metrics",
     "read_qrels",

@@ -392,8 +392,13 @@ def _subset_rows(run: Run, keep: np.ndarray) -> Run:
     return Run(run.query_ids.copy(), off, run._doc_codes[keep], run._doc_vocab.copy(), scores, name=run.name)
 
 
-def evaluate(qrels: Any, run: Any, metrics: MetricsArg, **policies: Any) -> Result:
+def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: Any = None, matcher: Any = None,
+             **policies: Any) -> Result:
     """Score ``run`` against ``qrels`` with ``metrics`` under the default convention.
+
+    ``profile`` (e.g. ``"autorag"``, ``"ragas"``, ``"pytrec_eval"``) computes the metrics under a peer's
+    conventions and ``matcher`` (e.g. ``"rouge_l"``) makes the items texts; both are handled by
+    :mod:`ragrade.rag` (see ``docs/profiles.md`` and ``docs/matching.md``).
 
     ``qrels`` and ``run`` may be :class:`Qrels`/:class:`Run` objects, nested dicts
     (``{query: {doc: grade}}`` and ``{query: {doc: score}}``), ranked lists (``{query: [docs]}``),
@@ -405,4 +410,10 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, **policies: Any) -> Resu
     >>> {k: round(v, 10) for k, v in r.means.items()}
     {'ndcg@4': 0.7039180890, 'ap@4': 0.5555555556, 'P@10': 0.2, 'rr': 1.0}
     """
+    if profile is not None or matcher is not None:
+        from ragrade import rag
+
+        if profile is None or (str(profile).lower() == "default" and matcher is not None):
+            return rag.evaluate_rag(qrels, run, metrics, matcher=matcher, **policies)
+        return rag.evaluate_profile(qrels, run, metrics, profile, matcher=matcher, **policies)
     return Evaluator(qrels, metrics, **policies).evaluate(run)

@@ -14,6 +14,7 @@ import click
 # name -> (module, one-line help shown in `ragrade --help`)
 _COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("ragrade.cli.evaluate_cmd", "Score a run against ground truth."),
+    "conventions": ("ragrade.cli.conventions_cmd", "Compare metrics under every peer profile, side by side."),
     "metrics": ("ragrade.cli.metrics_cmd", "List every metric, its aliases and a one-line definition."),
     "convert": ("ragrade.cli.convert_cmd", "Convert qrels or runs between TREC, JSONL, CSV/TSV and Parquet."),
     "compare": ("ragrade.cli.compare_cmd", "Compare runs: means with CIs, significance tests, effect sizes."),

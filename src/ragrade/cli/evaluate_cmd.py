@@ -52,9 +52,12 @@ def _policy_options(f):
               help="Format of RUN (default: from the extension).")
 @click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
               help="Decimals shown in table, csv and markdown output (json is exact).")
+@click.option("--profile", default=None, metavar="PROFILE",
+              help="Score under a peer's conventions (autorag, ragas, continuous-eval, remem, llamaindex, "
+                   "deepeval, trec_eval, pytrec_eval, beir, ir_measures). See docs/profiles.md.")
 @_policy_options
 def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt: str, qrels_format: str | None,
-            run_format: str | None, digits: int, **policies: Any) -> None:
+            run_format: str | None, digits: int, profile: str | None = None, **policies: Any) -> None:
     """Score RUN against the ground truth QRELS.
 
     Formats are detected from the file extensions (TREC, TSV/CSV, JSONL, Parquet, optionally
@@ -78,7 +81,12 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
             r = read_run(run, format=run_format, progress=progress)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RagradeWarning)
-            result = Evaluator(q, list(metrics), **policies).evaluate(r)
+            if profile is None:
+                result = Evaluator(q, list(metrics), **policies).evaluate(r)
+            else:
+                from ragrade.rag import evaluate_profile
+
+                result = evaluate_profile(q, r, list(metrics), profile, **policies)
     notes = [part for w in caught if issubclass(w.category, RagradeWarning) for part in str(w.message).split("; ")]
     if fmt == "table":
         _print_table(result, per_query, digits)

@@ -154,7 +154,7 @@ _add(Profile(
     empty_overrides=(("context_precision", "retrieved", "zero"), ("ap", "retrieved", "zero")),
     text_matcher=Fuzzy(threshold=0.5, scorer=_LEV, op=">=", allow_empty=True),
     text_recall_matcher=Fuzzy(threshold=0.5, scorer=_LEV, op=">", allow_empty=True),
-    metrics=("context_precision", "precision", "recall"),
+    metrics=("context_precision", "ap", "precision", "recall"),
     reasons=(
         ("context_precision", "Ragas adds 1e-10 to the number of relevant retrieved items"),
         ("ap", "Ragas' context precision divides by the relevant *retrieved* items (+1e-10), not by R"),
@@ -167,7 +167,7 @@ _add(Profile(
     "deepeval", "DeepEval contextual precision",
     ap_denominator="retrieved_hits", epsilon=0.0,
     empty_retrieved="zero", empty_truth="nan",
-    metrics=("context_precision",),
+    metrics=("context_precision", "ap"),
     reasons=(("context_precision", "DeepEval divides by the relevant retrieved items, with no epsilon"),
              ("ap", "DeepEval's contextual precision divides by the relevant retrieved items, not by R")),
     source="SPEC 4.5 (deepeval's metric is LLM-judged; the formula is reproduced on given verdicts)",

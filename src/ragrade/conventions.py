@@ -1,0 +1,178 @@
+"""The conventions report: one dataset, the chosen metrics under every applicable profile, side by side.
+
+>>> rep = conventions([[["t1", "t2"], ["t3"]]], [["t1", "p1", "t2", "p3"]], ["ap", "ndcg"],
+...                   profiles=["default", "autorag"])
+>>> rep.table.loc["ap"].round(4).to_dict()
+{'default': 0.5, 'autorag': 0.4167}
+>>> print(rep.reasons[("ap", "autorag")])
+AutoRAG divides each group's AP by the group's hits, not its size, and averages groups
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import types
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ragrade.errors import InputError, MetricError, RagradeWarning
+from ragrade.profiles import PROFILES, Profile, get_profile
+
+_TOL = 1e-12
+
+
+@dataclass
+class ConventionsReport:
+    """Means per (metric, profile), per-query values, the queries that move most, and reasons."""
+
+    table: pd.DataFrame  # index: metric label, columns: profile names (NaN: not applicable)
+    per_query: dict[str, pd.DataFrame]  # profile -> per-query frame (metric columns)
+    movers: dict[str, pd.DataFrame]  # metric -> queries with the largest spread across profiles
+    reasons: dict[tuple[str, str], str] = field(default_factory=dict)  # (metric, profile) -> reason
+    skipped: dict[str, str] = field(default_factory=dict)  # profile -> why it was not applicable
+
+    def to_markdown(self, digits: int = 4) -> str:
+        cols = list(self.table.columns)
+        lines = ["# Metric conventions", "",
+                 "Each column is the same data scored under one profile's conventions.", "",
+                 "| metric | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
+        for label, row in self.table.iterrows():
+            cells = ["—" if (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}" for v in row.tolist()]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        if self.reasons:
+            lines += ["", "## Why the numbers differ", ""]
+            for (metric, prof), why in self.reasons.items():
+                lines.append(f"- **{metric}**, `{prof}`: {why}.")
+        if self.movers:
+            lines += ["", "## Queries that move most", ""]
+            for metric, frame in self.movers.items():
+                if frame.empty:
+                    continue
+                pcols = [c for c in frame.columns if c != "spread"]
+                lines += [f"### {metric}", "", "| query | spread | " + " | ".join(pcols) + " |",
+                          "|---|---:|" + "---:|" * len(pcols)]
+                for q, row in frame.iterrows():
+                    vals = ["—" if pd.isna(row[c]) else f"{row[c]:.{digits}f}" for c in pcols]
+                    lines.append(f"| {q} | {row['spread']:.{digits}f} | " + " | ".join(vals) + " |")
+                lines.append("")
+        if self.skipped:
+            lines += ["", "## Profiles not applicable", ""]
+            lines += [f"- `{p}`: {why}" for p, why in self.skipped.items()]
+        return "\n".join(lines).rstrip() + "\n"
+
+
+def _labels(metrics: str | Iterable[str]) -> list[str]:
+    items = [metrics] if isinstance(metrics, str) else list(metrics)
+    if not items:
+        raise InputError("no metric given")
+    return [str(m) for m in items]
+
+
+def _base(label: str) -> str:
+    from ragrade.rag import TOKEN_METRICS
+
+    head = label.split("@")[0].split("(")[0].strip().lower()
+    if head in TOKEN_METRICS:
+        return head
+    from ragrade.metrics.registry import lookup
+
+    return lookup(head).name
+
+
+def conventions(qrels: Any, run: Any, metrics: str | Iterable[str],
+                profiles: Sequence[str | Profile] | None = None, matcher: Any = None,
+                top: int = 5) -> ConventionsReport:
+    """Score ``run`` against ``qrels`` under every applicable profile.
+
+    ``profiles`` defaults to every profile; a metric a profile does not define is left blank (``—``),
+    and engine profiles are skipped for text input (``matcher`` given; ``"profile"`` lets each peer
+    match texts its own way). ``top``: how many moving queries to list per metric.
+    """
+    from ragrade import rag
+    from ragrade.evaluation import evaluate
+
+    labels = _labels(metrics)
+    bases = {lab: _base(lab) for lab in labels}
+    chosen = [get_profile(p) for p in (profiles or list(PROFILES))]
+    results: dict[str, pd.DataFrame] = {}
+    skipped: dict[str, str] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RagradeWarning)
+        for prof in chosen:
+            wanted = [lab for lab in labels if not prof.metrics or bases[lab] in prof.metrics]
+            if not wanted:
+                skipped[prof.name] = "defines none of the requested metrics"
+                continue
+            try:
+                if prof.name == "default":
+                    m = None if (isinstance(matcher, str) and matcher == "profile") else matcher
+                    if m is None and not _is_groups(qrels):
+                        res = evaluate(qrels, run, wanted)
+                    else:
+                        res = rag.evaluate_rag(qrels, run, wanted, matcher=m)
+                elif prof.kind == "engine":
+                    if matcher is not None:
+                        skipped[prof.name] = "scores ids only (text input given)"
+                        continue
+                    res = rag.evaluate_profile(qrels, run, wanted, prof)
+                else:
+                    res = rag.evaluate_profile(qrels, run, wanted, prof, matcher=matcher)
+            except (InputError, MetricError) as exc:
+                skipped[prof.name] = str(exc)
+                continue
+            results[prof.name] = res.per_query.assign(**{"__mean__" + k: v for k, v in res.means.items()})
+    if not results:
+        raise InputError("no profile applies to these metrics and inputs")
+    table = pd.DataFrame(index=pd.Index(labels, name="metric"), columns=list(results), dtype=np.float64)
+    per_query: dict[str, pd.DataFrame] = {}
+    for name, frame in results.items():
+        means = {c[len("__mean__"):]: frame[c].iloc[0] for c in frame.columns if c.startswith("__mean__")}
+        for lab, v in means.items():
+            table.loc[lab, name] = v
+        per_query[name] = frame[[c for c in frame.columns if not c.startswith("__mean__")]]
+    reasons: dict[tuple[str, str], str] = {}
+    ref = "default" if "default" in table.columns else table.columns[0]
+    for lab in labels:
+        for name in table.columns:
+            if name == ref:
+                continue
+            a, b = table.loc[lab, ref], table.loc[lab, name]
+            if pd.isna(a) or pd.isna(b) or abs(a - b) <= _TOL:
+                continue
+            prof = get_profile(name)
+            reasons[(lab, name)] = (prof.reason(bases[lab]) or prof.reason("*")
+                                    or f"{prof.title} uses different conventions")
+    movers: dict[str, pd.DataFrame] = {}
+    for lab in labels:
+        cols = {n: f[lab] for n, f in per_query.items() if lab in f.columns}
+        if len(cols) < 2:
+            continue
+        frame = pd.DataFrame(cols)
+        spread = frame.max(axis=1) - frame.min(axis=1)
+        frame.insert(0, "spread", spread)
+        frame = frame[spread > _TOL].sort_values("spread", ascending=False, kind="stable").head(top)
+        movers[lab] = frame
+    return ConventionsReport(table, per_query, movers, reasons, skipped)
+
+
+def _is_groups(truth: Any) -> bool:
+    if isinstance(truth, str) or not isinstance(truth, Sequence):
+        return False
+    return any(isinstance(e, Sequence) and not isinstance(e, str) for e in truth)
+
+
+class _CallableModule(types.ModuleType):
+    """``ragrade.conventions`` is both this module and the function: importing the module (which sets
+    the package attribute) must not hide ``ragrade.conventions(...)``."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> ConventionsReport:
+        return conventions(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
