@@ -1,0 +1,193 @@
+"""The metric-string parser: every name of issue 2 parses (case-insensitively, with aliases), ``str()``
+round-trips, typos suggest the nearest name, bad parameters name the parameter."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ragrade import MetricError
+from ragrade.metrics import REGISTRY, Metric, parse_metric, parse_metrics
+from reference import PROPERTY_SETTINGS
+
+ISSUE_STRINGS = {
+    "ndcg@10": [("ndcg", 10, ())],
+    "ndcg(gain=exp)@10": [("ndcg", 10, (("gain", "exp"),))],
+    "map@100": [("ap", 100, ())],
+    "ap@100": [("ap", 100, ())],
+    "mrr@10": [("rr", 10, ())],
+    "rr": [("rr", None, ())],
+    "recall@100": [("recall", 100, ())],
+    "P@10": [("precision", 10, ())],
+    "precision@10": [("precision", 10, ())],
+    "hit_rate@10": [("hit_rate", 10, ())],
+    "success@10": [("hit_rate", 10, ())],
+    "f1@10": [("f1", 10, ())],
+    "recall_all@10": [("recall_all", 10, ())],
+    "r_precision": [("r_precision", None, ())],
+    "context_precision@10": [("context_precision", 10, ())],
+    "precision(rel=2)@5": [("precision", 5, (("rel", 2),))],
+    "recall@[1,5,10]": [("recall", 1, ()), ("recall", 5, ()), ("recall", 10, ())],
+}
+
+
+def _cases(text: str) -> list[str]:
+    return [text, text.upper(), text.lower(), text.swapcase(), text.title()]
+
+
+@pytest.mark.parametrize("text", list(ISSUE_STRINGS))
+def test_issue_strings_parse_case_insensitively(text):
+    want = [Metric(n, k, p) for n, k, p in ISSUE_STRINGS[text]]
+    for variant in _cases(text):
+        assert parse_metrics(variant) == want, variant
+
+
+@pytest.mark.parametrize("text", list(ISSUE_STRINGS))
+def test_str_round_trips(text):
+    for m in parse_metrics(text):
+        assert parse_metric(str(m)) == m
+        assert Metric.parse(str(m)) == m
+
+
+def test_default_parameters_are_not_kept():
+    """Writing a default value gives the same metric as leaving it out (so equality is canonical)."""
+    assert parse_metric("ndcg(gain=linear)@10") == parse_metric("ndcg@10")
+    assert parse_metric("P(rel=1)@5") == parse_metric("P@5")
+    assert str(parse_metric("NDCG(Gain=Exp)@10")) == "ndcg(gain=exp)@10"
+
+
+def test_trec_eval_style_names():
+    assert parse_metric("ndcg_cut_10") == parse_metric("ndcg@10")
+    assert parse_metric("P_5") == parse_metric("precision@5")
+    assert parse_metric("map_cut_100") == parse_metric("ap@100")
+    assert parse_metric("success_10") == parse_metric("hit_rate@10")
+
+
+def test_cutoff_list_expands_with_user_labels():
+    from ragrade.metrics import expand_labels
+
+    assert [(lbl, str(m)) for lbl, m in expand_labels("P@[5,10]")] == [("P@5", "precision@5"),
+                                                                      ("P@10", "precision@10")]
+
+
+@pytest.mark.parametrize(
+    ("typo", "suggestion"),
+    [("ndgc@10", "ndcg"), ("recal@5", "recall"), ("precison@5", "precision"), ("hit_rat@3", "hit_rate"),
+     ("r_precison", "r_precision"), ("contxt_precision@3", "context_precision")],
+)
+def test_typos_suggest_the_nearest_name(typo, suggestion):
+    with pytest.raises(MetricError, match=f"Did you mean.*'{suggestion}'"):
+        parse_metrics(typo)
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("r_precision@10", "no cutoff"),
+        ("ndcg@0", "cutoff"),
+        ("ndcg@x", "cutoff"),
+        ("recall@1,5", "brackets"),
+        ("recall@[]", "empty cutoff list"),
+        ("ndcg(foo=1)@10", "no parameter 'foo'"),
+        ("ndcg(gain)@10", "key=value"),
+        ("P(rel=2,rel=3)@5", "twice"),
+        ("ndcg@10@5", "cutoff"),
+        ("ndcg@@10", "cannot parse|cutoff"),
+        ("@10", "cannot parse"),
+        ("P@[5,10]", None),  # fine with parse_metrics, not with Metric.parse (two metrics)
+    ],
+)
+def test_malformed_strings_raise_metric_error(text, fragment):
+    if fragment is None:
+        assert len(parse_metrics(text)) == 2
+        with pytest.raises(MetricError, match="2 metrics"):
+            Metric.parse(text)
+        return
+    with pytest.raises(MetricError, match=fragment):
+        parse_metrics(text)
+
+
+def test_non_string_is_an_error():
+    with pytest.raises(MetricError):
+        parse_metrics(10)  # type: ignore[arg-type]
+
+
+# -- properties over the registry ------------------------------------------------------------------
+def _value(spec):
+    if spec.choices is not None:
+        return st.sampled_from(spec.choices)
+    if spec.kind is int:
+        lo = int(spec.minimum) if spec.minimum is not None else -5
+        return st.integers(lo, lo + 20)
+    if spec.kind is float:
+        lo = spec.minimum if spec.minimum is not None else -5.0
+        return st.floats(lo, lo + 20, allow_nan=False)
+    return st.text("abcdefghij", min_size=1, max_size=6)
+
+
+@st.composite
+def metric_specs(draw):
+    """(definition, cutoff, params) drawn from the registry's ParamSpecs."""
+    d = draw(st.sampled_from(REGISTRY))
+    k = None if d.cutoff == "none" else draw(st.none() | st.integers(1, 1000))
+    params = {}
+    for spec in d.params:
+        if draw(st.booleans()):
+            params[spec.name] = draw(_value(spec))
+    return d, k, params
+
+
+def _text(name, k, params):
+    out = name
+    if params:
+        out += "(" + ",".join(f"{key}={value}" for key, value in params.items()) + ")"
+    return out + ("" if k is None else f"@{k}")
+
+
+@PROPERTY_SETTINGS
+@given(metric_specs(), st.data())
+def test_generated_metrics_round_trip(spec, data):
+    d, k, params = spec
+    alias = data.draw(st.sampled_from((d.name, *d.aliases)))
+    m = Metric.make(d.name, k, **params)
+    assert m.name == d.name and m.k == k
+    for key, value in params.items():
+        assert m.get(key) == value
+    assert parse_metric(str(m)) == m
+    text = _text(alias, k, params)
+    assert parse_metric(text) == m
+    assert parse_metric(text.upper()) == m
+
+
+def _bad_values(spec):
+    """Values that violate ``spec`` (from its kind, minimum and choices)."""
+    bad = []
+    if spec.kind in (int, float):
+        bad.append("abc")
+    if spec.kind is int:
+        bad.append("1.5")
+    if spec.minimum is not None:
+        bad.append(str(int(spec.minimum) - 1) if spec.kind is int else str(spec.minimum - 0.5))
+    if spec.choices is not None:
+        bad.append("not_a_choice")
+    return bad
+
+
+BAD = [(d.name, spec, v) for d in REGISTRY for spec in d.params for v in _bad_values(spec)]
+
+
+@pytest.mark.parametrize(("name", "spec", "value"), BAD, ids=[f"{n}-{s.name}-{v}" for n, s, v in BAD])
+def test_bad_parameter_values_name_the_parameter(name, spec, value):
+    with pytest.raises(MetricError, match=f"'{spec.name}'"):
+        parse_metrics(f"{name}({spec.name}={value})@5" if name != "r_precision" else f"{name}({spec.name}={value})")
+    with pytest.raises(MetricError, match=f"'{spec.name}'"):
+        Metric.make(name, **{spec.name: value})
+
+
+def test_every_registry_name_and_alias_is_unique_and_parses():
+    seen = {}
+    for d in REGISTRY:
+        for alias in (d.name, *d.aliases):
+            assert seen.setdefault(alias.lower(), d.name) == d.name
+            assert parse_metric(alias).name == d.name
