@@ -115,7 +115,8 @@ def command(fmt: str) -> None:
 
     table = Table(title="ragrade metrics (write name(param=value)@k; e.g. ndcg(gain=exp)@10, recall@[5,10])",
                   title_justify="left", show_lines=True)
-    for col in ("metric", "aliases", "parameters", "definition", "formula"):
+    table.add_column("metric", no_wrap=True)
+    for col in ("aliases", "parameters", "definition", "formula"):
         table.add_column(col, overflow="fold")
     for r in rows():
         table.add_row(Text(r["name"], style="bold"), Text(", ".join(r["aliases"])),
