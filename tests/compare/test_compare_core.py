@@ -85,7 +85,9 @@ def test_p_values_equal_the_documented_stream(three_runs: dict[str, pd.DataFrame
     expected = stats.randomization_test(d, 400, test_rng)
     np.testing.assert_array_equal(cmp.pairs["p_value"].to_numpy(), expected)
     # a metric's numbers do not depend on other metrics scored on the same queries
-    both = compare_scores(three_runs, metrics=["ndcg@10", "hit_rate@5"], baseline="bm25", n_resamples=400, seed=3)
+    both = compare_scores(
+        three_runs, metrics=["ndcg@10", "hit_rate@5"], baseline="bm25", n_resamples=400, seed=3
+    )
     pd.testing.assert_frame_equal(both.pairs.loc[["ndcg@10"]], cmp.pairs)
     pd.testing.assert_frame_equal(both.summary.loc[["ndcg@10"]], cmp.summary)
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -12,17 +10,10 @@ from typing import Any
 
 import click
 
+from ragrade.cli._output import input_errors, reading
+from ragrade.cli.evaluate_cmd import _policy_options
 from ragrade.compare.stats import CORRECTIONS, TESTS
-
-_SPLIT = re.compile(r",(?![^()]*\))")  # commas outside parentheses
-
-
-def split_metrics(values: Sequence[str]) -> list[str]:
-    """``-m a -m b,c`` -> ``[a, b, c]`` (commas inside parentheses are kept)."""
-    out: list[str] = []
-    for v in values:
-        out.extend(part.strip() for part in _SPLIT.split(v) if part.strip())
-    return out
+from ragrade.io import FORMATS
 
 
 def run_names(paths: Sequence[str], names: Sequence[str]) -> list[str]:
@@ -59,17 +50,40 @@ def resolve_baseline(baseline: str | None, paths: Sequence[str], names: Sequence
 
 
 def read_inputs(
-    qrels_path: str, run_paths: Sequence[str], names: Sequence[str]
+    qrels_path: str,
+    run_paths: Sequence[str],
+    names: Sequence[str],
+    qrels_format: str | None,
+    run_format: str | None,
 ) -> tuple[Any, dict[str, Any]]:
-    import ragrade.io as rio
+    """Read the ground truth and the runs (with a progress bar on stderr for large files)."""
+    from ragrade.io import read_qrels, read_run
 
-    qrels = rio.read_qrels(qrels_path)
-    runs = {name: rio.read_run(path) for name, path in zip(names, run_paths, strict=True)}
+    with reading(qrels_path, "ground truth") as progress:
+        qrels = read_qrels(qrels_path, format=qrels_format, progress=progress)
+    runs = {}
+    for name, path in zip(names, run_paths, strict=True):
+        with reading(path, f"run {name}") as progress:
+            runs[name] = read_run(path, format=run_format, name=name, progress=progress)
     return qrels, runs
 
 
+def echo_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """Print ragrade's warnings (undefined cases resolved by a policy) as ``warning: ...`` on stderr."""
+    from ragrade.errors import RagradeWarning
+
+    seen: set[str] = set()
+    for w in caught:
+        if not issubclass(w.category, RagradeWarning):
+            continue
+        for part in str(w.message).split("; "):
+            if part not in seen:
+                seen.add(part)
+                click.echo(f"warning: {part}", err=True)
+
+
 def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The options common to both commands (applied bottom-up, shown in this order)."""
+    """The options common to ``compare`` and ``report`` (shown in this order), plus the policies."""
     options = [
         click.option(
             "-m",
@@ -77,7 +91,8 @@ def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "metrics",
             multiple=True,
             required=True,
-            help="Metric to compare (repeat, or separate with commas), e.g. -m ndcg@10 -m recall@5.",
+            metavar="METRIC",
+            help="Metric to compare, e.g. ndcg@10, 'recall@[5,10]'. Repeatable.",
         ),
         click.option(
             "--name", "names", multiple=True, help="Name of each run, in order (default: file names)."
@@ -85,14 +100,14 @@ def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--baseline",
             default=None,
-            help="Compare every run with this one (name or path); default all pairs.",
+            help="Compare every run with this one (name or path); default: all pairs.",
         ),
         click.option(
             "--test",
             type=click.Choice(list(TESTS)),
             default="randomization",
             show_default=True,
-            help="Paired significance test (t and wilcoxon need the 'stats' extra).",
+            help="Paired two-sided significance test (t and wilcoxon need the 'stats' extra).",
         ),
         click.option(
             "--correction",
@@ -101,7 +116,13 @@ def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
             show_default=True,
             help="Multiple-testing correction, per metric over its pairs.",
         ),
-        click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level."),
+        click.option(
+            "--alpha",
+            type=click.FloatRange(0, 1, min_open=True, max_open=True),
+            default=0.05,
+            show_default=True,
+            help="Significance level (also sets the CI level, 1 - alpha).",
+        ),
         click.option(
             "--resamples",
             "n_resamples",
@@ -111,30 +132,25 @@ def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Resamples for bootstrap intervals and resampling tests.",
         ),
         click.option(
-            "--seed", type=int, default=0, show_default=True, help="Random seed (results are reproducible)."
+            "--seed", type=int, default=0, show_default=True, help="Random seed (same seed, same numbers)."
+        ),
+        click.option(
+            "--qrels-format",
+            type=click.Choice(FORMATS),
+            default=None,
+            help="Format of QRELS (default: from the extension).",
+        ),
+        click.option(
+            "--run-format",
+            type=click.Choice(FORMATS),
+            default=None,
+            help="Format of the RUN files (default: from the extension).",
         ),
     ]
+    func = _policy_options(func)
     for option in reversed(options):
         func = option(func)
     return func
-
-
-def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn ragrade's typed errors into a clean ``Error: ...`` message and exit status 1."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from ragrade.errors import RagradeError
-
-        try:
-            return func(*args, **kwargs)
-        except RagradeError as exc:
-            raise click.ClickException(str(exc)) from exc
-
-    return wrapper
-
-
-# The options and helpers above are shared with ``ragrade report`` (report_cmd).
 
 
 @click.command(name="compare")
@@ -161,7 +177,6 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None, help="Write to a file."
 )
-@handle_errors
 def command(
     qrels: str,
     runs: tuple[str, ...],
@@ -173,10 +188,13 @@ def command(
     alpha: float,
     n_resamples: int,
     seed: int,
+    qrels_format: str | None,
+    run_format: str | None,
     fmt: str,
     which: str,
     digits: int,
     output: str | None,
+    **policies: Any,
 ) -> None:
     """Compare runs on QRELS: per metric and run the mean with a bootstrap confidence interval; per pair of
     runs the difference, p-value (with optional correction), Cohen's d_z and wins/ties/losses.
@@ -184,28 +202,31 @@ def command(
     A superscript letter marks a run significantly better than the run with that letter.
     """
     from ragrade.compare import compare
+    from ragrade.compare.core import metric_labels
 
     if len(runs) < 2:
         raise click.UsageError("compare needs at least two runs")
     labels = run_names(runs, names)
     base = resolve_baseline(baseline, runs, labels)
-    metric_list = split_metrics(metrics)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        q, loaded = read_inputs(qrels, runs, labels)
-        cmp = compare(
-            q,
-            loaded,
-            metric_list,
-            baseline=base,
-            test=test,
-            correction=correction,
-            alpha=alpha,
-            n_resamples=n_resamples,
-            seed=seed,
-        )
-    for w in caught:
-        click.echo(f"warning: {w.message}", err=True)
+    policies = {k: v for k, v in policies.items() if v is not None}
+    with input_errors():
+        metric_list = metric_labels(list(metrics))  # fail on a typo before reading large files
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            q, loaded = read_inputs(qrels, runs, labels, qrels_format, run_format)
+            cmp = compare(
+                q,
+                loaded,
+                metric_list,
+                baseline=base,
+                test=test,
+                correction=correction,
+                alpha=alpha,
+                n_resamples=n_resamples,
+                seed=seed,
+                **policies,
+            )
+    echo_warnings(caught)
     if fmt == "table":
         from rich.console import Console
 
@@ -213,7 +234,10 @@ def command(
             with open(output, "w", encoding="utf-8") as fh:
                 Console(file=fh, width=200, color_system=None).print(cmp.to_rich(digits=digits))
         else:
-            Console().print(cmp.to_rich(digits=digits))
+            console = Console()
+            if not console.is_terminal:  # piped: do not squeeze the tables into 80 columns
+                console = Console(width=200)
+            console.print(cmp.to_rich(digits=digits))
         return
     if fmt == "markdown":
         text = cmp.to_markdown(digits=digits)

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import click
 
+from ragrade.cli._output import input_errors
 from ragrade.cli.compare_cmd import (
     comparison_options,
-    handle_errors,
+    echo_warnings,
     read_inputs,
     resolve_baseline,
     run_names,
-    split_metrics,
 )
 
 
@@ -51,7 +52,6 @@ from ragrade.cli.compare_cmd import (
     default=None,
     help="Draw plots (default: when matplotlib, the 'plots' extra, is installed).",
 )
-@handle_errors
 def command(
     qrels: str,
     runs: tuple[str, ...],
@@ -63,44 +63,55 @@ def command(
     alpha: float,
     n_resamples: int,
     seed: int,
+    qrels_format: str | None,
+    run_format: str | None,
     output: str,
     texts: str | None,
     queries: str | None,
     title: str,
     depth: int | None,
     plots: bool | None,
+    **policies: Any,
 ) -> None:
     """Write one self-contained HTML file comparing the runs: summary tables with confidence intervals and
     significance markers, plots, and a per-query view (retrieved items in rank order marked relevant or
     not, missed relevant items, texts) with sorting and filtering. It opens offline in any browser.
     """
+    from ragrade.compare.core import metric_labels
     from ragrade.report import write_html
     from ragrade.report.texts import read_texts
 
     if len(runs) < 2:
         raise click.UsageError("report needs at least two runs")
+    if not output.lower().endswith((".html", ".htm")):
+        raise click.BadParameter("the report file must end in .html", param_hint="-o/--output")
     labels = run_names(runs, names)
     base = resolve_baseline(baseline, runs, labels)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        q, loaded = read_inputs(qrels, runs, labels)
-        path = write_html(
-            output,
-            q,
-            loaded,
-            split_metrics(metrics),
-            texts=read_texts(texts) if texts else None,
-            queries=read_texts(queries) if queries else None,
-            title=title,
-            baseline=base,
-            test=test,
-            correction=correction,
-            alpha=alpha,
-            n_resamples=n_resamples,
-            seed=seed,
-            depth=depth,
-            plots=plots,
-        )
-    for w in caught:
-        click.echo(f"warning: {w.message}", err=True)
+    policies = {k: v for k, v in policies.items() if v is not None}
+    with input_errors():
+        metric_list = metric_labels(list(metrics))
+        doc_texts = read_texts(texts) if texts else None
+        query_texts = read_texts(queries) if queries else None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            q, loaded = read_inputs(qrels, runs, labels, qrels_format, run_format)
+            path = write_html(
+                output,
+                q,
+                loaded,
+                metric_list,
+                texts=doc_texts,
+                queries=query_texts,
+                title=title,
+                baseline=base,
+                test=test,
+                correction=correction,
+                alpha=alpha,
+                n_resamples=n_resamples,
+                seed=seed,
+                depth=depth,
+                plots=plots,
+                **policies,
+            )
+    echo_warnings(caught)
     click.echo(f"wrote {path}", err=True)

@@ -359,20 +359,28 @@ def compare_scores(
     )
 
 
-def _evaluate(qrels: Any, run: Any, metrics: Sequence[str]) -> pd.DataFrame:
-    import ragrade
+def metric_labels(metrics: Sequence[Any] | str | Any) -> list[str]:
+    """The column labels ``ragrade.evaluate`` gives ``metrics`` (cutoff lists expanded: ``P@[5,10]`` ->
+    ``P@5``, ``P@10``; metric objects by ``str``), validating each one (``MetricError`` on a typo)."""
+    from ragrade.metrics import expand_labels, parse_metric
 
-    evaluate = getattr(ragrade, "evaluate", None)
-    if evaluate is None:  # pragma: no cover - only while the engine is not importable
-        from ragrade.evaluation import evaluate
-    result = evaluate(qrels, run, list(metrics))
-    return result.per_query
+    if isinstance(metrics, str) or not isinstance(metrics, Sequence):
+        metrics = [metrics]
+    labels: list[str] = []
+    for m in metrics:
+        if isinstance(m, str):
+            labels.extend(label for label, _ in expand_labels(m))
+        else:
+            labels.append(str(parse_metric(m)))
+    if not labels:
+        raise InputError("no metric given")
+    return labels
 
 
 def compare(
     qrels: Any,
     runs: Mapping[str, Any] | Sequence[Any],
-    metrics: Sequence[str] | str,
+    metrics: Sequence[Any] | str,
     *,
     baseline: str | None = None,
     test: str = "randomization",
@@ -381,23 +389,34 @@ def compare(
     confidence: float | None = None,
     n_resamples: int = 10_000,
     seed: int | None = 0,
+    **policies: Any,
 ) -> Comparison:
     """Evaluate several runs on ``qrels`` and compare them (see :func:`compare_scores` for the options).
 
-    ``runs`` maps a name to a run (``{qid: {doc: score}}``, a ``Run``, or a path read with
-    ``ragrade.read_run``); a plain sequence is named ``run_1, run_2, ...``. Each run is scored with
-    ``ragrade.evaluate(qrels, run, metrics)``, so queries follow the engine's policies (a qrels query missing
-    from a run scores 0; a query without relevant judgments is NaN/excluded and so left out here too).
+    ``qrels`` and each run may be objects, nested dicts or file paths (anything ``ragrade.evaluate``
+    takes). ``runs`` maps a name to a run; a plain sequence is named ``run_1, run_2, ...``. ``metrics`` are
+    metric strings as for ``evaluate`` (``"P@[5,10]"`` expands to two metrics). Other keyword arguments
+    are evaluation policies (:class:`ragrade.policies.Policies`), so queries follow the engine's rules: by
+    default a qrels query missing from a run scores 0, and a query without relevant judgments is left out
+    (of the means and of the comparison).
+
+    >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    >>> one = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"x": 2.0, "b": 1.0}, "q3": {"x": 2.0, "c": 1.0}}
+    >>> two = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"b": 2.0, "x": 1.0}, "q3": {"c": 2.0, "x": 1.0}}
+    >>> cmp = compare(qrels, {"one": one, "two": two}, ["rr"], n_resamples=1000, seed=0)
+    >>> round(cmp.pair("rr", "one", "two")["delta"], 4), int(cmp.pair("rr", "one", "two")["wins"])
+    (0.3333, 2)
     """
-    if isinstance(metrics, str):
-        metrics = [metrics]
+    from ragrade.evaluation import Evaluator
+
+    labels = metric_labels(metrics)
     if not isinstance(runs, Mapping):
         runs = {f"run_{i + 1}": r for i, r in enumerate(runs)}
-    qrels = _maybe_read(qrels, "qrels")
-    per_query = {str(name): _evaluate(qrels, _maybe_read(run, "run"), metrics) for name, run in runs.items()}
+    evaluator = Evaluator(qrels, labels, **policies)
+    per_query = {str(name): evaluator.evaluate(run).per_query for name, run in runs.items()}
     return compare_scores(
         per_query,
-        [str(m) for m in metrics],
+        labels,
         baseline=baseline,
         test=test,
         correction=correction,
@@ -406,14 +425,3 @@ def compare(
         n_resamples=n_resamples,
         seed=seed,
     )
-
-
-def _maybe_read(value: Any, kind: str) -> Any:
-    import os
-
-    if isinstance(value, str | os.PathLike):
-        import ragrade
-
-        reader = ragrade.read_qrels if kind == "qrels" else ragrade.read_run
-        return reader(value)
-    return value

@@ -32,38 +32,25 @@ def _grade(g: Any) -> int | float:
     return int(value) if value.is_integer() else value
 
 
-def ranked_lists(run: Any, query_ids: list[str]) -> dict[str, list[tuple[str, float | None]]]:
-    """The full ranking of each query: ``Run.ranked(qid)`` when available, else sorted from a mapping.
+def ranked_lists(run: Any, query_ids: list[str], ties: str = "docid_desc") -> dict[str, list[tuple[str, float | None]]]:
+    """The full ranking of each query, as ``ragrade.Run.ranked`` gives it (``ties`` is the tie policy).
 
-    Mapping input ``{qid: {doc: score}}`` is ranked by score descending, ties by document id descending
-    (SPEC section 2); ``{qid: [doc, ...]}`` keeps its order.
+    A mapping ``{qid: {doc: score}}`` or ``{qid: [doc, ...]}`` (kept in order) is turned into a ``Run``
+    first, so the report shows exactly the order the metrics were computed on.
     """
-    if hasattr(run, "ranked") and not isinstance(run, Mapping):
-        out = {}
-        for qid in query_ids:
-            out[qid] = (
-                [(str(d), None if s is None else float(s)) for d, s in run.ranked(qid)] if qid in run else []
-            )
-        return out
-    if not isinstance(run, Mapping):
-        raise InputError(
-            "a run must be a Run object or a mapping {query: {doc: score}}", value=type(run).__name__
-        )
-    out = {}
+    from ragrade.data import Run
+
+    if isinstance(run, Mapping):
+        first = next(iter(run.values()), None)
+        run = Run.from_dict(run) if first is None or isinstance(first, Mapping) else Run.from_ranked(run)
+    if not isinstance(run, Run):
+        raise InputError("a run must be a Run object or a mapping {query: {doc: score}}", value=type(run).__name__)
+    out: dict[str, list[tuple[str, float | None]]] = {}
     for qid in query_ids:
-        docs = run.get(qid)
-        if docs is None:
-            # query ids may be non-strings in the caller's mapping
-            docs = next((v for k, v in run.items() if str(k) == qid), None)
-        if docs is None:
-            out[qid] = []
-        elif isinstance(docs, Mapping):
-            items = sorted(
-                ((str(d), float(s)) for d, s in docs.items()), key=lambda t: (t[1], t[0]), reverse=True
-            )
-            out[qid] = items
+        if qid in run:
+            out[qid] = [(str(d), None if sc is None else float(sc)) for d, sc in run.ranked(qid, ties=ties)]
         else:
-            out[qid] = [(str(d), None) for d in docs]
+            out[qid] = []
     return out
 
 
@@ -88,6 +75,7 @@ def build_payload(
     queries: Mapping[str, str] | None = None,
     depth: int | None = None,
     max_text_chars: int = 600,
+    ties: str = "docid_desc",
 ) -> dict[str, Any]:
     """The JSON-ready payload of the report's per-query view.
 
@@ -136,7 +124,7 @@ def build_payload(
     ranked_out: dict[str, list[list[list[Any]]]] = {}
     missed_out: dict[str, list[list[list[Any]]]] = {}
     for run in names:
-        full = ranked_lists(runs[run], qids)
+        full = ranked_lists(runs[run], qids, ties=ties)
         ranked_col: list[list[list[Any]]] = []
         missed_col: list[list[list[Any]]] = []
         for q in qids:

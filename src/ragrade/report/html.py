@@ -164,15 +164,17 @@ def render_comparison_html(
     plots: bool | None = None,
     curves: Mapping[str, Any] | None = None,
     max_text_chars: int = 600,
+    ties: str = "docid_desc",
 ) -> str:
     """The report for an existing :class:`Comparison` (the rankings come from ``runs``, grades from ``qrels``).
 
     ``plots``: ``None`` draws them when matplotlib is installed (else says how to install it), ``True``
     requires them, ``False`` leaves them out. ``curves``: ``{metric: DataFrame}`` from
-    :func:`ragrade.report.plots.metric_at_k`, drawn as metric@k curves.
+    :func:`ragrade.report.plots.metric_at_k`, drawn as metric@k curves. ``ties``: the tie policy used to
+    order the retrieved items shown (use the one the comparison was evaluated with).
     """
     payload = build_payload(
-        cmp, qrels, runs, texts=texts, queries=queries, depth=depth, max_text_chars=max_text_chars
+        cmp, qrels, runs, texts=texts, queries=queries, depth=depth, max_text_chars=max_text_chars, ties=ties
     )
     script_hash = base64.b64encode(hashlib.sha256(JS.encode("utf-8")).digest()).decode("ascii")
     csp = (
@@ -283,7 +285,8 @@ def write_html(
     ``qrels`` and each run may be objects, nested dicts or file paths. ``options`` are those of
     :func:`render_html`: ``texts`` (``{doc id: text}``), ``queries`` (``{query id: text}``), ``title``,
     ``baseline``, ``test``, ``correction``, ``alpha``, ``n_resamples``, ``seed``, ``depth`` (items shown
-    per run and query; default the largest metric cutoff), ``plots``, ``curves``, ``ks``.
+    per run and query; default the largest metric cutoff), ``plots``, ``curves``, ``ks``, and evaluation
+    policies (:class:`ragrade.policies.Policies`, e.g. ``ties="input"``).
     """
     out = Path(path)
     if out.suffix.lower() not in (".html", ".htm"):
@@ -295,7 +298,7 @@ def write_html(
 
 def _read(value: Any, kind: str) -> Any:
     if isinstance(value, str | os.PathLike):
-        import ragrade
+        from ragrade.io import read_qrels, read_run
 
-        return ragrade.read_qrels(value) if kind == "qrels" else ragrade.read_run(value)
+        return read_qrels(value) if kind == "qrels" else read_run(value)
     return value

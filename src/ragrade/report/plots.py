@@ -43,14 +43,18 @@ def _rc() -> Any:
 
 
 def metric_at_k(
-    qrels: Any, runs: Mapping[str, Any], metric: str, ks: Sequence[int] = (1, 3, 5, 10, 20, 50, 100)
+    qrels: Any,
+    runs: Mapping[str, Any],
+    metric: str,
+    ks: Sequence[int] = (1, 3, 5, 10, 20, 50, 100),
+    **policies: Any,
 ) -> pd.DataFrame:
     """Mean of ``metric@k`` for every run and cutoff: a DataFrame (index = k, columns = runs).
 
     ``metric`` is a metric name with or without a cutoff (``"ndcg"`` or ``"ndcg@10"``: the cutoff is
-    replaced by each ``k``). Uses ``ragrade.evaluate``.
+    replaced by each ``k``). Uses :class:`ragrade.Evaluator` with ``policies``.
     """
-    import ragrade
+    from ragrade.evaluation import Evaluator
 
     base = re.sub(r"@\d+$", "", str(metric))
     ks = sorted({int(k) for k in ks})
@@ -58,8 +62,9 @@ def metric_at_k(
         raise InputError("cutoffs must be positive integers", value=ks)
     names = [f"{base}@{k}" for k in ks]
     data = {}
+    evaluator = Evaluator(qrels, names, **policies)
     for run_name, run in runs.items():
-        means = ragrade.evaluate(qrels, run, names).means
+        means = evaluator.evaluate(run).means
         data[str(run_name)] = [float(means[n]) for n in names]
     frame = pd.DataFrame(data, index=pd.Index(ks, name="k"))
     frame.attrs["metric"] = base
