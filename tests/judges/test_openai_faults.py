@@ -117,12 +117,14 @@ def test_unparseable_reply_is_asked_again_then_permanent_failure(server):
     assert server.count() == 2
 
 
-def test_schema_rejection_falls_back_to_json_object(server):
+def test_schema_rejection_falls_back_to_json_object_with_schema(server):
     server.faults.append("reject_schema")
     judge = _judge(server)
     assert _run(judge, "chunk_verdict", INPUTS).ok
-    assert [e["body"].get("response_format", {}).get("type") for e in server.log] == ["json_schema", "json_object"]
-    assert judge._mode == "json_object"
+    formats = [e["body"].get("response_format", {}) for e in server.log]
+    assert [f.get("type") for f in formats] == ["json_schema", "json_object"]
+    assert formats[1]["schema"]["required"] == ["reason", "verdict"]
+    assert judge._mode == "json_object_schema"
 
 
 def test_failed_judgments_make_nan_never_zero_and_run_goes_on(server, tmp_path):

@@ -4,8 +4,9 @@ Needs the ``llm`` extra (httpx). One :class:`OpenAIJudge` holds one async connec
 bounding the requests in flight. Each judgment:
 
 1. is sent with temperature 0 and a fixed seed, and a JSON-schema ``response_format`` (``json_schema`` mode)
-   when the server accepts it; a server that rejects it (HTTP 400/422 naming ``response_format``) is asked
-   again with ``{"type": "json_object"}`` and then with none, and the mode that worked is kept;
+   when the server accepts it; a server that rejects it (an error naming ``response_format``) is asked
+   again with ``{"type": "json_object", "schema": ...}`` (llama.cpp, vLLM), then ``{"type": "json_object"}``,
+   then with none, and the mode that worked is kept for the next requests;
 2. is retried on HTTP 408/409/429/5xx, timeouts, broken connections, truncated or non-JSON bodies, with
    exponential backoff and full jitter (``Retry-After`` honoured, capped at ``max_backoff``);
 3. has its reply parsed by :func:`ragrade.judges.prompts.parse_output` (first JSON value, code fences
@@ -35,14 +36,14 @@ from ragrade.errors import InputError, require
 from ragrade.judges.base import Judgment, Usage
 from ragrade.judges.prompts import PROMPT_VERSION, SCHEMAS, OutputError, build_messages, parse_output
 
-_RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+_RESPONSE_FORMATS = ("json_schema", "json_object_schema", "json_object", "none")
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 524, 529})
 
 
 @dataclass(frozen=True)
 class OpenAISettings:
     """Settings of :class:`OpenAIJudge`. ``response_format``: ``"auto"`` (try JSON schema, fall back),
-    ``"json_schema"``, ``"json_object"`` or ``"none"``."""
+    ``"json_schema"``, ``"json_object_schema"``, ``"json_object"`` or ``"none"``."""
 
     model: str = "gpt-4o-mini"
     base_url: str = "https://api.openai.com/v1"
@@ -60,13 +61,14 @@ class OpenAISettings:
     response_format: str = "auto"
     prompt_price: float = 0.0  # per million prompt tokens
     completion_price: float = 0.0  # per million completion tokens
+    max_items: int = 32  # longest list a grammar-constrained server may generate (json_object_schema mode)
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     jitter_seed: int | None = None  # seeds the backoff jitter (only timing depends on it)
 
     def __post_init__(self) -> None:
         if self.response_format not in ("auto", *_RESPONSE_FORMATS):
             raise InputError(
-                "response_format must be auto, json_schema, json_object or none", value=self.response_format
+                "response_format must be auto, json_schema, json_object_schema, json_object or none", value=self.response_format
             )
         if self.max_concurrency < 1:
             raise InputError("max_concurrency must be at least 1", value=self.max_concurrency)
@@ -184,6 +186,8 @@ class OpenAIJudge:
                 "type": "json_schema",
                 "json_schema": {"name": task, "schema": SCHEMAS[task], "strict": True},
             }
+        elif mode == "json_object_schema":  # llama.cpp / vLLM / Ollama-style schema-constrained JSON mode
+            body["response_format"] = {"type": "json_object", "schema": _bounded(SCHEMAS[task], s.max_items)}
         elif mode == "json_object":
             body["response_format"] = {"type": "json_object"}
         body.update(s.extra_body)
@@ -225,14 +229,14 @@ class OpenAIJudge:
             raise _Retryable(f"timeout ({type(exc).__name__})") from None
         except (httpx.TransportError, httpx.DecodingError) as exc:
             raise _Retryable(f"connection error ({type(exc).__name__}: {self._scrub(str(exc))})") from None
-        if resp.status_code in _RETRY_STATUS:
-            raise _Retryable(f"HTTP {resp.status_code}", self._retry_after(resp.headers))
         if resp.status_code >= 400:
             text = self._scrub(raw.decode("utf-8", "replace"))
-            if resp.status_code in (400, 422) and "response_format" in body and (
-                "response_format" in text or "json_schema" in text or "schema" in text
-            ):
+            # A server that does not know a response_format answers 400/422 (OpenAI, vLLM) or 500
+            # (llama-cpp-python's request validation) naming it: step down instead of retrying.
+            if resp.status_code in (400, 422, 500) and "response_format" in body and "response_format" in text:
                 raise _FormatRejected(text)
+            if resp.status_code in _RETRY_STATUS:
+                raise _Retryable(f"HTTP {resp.status_code}", self._retry_after(resp.headers))
             raise _Fatal(f"HTTP {resp.status_code}: {text}")
         try:
             data = json.loads(raw)
@@ -304,7 +308,10 @@ class OpenAIJudge:
             except OutputError as exc:
                 parse_failures += 1
                 last = f"unreadable reply: {exc}"
-                if parse_failures > s.parse_retries:
+                cut = _finish_reason(data) == "length"
+                if cut:  # the same request would be cut at the same place again
+                    last = f"reply cut at max_tokens={s.max_tokens}; {last}"
+                if cut or parse_failures > s.parse_retries:
                     return Judgment.failed(last, transient=False, usage=usage, attempts=attempts)
                 continue
             return Judgment(output, usage=usage, attempts=attempts)
@@ -312,6 +319,26 @@ class OpenAIJudge:
 
 class _FormatRejected(Exception):
     pass
+
+
+def _bounded(schema: dict[str, Any], max_items: int) -> dict[str, Any]:
+    """A copy of ``schema`` with ``maxItems`` on arrays and ``maxLength`` on strings (a grammar-constrained
+    small model cannot loop for ever)."""
+    out = {k: (_bounded(v, max_items) if isinstance(v, dict) else v) for k, v in schema.items()}
+    if "properties" in schema:
+        out["properties"] = {k: _bounded(v, max_items) for k, v in schema["properties"].items()}
+    if schema.get("type") == "array":
+        out["maxItems"] = max_items
+    if schema.get("type") == "string":
+        out["maxLength"] = 300
+    return out
+
+
+def _finish_reason(data: Mapping[str, Any]) -> str | None:
+    try:
+        return data["choices"][0].get("finish_reason")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
 
 
 def _message_text(data: Mapping[str, Any]) -> str:
