@@ -93,6 +93,13 @@ def test_trec_writer_layout(tmp_path, run):
     assert read_run(path).name == "mytag"
 
 
+def test_parquet_keeps_run_name(tmp_path, run):
+    write_run(run, tmp_path / "r.parquet")
+    assert read_run(tmp_path / "r.parquet").name == "bm25"
+    write_run(run, tmp_path / "r.jsonl")
+    assert read_run(tmp_path / "r.jsonl").name == "r"  # no metadata: the file name
+
+
 def test_gzip_is_really_compressed(tmp_path, run):
     path = tmp_path / "r.trec.gz"
     write_run(run, path)

@@ -260,7 +260,10 @@ def table_to_run(table: pa.Table, path: PathLike, locate: RowText, *, name: str 
     q = pick_column(names, query_col, QUERY_NAMES, "query", p)
     assert q is not None
     lst = _list_column(table, RUN_LIST_NAMES, list_col)
-    name = name if name is not None else default_run_name(p)
+    if name is None:
+        meta = table.schema.metadata or {}
+        stored = meta.get(b"ragrade.run_name")
+        name = stored.decode("utf-8") if stored else default_run_name(p)
     if lst is not None:
         sc = pick_column(names, score_col, ("scores", "score"), "score", p, required=False)
         if sc is not None and not pa.types.is_list(table.schema.field(sc).type):

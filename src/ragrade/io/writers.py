@@ -16,6 +16,9 @@ import pyarrow as pa
 from ragrade.data import Qrels, Run
 from ragrade.io._common import PathLike, is_gzip
 
+#: Parquet metadata key holding a run's name.
+RUN_NAME_KEY = "ragrade.run_name"
+
 
 def _dict_col(codes: np.ndarray, vocab: np.ndarray) -> pa.DictionaryArray:
     return pa.DictionaryArray.from_arrays(pa.array(np.asarray(codes, dtype=np.int32)),
@@ -34,7 +37,10 @@ def run_table(run: Run, ties: str = "docid_desc") -> pa.Table:
     }
     if run.scores is not None:
         cols["score"] = pa.array(run.scores[order], type=pa.float64())
-    return pa.table(cols)
+    table = pa.table(cols)
+    if run.name:
+        table = table.replace_schema_metadata({RUN_NAME_KEY: run.name})
+    return table
 
 
 def _grades(g: np.ndarray) -> pa.Array:
