@@ -1,0 +1,182 @@
+"""``ragrade judge``: judge-based context metrics over a dataset of questions, references and retrieved
+contexts (JSONL, JSON, CSV/TSV, Parquet)."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Any
+
+import click
+
+from ragrade.errors import RagradeError
+
+
+@click.command(
+    "judge",
+    epilog=(
+        "Metrics: context_precision[@K], context_precision_noref[@K], context_recall, "
+        "context_entities_recall, context_relevancy (default: all). Judges: offline (rapidfuzz word overlap, "
+        "no server), semantic (offline sentence embeddings, needs ragrade[semantic]), openai (any "
+        "OpenAI-compatible server, needs ragrade[llm]; the key is read from the variable named by "
+        "--api-key-env and never printed)."
+    ),
+)
+@click.argument("dataset", type=click.Path(exists=True, dir_okay=False))
+@click.option("--metric", "-m", "metrics", multiple=True, help="Metric to compute (repeat or comma-separate).")
+@click.option("--judge", "judge_kind", type=click.Choice(["offline", "semantic", "openai"]), default="offline",
+              show_default=True, help="Which judge answers the judgments.")
+@click.option("--profile", type=click.Choice(["default", "ragas", "deepeval"]), default="default", show_default=True,
+              help="Convention for the formulas (epsilons, denominators).")
+@click.option("--input-format", type=click.Choice(["jsonl", "json", "csv", "tsv", "parquet"]), default=None,
+              help="Dataset format (default: from the file name).")
+@click.option("--question-col", default="question", show_default=True)
+@click.option("--reference-col", default="reference", show_default=True)
+@click.option("--contexts-col", default="contexts", show_default=True,
+              help="Column with the retrieved contexts, rank 1 first (a JSON list in CSV/TSV).")
+@click.option("--id-col", default=None, help="Query id column (default: 'id' if present, else the row number).")
+@click.option("--response-col", default=None, help="Generated response column (used by context_precision_noref).")
+@click.option("--base-url", envvar="RAGRADE_JUDGE_BASE_URL", default="https://api.openai.com/v1", show_default=True,
+              help="OpenAI-compatible endpoint (env RAGRADE_JUDGE_BASE_URL).")
+@click.option("--model", envvar="RAGRADE_JUDGE_MODEL", default="gpt-4o-mini", show_default=True,
+              help="Model name for the openai judge (env RAGRADE_JUDGE_MODEL).")
+@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
+              help="Name of the environment variable holding the API key (unset: no key sent).")
+@click.option("--max-concurrency", type=click.IntRange(min=1), default=8, show_default=True,
+              help="Judgments in flight at once.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds per request.")
+@click.option("--max-retries", type=click.IntRange(min=0), default=5, show_default=True)
+@click.option("--max-tokens", type=click.IntRange(min=1), default=1024, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed sent to the server.")
+@click.option("--prompt-price", type=float, default=0.0, help="Price per million prompt tokens (for the cost line).")
+@click.option("--completion-price", type=float, default=0.0, help="Price per million completion tokens.")
+@click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
+              help="SQLite cache file (default: $XDG_CACHE_HOME/ragrade/judgments.sqlite3).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+@click.option("--retry-failed", is_flag=True, help="Ask again judgments that failed permanently in an earlier run.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--per-query", is_flag=True, help="Table format: also print every query's scores.")
+@click.option("--details", "details_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write each query's judge output (verdicts, statements, entities, reasons) to this JSONL file.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
+def command(dataset: str, metrics: tuple[str, ...], judge_kind: str, profile: str, input_format: str | None,
+            question_col: str, reference_col: str, contexts_col: str, id_col: str | None, response_col: str | None,
+            base_url: str, model: str, api_key_env: str, max_concurrency: int, timeout: float, max_retries: int,
+            max_tokens: int, seed: int, prompt_price: float, completion_price: float, cache_path: str | None,
+            no_cache: bool, retry_failed: bool, fmt: str, per_query: bool, details_path: str | None,
+            progress: bool | None) -> None:
+    """Score judge-based context metrics (LLM context precision, context recall, context entities recall,
+    context relevancy) over DATASET: one row per query with a question, a reference answer and the
+    retrieved contexts."""
+    try:
+        result = _run(**locals())
+    except RagradeError as exc:
+        raise click.ClickException(str(exc)) from None
+    if fmt == "json":
+        click.echo(json.dumps({k: v for k, v in result.to_dict().items() if k != "details"}, indent=2))
+    else:
+        _print_table(result, per_query)
+    if details_path:
+        with open(details_path, "w", encoding="utf-8") as f:
+            for qid, d in result.details.items():
+                f.write(json.dumps({"query_id": qid, **d}, ensure_ascii=False) + "\n")
+
+
+def _make_judge(judge_kind: str, **kw: Any) -> Any:
+    if judge_kind == "offline":
+        from ragrade.judges.offline import LexicalJudge
+
+        return LexicalJudge()
+    if judge_kind == "semantic":
+        from ragrade.judges.offline import SemanticJudge
+
+        return SemanticJudge()
+    from ragrade.judges.openai import OpenAIJudge
+
+    return OpenAIJudge(
+        model=kw["model"], base_url=kw["base_url"], api_key_env=kw["api_key_env"],
+        max_concurrency=kw["max_concurrency"], timeout=kw["timeout"], max_retries=kw["max_retries"],
+        max_tokens=kw["max_tokens"], seed=kw["seed"], prompt_price=kw["prompt_price"],
+        completion_price=kw["completion_price"],
+    )
+
+
+def _run(**o: Any) -> Any:
+    import asyncio
+
+    from ragrade.judges.dataset import read_rows
+    from ragrade.judges.metrics import parse_many
+    from ragrade.judges.runner import aevaluate_judged
+
+    metric_list = parse_many([p for m in o["metrics"] for p in m.split(",") if p.strip()] or None)
+    rows = read_rows(o["dataset"], o["input_format"])
+    columns = {"question": o["question_col"], "reference": o["reference_col"], "contexts": o["contexts_col"],
+               "id": o["id_col"], "response": o["response_col"], "source": o["dataset"]}
+    judge = _make_judge(**o)
+    cache: Any = False if o["no_cache"] else (o["cache_path"] or True)
+    show = o["progress"] if o["progress"] is not None else sys.stderr.isatty()
+
+    async def go() -> Any:
+        try:
+            if not show:
+                return await aevaluate_judged(rows, metric_list, judge=judge, profile=o["profile"], cache=cache,
+                                              max_concurrency=o["max_concurrency"], retry_failed=o["retry_failed"],
+                                              columns=columns)
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            bar = Progress(
+                TextColumn("[bold]judging"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("calls {task.fields[calls]} · cache hits {task.fields[hits]} · "
+                           "failed {task.fields[failed]} · tokens {task.fields[tokens]}"),
+                TimeElapsedColumn(), console=Console(stderr=True), transient=False,
+            )
+            task = bar.add_task("judging", total=None, calls=0, hits=0, failed=0, tokens=0)
+
+            def on_progress(p: Any) -> None:
+                bar.update(task, total=p.total, completed=p.done, calls=p.calls, hits=p.cache_hits,
+                           failed=p.failures, tokens=p.tokens)
+
+            with bar:
+                return await aevaluate_judged(rows, metric_list, judge=judge, profile=o["profile"], cache=cache,
+                                              max_concurrency=o["max_concurrency"], retry_failed=o["retry_failed"],
+                                              progress=on_progress, columns=columns)
+        finally:
+            await judge.aclose()
+
+    return asyncio.run(go())
+
+
+def _fmt(v: float) -> str:
+    return "nan" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4f}"
+
+
+def _print_table(result: Any, per_query: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    t = Table(title=f"ragrade judge · {result.judge} ({result.model}) · profile {result.profile}")
+    width = max([len(str(m)) for m in result.means.index] + [6])
+    t.add_column("metric", no_wrap=True, min_width=width)
+    for col in ("mean", "scored", "failed", "missing", "degenerate", "undefined"):
+        t.add_column(col, justify="right", overflow="fold")
+    for m, v in result.means.items():
+        c = result.summary["metrics"][m]
+        t.add_row(m, _fmt(v), *(str(c[k]) for k in ("scored", "failed", "missing", "degenerate", "undefined")))
+    console.print(t)
+    j = result.summary["judgments"]
+    console.print(
+        f"queries {result.summary['queries']} · judgments {j['needed']} · calls {j['calls']} · "
+        f"cache hits {j['cache_hits']} · failed {j['failed']} · tokens {j['prompt_tokens']}+{j['completion_tokens']}"
+        + (f" · cost {j['cost']:.4f}" if j["cost"] else "")
+    )
+    if per_query:
+        q = Table(title="per query")
+        q.add_column("query_id", overflow="fold")
+        for m in result.per_query.columns:
+            q.add_column(m.replace("_", " "), justify="right", overflow="fold")
+        for qid, row in result.per_query.iterrows():
+            q.add_row(str(qid), *(_fmt(row[m]) for m in result.per_query.columns))
+        console.print(q)
