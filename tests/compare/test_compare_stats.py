@@ -219,3 +219,26 @@ def test_cohens_dz_and_win_tie_loss() -> None:
     assert stats.cohens_dz(np.full(4, -0.1)) == -np.inf
     assert list(stats.win_tie_loss(d)) == [3, 1, 1]
     assert stats.win_tie_loss(np.column_stack([d, -d])).tolist() == [[3, 1], [1, 1], [1, 3]]
+
+
+# ------------------------------------------------------------------------------------------ property tests
+_diffs = st.lists(st.floats(-1, 1, allow_nan=False, allow_infinity=False), min_size=2, max_size=40).map(np.array)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_diffs, st.integers(0, 2**32 - 1))
+def test_resampling_p_values_are_valid_and_sign_symmetric(d: np.ndarray, seed: int) -> None:
+    for fn in (stats.randomization_test, stats.bootstrap_test):
+        p = fn(d, 64, seed)
+        assert 1 / 65 <= p <= 1.0
+        assert fn(-d, 64, seed) == p  # testing b - a or a - b gives the same two-sided p
+
+
+@settings(max_examples=60, deadline=None)
+@given(_diffs)
+def test_t_test_agrees_with_scipy_on_arbitrary_data(d: np.ndarray) -> None:
+    sd = d.std(ddof=1)
+    if sd <= 1e-9 * max(1.0, np.abs(d).max()):
+        return  # degenerate: covered by test_degenerate_t_test_cases
+    expected = scipy_stats.ttest_1samp(d, 0.0).pvalue
+    assert stats.t_test(d) == pytest.approx(expected, rel=1e-8, abs=1e-300)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
 from report_browser import find_chromium, open_report, start_chromium
 from report_synth import XSS, make_data, per_query_scores
 
-from ragrade.compare import compare_scores
-from ragrade.report import render_comparison_html
+from ragrade.compare import compare, compare_scores
+from ragrade.errors import RagradeWarning
+from ragrade.report import render_comparison_html, write_html
 
 pytestmark = pytest.mark.browser
 
@@ -32,11 +34,23 @@ def driver(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
+    """The full path a user takes: write_html on dicts (evaluation, comparison, plots, payload)."""
     qrels, runs, texts, queries = make_data(120, seed=3)
-    cmp = compare_scores(per_query_scores(qrels, runs), n_resamples=1000, seed=0)
-    page = render_comparison_html(cmp, qrels, runs, texts=texts, queries=queries, title="browser test")
     path = tmp_path_factory.mktemp("report") / "report.html"
-    path.write_text(page, encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RagradeWarning)
+        write_html(
+            path,
+            qrels,
+            runs,
+            ["ndcg@10", "recall@5"],
+            texts=texts,
+            queries=queries,
+            title="browser test",
+            n_resamples=1000,
+            seed=0,
+        )
+        cmp = compare(qrels, runs, ["ndcg@10", "recall@5"], n_resamples=1000, seed=0)
     return path, cmp
 
 
