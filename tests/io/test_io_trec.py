@@ -30,6 +30,20 @@ def test_messy_whitespace(tmp_path):
     assert run.name == "t"
 
 
+def test_irregular_spacing_that_keeps_the_space_count(tmp_path):
+    # Each line has exactly 5 spaces, but the second one starts with a space and lacks its tag: the fast
+    # path must not read it as an empty query id.
+    path = tmp_path / "r.trec"
+    _write(path, "q1 Q0 d1 1 2 t\n q1 Q0 d2 1 3\n")
+    from ragrade.errors import ParseError
+
+    with pytest.raises(ParseError) as info:
+        read_run(path)
+    assert info.value.line == 2 and "expected 6" in str(info.value)
+    _write(path, "q1 Q0 d1 1 2 t\n q1 Q0 d2 1 3 t\n")
+    assert read_run(path).to_dict() == {"q1": {"d1": 2.0, "d2": 3.0}}
+
+
 def test_normalise_whitespace_bytes():
     assert normalise_whitespace(b" a\t\tb  c \r\nd e\n") == b"a b c\nd e\n"
     assert normalise_whitespace(b"a b\n") == b"a b\n"

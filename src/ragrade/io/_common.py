@@ -285,9 +285,9 @@ RowLocator = Callable[[int], tuple[int | None, str | None]]
 
 
 def _check_empty_ids(vocab: np.ndarray, codes: np.ndarray, what: str, path: str, locate: RowLocator) -> None:
-    where = pd.Index(vocab).get_indexer([""])[0] if len(vocab) else -1
-    if where >= 0:
-        row = int(np.flatnonzero(codes == where)[0])
+    empty = np.flatnonzero(vocab == "") if len(vocab) else np.zeros(0, dtype=np.int64)
+    if len(empty):
+        row = int(np.flatnonzero(codes == empty[0])[0])
         line, text = locate(row)
         raise ParseError(f"empty {what}", path=path, line=line, text=text)
 

@@ -140,9 +140,12 @@ def _parse_chunk(block: bytes, end: int, offset: int, path: str, columns: tuple[
         return None, None
     if _is_clean(block, end, len(columns)):
         try:
-            return _arrow_parse(pa.py_buffer(memoryview(block)[:end]), columns, numeric), None
+            table = _arrow_parse(pa.py_buffer(memoryview(block)[:end]), columns, numeric)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # irregular spacing that the fast test missed, or a real error: see below
+        else:
+            if not _has_empty_id(table):  # an empty field means irregular spacing (e.g. a leading space)
+                return table, None
     data = normalise_whitespace(block[:end])
     try:
         return _arrow_parse(data, columns, numeric), data
@@ -152,6 +155,17 @@ def _parse_chunk(block: bytes, end: int, offset: int, path: str, columns: tuple[
 
 
 _NON_SPACE = re.compile(rb"\S")
+
+
+def _has_empty_id(table: pa.Table) -> bool:
+    import pyarrow.compute as pc
+
+    for name in ("query", "doc"):
+        for chunk in table.column(name).chunks:
+            d = chunk.dictionary
+            if len(d) and pc.min(pc.binary_length(d)).as_py() == 0:
+                return True
+    return False
 
 
 def _locate_bad_line(chunk: bytes, first_line: int, path: str, columns: tuple[str, ...], numeric: str,
