@@ -153,15 +153,20 @@ def _fmt(v: float) -> str:
 
 
 def _print_table(result: Any, per_query: bool) -> None:
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
-    t = Table(title=f"ragrade judge · {result.judge} ({result.model}) · profile {result.profile}")
+    t = Table(
+        title=f"ragrade judge · {result.judge} ({result.model}) · profile {result.profile}",
+        box=box.SIMPLE_HEAD,
+        caption="no ctx: no retrieved context, scored 0 without a call; undef: the formula is undefined (NaN)",
+    )
     width = max([len(str(m)) for m in result.means.index] + [6])
     t.add_column("metric", no_wrap=True, min_width=width)
-    for col in ("mean", "scored", "failed", "missing", "degenerate", "undefined"):
-        t.add_column(col, justify="right", overflow="fold")
+    for col in ("mean", "scored", "failed", "missing", "no ctx", "undef"):
+        t.add_column(col, justify="right", min_width=len(col))
     for m, v in result.means.items():
         c = result.summary["metrics"][m]
         t.add_row(m, _fmt(v), *(str(c[k]) for k in ("scored", "failed", "missing", "degenerate", "undefined")))
@@ -173,7 +178,7 @@ def _print_table(result: Any, per_query: bool) -> None:
         + (f" · cost {j['cost']:.4f}" if j["cost"] else "")
     )
     if per_query:
-        q = Table(title="per query")
+        q = Table(title="per query", box=box.SIMPLE_HEAD)
         q.add_column("query_id", overflow="fold")
         for m in result.per_query.columns:
             q.add_column(m.replace("_", " "), justify="right", overflow="fold")
