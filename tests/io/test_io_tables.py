@@ -152,3 +152,17 @@ def test_not_parquet(tmp_path):
     path.write_text("hello")
     with pytest.raises(ParseError, match="Parquet"):
         read_run(path)
+
+
+@pytest.mark.parametrize("name", ["r.tsv", "r.csv.gz", "r.jsonl", "r.jsonl.gz"])
+def test_progress_on_tables(tmp_path, name):
+    from ragrade import Run, write_run
+
+    run = Run.from_dict({f"q{i}": {f"d{j}": float(j) for j in range(30)} for i in range(50)})
+    path = tmp_path / name
+    write_run(run, path)
+    calls: list[tuple[int, int]] = []
+    back = read_run(path, progress=lambda d, t: calls.append((d, t)))
+    assert back.to_dict() == run.to_dict()
+    size = path.stat().st_size
+    assert calls and calls[-1] == (size, size)
