@@ -150,6 +150,7 @@ def test_tsv_with_trec_content_is_read_as_trec(tmp_path):
     path = tmp_path / "qrels.tsv"
     _write(path, "q01\t0\tdoc-0412\t2\nq01\t0\tdoc-0007\t0\n")
     assert detect_format(path) == "trec"
+    assert detect_format(path, "tsv") == "tsv"  # an explicit format is not second-guessed
     assert guess_kind(path) == "qrels"
     assert read_qrels(path).to_dict() == {"q01": {"doc-0412": 2, "doc-0007": 0}}
     headered = tmp_path / "h.tsv"

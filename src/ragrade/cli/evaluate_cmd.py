@@ -164,9 +164,13 @@ def summary_lines(result: Any) -> list[str]:
     if s.identical_ids_dropped:
         lines.append(f"{s.identical_ids_dropped} items with the query's own id dropped")
     for k, n in sorted(s.ties_at_cutoff.items()):
-        lines.append(f"{n} queries have tied scores across cutoff {k} (values depend on the tie rule: "
-                     f"{pol.ties})")
+        lines.append(f"{_count(n, 'query has', 'queries have')} tied scores across cutoff {k} (values depend "
+                     f"on the tie rule: {pol.ties})")
     return lines
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _print_table(result: Any, per_query: bool, digits: int) -> None:

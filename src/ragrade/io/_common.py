@@ -90,11 +90,13 @@ def detect_format(path: PathLike, format: str | None = None) -> str:
 
     ``.trec .txt .qrels .run`` → ``trec``; ``.tsv .csv`` (optionally ``.gz``) → TREC content or a headered
     table, told apart by :func:`sniff_trec`; ``.jsonl .ndjson`` → ``jsonl``; ``.parquet .pq`` → ``parquet``.
+    An explicit ``format`` is used as given (``"tabular"`` means: from the extension).
     """
     fmt = normalise_format(format) if format else None
+    if fmt is not None:
+        return fmt  # an explicit format is taken as given (no sniffing)
     ext, _ = _suffixes(path)
-    if fmt is None:
-        fmt = _EXTENSIONS.get(ext)
+    fmt = _EXTENSIONS.get(ext)
     if fmt in ("tsv", "csv"):
         first = first_line(path)
         if first is not None and sniff_trec(first) is not None:
