@@ -95,6 +95,11 @@ def _rank_within(keys: np.ndarray) -> np.ndarray:
     return np.arange(n, dtype=np.int64) - np.repeat(first, np.diff(np.append(first, n))) + 1
 
 
+def _qkey(m: Matches) -> np.ndarray:
+    """Unit content code made unique per query (equal texts in different queries are different)."""
+    return m.u_q * (int(m.u_key.max()) + 1 if len(m.u_key) else 1) + m.u_key
+
+
 def _sum_by_q(q: np.ndarray, w: np.ndarray, nq: int) -> np.ndarray:
     return np.bincount(q, weights=w, minlength=nq).astype(np.float64, copy=False)
 
@@ -118,7 +123,8 @@ def greedy_credit(m: Matches, by: str = "unit") -> np.ndarray:
     out = np.full(n, -1, dtype=np.int64)
     if len(m.p_row) == 0:
         return out
-    key = m.u_key if by == "content" else np.arange(len(m.u_q), dtype=np.int64)
+    # by content: equal content within one query is one key
+    key = _qkey(m) if by == "content" else np.arange(len(m.u_q), dtype=np.int64)
     _, kcode = np.unique(key, return_inverse=True)
     credited = np.zeros(int(kcode.max()) + 1 if len(kcode) else 0, dtype=bool)
     pos = m.r_pos[m.p_row]
@@ -162,7 +168,7 @@ def recall(m: Matches, p: Profile, distinct: bool | None = None) -> np.ndarray:
     use_distinct = p.recall_denominator == "distinct_units" if distinct is None else distinct
     if use_distinct:
         # a content is recalled if any unit with that content is matched
-        _, kc = np.unique(m.u_key, return_inverse=True)
+        _, kc = np.unique(_qkey(m), return_inverse=True)
         content_hit = np.zeros(int(kc.max()) + 1 if len(kc) else 0, dtype=bool)
         content_hit[kc[hit]] = True
         num = _sum_by_q(m.u_q[m.u_first], content_hit[kc[m.u_first]].astype(np.float64), m.nq)
@@ -183,7 +189,7 @@ def recall_all(m: Matches, p: Profile) -> np.ndarray:
     """remem: every gold doc matched. Matched docs are counted as distinct contents and compared with
     the gold *list* length (so a gold list with a repeated doc never scores 1, as in remem)."""
     hit = _unit_hit(m)
-    _, kc = np.unique(m.u_key, return_inverse=True)
+    _, kc = np.unique(_qkey(m), return_inverse=True)
     content_hit = np.zeros(int(kc.max()) + 1 if len(kc) else 0, dtype=bool)
     content_hit[kc[hit]] = True
     matched = _sum_by_q(m.u_q[m.u_first], content_hit[kc[m.u_first]].astype(np.float64), m.nq)
