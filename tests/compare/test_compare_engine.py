@@ -101,3 +101,23 @@ def test_randomization_p_values_are_close_to_ranx_fisher(data) -> None:
     for (_, a, b), row in cmp.pairs.iterrows():
         theirs = report.comparisons[frozenset((a, b))]["ndcg@10"]["p_value"]
         assert row["p_value"] == pytest.approx(theirs, abs=0.03)
+
+
+def test_policies_reach_the_engine(data) -> None:
+    qrels, runs = data
+    short = {name: {q: docs for q, docs in run.items() if q != "q0"} for name, run in runs.items()}
+    short["bm25"] = runs["bm25"]  # q0 only in bm25
+    # default policy: a query missing from a run scores 0, so all 150 are compared
+    assert ragrade.compare(qrels, short, ["ndcg@10"], n_resamples=50).summary["n"].eq(150).all()
+    # missing_run="drop": q0 has a score in one run only and is left out, with a warning
+    with pytest.warns(ragrade.RagradeWarning, match="some runs only"):
+        cmp = ragrade.compare(qrels, short, ["ndcg@10"], n_resamples=50, missing_run="drop")
+    assert cmp.summary["n"].eq(149).all()
+
+
+def test_cutoff_lists_expand_like_evaluate(data) -> None:
+    qrels, runs = data
+    cmp = ragrade.compare(qrels, runs, ["P@[5,10]"], n_resamples=50)
+    assert cmp.metrics == ["P@5", "P@10"]
+    with pytest.raises(ragrade.MetricError):
+        ragrade.compare(qrels, runs, ["ndgc@10"], n_resamples=50)

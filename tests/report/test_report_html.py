@@ -147,3 +147,23 @@ def test_without_matplotlib_the_report_says_how_to_get_plots(
     assert "pip install &#x27;ragrade[plots]&#x27;" in page
     with pytest.raises(MissingDependencyError):
         render_comparison_html(small_comparison, qrels, runs, plots=True)
+
+
+def test_render_html_through_the_engine_draws_curves_and_honours_policies() -> None:
+    pytest.importorskip("matplotlib", reason="the plots extra (matplotlib) is not installed")
+    from ragrade.report import render_html
+
+    qrels = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}, "q3": {"d": 1}}
+    runs = {
+        "x": {"q1": {"a": 1.0, "z": 1.0, "b": 0.5}, "q2": {"c": 2.0}, "q3": {"y": 1.0}},
+        "y": {"q1": {"z": 1.0, "a": 1.0}, "q2": {"w": 2.0, "c": 1.0}, "q3": {"d": 1.0}},
+    }
+    page = render_html(qrels, runs, ["ndcg@3", "rr"], n_resamples=100, ks=(1, 2, 3))
+    assert page.count("data:image/svg+xml") == 1 + 2 + 1  # ndcg@k curve, 2 distributions, 1 delta
+    assert "ndcg@k for every run" in page
+    data = _data_block(page)
+    docs = data["docs"]
+    # default tie rule: equal scores ranked by document id descending (z before a)
+    assert [docs[i] for i, _, _ in data["ranked"]["x"][0]] == ["z", "a", "b"]
+    stable = _data_block(render_html(qrels, runs, ["ndcg@3"], n_resamples=50, plots=False, ties="input"))
+    assert [stable["docs"][i] for i, _, _ in stable["ranked"]["x"][0]] == ["a", "z", "b"]

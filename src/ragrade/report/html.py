@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragrade.compare.core import Comparison, compare
+from ragrade.compare.core import Comparison
 from ragrade.compare.export import _num, _pval
 from ragrade.errors import InputError, MissingDependencyError, require
 from ragrade.report._assets import CSS, JS
@@ -208,16 +208,16 @@ def render_comparison_html(
     return "\n".join(parts)
 
 
-def _curves_for(
-    qrels: Any, runs: Mapping[str, Any], metrics: Sequence[str], ks: Sequence[int]
-) -> dict[str, Any]:
-    from ragrade.report.plots import metric_at_k
-
-    out: dict[str, Any] = {}
-    for m in metrics:
+def _curve_labels(labels: Sequence[str], ks: Sequence[int]) -> dict[str, list[tuple[int, str]]]:
+    """``{base metric: [(k, label), ...]}`` for every metric label with a cutoff (``ndcg@10`` -> ``ndcg``)."""
+    cuts = sorted({int(k) for k in ks})
+    if not cuts or cuts[0] < 1:
+        raise InputError("cutoffs must be positive integers", value=list(ks))
+    out: dict[str, list[tuple[int, str]]] = {}
+    for m in labels:
         base = re.sub(r"@\d+$", "", m)
         if base != m and base not in out:
-            out[base] = metric_at_k(qrels, runs, base, ks)
+            out[base] = [(k, f"{base}@{k}") for k in cuts]
     return out
 
 
@@ -239,16 +239,26 @@ def render_html(
     plots: bool | None = None,
     curves: bool | None = None,
     ks: Sequence[int] = (1, 3, 5, 10, 20, 50, 100),
+    **policies: Any,
 ) -> str:
     """Evaluate, compare and render the report as HTML text (see :func:`write_html`)."""
-    if isinstance(metrics, str):
-        metrics = [metrics]
+    import pandas as pd
+
+    from ragrade.compare.core import compare_scores, metric_labels
+    from ragrade.evaluation import Evaluator
+
+    labels = metric_labels(metrics)
     runs = {str(k): _read(v, "run") for k, v in runs.items()}
     qrels = _read(qrels, "qrels")
-    cmp = compare(
-        qrels,
-        runs,
-        list(metrics),
+    want_curves = curves if curves is not None else plots is not False
+    curve_plan = _curve_labels(labels, ks) if want_curves else {}
+    # One evaluation per run serves both the comparison and the metric@k curves.
+    extra = [lab for pairs in curve_plan.values() for _, lab in pairs]
+    evaluator = Evaluator(qrels, list(dict.fromkeys([*labels, *extra])), **policies)
+    results = {name: evaluator.evaluate(run) for name, run in runs.items()}
+    cmp = compare_scores(
+        {name: res.per_query[labels] for name, res in results.items()},
+        labels,
         baseline=baseline,
         test=test,
         correction=correction,
@@ -256,10 +266,14 @@ def render_html(
         n_resamples=n_resamples,
         seed=seed,
     )
-    curve_data = None
-    want_curves = curves if curves is not None else plots is not False
-    if want_curves:
-        curve_data = _curves_for(qrels, runs, list(metrics), ks)
+    curve_data: dict[str, Any] = {}
+    for base, pairs in curve_plan.items():
+        frame = pd.DataFrame(
+            {name: [float(res.means[lab]) for _, lab in pairs] for name, res in results.items()},
+            index=pd.Index([k for k, _ in pairs], name="k"),
+        )
+        frame.attrs["metric"] = base
+        curve_data[base] = frame
     return render_comparison_html(
         cmp,
         qrels,
@@ -270,6 +284,7 @@ def render_html(
         depth=depth,
         plots=plots,
         curves=curve_data,
+        ties=policies.get("ties") or "docid_desc",
     )
 
 
