@@ -157,3 +157,10 @@ def test_main_help_lists_commands():
     assert res.exit_code == 0
     for cmd in ("evaluate", "metrics", "convert"):
         assert cmd in res.stdout
+
+
+def test_nan_mean_is_null_in_json():
+    res = _run("evaluate", QRELS, RUN, "-m", "ndcg@10", "--format", "json", "--no-relevant", "nan")
+    assert res.exit_code == 0
+    out = json.loads(res.stdout)
+    assert out["metrics"] == {"ndcg@10": None}

@@ -172,3 +172,16 @@ def test_example_files_evaluate():
         res = evaluate(q, r, ["ndcg@10", "recall@5"])
     assert res.counts["ndcg@10"] == 34  # two queries have no relevant judgment
     assert 0.0 < res["ndcg@10"] < 1.0
+
+
+def test_evaluate_accepts_paths():
+    import warnings
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "examples"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        by_path = evaluate(str(root / "qrels.tsv"), root / "run_dense.tsv", ["ndcg@10", "ap"])
+        by_obj = evaluate(read_qrels(root / "qrels.tsv"), read_run(root / "run_dense.tsv"), ["ndcg@10", "ap"])
+    assert by_path.means == by_obj.means
+    assert by_path.per_query.equals(by_obj.per_query)
