@@ -12,6 +12,7 @@ import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from ragrade.data import Qrels, Run
 from ragrade.data._columns import first_duplicate
 from ragrade.errors import InputError, PolicyError, RagradeWarning
 from ragrade.kernels import metrics as K
-from ragrade.kernels.ranking import positions, ties_straddling
+from ragrade.kernels.ranking import ties_straddling
 from ragrade.metrics.parser import Metric, expand_labels
 from ragrade.policies import Policies
 
@@ -201,37 +202,63 @@ class Evaluator:
         self.labels = _labels(metrics)
         self.policies = Policies().update(**policies)
         q = self.qrels
-        self._q_index = pd.Index(q.query_ids)
-        self._doc_index = pd.Index(q._doc_vocab)
+        self._q_lookup = dict(zip(q.query_ids.tolist(), range(q.n_queries), strict=True))
         seg = np.repeat(np.arange(q.n_queries, dtype=np.int64), np.diff(q._offsets))
-        nvocab = len(q._doc_vocab) + 1
-        keys = seg * nvocab + q._doc_codes.astype(np.int64)
-        self._key_order = np.argsort(keys, kind="stable")
-        self._keys_sorted = keys[self._key_order]
-        self._nvocab = nvocab
-        units = q.unit_ids()
+        self._row_q = seg
         # Unit table: one entry per unit with the query it belongs to and its grade (max of its rows).
-        ucodes, uniq = pd.factorize(units)
-        self._row_unit = ucodes.astype(np.int64)
-        self._unit_q = np.zeros(len(uniq), dtype=np.int64)
-        self._unit_q[self._row_unit] = seg
-        self._unit_grade = np.full(len(uniq), -np.inf)
-        np.maximum.at(self._unit_grade, self._row_unit, q.grades)
+        if q.has_groups:
+            ucodes, uniq = pd.factorize(q.unit_ids())
+            self._row_unit = ucodes.astype(np.int64)
+            self._unit_q = np.zeros(len(uniq), dtype=np.int64)
+            self._unit_q[self._row_unit] = seg
+            self._unit_grade = np.full(len(uniq), -np.inf)
+            np.maximum.at(self._unit_grade, self._row_unit, q.grades)
+        else:
+            self._row_unit = np.arange(q.n_rows, dtype=np.int64)
+            self._unit_q = seg
+            self._unit_grade = q.grades
+        # Rows that can earn credit (grade > 0): the only ones the dict join needs to look up.
+        self._pos_rows = np.flatnonzero(q.grades > 0)
+        self._col: tuple[pd.Index, np.ndarray, np.ndarray, int] | None = None
+
+    def _columnar(self) -> tuple[pd.Index, np.ndarray, np.ndarray, int]:
+        """Lookup structures for the columnar join, built on first use: the ground truth's id index
+        and its (query, doc) keys sorted."""
+        if self._col is None:
+            q = self.qrels
+            nvocab = len(q._doc_vocab) + 1
+            keys = self._row_q * nvocab + q._doc_codes.astype(np.int64)
+            order = np.argsort(keys, kind="stable")
+            self._col = (pd.Index(q._doc_vocab, dtype=object), order, keys[order], nvocab)
+        return self._col
 
     # ------------------------------------------------------------------------------------------------
     def evaluate(self, run: Any, name: str | None = None) -> Result:
-        run = as_run(run)
+        """Score one run (a :class:`Run`, nested dicts, ranked lists, a DataFrame or a path)."""
+        pol = self.policies
+        summary = Summary(qrels_queries=self.qrels.n_queries, run_queries=0, evaluated=0)
+        notes: list[str] = []
+        joined = None
+        if isinstance(run, dict) and pol.ties != "input" and pol.identical_ids == "keep":
+            from ragrade._dictjoin import join_dict_run
+
+            joined = join_dict_run(self, run, summary, notes)
+        if joined is None:
+            run = as_run(run)
+            joined = self._join_run(run, summary, notes)
+        return self._finish(joined, summary, notes, name)
+
+    # -- stage 1: queries on each side --------------------------------------------------------------
+    def _align(self, run_qids: np.ndarray, counts: np.ndarray, summary: Summary, notes: list[str]):
         pol = self.policies
         qrels = self.qrels
         nq = qrels.n_queries
-        summary = Summary(qrels_queries=nq, run_queries=run.n_queries, evaluated=0)
-        notes: list[str] = []
-
-        # 1. Queries on each side.
-        qmap = self._q_index.get_indexer(run.query_ids).astype(np.int64)
+        summary.run_queries = len(run_qids)
+        qmap = np.fromiter(map(self._q_lookup.get, run_qids.tolist(), repeat(-1)), dtype=np.int64,
+                           count=len(run_qids))
         only_run = np.flatnonzero(qmap < 0)
         if len(only_run):
-            summary.only_in_run = run.query_ids[only_run].tolist()
+            summary.only_in_run = run_qids[only_run].tolist()
             if pol.missing_qrels == "error":
                 raise PolicyError(
                     f"{len(only_run)} run queries have no ground truth (e.g. {summary.only_in_run[0]!r}); "
@@ -252,11 +279,21 @@ class Evaluator:
             verb = "score 0" if pol.missing_run == "zero" else "were dropped"
             notes.append(f"{len(missing)} ground-truth queries are missing from the run and {verb} "
                          f"(e.g. {_examples(summary.missing_from_run)})")
+        mapped = qmap >= 0
+        n_ret = np.zeros(nq, dtype=np.int64)
+        n_ret[qmap[mapped]] = counts[mapped]
+        empty = mapped & (counts == 0)
+        if empty.any():
+            summary.empty_lists = run_qids[empty].tolist()
+            if pol.empty_run == "error":
+                raise PolicyError(f"query {summary.empty_lists[0]!r} has an empty retrieved list")
+        return qmap, in_run, n_ret
 
-        # 2. Row-level preparation of the run (never mutating it).
+    # -- stage 2 (columnar): judged rows of a Run ----------------------------------------------------
+    def _join_run(self, run: Run, summary: Summary, notes: list[str]) -> _Joined:
+        pol = self.policies
         offsets = run._offsets
         n = run.n_rows
-        counts = np.diff(offsets)
         keep = None  # rows removed by policies (storage order)
         if pol.identical_ids == "drop" and n:
             same = run._per_row_docs() == run._per_row_queries()
@@ -272,7 +309,7 @@ class Evaluator:
                 raise PolicyError(f"duplicate item {run._doc_vocab[run._doc_codes[i]]!r} in the ranking of "
                                   f"query {run.query_ids[qi]!r} ({summary.duplicate_items} duplicates in all)")
             if pol.duplicates == "keep_last":
-                seg = np.repeat(np.arange(run.n_queries), counts)
+                seg = np.repeat(np.arange(run.n_queries), np.diff(offsets))
                 key = seg.astype(np.int64) * (len(run._doc_vocab) + 1) + run._doc_codes
                 later = pd.Series(key).duplicated(keep="last").to_numpy()
                 keep = ~later if keep is None else keep & ~later
@@ -280,69 +317,65 @@ class Evaluator:
                          f"({'credited once' if pol.duplicates == 'credit_once' else pol.duplicates})")
         if keep is not None:
             run = _subset_rows(run, keep)
-            offsets, n, counts = run._offsets, run.n_rows, np.diff(run._offsets)
+            offsets, n = run._offsets, run.n_rows
+        counts = np.diff(offsets)
         perm = run.ranking(pol.ties)
-        pos_sorted = positions(offsets)
-        drop_dups = pol.duplicates == "drop" and run.duplicate_mask().any()
-        if drop_dups:
+        dup_ranked = None
+        shift = None
+        if pol.duplicates == "drop" and run.duplicate_mask().any():
             seg_sorted = np.repeat(np.arange(run.n_queries, dtype=np.int64), counts)
             dup_ranked = first_duplicate(seg_sorted, run._doc_codes[perm], len(run._doc_vocab))
             cum_before = np.concatenate(([0], np.cumsum(dup_ranked)))
             shift = cum_before[:-1] - np.repeat(cum_before[offsets[:-1]], counts)  # dups earlier in query
-            pos_sorted = pos_sorted - shift
-            dup_per_q = np.bincount(seg_sorted[dup_ranked], minlength=run.n_queries)
-            counts = counts - dup_per_q
-        else:
-            dup_ranked = None
+            counts = counts - np.bincount(seg_sorted[dup_ranked], minlength=run.n_queries)
+        qmap, in_run, n_ret = self._align(run.query_ids, counts, summary, notes)
 
-        # 3. Join: storage rows whose document is judged for their query.
-        dmap = self._doc_index.get_indexer(run._doc_vocab).astype(np.int64)
-        ranked_codes = run._doc_codes[perm]
-        qdoc = dmap[ranked_codes]
+        # Ranked rows whose document is judged for their query.
+        doc_index, key_order, keys_sorted, nvocab = self._columnar()
+        dmap = doc_index.get_indexer(run._doc_vocab).astype(np.int64)
+        qdoc = dmap[run._doc_codes[perm]]
         cand = np.flatnonzero(qdoc >= 0)
         seg_c = np.searchsorted(offsets, cand, side="right") - 1
         qq = qmap[seg_c]
         ok = qq >= 0
         if dup_ranked is not None:
             ok &= ~dup_ranked[cand]
-        cand, qq = cand[ok], qq[ok]
-        keys = qq * self._nvocab + qdoc[cand]
-        loc = np.searchsorted(self._keys_sorted, keys)
-        loc = np.minimum(loc, max(len(self._keys_sorted) - 1, 0))
-        hit = self._keys_sorted[loc] == keys if len(self._keys_sorted) else np.zeros(len(keys), dtype=bool)
-        cand, qq, loc = cand[hit], qq[hit], loc[hit]
-        qrow = self._key_order[loc]
-        grade = qrels.grades[qrow]
-        unit = self._row_unit[qrow]
-        pos = pos_sorted[cand]
-        # Credit each unit once: its first (best) rank. Rows arrive sorted by (run query, position);
-        # re-sort by (qrels query, position) since run and qrels orders differ.
-        order = np.lexsort((pos, qq))
-        qq, pos, grade, unit = qq[order], pos[order], grade[order], unit[order]
+        cand, qq, seg_c = cand[ok], qq[ok], seg_c[ok]
+        keys = qq * nvocab + qdoc[cand]
+        loc = np.searchsorted(keys_sorted, keys)
+        loc = np.minimum(loc, max(len(keys_sorted) - 1, 0))
+        hit = keys_sorted[loc] == keys if len(keys_sorted) else np.zeros(len(keys), dtype=bool)
+        cand, qq, loc, seg_c = cand[hit], qq[hit], loc[hit], seg_c[hit]
+        pos = cand - offsets[seg_c]
+        if shift is not None:
+            pos = pos - shift[cand]
+        sorted_scores = None if run.scores is None else run.scores[perm]
+        return _Joined(qq=qq, pos=pos, qrow=key_order[loc], n_ret=n_ret, in_run=in_run,
+                       sorted_scores=sorted_scores, offsets=offsets, run_name=run.name)
+
+    # -- stage 3: credit, metrics and policies -------------------------------------------------------
+    def _finish(self, j: _Joined, summary: Summary, notes: list[str], name: str | None) -> Result:
+        pol = self.policies
+        qrels = self.qrels
+        nq = qrels.n_queries
+        grade = qrels.grades[j.qrow]
+        unit = self._row_unit[j.qrow]
+        # Credit each unit once, at its best rank: sort by (qrels query, position).
+        order = np.lexsort((j.pos, j.qq))
+        qq, pos, grade, unit = j.qq[order], j.pos[order], grade[order], unit[order]
         first = ~pd.Series(unit).duplicated(keep="first").to_numpy() if len(unit) else np.zeros(0, dtype=bool)
         positive = first & (grade > 0)
-        n_ret = np.zeros(nq, dtype=np.int64)
-        mapped = qmap >= 0
-        n_ret[qmap[mapped]] = counts[mapped]
-        empty = mapped & (counts == 0)
-        if empty.any():
-            summary.empty_lists = run.query_ids[empty].tolist()
-            if pol.empty_run == "error":
-                raise PolicyError(f"query {summary.empty_lists[0]!r} has an empty retrieved list")
-        judged = K.Judged(nq=nq, n_ret=n_ret, q=qq[positive], pos=pos[positive], grade=grade[positive],
+        judged = K.Judged(nq=nq, n_ret=j.n_ret, q=qq[positive], pos=pos[positive], grade=grade[positive],
                           unit_q=self._unit_q, unit_grade=self._unit_grade)
-
-        # 4. Metrics, then the per-query policies.
         counted_rows = np.ones(nq, dtype=bool)
         if pol.missing_run == "drop":
-            counted_rows &= in_run
+            counted_rows &= j.in_run
         data: dict[str, np.ndarray] = {}
         nan_means: set[str] = set()
         cutoffs: set[int] = set()
         for label, m in self.labels:
             values = K.compute(m, judged)
-            defined = K.defined_mask(m, judged)
-            undefined = ~defined & counted_rows
+            undefined = ~K.defined_mask(m, judged) & counted_rows
             if undefined.any():
                 summary.no_relevant[label] = qrels.query_ids[undefined].tolist()
                 if pol.no_relevant == "error":
@@ -362,20 +395,32 @@ class Evaluator:
             action = {"skip": "left out of the means", "zero": "scored 0", "nan": "NaN (means are NaN)"}
             notes.append(f"{len(worst)} queries have no relevant judgments and were "
                          f"{action[pol.no_relevant]} (e.g. {_examples(worst)})")
-        index = pd.Index(qrels.query_ids, name="query", dtype=object)
-        frame = pd.DataFrame(data, index=index)
+        frame = pd.DataFrame(data, index=pd.Index(qrels.query_ids, name="query", dtype=object))
         if pol.missing_run == "drop":
             frame = frame[counted_rows]
         summary.evaluated = len(frame)
-        if run.has_scores:
-            sorted_scores = run.scores[perm]
+        if j.sorted_scores is not None:
             for k in sorted(cutoffs):
-                t = ties_straddling(sorted_scores, offsets, k)
+                t = ties_straddling(j.sorted_scores, j.offsets, k)
                 if t:
                     summary.ties_at_cutoff[k] = t
         if notes:
             warnings.warn("; ".join(notes), RagradeWarning, stacklevel=3)
-        return Result(frame, dict(self.labels), summary, pol, run_name=name or run.name, nan_means=nan_means)
+        return Result(frame, dict(self.labels), summary, pol, run_name=name or j.run_name, nan_means=nan_means)
+
+
+@dataclass
+class _Joined:
+    """The judged rows of one run, ready for crediting: one entry per (retrieved row, judgment) pair."""
+
+    qq: np.ndarray  # qrels query index
+    pos: np.ndarray  # 0-based rank in the run's list
+    qrow: np.ndarray  # row of the qrels table
+    n_ret: np.ndarray  # list length per qrels query
+    in_run: np.ndarray  # qrels query has an entry in the run
+    sorted_scores: np.ndarray | None  # run scores in rank order (for tie reporting)
+    offsets: np.ndarray  # run query offsets matching sorted_scores
+    run_name: str | None = None
 
 
 def _examples(items: list[str], n: int = 3) -> str:

@@ -62,6 +62,19 @@ def encode(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(dtype, copy=False), vocab
 
 
+def _all_str(values: object) -> bool:
+    return pd.api.types.infer_dtype(values, skipna=False) in ("string", "empty")
+
+
+def distinct(ids: np.ndarray, already_unique: bool = False) -> bool:
+    """True if the ids (str) are pairwise different. ``already_unique`` says they came from one
+    dict's keys as str objects, in which case no check is needed; otherwise a hash pass decides (ids
+    converted from other types, e.g. 1 and "1", may collide)."""
+    if already_unique:
+        return True
+    return len(set(ids.tolist())) == len(ids)
+
+
 def offsets_from_counts(counts: Sequence[int] | np.ndarray) -> np.ndarray:
     off = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(np.asarray(counts, dtype=np.int64), out=off[1:])
@@ -94,9 +107,22 @@ def group_rows(query_per_row: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     return qids, offsets_from_counts(counts), perm
 
 
+def check_raw(docs: np.ndarray, what: str, query_ids=None, offsets=None) -> None:
+    """Empty ids are an error (checked on per-row ids, vectorised)."""
+    if len(docs) == 0:
+        return
+    bad = np.flatnonzero(docs == "")
+    if len(bad):
+        row = int(bad[0])
+        q = None
+        if query_ids is not None and offsets is not None:
+            q = str(query_ids[np.searchsorted(offsets, row, side="right") - 1])
+        raise InputError(f"empty {what} at row {row}", query=q, value="")
+
+
 def check_vocab(vocab: np.ndarray, codes: np.ndarray, what: str, query_ids=None, offsets=None) -> None:
     """An empty id is an error: it cannot be told apart from missing data. Checked on the vocabulary."""
-    where = pd.Index(vocab).get_indexer([""])
+    where = pd.Index(vocab, dtype=object).get_indexer([""])
     if where[0] < 0:
         return
     row = int(np.flatnonzero(codes == where[0])[0])

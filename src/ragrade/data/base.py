@@ -26,22 +26,49 @@ class ColumnarTable:
 
     _value_name = "value"
 
-    __slots__ = ("_doc_codes", "_doc_vocab", "_offsets", "_qindex", "_query_ids", "_values")
+    __slots__ = ("_codes", "_offsets", "_qindex", "_query_ids", "_raw", "_values", "_vocab")
 
     def __init__(
         self,
         query_ids: np.ndarray,
         offsets: np.ndarray,
-        doc_codes: np.ndarray,
-        doc_vocab: np.ndarray,
+        doc_codes: np.ndarray | None,
+        doc_vocab: np.ndarray | None,
         values: np.ndarray | None,
+        *,
+        raw_docs: np.ndarray | None = None,
     ) -> None:
+        """Either ``doc_codes`` + ``doc_vocab`` (integer-coded ids) or ``raw_docs`` (one str per row,
+        coded lazily on first use: inputs that never need the codes, such as a dict evaluated once,
+        skip the cost of hashing every id)."""
+        if (doc_codes is None) != (doc_vocab is None) or (doc_codes is None and raw_docs is None):
+            raise ValueError("give doc_codes and doc_vocab, or raw_docs")
         self._query_ids = _frozen(query_ids)
         self._offsets = _frozen(offsets)
-        self._doc_codes = _frozen(doc_codes)
-        self._doc_vocab = _frozen(doc_vocab)
+        self._codes = None if doc_codes is None else _frozen(doc_codes)
+        self._vocab = None if doc_vocab is None else _frozen(doc_vocab)
+        self._raw = None if raw_docs is None else _frozen(raw_docs)
         self._values = None if values is None else _frozen(values)
         self._qindex: dict[str, int] | None = None
+
+    def _encode(self) -> None:
+        assert self._raw is not None
+        codes, vocab = encode(self._raw)
+        self._codes, self._vocab = _frozen(codes), _frozen(vocab)
+
+    @property
+    def _doc_codes(self) -> np.ndarray:
+        if self._codes is None:
+            self._encode()
+        assert self._codes is not None
+        return self._codes
+
+    @property
+    def _doc_vocab(self) -> np.ndarray:
+        if self._vocab is None:
+            self._encode()
+        assert self._vocab is not None
+        return self._vocab
 
     # -- construction from per-row columns --------------------------------------------------------
     @classmethod
@@ -72,7 +99,7 @@ class ColumnarTable:
 
     @property
     def n_rows(self) -> int:
-        return len(self._doc_codes)
+        return int(self._offsets[-1])
 
     def __len__(self) -> int:
         return self.n_queries
@@ -98,7 +125,7 @@ class ColumnarTable:
     def docs_of(self, query_id: str) -> list[str]:
         """Document ids of one query in storage (input) order."""
         s = self._slice(query_id)
-        return self._doc_vocab[self._doc_codes[s]].tolist()
+        return self._per_row_docs()[s].tolist()
 
     def _segments(self) -> np.ndarray:
         return segment_ids(self._offsets)
@@ -106,7 +133,15 @@ class ColumnarTable:
     def _per_row_queries(self) -> np.ndarray:
         return self._query_ids[self._segments()]
 
+    def _docs_at(self, rows: np.ndarray) -> np.ndarray:
+        """Document ids (str) of the given storage rows."""
+        if self._raw is not None:
+            return self._raw[rows]
+        return self._doc_vocab[self._doc_codes[rows]]
+
     def _per_row_docs(self) -> np.ndarray:
+        if self._raw is not None:
+            return self._raw
         return self._doc_vocab[self._doc_codes]
 
     def _nested(self, values: np.ndarray) -> dict[str, dict[str, Any]]:

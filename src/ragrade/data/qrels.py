@@ -8,6 +8,7 @@ the storage is one (query, doc id, grade, unit) judgment; plain qrels have one r
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -36,8 +37,8 @@ class Qrels(ColumnarTable):
 
     __slots__ = ("_units",)
 
-    def __init__(self, query_ids, offsets, doc_codes, doc_vocab, grades, units=None) -> None:
-        super().__init__(query_ids, offsets, doc_codes, doc_vocab, grades)
+    def __init__(self, query_ids, offsets, doc_codes, doc_vocab, grades, units=None, *, raw_docs=None) -> None:
+        super().__init__(query_ids, offsets, doc_codes, doc_vocab, grades, raw_docs=raw_docs)
         self._units = None if units is None else _frozen(units)
 
     # -- constructors ------------------------------------------------------------------------------
@@ -79,33 +80,44 @@ class Qrels(ColumnarTable):
             return qrels
         if not isinstance(qrels, Mapping):
             raise InputError(f"qrels must be a mapping of query id -> {{doc id: grade}}, got {type(qrels).__name__}")
+        qids = list(qrels.keys())
+        values = list(qrels.values())
+        if all(map(isinstance, values, repeat(dict))):
+            fast = _flatten_dicts(values)
+            if fast is not None:
+                counts, docs, grades = fast
+                return cls._from_grouped(qids, counts, docs, grades, "qrels", unique=True, has_empty=False,
+                                         docs_are_str=True)
         docs: list[Any] = []
         grades: list[Any] = []
         counts = []
-        qids = []
-        for q, judged in qrels.items():
+        for q, judged in zip(qids, values, strict=True):
             if not isinstance(judged, Mapping):
                 raise InputError("qrels: each query must map to {doc id: grade}", query=str(q), value=judged)
-            qids.append(q)
             counts.append(len(judged))
             docs.extend(judged.keys())
             grades.extend(judged.values())
         return cls._from_grouped(qids, counts, docs, grades, "qrels")
 
     @classmethod
-    def _from_grouped(cls, qids, counts, docs, grades, source: str, units=None) -> Qrels:
-        from ragrade.data._columns import as_object_strings, check_vocab
+    def _from_grouped(cls, qids, counts, docs, grades, source: str, units=None, unique: bool = False,
+                      has_empty: bool | None = None, docs_are_str: bool = False) -> Qrels:
+        from ragrade.data._columns import _all_str, as_object_strings, check_raw, check_vocab, distinct
 
         q = as_object_strings(qids, f"{source} query ids")
-        codes_q, uq = encode(q)
-        if len(uq) != len(q):
+        if not distinct(q, already_unique=unique and _all_str(qids)):
             # The same query id twice (e.g. 1 and "1"): merge through the row path, which groups them.
             per_row = np.repeat(q, counts)
             return cls.from_columns(per_row, docs, grades, units=units, source=source)
-        d = as_object_strings(docs, f"{source} document ids")
+        d = docs if docs_are_str else as_object_strings(docs, f"{source} document ids")
         g = _grades_array(grades, source)
-        codes, vocab = encode(d)
         offsets = offsets_from_counts(counts)
+        if unique and units is None:
+            # Ids unique per query (dict keys): keep them raw, code them only if ever needed.
+            if has_empty is not False:
+                check_raw(d, "document id", q, offsets)
+            return cls(q, offsets, None, None, g, None, raw_docs=d)
+        codes, vocab = encode(d)
         check_vocab(vocab, codes, "document id", q, offsets)
         if units is None:
             seg = np.repeat(np.arange(len(q)), counts)
@@ -262,6 +274,19 @@ class Qrels(ColumnarTable):
     def __repr__(self) -> str:
         kind = "groups" if self.has_groups else "judgments"
         return f"Qrels({self.n_queries} queries, {self.n_rows} {kind})"
+
+
+def _flatten_dicts(values: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """One pass over a list of dicts: (counts, keys, float values); None if anything is unusual (a
+    non-str or empty key, a non-numeric value): the caller then takes the checking path, which says
+    exactly where."""
+    from ragrade._ingest import OK, scan_values
+
+    status, counts, vals = scan_values(values)
+    if status != OK:
+        return None
+    docs = np.fromiter(chain.from_iterable(values), dtype=object, count=len(vals))
+    return counts, docs, vals
 
 
 def _grades_array(grades: Any, source: str) -> np.ndarray:

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 
-from ragrade.data._columns import as_object_strings, check_vocab, encode, first_duplicate, offsets_from_counts
+from ragrade.data._columns import (
+    _all_str,
+    as_object_strings,
+    check_raw,
+    check_vocab,
+    distinct,
+    encode,
+    first_duplicate,
+    offsets_from_counts,
+)
 from ragrade.data.base import ColumnarTable
 from ragrade.errors import InputError, PolicyError
 
@@ -31,8 +41,8 @@ class Run(ColumnarTable):
     __slots__ = ("_cache", "_has_duplicates", "name")
 
     def __init__(self, query_ids, offsets, doc_codes, doc_vocab, scores, *, name: str | None = None,
-                 unique: bool | None = None) -> None:
-        super().__init__(query_ids, offsets, doc_codes, doc_vocab, scores)
+                 unique: bool | None = None, raw_docs: np.ndarray | None = None) -> None:
+        super().__init__(query_ids, offsets, doc_codes, doc_vocab, scores, raw_docs=raw_docs)
         self.name = name
         self._has_duplicates = None if unique is None else not unique
         self._cache: dict[Any, Any] = {}
@@ -48,20 +58,31 @@ class Run(ColumnarTable):
             return run
         if not isinstance(run, Mapping):
             raise InputError(f"run must be a mapping of query id -> {{doc id: score}}, got {type(run).__name__}")
-        qids: list[Any] = []
+        from ragrade.data.qrels import _flatten_dicts
+
+        qids: list[Any] = list(run.keys())
+        values = list(run.values())
+        if all(map(isinstance, values, repeat(dict))):
+            fast = _flatten_dicts(values)
+            if fast is not None and not np.isnan(fast[2]).any():
+                return cls._from_grouped(qids, fast[0], fast[1], fast[2], name=name, unique=True, source="run",
+                                         docs_are_str=True)
         counts: list[int] = []
         docs: list[Any] = []
         scores: list[Any] = []
-        for q, ranked in run.items():
-            if isinstance(ranked, Mapping):
-                docs.extend(ranked.keys())
-                scores.extend(ranked.values())
-                counts.append(len(ranked))
-            else:
+        for q, ranked in zip(qids, values, strict=True):
+            if not isinstance(ranked, Mapping):
                 raise InputError("run: each query must map to {doc id: score}; for ranked lists use "
                                  "Run.from_ranked", query=str(q), value=type(ranked).__name__)
-            qids.append(q)
-        s = _scores_array(scores, "run")
+            counts.append(len(ranked))
+            docs.extend(ranked.keys())
+            scores.extend(ranked.values())
+        ends = np.cumsum(counts)
+
+        def where(row: int) -> tuple[str, str]:
+            return str(qids[int(np.searchsorted(ends, row, side="right"))]), str(docs[row])
+
+        s = _scores_array(scores, "run", where)
         return cls._from_grouped(qids, counts, docs, s, name=name, unique=True, source="run")
 
     @classmethod
@@ -110,15 +131,18 @@ class Run(ColumnarTable):
         return cls(q, offsets, codes, vocab, s, name=name)
 
     @classmethod
-    def _from_grouped(cls, qids, counts, docs, scores, *, name, unique, source) -> Run:
+    def _from_grouped(cls, qids, counts, docs, scores, *, name, unique, source, docs_are_str=False) -> Run:
         q = as_object_strings(qids, f"{source} query ids")
-        _, uq = encode(q)
-        if len(uq) != len(q):
+        if not distinct(q, already_unique=bool(unique) and _all_str(qids)):
             per_row = np.repeat(q, counts)
             return cls.from_columns(per_row, docs, scores, name=name, source=source)
-        d = as_object_strings(docs, f"{source} document ids")
-        codes, vocab = encode(d)
+        d = docs if docs_are_str else as_object_strings(docs, f"{source} document ids")
         offsets = offsets_from_counts(counts)
+        if unique:
+            if not docs_are_str:
+                check_raw(d, "document id", q, offsets)
+            return cls(q, offsets, None, None, scores, name=name, unique=True, raw_docs=d)
+        codes, vocab = encode(d)
         check_vocab(vocab, codes, "document id", q, offsets)
         return cls(q, offsets, codes, vocab, scores, name=name, unique=unique)
 
@@ -128,10 +152,9 @@ class Run(ColumnarTable):
         """From a pandas DataFrame. With ``score=None`` the row order within a query is the ranking."""
         from ragrade.data.qrels import _need_columns
 
-        if score is not None and score not in df.columns:
-            if "rank" in df.columns:
-                df = df.sort_values([query, "rank"], kind="stable")
-                score = None
+        if score is not None and score not in df.columns and "rank" in df.columns:
+            df = df.sort_values([query, "rank"], kind="stable")
+            score = None
         _need_columns(df, [query, doc] + ([score] if score else []), "run DataFrame")
         s = None if score is None else df[score].to_numpy()
         return cls.from_columns(df[query], df[doc], s, name=name, source="run DataFrame")
@@ -157,8 +180,8 @@ class Run(ColumnarTable):
         return self._values is not None
 
     def with_name(self, name: str) -> Run:
-        return Run(self._query_ids, self._offsets, self._doc_codes, self._doc_vocab, self._values, name=name,
-                   unique=None if self._has_duplicates is None else not self._has_duplicates)
+        return Run(self._query_ids, self._offsets, self._codes, self._vocab, self._values, name=name,
+                   unique=None if self._has_duplicates is None else not self._has_duplicates, raw_docs=self._raw)
 
     def duplicate_mask(self) -> np.ndarray:
         """Rows whose document already appeared earlier (storage order) in the same query's list."""
@@ -180,14 +203,14 @@ class Run(ColumnarTable):
         if key not in self._cache:
             from ragrade.kernels.ranking import rank_rows
 
-            self._cache[key] = rank_rows(self._offsets, self._values, self._doc_codes, self._doc_vocab, ties)
+            self._cache[key] = rank_rows(self._offsets, self._values, self._docs_at, ties)
         return self._cache[key]
 
     def ranked(self, query_id: str, ties: str = "docid_desc") -> list[tuple[str, float | None]]:
         """``[(doc, score), ...]`` of one query in rank order (scores None for ranked lists)."""
         s = self._slice(query_id)
         rows = self.ranking(ties)[s]
-        docs = self._doc_vocab[self._doc_codes[rows]].tolist()
+        docs = self._per_row_docs()[rows].tolist()
         sc = [None] * len(docs) if self._values is None else self._values[rows].tolist()
         return list(zip(docs, sc, strict=True))
 
@@ -213,7 +236,7 @@ class Run(ColumnarTable):
     def to_lists(self, ties: str = "docid_desc") -> dict[str, list[str]]:
         """``{query: [docs in rank order]}``."""
         order = self.ranking(ties)
-        docs = self._doc_vocab[self._doc_codes[order]].tolist()
+        docs = self._per_row_docs()[order].tolist()
         off = self._offsets.tolist()
         return {q: docs[off[i]: off[i + 1]] for i, q in enumerate(self._query_ids.tolist())}
 
@@ -223,7 +246,7 @@ class Run(ColumnarTable):
 
         order = self.ranking(ties)
         pos = np.arange(self.n_rows) - np.repeat(self._offsets[:-1], np.diff(self._offsets))
-        data = {"query": self._per_row_queries(), "doc": self._doc_vocab[self._doc_codes[order]], "rank": pos + 1}
+        data = {"query": self._per_row_queries(), "doc": self._per_row_docs()[order], "rank": pos + 1}
         if self._values is not None:
             data["score"] = self._values[order]
         return pd.DataFrame(data)
@@ -234,7 +257,16 @@ class Run(ColumnarTable):
         return f"Run({nm}{self.n_queries} queries, {self.n_rows} items, {kind})"
 
 
-def _scores_array(scores: Any, source: str) -> np.ndarray:
+def _scores_array(scores: Any, source: str, where: Any = None) -> np.ndarray:
+    """float64 scores; a non-number or NaN is an InputError naming the row (and, given ``where``, the
+    query and item)."""
+
+    def fail(row: int, why: str, value: Any) -> InputError:
+        if where is None:
+            return InputError(f"{source}: score at row {row} {why}", value=value)
+        q, d = where(row)
+        return InputError(f"{source}: score {why}", query=q, item=d, value=value)
+
     try:
         s = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError):
@@ -242,12 +274,12 @@ def _scores_array(scores: Any, source: str) -> np.ndarray:
             try:
                 float(v)
             except (TypeError, ValueError):
-                raise InputError(f"{source}: score at row {i} is not a number", value=v) from None
+                raise fail(i, "is not a number", v) from None
         raise
     if s.ndim != 1:
         raise InputError(f"{source}: scores must be one number per item")
     bad = np.isnan(s)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"{source}: score at row {i} is NaN (scores must be comparable)", value=float(s[i]))
+        raise fail(i, "is NaN (scores must be comparable)", float(s[i]))
     return s

@@ -10,6 +10,8 @@ rows are re-ordered by id; otherwise one ``lexsort`` over (segment, -score).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 
@@ -39,12 +41,15 @@ def tie_runs(sorted_scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 def rank_rows(
     offsets: np.ndarray,
     scores: np.ndarray | None,
-    doc_codes: np.ndarray,
-    doc_vocab: np.ndarray,
+    docs_at: Callable[[np.ndarray], np.ndarray],
     ties: str = "docid_desc",
 ) -> np.ndarray:
-    """Permutation of rows into rank order; rows remain grouped by segment (query)."""
-    n = len(doc_codes)
+    """Permutation of rows into rank order; rows remain grouped by segment (query).
+
+    ``docs_at(rows)`` returns the document ids (str) of the given rows; it is called only for rows
+    whose scores are tied.
+    """
+    n = int(offsets[-1])
     if scores is None or n == 0:
         return np.arange(n, dtype=np.int64)
     starts = offsets[1:-1]
@@ -70,13 +75,9 @@ def rank_rows(
     run_start = np.ones(n, dtype=bool)
     run_start[1:] = ~eq
     run_id = np.cumsum(run_start)[idx]
-    codes = doc_codes[perm[idx]]
-    # Order of the involved ids as strings (only the distinct ids that are tied).
-    uniq, inv = np.unique(codes, return_inverse=True)
-    strings = doc_vocab[uniq]
-    str_rank = np.empty(len(uniq), dtype=np.int64)
-    str_rank[np.argsort(strings, kind="stable")] = np.arange(len(uniq))
-    key = str_rank[inv]
+    # Order of the tied ids as strings (code points = UTF-8 byte order, as strcmp).
+    _, key = np.unique(docs_at(perm[idx]), return_inverse=True)
+    key = key.astype(np.int64)
     if ties == "docid_desc":
         key = -key
     order = np.lexsort((key, run_id))

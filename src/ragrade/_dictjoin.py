@@ -1,0 +1,114 @@
+"""Fast join for runs given as nested dicts ``{query: {doc: score}}``.
+
+A run handed over as dicts already holds a hash table per query. Instead of integer-coding every
+retrieved id (one string hash per retrieved item), this join looks up only the *judged, positive* items
+of the ground truth in those tables (typically ten times fewer), and finds each one's rank by a
+vectorised binary search over its query's scores: rank = number of items with a higher score, plus
+the number of items with an equal score that the tie rule puts first.
+
+It returns None (and the caller takes the general columnar path) for anything unusual: non-dict
+values, non-string ids, non-numeric or NaN scores, empty ids — the general path reports those
+precisely. The dicts are only read, and only during the call.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from ragrade._ingest import OK, lookup, scan_values
+
+if TYPE_CHECKING:
+    from ragrade.evaluation import Evaluator, Summary, _Joined
+
+
+def _search(sorted_desc: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarray, strict: bool) -> np.ndarray:
+    """Vectorised binary search in descending segments [lo, hi): first index whose score is
+    ``< target`` (``strict=False``: ``<= target`` is passed over, i.e. counts items >= target) or
+    ``<= target`` (``strict=True``: counts items > target)."""
+    lo = lo.copy()
+    hi = hi.copy()
+    while True:
+        active = lo < hi
+        if not active.any():
+            return lo
+        mid = (lo + hi) // 2
+        midc = np.where(active, mid, 0)
+        v = sorted_desc[midc] if len(sorted_desc) else np.zeros(len(midc))
+        go_right = (v > target) if strict else (v >= target)
+        go_right &= active
+        lo = np.where(go_right, mid + 1, lo)
+        hi = np.where(active & ~go_right, mid, hi)
+
+
+def join_dict_run(ev: Evaluator, run: dict, summary: Summary, notes: list[str]) -> _Joined | None:
+    from ragrade.evaluation import _Joined
+
+    qids_list = list(run.keys())
+    values = list(run.values())
+    qids = np.fromiter(qids_list, dtype=object, count=len(qids_list))
+    if len(qids) and pd.api.types.infer_dtype(qids, skipna=False) != "string":
+        return None
+    status, counts, scores = scan_values(values)
+    if status != OK or np.isnan(scores).any():
+        return None
+    n = len(scores)
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+
+    # Sorted scores per query (descending); most runs arrive sorted, so this is usually a check only.
+    starts = offsets[1:-1]
+    starts = starts[(starts > 0) & (starts < n)]
+    out_of_order = scores[1:] > scores[:-1]
+    out_of_order[starts - 1] = False
+    if out_of_order.any():
+        seg = np.repeat(np.arange(len(values), dtype=np.int64), counts)
+        perm = np.lexsort((-scores, seg))
+        sorted_scores = scores[perm]
+    else:
+        perm = None
+        sorted_scores = scores
+
+    qmap, in_run, n_ret = ev._align(qids, counts, summary, notes)
+
+    # Look up the positive judgments in the run's own hash tables (unbound dict.get: no bound methods).
+    q2r = np.full(ev.qrels.n_queries, -1, dtype=np.int64)
+    mapped = qmap >= 0
+    q2r[qmap[mapped]] = np.flatnonzero(mapped)
+    rows = ev._pos_rows
+    rq = q2r[ev._row_q[rows]]
+    keep = rq >= 0
+    rows, rq = rows[keep], rq[keep]
+    qdocs = ev.qrels._docs_at(rows)
+    found_scores = lookup(values, rq, qdocs)
+    found = ~np.isnan(found_scores)
+    rows, rq, s, qdocs = rows[found], rq[found], found_scores[found], qdocs[found]
+    a, b = offsets[rq], offsets[rq + 1]
+    above = _search(sorted_scores, a, b, s, strict=True)  # first index with score <= s
+    upto = _search(sorted_scores, above, b, s, strict=False)  # first index with score < s
+    pos = above - a
+    tied = np.flatnonzero(upto - above > 1)
+    if len(tied):
+        # Rank among equal scores by document id (descending by default, trec_eval). Ids are read
+        # only from the queries that have such ties.
+        width = (upto - above)[tied]
+        idx = np.repeat(above[tied], width) + (np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width))
+        storage = idx if perm is None else perm[idx]
+        involved = np.unique(rq[tied])
+        local_counts = counts[involved]
+        local_off = np.zeros(len(involved) + 1, dtype=np.int64)
+        np.cumsum(local_counts, out=local_off[1:])
+        local_keys = np.fromiter(chain.from_iterable(values[i] for i in involved.tolist()), dtype=object,
+                                 count=int(local_off[-1]))
+        owner_q = np.repeat(rq[tied], width)
+        slot = np.searchsorted(involved, owner_q)
+        other = local_keys[local_off[slot] + (storage - offsets[owner_q])]
+        mine = np.repeat(qdocs[tied], width)
+        before = other > mine if ev.policies.ties == "docid_desc" else other < mine
+        owner = np.repeat(np.arange(len(tied)), width)
+        pos[tied] += np.bincount(owner, weights=before.astype(np.float64), minlength=len(tied)).astype(np.int64)
+    return _Joined(qq=ev._row_q[rows], pos=pos, qrow=rows, n_ret=n_ret, in_run=in_run,
+                   sorted_scores=sorted_scores, offsets=offsets, run_name=None)
