@@ -185,3 +185,23 @@ def test_evaluate_accepts_paths():
         by_obj = evaluate(read_qrels(root / "qrels.tsv"), read_run(root / "run_dense.tsv"), ["ndcg@10", "ap"])
     assert by_path.means == by_obj.means
     assert by_path.per_query.equals(by_obj.per_query)
+
+
+def test_utf8_bom_is_not_part_of_the_first_id(tmp_path):
+    path = tmp_path / "r.trec"
+    path.write_bytes(b"\xef\xbb\xbfq1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\n")
+    assert read_run(path, chunk_size=4).query_ids.tolist() == ["q1"]
+    tsv = tmp_path / "q.tsv"
+    tsv.write_bytes(b"\xef\xbb\xbfq1\t0\td1\t1\n")
+    assert detect_format(tsv) == "trec"
+    assert read_qrels(tsv).to_dict() == {"q1": {"d1": 1}}
+
+
+def test_invalid_utf8_names_the_line(tmp_path):
+    from ragrade.errors import ParseError
+
+    path = tmp_path / "r.trec"
+    path.write_bytes(b"q1 Q0 d1 1 2 t\nq1 Q0 d\xff2 2 1 t\n")
+    with pytest.raises(ParseError, match="UTF-8") as info:
+        read_run(path)
+    assert info.value.line == 2

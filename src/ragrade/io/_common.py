@@ -141,6 +141,8 @@ def first_line(path: PathLike, limit: int = 1 << 16) -> str | None:
     finally:
         stream.close()
         raw.close()
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
     for line in head.split(b"\n"):
         if line.strip():
             return line.decode("utf-8", errors="replace").rstrip("\r")

@@ -40,6 +40,7 @@ CHUNK_SIZE = 64 << 20
 RUN_COLUMNS = ("query", "q0", "doc", "rank", "score", "tag")
 QRELS_COLUMNS = ("query", "iter", "doc", "grade")
 
+_BOM = b"\xef\xbb\xbf"
 _TABS = bytes.maketrans(b"\t\r\v\f", b"    ")
 _MULTI_SPACE = re.compile(rb"  +")
 _EDGE_SPACE = re.compile(rb"^ +| +$", re.MULTILINE)
@@ -86,6 +87,9 @@ def iter_chunks(path: PathLike, chunk_size: int = CHUNK_SIZE, progress: Progress
                 break
             if carry:
                 block = carry + block
+            elif offset == 0 and block.startswith(_BOM):
+                block = block[len(_BOM):]  # a UTF-8 byte order mark is not part of the first id
+                offset = len(_BOM)
             cut = block.rfind(b"\n")
             if cut < 0:
                 carry = block
@@ -180,6 +184,10 @@ def _locate_bad_line(chunk: bytes, first_line: int, path: str, columns: tuple[st
         fields = text.split()
         if not fields:
             continue
+        try:
+            raw_line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ParseError("the line is not valid UTF-8", path=path, line=first_line + i, text=text) from None
         if len(fields) != ncol:
             raise ParseError(
                 f"expected {ncol} whitespace-separated columns for a TREC {kind} line ({layout}), "
