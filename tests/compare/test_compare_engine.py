@@ -121,3 +121,11 @@ def test_cutoff_lists_expand_like_evaluate(data) -> None:
     assert cmp.metrics == ["P@5", "P@10"]
     with pytest.raises(ragrade.MetricError):
         ragrade.compare(qrels, runs, ["ndgc@10"], n_resamples=50)
+
+
+def test_named_run_objects_keep_their_names(data) -> None:
+    qrels, runs = data
+    objs = [ragrade.Run.from_dict(r, name=n) for n, r in runs.items()]
+    cmp = ragrade.compare(qrels, objs, "ndcg@10", n_resamples=50)
+    assert cmp.runs == ["bm25", "dense", "noisy"]
+    assert repr(cmp).startswith("Comparison(runs=['bm25', 'dense', 'noisy'], metrics=['ndcg@10']")

@@ -118,6 +118,14 @@ class Comparison:
 
         return to_rich(self, digits=digits)
 
+    def __repr__(self) -> str:
+        n = sorted({int(v) for v in self.summary["n"]}) if len(self.summary) else []
+        return (
+            f"Comparison(runs={self.runs!r}, metrics={self.metrics!r}, baseline={self.baseline!r}, "
+            f"test={self.test!r}, correction={self.correction!r}, alpha={self.alpha:g}, queries={n}, "
+            f"seed={self.seed!r})"
+        )
+
     def __rich__(self) -> Any:
         return self.to_rich()
 
@@ -359,6 +367,14 @@ def compare_scores(
     )
 
 
+def _name_runs(runs: Sequence[Any]) -> dict[str, Any]:
+    """Name a sequence of runs by their ``name`` when every one has a distinct one, else ``run_1, ...``."""
+    names = [getattr(r, "name", None) for r in runs]
+    if all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names):
+        return dict(zip(names, runs, strict=True))
+    return {f"run_{i + 1}": r for i, r in enumerate(runs)}
+
+
 def metric_labels(metrics: Sequence[Any] | str | Any) -> list[str]:
     """The column labels ``ragrade.evaluate`` gives ``metrics`` (cutoff lists expanded: ``P@[5,10]`` ->
     ``P@5``, ``P@10``; metric objects by ``str``), validating each one (``MetricError`` on a typo)."""
@@ -411,7 +427,7 @@ def compare(
 
     labels = metric_labels(metrics)
     if not isinstance(runs, Mapping):
-        runs = {f"run_{i + 1}": r for i, r in enumerate(runs)}
+        runs = _name_runs(runs)
     evaluator = Evaluator(qrels, labels, **policies)
     per_query = {str(name): evaluator.evaluate(run).per_query for name, run in runs.items()}
     return compare_scores(

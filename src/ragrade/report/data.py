@@ -121,6 +121,7 @@ def build_payload(
             doc_ids.append(doc)
         return idx
 
+    relevant_of: dict[str, list[tuple[str, int | float]]] = {}  # relevant items per query, grade desc
     ranked_out: dict[str, list[list[list[Any]]]] = {}
     missed_out: dict[str, list[list[list[Any]]]] = {}
     for run in names:
@@ -132,17 +133,20 @@ def build_payload(
             lst = full.get(q, [])
             top = lst[:depth]
             ranked_col.append([[intern(d), _num(s, 5), judged.get(d)] for d, s in top])
+            relevant = relevant_of.get(q)
+            if relevant is None:
+                relevant = relevant_of[q] = sorted(
+                    ((d, g) for d, g in judged.items() if g > 0), key=lambda t: (-t[1], t[0])
+                )
             shown = {d for d, _ in top}
-            rank_of: dict[str, int] = {}
-            for r, (d, _) in enumerate(lst, start=1):
-                if d in judged and d not in rank_of:
-                    rank_of[d] = r
-            missed = [
-                [intern(d), g, rank_of.get(d)]
-                for d, g in sorted(judged.items(), key=lambda t: (-float(t[1]), t[0]))
-                if float(g) > 0 and d not in shown
-            ]
-            missed_col.append(missed)
+            outside = [(d, g) for d, g in relevant if d not in shown]
+            if outside:
+                docs_in_order = [d for d, _ in lst]
+                # rank of each document's first occurrence (reversed so that earlier ranks win)
+                rank_of = dict(zip(reversed(docs_in_order), range(len(docs_in_order), 0, -1), strict=True))
+                missed_col.append([[intern(d), g, rank_of.get(d)] for d, g in outside])
+            else:
+                missed_col.append([])
         ranked_out[run] = ranked_col
         missed_out[run] = missed_col
 
