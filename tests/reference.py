@@ -24,7 +24,7 @@ from ragrade.metrics import Metric, parse_metrics
 
 # Deterministic, modest hypothesis settings shared by every property test of the core engine.
 PROPERTY_SETTINGS = settings(
-    max_examples=40,
+    max_examples=30,
     derandomize=True,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
