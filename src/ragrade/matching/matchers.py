@@ -61,7 +61,9 @@ class Matcher:
     def match(self, retrieved: Sequence[str], truth: Sequence[str]) -> np.ndarray:
         """Boolean decision for each aligned pair."""
         a, b = _as_list(retrieved, "retrieved"), _as_list(truth, "ground truth")
-        s = self.scores(a, b)
+        if len(a) != len(b):
+            raise InputError(f"{self.name}: {len(a)} retrieved texts but {len(b)} ground-truth texts")
+        s = self._decision_scores(a, b) if a else np.zeros(0)
         with np.errstate(invalid="ignore"):
             out = _OPS[self.op](s, self.threshold) & ~np.isnan(s)
         if not self.allow_empty and len(a):
@@ -78,6 +80,11 @@ class Matcher:
 
     def _scores(self, a: list[str], b: list[str]) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _decision_scores(self, a: list[str], b: list[str]) -> np.ndarray:
+        """Scores good enough for the threshold decision (exact around the threshold); matchers with
+        an early-exit kernel override this."""
+        return self._scores(a, b)
 
     def describe(self) -> str:
         return f"{self.name} {self.op} {self.threshold:g}"
@@ -186,6 +193,20 @@ class Fuzzy(Matcher):
         fz = {"ratio": rf.fuzz.ratio, "partial_ratio": rf.fuzz.partial_ratio,
               "token_set_ratio": rf.fuzz.token_set_ratio, "token_sort_ratio": rf.fuzz.token_sort_ratio}
         return rf.process.cpdist(a, b, scorer=fz[self.scorer], workers=1, dtype=np.float64) / 100.0
+
+    def _decision_scores(self, a: list[str], b: list[str]) -> np.ndarray:
+        # Edit distances: give rapidfuzz a distance cutoff just above 1 - threshold, so it can stop
+        # early on pairs that cannot pass; scores within the cutoff are exact (1 - normalized_distance,
+        # as in _scores), the rest come back as distance 1 (similarity 0, never a match).
+        if self.op not in (">=", ">") or self.scorer not in ("levenshtein", "indel", "hamming"):
+            return self._scores(a, b)
+        rf = require("rapidfuzz", extra="text", purpose="fuzzy text matching")
+        dist = {"levenshtein": rf.distance.Levenshtein, "indel": rf.distance.Indel,
+                "hamming": rf.distance.Hamming}[self.scorer]
+        cutoff = min(1.0, max(0.0, 1.0 - self.threshold + 1e-9))
+        nd = rf.process.cpdist(a, b, scorer=dist.normalized_distance, score_cutoff=cutoff, workers=1,
+                               dtype=np.float64)
+        return 1 - nd
 
     def describe(self) -> str:
         return f"{self.scorer} similarity {self.op} {self.threshold:g}"
