@@ -185,3 +185,11 @@ def test_tie_example_from_the_spec():
     assert rank(list(forward["q"].items())) == ["d3", "d2", "d1"]
     for run in (forward, backward):
         assert ragrade.evaluate(qrels, run, "rr").means["rr"] == pytest.approx(1 / 3)
+
+
+def test_ranx_ranks_on_float64():
+    """Unlike pytrec_eval (float32), near-equal scores stay distinct in ranx, as in ragrade."""
+    qrels = {"q": {"d1": 1}}
+    run = {"q": {"d1": 0.30000002, "d2": 0.30000001}}
+    assert ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), "mrr") == 1.0
+    assert ragrade.evaluate(qrels, run, "rr").means["rr"] == 1.0
