@@ -37,7 +37,7 @@ def _pval(value: float) -> str:
         return "–"
     if value < 1e-4:
         return f"{value:.1e}"
-    return f"{value:.4f}"
+    return f"{value:.4g}"  # 4 significant digits: 0.04995 must not print as 0.0500
 
 
 def _jsonable(value: Any) -> Any:
