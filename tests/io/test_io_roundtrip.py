@@ -143,3 +143,18 @@ def test_random_runs_roundtrip(tmp_path, run, ext):
     back = read_run(path)
     assert back.to_dict() == run.to_dict()
     assert back.to_lists() == run.to_lists()
+
+
+@st.composite
+def qrels_st(draw):
+    data = draw(st.dictionaries(ids, st.dictionaries(ids, st.integers(-1, 4), min_size=1, max_size=6),
+                                min_size=1, max_size=5))
+    return Qrels.from_dict(data)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(qrels=qrels_st(), ext=st.sampled_from(["qrels", "tsv", "csv", "jsonl", "parquet"]))
+def test_random_qrels_roundtrip(tmp_path, qrels, ext):
+    path = tmp_path / f"h.{ext}"
+    write_qrels(qrels, path)
+    assert read_qrels(path) == qrels
