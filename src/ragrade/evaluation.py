@@ -45,13 +45,21 @@ def _labels(metrics: MetricsArg) -> list[tuple[str, Metric]]:
     return out
 
 
+def _is_polars(obj: Any) -> bool:
+    return type(obj).__module__.split(".")[0] == "polars" and hasattr(obj, "columns")
+
+
 def as_qrels(qrels: Any) -> Qrels:
+    """Ground truth from any accepted input: Qrels, nested dict, DataFrame (pandas or polars), a
+    file path, or aligned lists of relevant ids."""
     if isinstance(qrels, Qrels):
         return qrels
     if isinstance(qrels, Mapping):
         return Qrels.from_dict(qrels)
     if isinstance(qrels, pd.DataFrame):
         return Qrels.from_pandas(qrels)
+    if _is_polars(qrels):
+        return Qrels.from_polars(qrels)
     if isinstance(qrels, str) or hasattr(qrels, "__fspath__"):
         from ragrade.io import read_qrels
 
@@ -62,6 +70,8 @@ def as_qrels(qrels: Any) -> Qrels:
 
 
 def as_run(run: Any) -> Run:
+    """A run from any accepted input: Run, nested dict of scores, dict of ranked lists, DataFrame
+    (pandas or polars), a file path, or aligned ranked lists."""
     if isinstance(run, Run):
         return run
     if isinstance(run, Mapping):
@@ -69,6 +79,8 @@ def as_run(run: Any) -> Run:
         return Run.from_dict(run) if isinstance(first, Mapping) else Run.from_ranked(run)
     if isinstance(run, pd.DataFrame):
         return Run.from_pandas(run)
+    if _is_polars(run):
+        return Run.from_polars(run)
     if isinstance(run, str) or hasattr(run, "__fspath__"):
         from ragrade.io import read_run
 

@@ -1,0 +1,60 @@
+"""The optional C helpers and the pure-Python fallback of ragrade._ingest behave identically."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ragrade
+from ragrade import _ingest
+from ragrade._ingest import EMPTY_KEY, NON_NUMERIC, NON_STR_KEY, NOT_DICT, OK, lookup, scan_values
+
+MODES = [False] + ([True] if _ingest.has_accel() else [])
+
+
+@pytest.mark.parametrize("accel", MODES)
+@pytest.mark.parametrize(
+    ("dicts", "status"),
+    [
+        ([{"a": 1.0, "b": 2}, {}, {"c": np.float32(0.5)}], OK),
+        ([{"a": 1.0}, ["b"]], NOT_DICT),
+        ([{"a": 1.0, 5: 2.0}], NON_STR_KEY),
+        ([{"a": "x"}], NON_NUMERIC),
+        ([{"a": 1.0, "": 2.0}], EMPTY_KEY),
+    ],
+)
+def test_scan_values_status(accel, dicts, status):
+    got, counts, values = scan_values(dicts, use_accel=accel)
+    assert got == status
+    if status == OK:
+        assert counts.tolist() == [len(d) for d in dicts]
+        assert values.tolist() == [float(v) for d in dicts for v in d.values()]
+
+
+@pytest.mark.parametrize("accel", MODES)
+def test_none_value_is_never_a_valid_score(accel):
+    # C reports NON_NUMERIC; numpy's fromiter turns None into NaN. Callers reject both.
+    status, _, values = scan_values([{"a": None}], use_accel=accel)
+    assert status == NON_NUMERIC or np.isnan(values).any()
+
+
+@pytest.mark.parametrize("accel", MODES)
+def test_lookup(accel):
+    dicts = [{"a": 1.0, "b": 2.0}, {"c": 3}]
+    out = lookup(dicts, np.array([0, 0, 1, 1]), np.array(["b", "z", "c", "a"], dtype=object), use_accel=accel)
+    np.testing.assert_array_equal(out, [2.0, np.nan, 3.0, np.nan])
+
+
+def test_fallback_gives_the_same_evaluation(monkeypatch):
+    rng = np.random.default_rng(7)
+    qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in rng.choice(30, 6, replace=False)} for i in range(30)}
+    run = {f"q{i}": {f"d{j}": float(rng.integers(0, 4)) for j in rng.choice(30, 15, replace=False)} for i in range(30)}
+    metrics = ["ndcg@5", "ap", "rr@3", "P@10", "recall@5", "r_precision"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ragrade.RagradeWarning)
+        a = ragrade.evaluate(qrels, run, metrics)
+        monkeypatch.setattr(_ingest, "_accel", None)
+        b = ragrade.evaluate(qrels, run, metrics)
+    np.testing.assert_array_equal(a.per_query.to_numpy(), b.per_query.to_numpy())
