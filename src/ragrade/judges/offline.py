@@ -240,7 +240,7 @@ class LexicalJudge(_OfflineJudge):
         self,
         *,
         support_threshold: float = 0.5,
-        chunk_threshold: float = 0.3,
+        chunk_threshold: float = 0.4,
         relevance_threshold: float = 0.4,
         word_similarity: float = 85.0,
     ) -> None:
@@ -290,9 +290,9 @@ class SemanticJudge(_OfflineJudge):
         *,
         model_path: str | None = None,
         device: str = "cpu",
-        support_threshold: float = 0.6,
-        chunk_threshold: float = 0.45,
-        relevance_threshold: float = 0.35,
+        support_threshold: float = 0.7,
+        chunk_threshold: float = 0.7,
+        relevance_threshold: float = 0.5,
         batch_size: int = 64,
     ) -> None:
         super().__init__(
