@@ -10,6 +10,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragrade.compare import Comparison, compare_scores, run_letters, stats
 from ragrade.errors import InputError, RagradeWarning
@@ -243,3 +245,48 @@ def test_rich_table_renders(cmp: Comparison) -> None:
     console.print(cmp)
     text = console.export_text()
     assert "dense" in text and "ᵃᶜ" in text and "a|b_<x>&" in text
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(2, 4),
+    st.integers(3, 30),
+    st.integers(0, 10_000),
+    st.sampled_from(["randomization", "bootstrap"]),
+    st.sampled_from([None, "holm", "bh"]),
+    st.booleans(),
+)
+def test_markers_and_best_are_consistent_with_the_pairs(
+    n_runs: int, n_queries: int, seed: int, test: str, correction: str | None, with_baseline: bool
+) -> None:
+    rng = np.random.default_rng(seed)
+    base = rng.random(n_queries)
+    runs = {
+        f"r{i}": pd.DataFrame(
+            {"m": np.clip(base + rng.normal(0.1 * i, 0.15, n_queries), 0, 1)},
+            index=[f"q{j}" for j in range(n_queries)],
+        )
+        for i in range(n_runs)
+    }
+    cmp = compare_scores(
+        runs,
+        n_resamples=199,
+        seed=seed,
+        test=test,
+        correction=correction,
+        baseline="r0" if with_baseline else None,
+    )
+    means = {r: cmp.mean("m", r) for r in cmp.runs}
+    for run in cmp.runs:
+        row = cmp.summary.loc[("m", run)]
+        assert row["best"] == (means[run] == max(means.values()))
+        assert row["ci_low"] <= means[run] + 1e-12 and means[run] - 1e-12 <= row["ci_high"]
+        expected = set()
+        for (_, a, b), pr in cmp.pairs.iterrows():
+            assert pr["p_value"] <= pr["p_adjusted"] + 1e-15 <= 1 + 1e-15
+            if pr["significant"] and run in (a, b) and pr["delta"] != 0:
+                winner = b if pr["delta"] > 0 else a
+                if winner == run:
+                    expected.add(a if winner == b else b)
+        assert set(row["better_than"]) == expected
+        assert row["marker"] == "".join(cmp.letters[o] for o in row["better_than"])

@@ -222,7 +222,9 @@ def test_cohens_dz_and_win_tie_loss() -> None:
 
 
 # ------------------------------------------------------------------------------------------ property tests
-_diffs = st.lists(st.floats(-1, 1, allow_nan=False, allow_infinity=False), min_size=2, max_size=40).map(np.array)
+_diffs = st.lists(st.floats(-1, 1, allow_nan=False, allow_infinity=False), min_size=2, max_size=40).map(
+    np.array
+)
 
 
 @settings(max_examples=60, deadline=None)
