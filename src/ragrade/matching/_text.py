@@ -41,6 +41,19 @@ def rouge_score_tokens(text: str) -> list[str]:
     return _NON_ALNUM.sub(" ", text.lower()).split()
 
 
+def find_pairs(haystacks: Sequence[str], needles: Sequence[str]) -> np.ndarray:
+    """``haystacks[i].find(needles[i])`` for aligned lists, in NumPy's string kernels (``np.strings`` with
+    variable-width strings on NumPy >= 2, ``np.char`` on fixed-width arrays before)."""
+    if hasattr(np, "strings") and hasattr(np, "dtypes") and hasattr(np.dtypes, "StringDType"):
+        sd = np.dtypes.StringDType()
+        return np.strings.find(np.array(list(haystacks), dtype=sd), np.array(list(needles), dtype=sd))
+    return np.char.find(np.array(list(haystacks), dtype=str), np.array(list(needles), dtype=str))
+
+
+def stripped_lengths(texts: Sequence[str]) -> np.ndarray:
+    return np.fromiter((len(t.strip()) for t in texts), dtype=np.int64, count=len(texts))
+
+
 def codes_of(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes of ``texts`` (first appearance) and the distinct texts."""
     codes, uniq = pd.factorize(np.asarray(texts, dtype=object), sort=False)

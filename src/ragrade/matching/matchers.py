@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ragrade.errors import InputError, require
-from ragrade.matching._text import codes_of, fold, squad_normalize
+from ragrade.matching._text import codes_of, find_pairs, fold, squad_normalize, stripped_lengths
 
 _OPS: dict[str, Callable[[Any, Any], Any]] = {
     ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,
@@ -145,17 +145,13 @@ class Containment(Matcher):
             raise InputError("containment: min_length must be >= 1", value=self.min_length)
 
     def _scores(self, a: list[str], b: list[str]) -> np.ndarray:
-        sd = np.dtypes.StringDType()
         if self.casefold:
             a, b = [t.casefold() for t in a], [t.casefold() for t in b]
-        aa, bb = np.array(a, dtype=sd), np.array(b, dtype=sd)
-        la = np.strings.str_len(np.strings.strip(aa))
-        lb = np.strings.str_len(np.strings.strip(bb))
         out = np.zeros(len(a), dtype=bool)
         if self.direction in ("either", "retrieved_in_truth"):
-            out |= (np.strings.find(bb, aa) >= 0) & (la >= self.min_length)
+            out |= (find_pairs(b, a) >= 0) & (stripped_lengths(a) >= self.min_length)
         if self.direction in ("either", "truth_in_retrieved"):
-            out |= (np.strings.find(aa, bb) >= 0) & (lb >= self.min_length)
+            out |= (find_pairs(a, b) >= 0) & (stripped_lengths(b) >= self.min_length)
         return out.astype(np.float64)
 
 
@@ -203,7 +199,7 @@ class Fuzzy(Matcher):
         rf = require("rapidfuzz", extra="text", purpose="fuzzy text matching")
         dist = {"levenshtein": rf.distance.Levenshtein, "indel": rf.distance.Indel,
                 "hamming": rf.distance.Hamming}[self.scorer]
-        cutoff = min(1.0, max(0.0, 1.0 - self.threshold + 1e-9))
+        cutoff = min(1.0, max(0.0, 1.0 - self.threshold + 1e-4))  # rapidfuzz rounds the cutoff
         nd = rf.process.cpdist(a, b, scorer=dist.normalized_distance, score_cutoff=cutoff, workers=1,
                                dtype=np.float64)
         return 1 - nd

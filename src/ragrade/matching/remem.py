@@ -19,7 +19,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ragrade.matching._text import codes_of
+from ragrade.matching._text import codes_of, find_pairs
 from ragrade.matching.matchers import Matcher
 
 
@@ -42,11 +42,9 @@ class RememChunk(Matcher):
     def _scores(self, a: list[str], b: list[str]) -> np.ndarray:
         codes, uniq = codes_of(a)
         n1, n2 = zip(*(_needles(c) for c in uniq.tolist()), strict=True) if len(uniq) else ((), ())
-        sd = np.dtypes.StringDType()
-        hay = np.array(b, dtype=sd)
-        first = np.array(n1, dtype=sd)[codes]
-        second = np.array(n2, dtype=sd)[codes]
-        hit = (np.strings.find(hay, first) >= 0) | (np.strings.find(hay, second) >= 0)
+        first = [n1[c] for c in codes.tolist()]
+        second = [n2[c] for c in codes.tolist()]
+        hit = (find_pairs(b, first) >= 0) | (find_pairs(b, second) >= 0)
         return hit.astype(np.float64)
 
     def describe(self) -> str:
