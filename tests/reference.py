@@ -57,31 +57,49 @@ def _gain(grade: float, kind: str) -> float:
     return 2.0**grade - 1.0 if kind == "exp" else float(grade)
 
 
-def _relevance_flags(ranked: Sequence[str], grades: Mapping[str, float], rel: float) -> list[bool]:
-    """Relevant-and-credited flag per rank: a doc counts only at its first (best) rank."""
-    seen: set[str] = set()
+def _relevance_flags(ranked: Sequence[str], grades: Mapping[str, float], rel: float,
+                     units: Mapping[str, Any] | None = None) -> list[bool]:
+    """Relevant-and-credited flag per rank: a unit counts only at its first (best) rank."""
+    seen: set[Any] = set()
     out = []
     for d in ranked:
-        first = d not in seen
-        seen.add(d)
+        u = _unit(d, units)
+        first = u not in seen
+        seen.add(u)
         out.append(first and grades.get(d, 0) >= rel)
     return out
 
 
-def n_relevant(grades: Mapping[str, float], rel: float) -> int:
-    return sum(1 for g in grades.values() if g >= rel)
+def _unit(doc: str, units: Mapping[str, Any] | None) -> Any:
+    """The ground-truth unit a document belongs to (itself unless grouped)."""
+    return doc if units is None or doc not in units else ("unit", units[doc])
 
 
-def is_defined(metric: Metric, grades: Mapping[str, float]) -> bool:
+def unit_grades(grades: Mapping[str, float], units: Mapping[str, Any] | None = None) -> list[float]:
+    """One grade per unit (the best grade of its ids)."""
+    best: dict[Any, float] = {}
+    for d, g in grades.items():
+        u = _unit(d, units)
+        best[u] = max(best.get(u, g), g)
+    return list(best.values())
+
+
+def n_relevant(grades: Mapping[str, float], rel: float, units: Mapping[str, Any] | None = None) -> int:
+    return sum(1 for g in unit_grades(grades, units) if g >= rel)
+
+
+def is_defined(metric: Metric, grades: Mapping[str, float], units: Mapping[str, Any] | None = None) -> bool:
     """Whether a query counts for ``metric`` (R > 0 at its relevance level; positive grades for (n)dcg)."""
     if metric.name in ("dcg", "ndcg"):
         thr = metric.get("rel")
-        return any(g > 0 and (thr is None or g >= thr) for g in grades.values())
-    return n_relevant(grades, metric.rel) > 0
+        return any(g > 0 and (thr is None or g >= thr) for g in unit_grades(grades, units))
+    return n_relevant(grades, metric.rel, units) > 0
 
 
-def metric_value(metric: Metric, ranked: Sequence[str], grades: Mapping[str, float]) -> float:
-    """The value of ``metric`` for one query (``ranked``: doc ids in rank order, duplicates kept)."""
+def metric_value(metric: Metric, ranked: Sequence[str], grades: Mapping[str, float],
+                 units: Mapping[str, Any] | None = None) -> float:
+    """The value of ``metric`` for one query (``ranked``: doc ids in rank order, duplicates kept;
+    ``units``: doc -> group key for grouped ground truth, where a group is one unit credited once)."""
     name, k = metric.name, metric.k
     top = list(ranked) if k is None else list(ranked)[:k]
     if name in ("dcg", "ndcg"):
@@ -91,24 +109,25 @@ def metric_value(metric: Metric, ranked: Sequence[str], grades: Mapping[str, flo
         def counts(g: float) -> bool:
             return g > 0 and (rel is None or g >= rel)
 
-        seen: set[str] = set()
+        seen: set[Any] = set()
         dcg = 0.0
         for i, d in enumerate(top, start=1):
             g = grades.get(d, 0)
-            if d not in seen and counts(g):
+            u = _unit(d, units)
+            if u not in seen and counts(g):
                 dcg += _gain(g, kind) / math.log2(i + 1)
-            seen.add(d)
+            seen.add(u)
         if name == "dcg":
             return dcg
-        ideal = sorted((g for g in grades.values() if counts(g)), reverse=True)
+        ideal = sorted((g for g in unit_grades(grades, units) if counts(g)), reverse=True)
         if k is not None:
             ideal = ideal[:k]
         idcg = sum(_gain(g, kind) / math.log2(i + 1) for i, g in enumerate(ideal, start=1))
         return dcg / idcg if idcg > 0 else 0.0
 
     rel = metric.rel
-    flags = _relevance_flags(ranked, grades, rel)
-    R = n_relevant(grades, rel)
+    flags = _relevance_flags(ranked, grades, rel, units)
+    R = n_relevant(grades, rel, units)
     top_flags = flags if k is None else flags[:k]
     hits = sum(top_flags)
     if name == "hits":
@@ -188,10 +207,14 @@ def ref_evaluate(
     qrels: Mapping[str, Mapping[str, float]],
     run: Mapping[str, Sequence[Row]],
     metrics: Sequence[str],
+    units: Mapping[str, Mapping[str, Any]] | None = None,
     **policies: str,
 ) -> dict[str, dict[str, float]]:
-    """``{label: {query: value}}`` (NaN = not counted), queries in qrels order; raises PolicyError."""
+    """``{label: {query: value}}`` (NaN = not counted), queries in qrels order; raises PolicyError.
+
+    ``units`` (optional): ``{query: {doc: group key}}`` for grouped ground truth."""
     pol = RefPolicies(**policies)
+    units = units or {}
     qrels = {str(q): {str(d): float(g) for d, g in docs.items()} for q, docs in qrels.items()}
     run = {str(q): [(str(d), s) for d, s in rows] for q, rows in run.items()}
     labels: list[tuple[str, Metric]] = []
@@ -219,8 +242,8 @@ def ref_evaluate(
         for q, grades in qrels.items():
             if q not in lists and pol.missing_run == "drop":
                 continue
-            value = metric_value(m, lists.get(q, []), grades)
-            if not is_defined(m, grades):
+            value = metric_value(m, lists.get(q, []), grades, units.get(q))
+            if not is_defined(m, grades, units.get(q)):
                 if pol.no_relevant == "error":
                     raise PolicyError(f"{label}: no relevant judgments for {q!r}")
                 value = 0.0 if pol.no_relevant == "zero" else math.nan

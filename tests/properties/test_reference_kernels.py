@@ -124,3 +124,58 @@ def test_duplicates_error_raises():
     with pytest.raises(PolicyError):
         ref_evaluate({"q1": {"a": 1}}, {"q1": [("a", None), ("b", None), ("a", None)]}, ["P@5"],
                      duplicates="error")
+
+
+def test_evaluator_reused_over_many_runs_equals_reference():
+    """One Evaluator, several runs (scored dicts, ranked lists, Run objects): each equals the reference."""
+    rng = np.random.default_rng(11)
+    case = random_case(rng, n_queries=30)
+    ev = ragrade.Evaluator(case.qrels, METRICS)
+    for i in range(4):
+        other = random_case(np.random.default_rng(100 + i), n_queries=30)
+        run = other.run if i % 2 else Run.from_dict(other.run)
+        got = frame_to_dict(ev.evaluate(run).per_query)
+        assert_same(got, ref_evaluate(case.qrels, rows_of(other.run), METRICS))
+    ranked = {q: [d for d, _ in sorted(docs.items(), key=lambda x: -x[1])] for q, docs in case.run.items()}
+    got = frame_to_dict(ev.evaluate(ranked).per_query)
+    assert_same(got, ref_evaluate(case.qrels, {q: [(d, None) for d in ds] for q, ds in ranked.items()}, METRICS))
+
+
+def test_fractional_grades_and_negative_scores_equal_reference():
+    rng = np.random.default_rng(12)
+    case = random_case(rng, n_queries=40)
+    qrels = {q: {d: g * 0.75 for d, g in docs.items()} for q, docs in case.qrels.items()}
+    run = {q: {d: -s * 3.0 for d, s in docs.items()} for q, docs in case.run.items()}
+    got = frame_to_dict(ragrade.evaluate(qrels, run, METRICS).per_query)
+    assert_same(got, ref_evaluate(qrels, rows_of(run), METRICS))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_grouped_ground_truth_equals_reference(seed):
+    """AutoRAG-style groups (any id of a group satisfies it, each group is one unit credited once; an id in
+    two groups belongs to the first) against the reference with a doc -> unit map."""
+    rng = np.random.default_rng(300 + seed)
+    pool = [f"g{i}" for i in range(12)]
+    groups, retrieved, qids = [], [], []
+    for i in range(25):
+        qgroups = [list(rng.choice(pool, size=int(rng.integers(1, 4)), replace=False))
+                   for _ in range(int(rng.integers(1, 4)))]
+        groups.append(qgroups)
+        retrieved.append(list(rng.choice(pool + ["x1", "x2", "x3"], size=int(rng.integers(0, 10)))))
+        qids.append(f"q{i}")
+    qrels_obj = ragrade.Qrels.from_groups(groups, query_ids=qids)
+    run_obj = Run.from_lists(retrieved, query_ids=qids)
+    grades, units = {}, {}
+    for q, qgroups in zip(qids, groups, strict=True):
+        grades[q], units[q] = {}, {}
+        for gi, grp in enumerate(qgroups):
+            for d in grp:
+                if d not in units[q]:
+                    units[q][d] = gi
+                    grades[q][d] = 1
+    metrics = [m for m in METRICS if "rel=3" not in m]
+    for pol in ({}, {"duplicates": "drop"}, {"duplicates": "keep_last"}):
+        got = frame_to_dict(ragrade.evaluate(qrels_obj, run_obj, metrics, **pol).per_query)
+        want = ref_evaluate(grades, {q: [(d, None) for d in r] for q, r in zip(qids, retrieved, strict=True)},
+                            metrics, units=units, **pol)
+        assert_same(got, want)
