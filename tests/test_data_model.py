@@ -231,3 +231,24 @@ def test_malformed_inputs_raise_input_error():
         Qrels.from_dict({"q": {"": 1}})
     with pytest.raises(InputError):
         Qrels.from_columns(["q", "q"], ["a", "a"], [1, 1])
+
+
+def test_bad_run_scores_name_query_and_item():
+    with pytest.raises(InputError, match=r"query 'q2', item 'b'"):
+        Run.from_dict({"q1": {"a": 1.0}, "q2": {"b": "x"}})
+    with pytest.raises(InputError, match=r"query 'q2', item 'b'"):
+        Run.from_dict({"q1": {"a": 1.0}, "q2": {"b": float("nan")}})
+
+
+@pytest.mark.xfail(strict=True, reason="engine bug: a bad qrels grade is reported by flat row number only "
+                   "('grade at row 2 is not a number'), without the query and document (run scores name both)")
+def test_bad_qrels_grades_name_query_and_item():
+    with pytest.raises(InputError, match=r"query 'q2', item 'b'"):
+        Qrels.from_dict({"q1": {"a": 1}, "q2": {"a": 1, "b": "high"}})
+
+
+@pytest.mark.xfail(strict=True, reason="engine bug: a None grade is reported as 'not finite (value nan)' "
+                   "instead of as a missing grade, without query or document")
+def test_missing_qrels_grade_is_reported_as_missing():
+    with pytest.raises(InputError, match=r"(?i)missing.*query 'q2'"):
+        Qrels.from_dict({"q1": {"a": 1}, "q2": {"b": None}})

@@ -161,7 +161,7 @@ def test_grouped_ground_truth_equals_reference(seed):
         qgroups = [list(rng.choice(pool, size=int(rng.integers(1, 4)), replace=False))
                    for _ in range(int(rng.integers(1, 4)))]
         groups.append(qgroups)
-        retrieved.append(list(rng.choice(pool + ["x1", "x2", "x3"], size=int(rng.integers(0, 10)))))
+        retrieved.append(list(rng.choice([*pool, "x1", "x2", "x3"], size=int(rng.integers(0, 10)))))
         qids.append(f"q{i}")
     qrels_obj = ragrade.Qrels.from_groups(groups, query_ids=qids)
     run_obj = Run.from_lists(retrieved, query_ids=qids)
