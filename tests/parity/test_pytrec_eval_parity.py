@@ -17,9 +17,11 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import ragrade
-from reference import random_case
+from reference import PROPERTY_SETTINGS, random_case
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 pytestmark = pytest.mark.filterwarnings("ignore::ragrade.RagradeWarning")
@@ -131,3 +133,24 @@ def test_float32_scores_in_pytrec_eval():
     # After rounding the scores to float32 ragrade agrees with pytrec_eval.
     run32 = {"q": {d: float(np.float32(s)) for d, s in run["q"].items()}}
     assert ragrade.evaluate(qrels, run32, "rr").means["rr"] == 0.5
+
+
+# -- the same parity as a hypothesis property (shrinks to a minimal input on failure) ----------------
+_DOCS = [f"d{i}" for i in range(1, 12)]
+
+
+@st.composite
+def small_cases(draw):
+    qids = draw(st.lists(st.sampled_from(["q1", "q2", "q3", "q4"]), min_size=1, max_size=4, unique=True))
+    qrels = {q: draw(st.dictionaries(st.sampled_from(_DOCS), st.integers(-1, 3), min_size=1, max_size=6))
+             for q in qids}
+    run = {q: draw(st.dictionaries(st.sampled_from(_DOCS), st.sampled_from([i / 8 for i in range(6)]),
+                                   max_size=8)) for q in qids}
+    return qrels, run, draw(st.sampled_from([1, 2]))
+
+
+@PROPERTY_SETTINGS
+@given(small_cases())
+def test_per_query_parity_property(case):
+    qrels, run, rel = case
+    compare(qrels, run, rel)
