@@ -167,3 +167,23 @@ def test_render_html_through_the_engine_draws_curves_and_honours_policies() -> N
     assert [docs[i] for i, _, _ in data["ranked"]["x"][0]] == ["z", "a", "b"]
     stable = _data_block(render_html(qrels, runs, ["ndcg@3"], n_resamples=50, plots=False, ties="input"))
     assert [stable["docs"][i] for i, _, _ in stable["ranked"]["x"][0]] == ["a", "z", "b"]
+
+
+def test_payload_with_duplicates_negative_grades_and_unknown_queries() -> None:
+    import pandas as pd
+
+    from ragrade.compare import compare_scores
+
+    qrels = {"q1": {"a": 1, "b": -1, "c": 2}, "q2": {"d": 1}}
+    runs = {
+        "x": {"q1": ["b", "a", "a", "e", "c"], "q9": ["zz"]},  # a twice; q9 not compared; q2 not retrieved
+        "y": {"q1": ["c"], "q2": ["d"]},
+    }
+    scores = {r: pd.DataFrame({"m@2": [0.1, 0.2]}, index=["q1", "q2"]) for r in runs}
+    p = build_payload(compare_scores(scores, n_resamples=10), qrels, runs)
+    docs = p["docs"]
+    assert [[docs[i], s, g] for i, s, g in p["ranked"]["x"][0]] == [["b", None, -1], ["a", None, 1]]
+    assert [[docs[i], g, r] for i, g, r in p["missed"]["x"][0]] == [["c", 2, 5]]
+    assert p["ranked"]["x"][1] == [] and [[docs[i], g, r] for i, g, r in p["missed"]["x"][1]] == [["d", 1, None]]
+    assert [[docs[i], g, r] for i, g, r in p["missed"]["y"][0]] == [["a", 1, None]]
+    assert "zz" not in docs and p["nrel"] == [2, 1]
