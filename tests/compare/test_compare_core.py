@@ -290,3 +290,11 @@ def test_markers_and_best_are_consistent_with_the_pairs(
                     expected.add(a if winner == b else b)
         assert set(row["better_than"]) == expected
         assert row["marker"] == "".join(cmp.letters[o] for o in row["better_than"])
+
+
+@pytest.mark.parametrize("bad", ["high", np.inf])
+def test_non_numeric_or_infinite_scores_name_run_metric_and_query(bad) -> None:
+    a = pd.DataFrame({"m": [0.1, 0.2, 0.3]}, index=["q1", "q2", "q3"])
+    b = pd.DataFrame({"m": [0.1, bad, 0.3]}, index=["q1", "q2", "q3"], dtype=object)
+    with pytest.raises(InputError, match=r"run 'b', metric 'm'.*query 'q2'"):
+        compare_scores({"a": a, "b": b}, n_resamples=10)

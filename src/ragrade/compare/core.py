@@ -225,9 +225,20 @@ def compare_scores(
 
     # Align queries: the union of ids, in first-seen order.
     all_ids = pd.Index(list(dict.fromkeys(itertools.chain.from_iterable(f.index for f in frames.values()))))
-    aligned = {
-        name: frames[name].reindex(index=all_ids, columns=metrics).astype(np.float64) for name in names
-    }
+    aligned: dict[str, pd.DataFrame] = {}
+    for name in names:
+        frame = frames[name].reindex(index=all_ids, columns=metrics)
+        for metric in metrics:
+            col = pd.to_numeric(frame[metric], errors="coerce")
+            bad = (col.isna() & frame[metric].notna()) | np.isinf(col.to_numpy(dtype=np.float64))
+            if bad.any():
+                q = str(frame.index[np.flatnonzero(bad.to_numpy())[0]])
+                raise InputError(
+                    f"run {name!r}, metric {metric!r}: per-query scores must be finite numbers",
+                    query=q,
+                    value=frame[metric].iloc[np.flatnonzero(bad.to_numpy())[0]],
+                )
+        aligned[name] = frame.apply(pd.to_numeric).astype(np.float64)
 
     if baseline is None:
         pairs = list(itertools.combinations(names, 2))
