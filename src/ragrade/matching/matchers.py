@@ -236,6 +236,14 @@ class RougeL(Matcher):
         col = {"precision": 0, "recall": 1, "f": 2}[self.measure]
         return fn(a, b)[:, col]
 
+    def _decision_scores(self, a: list[str], b: list[str]) -> np.ndarray:
+        if self.variant != "union" or self.op not in (">=", ">"):
+            return self._scores(a, b)
+        from ragrade.matching.rouge import rouge_l_union
+
+        col = {"precision": 0, "recall": 1, "f": 2}[self.measure]
+        return rouge_l_union(a, b, prune=(col, self.op, self.threshold))[:, col]
+
     def describe(self) -> str:
         return f"ROUGE-L ({self.variant}) {self.measure} {self.op} {self.threshold:g}"
 

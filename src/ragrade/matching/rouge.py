@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 
 from ragrade.errors import require
 from ragrade.matching._text import TokenCoder, codes_of, rouge_score_tokens
@@ -73,25 +74,46 @@ def _sentences(text: str) -> list[str]:
 
 
 class _Parsed:
-    """Sentences of the distinct texts as token-code arrays, plus distinct-word counts."""
+    """Sentences of the distinct texts as token codes (flat, with offsets), the sentences as strings of
+    one character per token (for rapidfuzz), and the number of distinct words of each text.
 
-    def __init__(self, texts: np.ndarray, coder: TokenCoder) -> None:
-        self.sent_off = np.zeros(len(texts) + 1, dtype=np.int64)  # text -> sentence range
-        tokens: list[list[int]] = []
-        n_words = np.zeros(len(texts), dtype=np.int64)
-        for i, t in enumerate(texts.tolist()):
-            sents = _sentences(t)
-            toks = [coder.encode(s.split(" ")) for s in sents]
-            tokens.extend(toks)
-            self.sent_off[i + 1] = self.sent_off[i] + len(sents)
-            n_words[i] = len({c for s in toks for c in s})
-        self.tokens = tokens
-        self.n_words = n_words
-        self.sent_len = np.array([len(s) for s in tokens], dtype=np.int64)
-        self.n_sent = np.diff(self.sent_off)
-        self.tok_off = np.zeros(len(tokens) + 1, dtype=np.int64)
+    Tokenisation is done in bulk: all sentences are joined and split once, and tokens are coded with
+    one ``pd.factorize`` over the whole corpus (``vocab`` is shared between the two sides)."""
+
+    def __init__(self, texts: np.ndarray, vocab: dict[str, int]) -> None:
+        sents_per_text = [_sentences(t) for t in texts.tolist()]
+        self.n_sent = np.fromiter((len(x) for x in sents_per_text), dtype=np.int64, count=len(texts))
+        self.sent_off = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(self.n_sent, out=self.sent_off[1:])
+        sents = [x for ss in sents_per_text for x in ss]
+        # words of a sentence are split on single spaces (whitespace is already collapsed)
+        self.sent_len = np.fromiter((x.count(" ") + 1 for x in sents), dtype=np.int64, count=len(sents))
+        words = " ".join(sents).split(" ") if sents else []
+        codes, uniq = pd.factorize(np.asarray(words, dtype=object), sort=False)
+        # map this side's codes into the shared vocabulary
+        remap = np.fromiter((vocab.setdefault(w, len(vocab)) for w in uniq.tolist()), dtype=np.int64,
+                            count=len(uniq))
+        self.flat = remap[codes] if len(codes) else np.zeros(0, dtype=np.int64)
+        self.tok_off = np.zeros(len(sents) + 1, dtype=np.int64)
         np.cumsum(self.sent_len, out=self.tok_off[1:])
-        self.flat = np.fromiter((c for s in tokens for c in s), dtype=np.int64, count=int(self.tok_off[-1]))
+        text_of_tok = np.repeat(np.repeat(np.arange(len(texts), dtype=np.int64), self.n_sent), self.sent_len)
+        v = len(vocab) + 1
+        key = _distinct(text_of_tok * v + self.flat)
+        self.word_text, self.word_code = key // v, key % v  # distinct words of each text, by text
+        self.word_off = np.searchsorted(self.word_text, np.arange(len(texts) + 1))
+        self.n_words = np.diff(self.word_off).astype(np.int64)
+        self._n_sents = len(sents)
+
+    def chars(self) -> list[str] | list[list[int]]:
+        """Each sentence as a string with one character per token code (surrogates skipped)."""
+        if len(self.flat) and int(self.flat.max()) >= 0x10FFFF - 0x800 - 1:
+            lst = self.flat.tolist()
+            return [lst[a:b] for a, b in zip(self.tok_off[:-1].tolist(), self.tok_off[1:].tolist(), strict=True)]
+        cp = self.flat + 1
+        cp = np.where(cp < 0xD800, cp, cp + 0x800).astype("<u4")
+        big = cp.tobytes().decode("utf-32-le")
+        off = self.tok_off.tolist()
+        return [big[off[i]: off[i + 1]] for i in range(self._n_sents)]
 
     def padded(self, sent: np.ndarray, width: int, fill: int) -> np.ndarray:
         """Token codes of sentences ``sent`` as a ``(len(sent), width)`` array padded with ``fill``."""
@@ -116,6 +138,14 @@ def _pair_sentences(ci: np.ndarray, ri: np.ndarray, cand: _Parsed, ref: _Parsed)
     return pair, r_sent, c_sent
 
 
+def _distinct(x: np.ndarray) -> np.ndarray:
+    """Sorted distinct values of an int64 array (sort-based; faster here than np.unique's hashing)."""
+    if len(x) == 0:
+        return np.zeros(0, dtype=np.int64)
+    x = np.sort(x)
+    return x[np.concatenate(([True], x[1:] != x[:-1]))]
+
+
 def _bitlen(x: np.ndarray) -> np.ndarray:
     return np.ceil(np.log2(np.maximum(x, 1) + 1)).astype(np.int64)
 
@@ -127,10 +157,10 @@ def _lcs_words(r_tok: np.ndarray, r_len: np.ndarray, c_tok: np.ndarray, c_len: n
     b, lr = r_tok.shape
     lc = c_tok.shape[1]
     eq = r_tok[:, :, None] == c_tok[:, None, :]  # (B, Lr, Lc)
-    table = np.zeros((b, lr + 1, lc + 1), dtype=np.int32)
+    table = np.zeros((b, lr + 1, lc + 1), dtype=np.int16 if max(lr, lc) < 32000 else np.int32)
     for i in range(1, lr + 1):
         prev = table[:, i - 1, :]
-        cand = np.where(eq[:, i - 1, :], prev[:, :-1] + 1, prev[:, 1:])
+        cand = np.where(eq[:, i - 1, :], prev[:, :-1] + np.int16(1), prev[:, 1:]).astype(table.dtype, copy=False)
         np.maximum.accumulate(cand, axis=1, out=table[:, i, 1:])
     mark = np.zeros((b, lr), dtype=bool)
     i = r_len.astype(np.int64).copy()
@@ -150,19 +180,38 @@ def _lcs_words(r_tok: np.ndarray, r_len: np.ndarray, c_tok: np.ndarray, c_len: n
     return mark
 
 
-def rouge_l_union(candidates: Sequence[str], references: Sequence[str]) -> np.ndarray:
+def _common_words(ci: np.ndarray, ri: np.ndarray, cand: _Parsed, ref: _Parsed, v: int) -> np.ndarray:
+    """Number of distinct words shared by candidate text ``ci[p]`` and reference text ``ri[p]``."""
+
+    def expand(parsed: _Parsed, t: np.ndarray) -> np.ndarray:
+        cnt = parsed.n_words[t]
+        p = np.repeat(np.arange(len(t), dtype=np.int64), cnt)
+        local = np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        return p * v + parsed.word_code[np.repeat(parsed.word_off[t], cnt) + local]
+
+    keys = np.sort(np.concatenate([expand(cand, ci), expand(ref, ri)]))
+    dup = keys[1:][keys[1:] == keys[:-1]]
+    return np.bincount(dup // v, minlength=len(ci)).astype(np.int64)
+
+
+def rouge_l_union(candidates: Sequence[str], references: Sequence[str],
+                  prune: tuple[int, str, float] | None = None) -> np.ndarray:
     """``(n, 3)`` array of (precision, recall, f) of the `rouge` package's summary-level ROUGE-L for
     aligned pairs; NaN where that package raises (an empty text, or a text with no sentence), which
-    continuous-eval treats as "no match"."""
+    continuous-eval treats as "no match".
+
+    ``prune=(column, op, threshold)`` (op ``">="`` or ``">"``) is for threshold decisions only: pairs
+    whose upper bound (distinct words the two texts share) cannot pass are not back-tracked and get
+    the bound as their scores (below the threshold); all other pairs are exact."""
     rf = _rapidfuzz()
     n = len(candidates)
     if n == 0:
         return np.zeros((0, 3))
     c_codes, c_uniq = codes_of(candidates)
     r_codes, r_uniq = codes_of(references)
-    coder = TokenCoder()
-    cand = _Parsed(c_uniq, coder)
-    ref = _Parsed(r_uniq, coder)
+    vocab: dict[str, int] = {}
+    cand = _Parsed(c_uniq, vocab)
+    ref = _Parsed(r_uniq, vocab)
     c_empty = np.array([len(t) == 0 for t in c_uniq.tolist()], dtype=bool)
     r_empty = np.array([len(t) == 0 for t in r_uniq.tolist()], dtype=bool)
     valid = ~c_empty[c_codes] & ~r_empty[r_codes] & (cand.n_sent[c_codes] > 0) & (ref.n_sent[r_codes] > 0)
@@ -173,12 +222,23 @@ def rouge_l_union(candidates: Sequence[str], references: Sequence[str]) -> np.nd
     uvalid = np.zeros(len(ukey), dtype=bool)
     uvalid[inv] = valid
     ci, ri = uc[uvalid], ur[uvalid]
-    pair, r_sent, c_sent = _pair_sentences(ci, ri, cand, ref)
+    m = ref.n_words[ri].astype(np.float64)
+    nn = cand.n_words[ci].astype(np.float64)
+    exact = np.ones(len(ci), dtype=bool)
+    bound = None
+    if prune is not None and len(ci):
+        col, op, thr = prune
+        common = _common_words(ci, ri, cand, ref, len(vocab) + 1).astype(np.float64)
+        bp, br = common / nn, common / m
+        bound = np.column_stack([bp, br, 2.0 * ((bp * br) / (bp + br + 1e-8))])
+        exact = bound[:, col] >= thr if op == ">=" else bound[:, col] > thr
+    work = np.flatnonzero(exact)
+    pair, r_sent, c_sent = _pair_sentences(ci[work], ri[work], cand, ref)
+    pair = work[pair]
     overlap = np.zeros(len(ci), dtype=np.int64)
     if len(pair):
         # Skip sentence pairs whose LCS is empty (one C call for all of them).
-        r_chars = [coder.as_chars(t) for t in ref.tokens]
-        c_chars = [coder.as_chars(t) for t in cand.tokens]
+        r_chars, c_chars = ref.chars(), cand.chars()
         lcs = rf.process.cpdist([r_chars[s] for s in r_sent.tolist()], [c_chars[s] for s in c_sent.tolist()],
                                 scorer=rf.distance.LCSseq.similarity, workers=1, dtype=np.int64)
         keep = lcs > 0
@@ -203,13 +263,14 @@ def rouge_l_union(candidates: Sequence[str], references: Sequence[str]) -> np.nd
         if words_pair:
             wp = np.concatenate(words_pair)
             wc = np.concatenate(words_code)
-            k = np.unique(wp * (len(coder) + 1) + wc)
-            overlap = np.bincount(k // (len(coder) + 1), minlength=len(ci)).astype(np.int64)
-    m = ref.n_words[ri].astype(np.float64)
-    nn = cand.n_words[ci].astype(np.float64)
+            k = _distinct(wp * (len(vocab) + 1) + wc)
+            overlap = np.bincount(k // (len(vocab) + 1), minlength=len(ci)).astype(np.int64)
     uscores = np.full((len(ukey), 3), np.nan)
     p = overlap / nn
     r = overlap / m
     f = 2.0 * ((p * r) / (p + r + 1e-8))
-    uscores[uvalid] = np.column_stack([p, r, f])
+    vals = np.column_stack([p, r, f])
+    if bound is not None:
+        vals[~exact] = bound[~exact]
+    uscores[uvalid] = vals
     return uscores[inv]
