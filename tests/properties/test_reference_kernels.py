@@ -47,12 +47,13 @@ def _with_duplicates(rng, run):
 
 
 def _run_from_rows(rows, scored=True):
-    qs = [q for q, r in rows.items() for _ in r]
-    ds = [d for r in rows.values() for d, _ in r]
     if not scored:
         return Run.from_lists([[d for d, _ in r] for r in rows.values()], query_ids=list(rows))
-    ss = [s for r in rows.values() for _, s in r]
-    return Run.from_columns(qs, ds, ss)
+    # Rows interleaved round-robin across queries (order kept within each query), as a file may hold them.
+    flat = []
+    for i in range(max((len(r) for r in rows.values()), default=0)):
+        flat += [(q, *r[i]) for q, r in rows.items() if i < len(r)]
+    return Run.from_columns([f[0] for f in flat], [f[1] for f in flat], [f[2] for f in flat])
 
 
 @pytest.mark.parametrize("seed", range(6))
