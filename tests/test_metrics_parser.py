@@ -191,3 +191,16 @@ def test_every_registry_name_and_alias_is_unique_and_parses():
         for alias in (d.name, *d.aliases):
             assert seen.setdefault(alias.lower(), d.name) == d.name
             assert parse_metric(alias).name == d.name
+
+
+def test_spaces_and_parameter_order_do_not_matter():
+    assert parse_metric(" P ( rel = 2 ) @ 5 ") == parse_metric("P(rel=2)@5")
+    assert parse_metric("ndcg(rel=2,gain=exp)@3") == parse_metric("ndcg(gain=exp,rel=2)@3")
+    assert str(parse_metric("ndcg(rel=2,gain=exp)@3")) == "ndcg(gain=exp,rel=2)@3"  # registry order
+    assert [str(m) for m in parse_metrics("recall@[1, 5, 10]")] == ["recall@1", "recall@5", "recall@10"]
+
+
+def test_ndcg_rel_is_a_distinct_variant_from_the_default():
+    """``ndcg`` without rel counts every positive grade; ``ndcg(rel=1)`` drops grades below 1 (e.g. 0.5)."""
+    assert parse_metric("ndcg(rel=1)@3") != parse_metric("ndcg@3")
+    assert parse_metric("ndcg@3").get("rel") is None
