@@ -204,3 +204,26 @@ def test_ndcg_rel_is_a_distinct_variant_from_the_default():
     """``ndcg`` without rel counts every positive grade; ``ndcg(rel=1)`` drops grades below 1 (e.g. 0.5)."""
     assert parse_metric("ndcg(rel=1)@3") != parse_metric("ndcg@3")
     assert parse_metric("ndcg@3").get("rel") is None
+
+
+@st.composite
+def bad_parameters(draw):
+    """(metric name, parameter name, value) with the value outside the ParamSpec's constraint."""
+    specs = [(d, p) for d in REGISTRY for p in d.params]
+    d, spec = draw(st.sampled_from(specs))
+    options = []
+    if spec.minimum is not None:
+        options.append(st.integers(max_value=int(spec.minimum) - 1).map(str))
+    if spec.kind is int:
+        options.append(st.floats(0.01, 99, allow_nan=False).filter(lambda x: not x.is_integer()).map(repr))
+    if spec.choices is not None:
+        options.append(st.text("xyzqw", min_size=1, max_size=5).filter(lambda v: v not in spec.choices))
+    return d.name, spec.name, draw(st.one_of(options))
+
+
+@PROPERTY_SETTINGS
+@given(bad_parameters())
+def test_generated_bad_parameters_name_the_parameter(case):
+    name, param, value = case
+    with pytest.raises(MetricError, match=f"'{param}'"):
+        parse_metrics(f"{name}({param}={value})")
