@@ -222,3 +222,12 @@ def test_duplicate_items_counts_only_evaluated_queries():
     run = Run.from_lists([["a", "a"], ["b", "b"]], query_ids=["q1", "q9"])
     r = quiet({"q1": {"a": 1}}, run, "P@1")
     assert r.summary.duplicate_items == 1
+
+
+@pytest.mark.xfail(strict=True, reason="engine bug: Run.from_dict assumes dict keys are unique ids, but 1 and "
+                   "'1' both become '1'; the duplicate is then invisible to the duplicates policy (no error, "
+                   "no drop, no warning) while Qrels.from_dict rejects the same collision")
+def test_ids_colliding_after_str_conversion_are_duplicates():
+    run = {"q": {1: 1.0, "1": 0.5, "x": 0.25}}
+    with pytest.raises(PolicyError):
+        quiet({"q": {"1": 1}}, run, "P@3", duplicates="error")
