@@ -124,7 +124,8 @@ def _align(truth: Any, run: Any, ties: str) -> tuple[list[str], list[list[list[s
 # -- the match table -------------------------------------------------------------------------------
 
 
-def build_matches(units: list[list[list[str]]], lists: list[list[str]], matcher: Matcher | None) -> Matches:
+def build_matches(units: list[list[list[str]]], lists: list[list[str]], matcher: Matcher | None,
+                  score_cache: dict | None = None) -> Matches:
     """Flat match table. ``matcher=None``: items match by string equality (a hash join);
     otherwise every (retrieved row, unit item) pair of a query is scored by ``matcher`` in one batch."""
     nq = len(units)
@@ -177,7 +178,8 @@ def build_matches(units: list[list[list[str]]], lists: list[list[str]], matcher:
         a_start = np.cumsum(a_cnt) - a_cnt
         alt = np.repeat(a_start, per_q) + local % na
         if total:
-            ok = matcher.match([r_items[i] for i in row.tolist()], [a_items[i] for i in alt.tolist()])
+            ok = matcher.match([r_items[i] for i in row.tolist()], [a_items[i] for i in alt.tolist()],
+                               cache=score_cache)
             row, unit = row[ok], a_unit[alt[ok]]
             key = np.unique(row * (len(flat_units) + 1) + unit)
             p_row, p_unit = key // (len(flat_units) + 1), key % (len(flat_units) + 1)
@@ -323,6 +325,7 @@ def evaluate_profile(truth: Any, retrieved: Any, metrics: Any, profile: str | Pr
     qids, units, lists, missing, only = _align(truth, retrieved, pol.ties)
     texts = matcher is not None
     cache: dict[Any, Matches] = {}
+    scores: dict[Any, np.ndarray] = {}  # decision scores shared by matchers differing only in op
 
     def table(base: str) -> Matches:
         if not texts:
@@ -333,7 +336,7 @@ def evaluate_profile(truth: Any, retrieved: Any, metrics: Any, profile: str | Pr
         else:
             mt = get_matcher(matcher)
         if mt not in cache:
-            cache[mt] = build_matches(units, lists, mt)
+            cache[mt] = build_matches(units, lists, mt, score_cache=scores)
         return cache[mt]
 
     data: dict[str, np.ndarray] = {}

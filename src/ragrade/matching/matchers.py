@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -58,12 +58,21 @@ class Matcher:
             return np.zeros(0)
         return self._scores(a, b)
 
-    def match(self, retrieved: Sequence[str], truth: Sequence[str]) -> np.ndarray:
-        """Boolean decision for each aligned pair."""
+    def match(self, retrieved: Sequence[str], truth: Sequence[str], cache: dict | None = None) -> np.ndarray:
+        """Boolean decision for each aligned pair.
+
+        ``cache``: a dict shared between matchers that score the same pairs; matchers that differ only
+        in the comparison operator (Ragas' ``>= 0.5`` and ``> 0.5``) then score the pairs once."""
         a, b = _as_list(retrieved, "retrieved"), _as_list(truth, "ground truth")
         if len(a) != len(b):
             raise InputError(f"{self.name}: {len(a)} retrieved texts but {len(b)} ground-truth texts")
-        s = self._decision_scores(a, b) if a else np.zeros(0)
+        key = self.decision_key() if cache is not None else None
+        if key is not None and key in cache:
+            s = cache[key]
+        else:
+            s = self._decision_scores(a, b) if a else np.zeros(0)
+            if key is not None:
+                cache[key] = s
         with np.errstate(invalid="ignore"):
             out = _OPS[self.op](s, self.threshold) & ~np.isnan(s)
         if not self.allow_empty and len(a):
@@ -85,6 +94,16 @@ class Matcher:
         """Scores good enough for the threshold decision (exact around the threshold); matchers with
         an early-exit kernel override this."""
         return self._scores(a, b)
+
+    def decision_key(self) -> Any:
+        """What the decision scores depend on (None: do not share them): the matcher with its operator
+        normalised, since ``>=`` and ``>`` (and empty-string handling) use the same scores."""
+        if not self._shareable:
+            return None
+        op = ">=" if self.op in (">=", ">") else self.op
+        return replace(self, op=op, allow_empty=False)
+
+    _shareable: ClassVar[bool] = True
 
     def describe(self) -> str:
         return f"{self.name} {self.op} {self.threshold:g}"
@@ -312,6 +331,7 @@ class Semantic(Matcher):
     threshold: float = 0.75
     encoder: Callable[[list[str]], Any] | None = field(default=None, compare=False)
     name: ClassVar[str] = "semantic"
+    _shareable: ClassVar[bool] = False
 
     def _scores(self, a: list[str], b: list[str]) -> np.ndarray:
         from ragrade.matching.semantic import cosine_pairs
@@ -325,6 +345,7 @@ class Callback(Matcher):
 
     fn: Callable[[list[str], list[str]], Any] | None = field(default=None, compare=False)
     name: ClassVar[str] = "callback"
+    _shareable: ClassVar[bool] = False
 
     def _scores(self, a: list[str], b: list[str]) -> np.ndarray:
         if self.fn is None:
