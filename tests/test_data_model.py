@@ -77,8 +77,6 @@ def test_qrels_and_run_objects_are_not_changed_by_evaluation():
     np.testing.assert_array_equal(run.scores, scores)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: Run.from_columns keeps the caller's float64 score "
-                   "array (np.asarray, no copy) and marks it read-only, so the caller can no longer write it")
 def test_numpy_score_array_passed_in_stays_writeable_and_unshared():
     scores = np.array([3.0, 2.0, 1.0])
     run = Run.from_columns(["q", "q", "q"], ["a", "b", "c"], scores)
@@ -86,8 +84,6 @@ def test_numpy_score_array_passed_in_stays_writeable_and_unshared():
     assert not np.shares_memory(scores, run.scores)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: Qrels.from_columns keeps the caller's float64 grade "
-                   "array (np.asarray, no copy) and marks it read-only")
 def test_numpy_grade_array_passed_in_stays_writeable_and_unshared():
     grades = np.array([1.0, 2.0, 0.0])
     qrels = Qrels.from_columns(["q", "q", "q"], ["a", "b", "c"], grades)
@@ -95,8 +91,6 @@ def test_numpy_grade_array_passed_in_stays_writeable_and_unshared():
     assert not np.shares_memory(grades, qrels.grades)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: Run.from_pandas shares the DataFrame's float64 score "
-                   "column, so writing the DataFrame afterwards changes the (immutable) Run")
 def test_run_from_pandas_does_not_share_the_score_column():
     df = pd.DataFrame({"query": ["q", "q"], "doc": ["a", "b"], "score": [2.0, 1.0]})
     run = Run.from_pandas(df)
@@ -240,15 +234,11 @@ def test_bad_run_scores_name_query_and_item():
         Run.from_dict({"q1": {"a": 1.0}, "q2": {"b": float("nan")}})
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: a bad qrels grade is reported by flat row number only "
-                   "('grade at row 2 is not a number'), without the query and document (run scores name both)")
 def test_bad_qrels_grades_name_query_and_item():
     with pytest.raises(InputError, match=r"query 'q2', item 'b'"):
         Qrels.from_dict({"q1": {"a": 1}, "q2": {"a": 1, "b": "high"}})
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: a None grade is reported as 'not finite (value nan)' "
-                   "instead of as a missing grade, without query or document")
 def test_missing_qrels_grade_is_reported_as_missing():
     with pytest.raises(InputError, match=r"(?i)missing.*query 'q2'"):
         Qrels.from_dict({"q1": {"a": 1}, "q2": {"b": None}})
@@ -261,16 +251,12 @@ def test_integer_ids_from_pandas_and_polars_are_equal():
         {"1": {"10": 1, "11": 0}, "2": {"12": 2}})
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: integral float ids become '10' through from_pandas "
-                   "(as_object_strings) but '10.0' through from_polars (cast(str)), so the two constructors "
-                   "disagree on the same data")
 def test_float_ids_from_pandas_and_polars_are_equal():
     pl = pytest.importorskip("polars")
     df = pd.DataFrame({"query": ["q", "q"], "doc": [10.0, 11.0], "grade": [1, 0]})
     assert Qrels.from_pandas(df) == Qrels.from_polars(pl.from_pandas(df))
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: Run.from_dict marks the colliding ids 1 and '1' as unique")
 def test_run_ids_colliding_after_str_conversion_are_flagged():
     run = Run.from_dict({"q": {1: 1.0, "1": 0.5}})
     assert run.duplicate_mask().tolist() == [False, True]

@@ -200,33 +200,24 @@ def test_clean_input_emits_no_warning():
         ragrade.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": 0.5}}, ["P@1", "ndcg@2"])
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: evaluate() warns with stacklevel=3 from inside "
-                   "Evaluator.evaluate, so the warning points at ragrade/evaluation.py, not the caller")
 def test_warnings_point_at_the_callers_line():
     with pytest.warns(RagradeWarning) as rec:
         ragrade.evaluate(QRELS2, RUN1, "P@1")
     assert rec[0].filename == __file__
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: summary.ties_at_cutoff also counts run queries that have "
-                   "no ground truth (ignored, never scored)")
 def test_ties_at_cutoff_counts_only_evaluated_queries():
     run = {"q1": {"a": 2.0, "b": 1.0}, "q9": {"a": 1.0, "b": 1.0}}  # q9 has no ground truth
     r = quiet({"q1": {"a": 1}}, run, "P@1")
     assert r.summary.ties_at_cutoff == {}
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: summary.duplicate_items also counts duplicates in run "
-                   "queries that have no ground truth (ignored, never scored)")
 def test_duplicate_items_counts_only_evaluated_queries():
     run = Run.from_lists([["a", "a"], ["b", "b"]], query_ids=["q1", "q9"])
     r = quiet({"q1": {"a": 1}}, run, "P@1")
     assert r.summary.duplicate_items == 1
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: Run.from_dict assumes dict keys are unique ids, but 1 and "
-                   "'1' both become '1'; the duplicate is then invisible to the duplicates policy (no error, "
-                   "no drop, no warning) while Qrels.from_dict rejects the same collision")
 def test_ids_colliding_after_str_conversion_are_duplicates():
     run = {"q": {1: 1.0, "1": 0.5, "x": 0.25}}
     with pytest.raises(PolicyError):

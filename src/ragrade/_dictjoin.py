@@ -111,4 +111,4 @@ def join_dict_run(ev: Evaluator, run: dict, summary: Summary, notes: list[str]) 
         owner = np.repeat(np.arange(len(tied)), width)
         pos[tied] += np.bincount(owner, weights=before.astype(np.float64), minlength=len(tied)).astype(np.int64)
     return _Joined(qq=ev._row_q[rows], pos=pos, qrow=rows, n_ret=n_ret, in_run=in_run,
-                   sorted_scores=sorted_scores, offsets=offsets, run_name=None)
+                   sorted_scores=sorted_scores, offsets=offsets, run_name=None, evaluated_segments=qmap >= 0)

@@ -233,16 +233,36 @@ class Evaluator:
         self._pos_rows = np.flatnonzero(q.grades > 0)
         self._col: tuple[pd.Index, np.ndarray, np.ndarray, int] | None = None
 
-    def _columnar(self) -> tuple[pd.Index, np.ndarray, np.ndarray, int]:
-        """Lookup structures for the columnar join, built on first use: the ground truth's id index
-        and its (query, doc) keys sorted."""
+    def _columnar(self) -> tuple[pd.Index, Any, pd.Index, np.ndarray, int]:
+        """Lookup structures for the columnar join, built on first use, over the *positive* judgments
+        only (the only ones that can earn credit): their document ids as an index (and as an Arrow
+        array, for Arrow-backed runs), and their (query, doc) keys as a hash index."""
         if self._col is None:
-            q = self.qrels
-            nvocab = len(q._doc_vocab) + 1
-            keys = self._row_q * nvocab + q._doc_codes.astype(np.int64)
-            order = np.argsort(keys, kind="stable")
-            self._col = (pd.Index(q._doc_vocab, dtype=object), order, keys[order], nvocab)
+            import pyarrow as pa
+
+            rows = self._pos_rows
+            codes, vocab = pd.factorize(self.qrels._docs_at(rows))
+            vocab = np.asarray(vocab, dtype=object)
+            nv = len(vocab) + 1
+            keys = self._row_q[rows] * nv + codes.astype(np.int64)
+            self._col = (pd.Index(vocab, dtype=object), pa.array(vocab, type=pa.string()),
+                         pd.Index(keys), rows, nv)
         return self._col
+
+    def _map_docs(self, run: Run) -> np.ndarray:
+        """Per storage row of ``run``: index of its document among the positively judged ids, or -1."""
+        vocab_index, vocab_arrow, _, _, _ = self._columnar()
+        if run._raw_is_arrow:
+            import pyarrow.compute as pc
+
+            found = pc.index_in(run._raw, value_set=vocab_arrow)
+            if isinstance(found, _chunked_array_type()):
+                found = found.combine_chunks()
+            return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        if run._codes is None and run._raw is not None:
+            return vocab_index.get_indexer(run._raw).astype(np.int64)
+        dmap = vocab_index.get_indexer(run._doc_vocab).astype(np.int64)
+        return dmap[run._doc_codes]
 
     # ------------------------------------------------------------------------------------------------
     def evaluate(self, run: Any, name: str | None = None) -> Result:
@@ -312,26 +332,32 @@ class Evaluator:
             if same.any():
                 keep = ~same
                 summary.identical_ids_dropped = int(same.sum())
-        dups = run.duplicate_mask() if n else np.zeros(0, dtype=bool)
+        # A full duplicate scan hashes every retrieved id. Under the default policy only duplicates of
+        # judged items change a value, so runs read lazily from files are checked on those alone.
+        judged_dups_only = pol.duplicates == "credit_once" and run._has_duplicates is None and run._raw_is_arrow
+        dups = run.duplicate_mask() if n and not judged_dups_only else np.zeros(0, dtype=bool)
+        if dups.any():
+            known = np.fromiter(map(self._q_lookup.__contains__, run.query_ids.tolist()), dtype=bool,
+                                count=run.n_queries)
+            dups = dups & np.repeat(known, np.diff(offsets))  # queries without ground truth are ignored
         if dups.any():
             summary.duplicate_items = int(dups.sum())
             if pol.duplicates == "error":
                 i = int(np.flatnonzero(dups)[0])
                 qi = int(np.searchsorted(offsets, i, side="right") - 1)
-                raise PolicyError(f"duplicate item {run._doc_vocab[run._doc_codes[i]]!r} in the ranking of "
+                raise PolicyError(f"duplicate item {run._docs_at(np.array([i]))[0]!r} in the ranking of "
                                   f"query {run.query_ids[qi]!r} ({summary.duplicate_items} duplicates in all)")
             if pol.duplicates == "keep_last":
                 seg = np.repeat(np.arange(run.n_queries), np.diff(offsets))
                 key = seg.astype(np.int64) * (len(run._doc_vocab) + 1) + run._doc_codes
                 later = pd.Series(key).duplicated(keep="last").to_numpy()
                 keep = ~later if keep is None else keep & ~later
-            notes.append(f"{summary.duplicate_items} duplicate items in rankings "
-                         f"({'credited once' if pol.duplicates == 'credit_once' else pol.duplicates})")
         if keep is not None:
             run = _subset_rows(run, keep)
             offsets, n = run._offsets, run.n_rows
         counts = np.diff(offsets)
         perm = run.ranking(pol.ties)
+        identity = bool(np.array_equal(perm, np.arange(n)))
         dup_ranked = None
         shift = None
         if pol.duplicates == "drop" and run.duplicate_mask().any():
@@ -342,28 +368,39 @@ class Evaluator:
             counts = counts - np.bincount(seg_sorted[dup_ranked], minlength=run.n_queries)
         qmap, in_run, n_ret = self._align(run.query_ids, counts, summary, notes)
 
-        # Ranked rows whose document is judged for their query.
-        doc_index, key_order, keys_sorted, nvocab = self._columnar()
-        dmap = doc_index.get_indexer(run._doc_vocab).astype(np.int64)
-        qdoc = dmap[run._doc_codes[perm]]
+        # Storage rows whose document is positively judged somewhere, then matched per query.
+        _, _, key_index, key_rows, nv = self._columnar()
+        qdoc = self._map_docs(run)
         cand = np.flatnonzero(qdoc >= 0)
         seg_c = np.searchsorted(offsets, cand, side="right") - 1
         qq = qmap[seg_c]
         ok = qq >= 0
-        if dup_ranked is not None:
-            ok &= ~dup_ranked[cand]
         cand, qq, seg_c = cand[ok], qq[ok], seg_c[ok]
-        keys = qq * nvocab + qdoc[cand]
-        loc = np.searchsorted(keys_sorted, keys)
-        loc = np.minimum(loc, max(len(keys_sorted) - 1, 0))
-        hit = keys_sorted[loc] == keys if len(keys_sorted) else np.zeros(len(keys), dtype=bool)
-        cand, qq, loc, seg_c = cand[hit], qq[hit], loc[hit], seg_c[hit]
-        pos = cand - offsets[seg_c]
+        loc = key_index.get_indexer(qq * nv + qdoc[cand])
+        hit = loc >= 0
+        cand, qq, seg_c, loc = cand[hit], qq[hit], seg_c[hit], loc[hit]
+        if identity:
+            slot = cand
+        else:
+            inverse = np.empty(n, dtype=np.int64)
+            inverse[perm] = np.arange(n, dtype=np.int64)
+            slot = inverse[cand]
+        if dup_ranked is not None:
+            keep_c = ~dup_ranked[slot]
+            slot, qq, seg_c, loc = slot[keep_c], qq[keep_c], seg_c[keep_c], loc[keep_c]
+        pos = slot - offsets[seg_c]
         if shift is not None:
-            pos = pos - shift[cand]
-        sorted_scores = None if run.scores is None else run.scores[perm]
-        return _Joined(qq=qq, pos=pos, qrow=key_order[loc], n_ret=n_ret, in_run=in_run,
-                       sorted_scores=sorted_scores, offsets=offsets, run_name=run.name)
+            pos = pos - shift[slot]
+        if judged_dups_only and len(loc):
+            summary.duplicate_items = int(pd.Series(loc).duplicated().sum())
+        if summary.duplicate_items:
+            what = "credited once" if pol.duplicates == "credit_once" else pol.duplicates
+            scope = " (judged items; duplicates of unjudged items change no value)" if judged_dups_only else ""
+            notes.append(f"{summary.duplicate_items} duplicate items in rankings{scope} ({what})")
+        sorted_scores = None if run.scores is None else (run.scores if identity else run.scores[perm])
+        return _Joined(qq=qq, pos=pos, qrow=key_rows[loc], n_ret=n_ret, in_run=in_run,
+                       sorted_scores=sorted_scores, offsets=offsets, run_name=run.name,
+                       evaluated_segments=qmap >= 0)
 
     # -- stage 3: credit, metrics and policies -------------------------------------------------------
     def _finish(self, j: _Joined, summary: Summary, notes: list[str], name: str | None) -> Result:
@@ -413,11 +450,11 @@ class Evaluator:
         summary.evaluated = len(frame)
         if j.sorted_scores is not None:
             for k in sorted(cutoffs):
-                t = ties_straddling(j.sorted_scores, j.offsets, k)
+                t = ties_straddling(j.sorted_scores, j.offsets, k, j.evaluated_segments)
                 if t:
                     summary.ties_at_cutoff[k] = t
         if notes:
-            warnings.warn("; ".join(notes), RagradeWarning, stacklevel=3)
+            warnings.warn("; ".join(notes), RagradeWarning, stacklevel=_caller_stacklevel())
         return Result(frame, dict(self.labels), summary, pol, run_name=name or j.run_name, nan_means=nan_means)
 
 
@@ -433,6 +470,27 @@ class _Joined:
     sorted_scores: np.ndarray | None  # run scores in rank order (for tie reporting)
     offsets: np.ndarray  # run query offsets matching sorted_scores
     run_name: str | None = None
+    evaluated_segments: np.ndarray | None = None  # run queries that have ground truth (bool per query)
+
+
+def _caller_stacklevel() -> int:
+    """Stack level of the first frame outside the ragrade package, so warnings point at user code."""
+    import os
+    import sys
+
+    pkg = os.path.dirname(os.path.abspath(__file__))
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(pkg + os.sep):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def _chunked_array_type() -> type:
+    import pyarrow as pa
+
+    return pa.ChunkedArray
 
 
 def _examples(items: list[str], n: int = 3) -> str:

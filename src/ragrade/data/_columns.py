@@ -25,8 +25,12 @@ def as_object_strings(values: Any, what: str) -> np.ndarray:
             arr = values.to_numpy(dtype=object, na_value=None)
         else:
             arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
-            if arr.dtype != object:
+            if arr.dtype.kind in "iub":
+                arr = arr.astype(np.int64).astype(str).astype(object)
+            elif arr.dtype.kind in "US":
                 arr = arr.astype(str).astype(object)
+            elif arr.dtype != object:
+                arr = arr.astype(object)  # floats: integral ones become "10" below, like other inputs
     if arr.ndim != 1:
         raise InputError(f"{what} must be one-dimensional, got shape {arr.shape}")
     if len(arr) == 0:
@@ -138,3 +142,40 @@ def first_duplicate(seg: np.ndarray, codes: np.ndarray, n_codes: int) -> np.ndar
         return np.zeros(0, dtype=bool)
     key = seg.astype(np.int64) * (int(n_codes) + 1) + codes.astype(np.int64)
     return pd.Series(key, copy=False).duplicated(keep="first").to_numpy()
+
+
+def numeric_column(values: Any, source: str, what: str, where: Any = None, finite: bool = False) -> np.ndarray:
+    """A fresh float64 array (never a view of the caller's data). A missing value, a non-number, a NaN
+    (or, with ``finite``, an infinity) is an :class:`InputError` naming the row, or the query and item
+    when ``where(row) -> (query, item)`` is given."""
+
+    def fail(row: int, why: str, value: Any) -> InputError:
+        if where is None:
+            return InputError(f"{source}: {what} at row {row} {why}", value=value)
+        q, d = where(row)
+        return InputError(f"{source}: {what} {why}", query=q, item=d, value=value)
+
+    if isinstance(values, pd.Series | pd.Index):
+        values = values.to_numpy()
+    try:
+        out = np.array(values, dtype=np.float64, copy=True)
+    except (TypeError, ValueError):
+        for i, v in enumerate(list(values)):
+            if v is None:
+                raise fail(i, "is missing", v) from None
+            try:
+                float(v)
+            except (TypeError, ValueError):
+                raise fail(i, "is not a number", v) from None
+        raise
+    if out.ndim != 1:
+        raise InputError(f"{source}: {what}s must be one number per row")
+    bad = ~np.isfinite(out) if finite else np.isnan(out)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        original = values[i] if isinstance(values, list | tuple | np.ndarray) else out[i]
+        if original is None:
+            raise fail(i, "is missing", None)
+        why = "is NaN" if np.isnan(out[i]) else "is not finite"
+        raise fail(i, f"{why} ({what}s must be comparable numbers)", float(out[i]))
+    return out

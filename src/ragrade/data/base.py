@@ -47,13 +47,26 @@ class ColumnarTable:
         self._offsets = _frozen(offsets)
         self._codes = None if doc_codes is None else _frozen(doc_codes)
         self._vocab = None if doc_vocab is None else _frozen(doc_vocab)
-        self._raw = None if raw_docs is None else _frozen(raw_docs)
+        if raw_docs is not None and isinstance(raw_docs, np.ndarray):
+            raw_docs = _frozen(raw_docs)
+        self._raw = raw_docs  # numpy object array of str, or an Arrow string array (immutable)
         self._values = None if values is None else _frozen(values)
         self._qindex: dict[str, int] | None = None
 
+    @property
+    def _raw_is_arrow(self) -> bool:
+        return self._raw is not None and not isinstance(self._raw, np.ndarray)
+
     def _encode(self) -> None:
         assert self._raw is not None
-        codes, vocab = encode(self._raw)
+        if self._raw_is_arrow:
+            import pyarrow.compute as pc
+
+            enc = pc.dictionary_encode(self._raw).combine_chunks()
+            codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+            vocab = np.asarray(enc.dictionary.to_numpy(zero_copy_only=False), dtype=object)
+        else:
+            codes, vocab = encode(self._raw)
         self._codes, self._vocab = _frozen(codes), _frozen(vocab)
 
     @property
@@ -135,11 +148,16 @@ class ColumnarTable:
 
     def _docs_at(self, rows: np.ndarray) -> np.ndarray:
         """Document ids (str) of the given storage rows."""
+        if self._raw_is_arrow:
+            taken = self._raw.take(np.asarray(rows, dtype=np.int64))
+            return np.asarray(taken.to_numpy(zero_copy_only=False), dtype=object)
         if self._raw is not None:
             return self._raw[rows]
         return self._doc_vocab[self._doc_codes[rows]]
 
     def _per_row_docs(self) -> np.ndarray:
+        if self._raw_is_arrow:
+            return np.asarray(self._raw.to_numpy(zero_copy_only=False), dtype=object)
         if self._raw is not None:
             return self._raw
         return self._doc_vocab[self._doc_codes]

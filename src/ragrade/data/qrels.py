@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ragrade.data._columns import encode, first_duplicate, offsets_from_counts
+from ragrade.data._columns import encode, first_duplicate, numeric_column, offsets_from_counts
 from ragrade.data.base import ColumnarTable, _frozen
 from ragrade.errors import InputError
 
@@ -54,8 +54,12 @@ class Qrels(ColumnarTable):
     ) -> Qrels:
         """Build from per-row columns (sequences or arrays of equal length). Grades default to 1."""
         n = len(doc_ids)
-        g = np.ones(n, dtype=np.float64) if grades is None else _grades_array(grades, source)
-        u = None if units is None else np.asarray(units, dtype=np.int64)
+
+        def where(row: int) -> tuple[str, str]:
+            return str(list_at(query_ids, row)), str(list_at(doc_ids, row))
+
+        g = np.ones(n, dtype=np.float64) if grades is None else _grades_array(grades, source, where)
+        u = None if units is None else np.array(units, dtype=np.int64, copy=True)
         if u is not None:
             order_q, offsets, codes, vocab, g2 = cls._rows_to_columns(query_ids, doc_ids, np.c_[g, u], what=source)
             assert g2 is not None
@@ -110,7 +114,12 @@ class Qrels(ColumnarTable):
             per_row = np.repeat(q, counts)
             return cls.from_columns(per_row, docs, grades, units=units, source=source)
         d = docs if docs_are_str else as_object_strings(docs, f"{source} document ids")
-        g = _grades_array(grades, source)
+        ends = np.cumsum(counts)
+
+        def where(row: int) -> tuple[str, str]:
+            return str(q[int(np.searchsorted(ends, row, side="right"))]), str(d[row])
+
+        g = _grades_array(grades, source, where)
         offsets = offsets_from_counts(counts)
         if unique and units is None:
             # Ids unique per query (dict keys): keep them raw, code them only if ever needed.
@@ -129,7 +138,7 @@ class Qrels(ColumnarTable):
                     query=str(q[seg[i]]),
                     item=str(vocab[codes[i]]),
                 )
-        return cls(q, offsets, codes, vocab, g, None if units is None else np.asarray(units, dtype=np.int64))
+        return cls(q, offsets, codes, vocab, g, None if units is None else np.array(units, dtype=np.int64, copy=True))
 
     @classmethod
     def from_lists(
@@ -221,8 +230,7 @@ class Qrels(ColumnarTable):
         """From a polars DataFrame (converted through Arrow, no per-row Python objects for numbers)."""
         _need_columns(df, [query, doc] + ([grade] if grade else []), "qrels DataFrame")
         g = None if grade is None else df[grade].to_numpy()
-        return cls.from_columns(df[query].cast(str).to_numpy(), df[doc].cast(str).to_numpy(), g,
-                                source="qrels DataFrame")
+        return cls.from_columns(df[query].to_numpy(), df[doc].to_numpy(), g, source="qrels DataFrame")
 
     # -- accessors ---------------------------------------------------------------------------------
     @property
@@ -289,24 +297,15 @@ def _flatten_dicts(values: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return counts, docs, vals
 
 
-def _grades_array(grades: Any, source: str) -> np.ndarray:
-    try:
-        g = np.asarray(grades, dtype=np.float64)
-    except (TypeError, ValueError):
-        arr = list(grades)
-        for i, v in enumerate(arr):
-            try:
-                float(v)
-            except (TypeError, ValueError):
-                raise InputError(f"{source}: grade at row {i} is not a number", value=v) from None
-        raise
-    if g.ndim != 1:
-        raise InputError(f"{source}: grades must be one number per judgment")
-    bad = ~np.isfinite(g)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"{source}: grade at row {i} is not finite", value=float(g[i]))
-    return g
+def list_at(values: Any, row: int) -> Any:
+    """Element ``row`` of a list, array, pandas Series or polars Series (error paths only)."""
+    if hasattr(values, "iloc"):
+        return values.iloc[row]
+    return values[row]
+
+
+def _grades_array(grades: Any, source: str, where: Any = None) -> np.ndarray:
+    return numeric_column(grades, source, "grade", where, finite=True)
 
 
 def _need_columns(df: Any, cols: list[str], what: str) -> None:

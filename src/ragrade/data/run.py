@@ -16,6 +16,7 @@ from ragrade.data._columns import (
     distinct,
     encode,
     first_duplicate,
+    numeric_column,
     offsets_from_counts,
 )
 from ragrade.data.base import ColumnarTable
@@ -83,7 +84,9 @@ class Run(ColumnarTable):
             return str(qids[int(np.searchsorted(ends, row, side="right"))]), str(docs[row])
 
         s = _scores_array(scores, "run", where)
-        return cls._from_grouped(qids, counts, docs, s, name=name, unique=True, source="run")
+        # Keys that are not all str may collide once converted (1 and "1"): let the duplicates policy see them.
+        all_str = _all_str(docs)
+        return cls._from_grouped(qids, counts, docs, s, name=name, unique=True if all_str else None, source="run")
 
     @classmethod
     def from_ranked(cls, run: Mapping[str, Sequence[Any]], name: str | None = None) -> Run:
@@ -126,7 +129,12 @@ class Run(ColumnarTable):
         cls, query_ids: Any, doc_ids: Any, scores: Any = None, *, name: str | None = None, source: str = "run"
     ) -> Run:
         """From per-row columns. Without scores, rows keep their order within each query."""
-        s = None if scores is None else _scores_array(scores, source)
+        from ragrade.data.qrels import list_at
+
+        def where(row: int) -> tuple[str, str]:
+            return str(list_at(query_ids, row)), str(list_at(doc_ids, row))
+
+        s = None if scores is None else _scores_array(scores, source, where)
         q, offsets, codes, vocab, s = cls._rows_to_columns(query_ids, doc_ids, s, what=source)
         return cls(q, offsets, codes, vocab, s, name=name)
 
@@ -166,8 +174,7 @@ class Run(ColumnarTable):
 
         _need_columns(df, [query, doc] + ([score] if score else []), "run DataFrame")
         s = None if score is None else df[score].to_numpy()
-        return cls.from_columns(df[query].cast(str).to_numpy(), df[doc].cast(str).to_numpy(), s, name=name,
-                                source="run DataFrame")
+        return cls.from_columns(df[query].to_numpy(), df[doc].to_numpy(), s, name=name, source="run DataFrame")
 
     # -- accessors ---------------------------------------------------------------------------------
     @property
@@ -258,28 +265,5 @@ class Run(ColumnarTable):
 
 
 def _scores_array(scores: Any, source: str, where: Any = None) -> np.ndarray:
-    """float64 scores; a non-number or NaN is an InputError naming the row (and, given ``where``, the
-    query and item)."""
-
-    def fail(row: int, why: str, value: Any) -> InputError:
-        if where is None:
-            return InputError(f"{source}: score at row {row} {why}", value=value)
-        q, d = where(row)
-        return InputError(f"{source}: score {why}", query=q, item=d, value=value)
-
-    try:
-        s = np.asarray(scores, dtype=np.float64)
-    except (TypeError, ValueError):
-        for i, v in enumerate(list(scores)):
-            try:
-                float(v)
-            except (TypeError, ValueError):
-                raise fail(i, "is not a number", v) from None
-        raise
-    if s.ndim != 1:
-        raise InputError(f"{source}: scores must be one number per item")
-    bad = np.isnan(s)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise fail(i, "is NaN (scores must be comparable)", float(s[i]))
-    return s
+    """float64 scores (a copy); a missing, non-numeric or NaN score is an InputError."""
+    return numeric_column(scores, source, "score", where)

@@ -296,14 +296,22 @@ def _check_empty_ids(vocab: np.ndarray, codes: np.ndarray, what: str, path: str,
         raise ParseError(f"empty {what}", path=path, line=line, text=text)
 
 
-def assemble_run(qcodes: np.ndarray, qvocab: np.ndarray, dcodes: np.ndarray, dvocab: np.ndarray,
+def assemble_run(qcodes: np.ndarray, qvocab: np.ndarray, dcodes: np.ndarray | None, dvocab: np.ndarray | None,
                  scores: np.ndarray | None, *, name: str | None, path: str, locate: RowLocator,
-                 ranks: np.ndarray | None = None) -> Run:
-    """Build a :class:`Run` from per-row codes. NaN scores are a :class:`ParseError` at their line.
+                 ranks: np.ndarray | None = None, raw_docs: pa.ChunkedArray | None = None) -> Run:
+    """Build a :class:`Run` from per-row codes (or raw Arrow document ids, coded lazily). NaN scores
+    are a :class:`ParseError` at their line.
 
     Without scores but with ``ranks``, each query's rows are ordered by rank (stable)."""
     _check_empty_ids(qvocab, qcodes, "query id", path, locate)
-    _check_empty_ids(dvocab, dcodes, "document id", path, locate)
+    if raw_docs is not None:
+        lengths = pc.binary_length(raw_docs)
+        if len(raw_docs) and pc.min(lengths).as_py() == 0:
+            row = int(np.flatnonzero(lengths.to_numpy(zero_copy_only=False) == 0)[0])
+            line, text = locate(row)
+            raise ParseError("empty document id", path=path, line=line, text=text)
+    else:
+        _check_empty_ids(dvocab, dcodes, "document id", path, locate)
     if scores is not None:
         bad = np.isnan(scores)
         if bad.any():
@@ -316,10 +324,15 @@ def assemble_run(qcodes: np.ndarray, qvocab: np.ndarray, dcodes: np.ndarray, dvo
         order = np.lexsort((ranks[base], first))
         perm = base[order]
     if perm is not None:
-        dcodes = dcodes[perm]
+        if raw_docs is not None:
+            raw_docs = raw_docs.take(pa.array(perm))
+        else:
+            dcodes = dcodes[perm]
         scores = None if scores is None else scores[perm]
-    return Run(qids, offsets, np.ascontiguousarray(dcodes, dtype=np.int32), dvocab,
-               None if scores is None else np.ascontiguousarray(scores, dtype=np.float64), name=name)
+    sc = None if scores is None else np.ascontiguousarray(scores, dtype=np.float64)
+    if raw_docs is not None:
+        return Run(qids, offsets, None, None, sc, name=name, raw_docs=raw_docs)
+    return Run(qids, offsets, np.ascontiguousarray(dcodes, dtype=np.int32), dvocab, sc, name=name)
 
 
 def assemble_qrels(qcodes: np.ndarray, qvocab: np.ndarray, dcodes: np.ndarray, dvocab: np.ndarray,

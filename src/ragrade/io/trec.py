@@ -124,11 +124,11 @@ def _line_number(path: str, offset: int) -> int:
     return n
 
 
-def _arrow_parse(data: Any, columns: tuple[str, ...], numeric: str) -> pa.Table:
+def _arrow_parse(data: Any, columns: tuple[str, ...], numeric: str, doc_type: pa.DataType = STR_DICT) -> pa.Table:
     read = pacsv.ReadOptions(column_names=list(columns), block_size=4 << 20)
     parse = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, double_quote=False)
     convert = pacsv.ConvertOptions(
-        column_types={"query": STR_DICT, "doc": STR_DICT, numeric: pa.float64()},
+        column_types={"query": STR_DICT, "doc": doc_type, numeric: pa.float64()},
         include_columns=["query", "doc", numeric],
         null_values=[],
         strings_can_be_null=False,
@@ -138,13 +138,13 @@ def _arrow_parse(data: Any, columns: tuple[str, ...], numeric: str) -> pa.Table:
 
 
 def _parse_chunk(block: bytes, end: int, offset: int, path: str, columns: tuple[str, ...], numeric: str,
-                 numeric_what: str) -> tuple[pa.Table | None, bytes | None]:
+                 numeric_what: str, doc_type: pa.DataType = STR_DICT) -> tuple[pa.Table | None, bytes | None]:
     """Parse ``block[:end]``; returns the table and, if the chunk had to be normalised, its bytes."""
     if _NON_SPACE.search(block, 0, end) is None:
         return None, None
     if _is_clean(block, end, len(columns)):
         try:
-            table = _arrow_parse(pa.py_buffer(memoryview(block)[:end]), columns, numeric)
+            table = _arrow_parse(pa.py_buffer(memoryview(block)[:end]), columns, numeric, doc_type)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # irregular spacing that the fast test missed, or a real error: see below
         else:
@@ -152,7 +152,7 @@ def _parse_chunk(block: bytes, end: int, offset: int, path: str, columns: tuple[
                 return table, None
     data = normalise_whitespace(block[:end])
     try:
-        return _arrow_parse(data, columns, numeric), data
+        return _arrow_parse(data, columns, numeric, doc_type), data
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         _locate_bad_line(block[:end], _line_number(path, offset), path, columns, numeric, numeric_what, exc)
         raise  # pragma: no cover - _locate_bad_line always raises
@@ -166,7 +166,7 @@ def _has_empty_id(table: pa.Table) -> bool:
 
     for name in ("query", "doc"):
         for chunk in table.column(name).chunks:
-            d = chunk.dictionary
+            d = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
             if len(d) and pc.min(pc.binary_length(d)).as_py() == 0:
                 return True
     return False
@@ -203,14 +203,14 @@ def _locate_bad_line(chunk: bytes, first_line: int, path: str, columns: tuple[st
 
 
 def _read(path: PathLike, columns: tuple[str, ...], numeric: str, numeric_what: str, chunk_size: int,
-          progress: Progress | None) -> tuple[list, list, list, int]:
+          progress: Progress | None, doc_type: pa.DataType = STR_DICT) -> tuple[list, list, list, int]:
     p = os.fspath(path)
     qchunks: list[pa.Array] = []
     dchunks: list[pa.Array] = []
     vals: list[np.ndarray] = []
     n = 0
     for block, end, offset in iter_chunks(p, chunk_size, progress):
-        table, _ = _parse_chunk(block, end, offset, p, columns, numeric, numeric_what)
+        table, _ = _parse_chunk(block, end, offset, p, columns, numeric, numeric_what, doc_type)
         if table is None or table.num_rows == 0:
             continue
         qchunks.extend(table.column("query").chunks)
@@ -234,16 +234,26 @@ def read_trec_run(path: PathLike, name: str | None = None, *, chunk_size: int = 
 
     ``name`` defaults to the tag of the first line. Rows need not be grouped by query."""
     p = os.fspath(path)
-    qchunks, dchunks, vals, n = _read(p, RUN_COLUMNS, "score", "score", chunk_size, progress)
+    # Document ids stay raw Arrow strings: evaluation maps them straight to the judged ids, so the
+    # run's own vocabulary is built only if something asks for it.
+    qchunks, dchunks, vals, n = _read(p, RUN_COLUMNS, "score", "score", chunk_size, progress, pa.string())
     check_nonempty(n, p, "run lines")
     qcodes, qvocab = dictionary_codes(pa.chunked_array(qchunks, type=STR_DICT))
-    dcodes, dvocab = dictionary_codes(pa.chunked_array(dchunks, type=STR_DICT))
+    docs = _contiguous(pa.chunked_array(dchunks, type=pa.string()))
     scores = np.concatenate(vals)
     if name is None:
         _, first = locate_nonblank(p, 0)
         name = first.split()[5] if first else None
-    return assemble_run(qcodes, qvocab, dcodes, dvocab, scores, name=name, path=p,
-                        locate=lambda r: locate_nonblank(p, r))
+    return assemble_run(qcodes, qvocab, None, None, scores, name=name, path=p,
+                        locate=lambda r: locate_nonblank(p, r), raw_docs=docs)
+
+
+def _contiguous(col: pa.ChunkedArray) -> pa.Array:
+    """One contiguous Arrow array (fast ``take``); 64-bit offsets when the text exceeds 2 GiB."""
+    try:
+        return col.combine_chunks()
+    except (pa.ArrowInvalid, pa.ArrowCapacityError, OverflowError):
+        return col.cast(pa.large_string()).combine_chunks()
 
 
 def read_trec_qrels(path: PathLike, *, chunk_size: int = CHUNK_SIZE, progress: Progress | None = None) -> Qrels:

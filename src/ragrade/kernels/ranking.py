@@ -59,22 +59,22 @@ def rank_rows(
     if out_of_order.any():
         seg = _segments(offsets)
         perm = np.lexsort((-scores, seg)).astype(np.int64)  # stable: input order within equal scores
+        s = scores[perm]
     else:
         perm = np.arange(n, dtype=np.int64)
+        s = scores
     if ties == "input":
         return perm
-    s = scores[perm]
     eq = tie_runs(s, offsets)
-    if not eq.any():
+    e = np.flatnonzero(eq)
+    if len(e) == 0:
         return perm
-    # Rows that belong to a tie run, and an id per run.
-    involved = np.zeros(n, dtype=bool)
-    involved[:-1] |= eq
-    involved[1:] |= eq
-    idx = np.flatnonzero(involved)
-    run_start = np.ones(n, dtype=bool)
-    run_start[1:] = ~eq
-    run_id = np.cumsum(run_start)[idx]
+    # Rows in a tie run (only these are touched) and an id per run.
+    idx = np.union1d(e, e + 1)
+    prev_linked = np.zeros(len(idx), dtype=bool)
+    has_prev = idx > 0
+    prev_linked[has_prev] = eq[idx[has_prev] - 1]
+    run_id = np.cumsum(~prev_linked)
     # Order of the tied ids as strings (code points = UTF-8 byte order, as strcmp).
     _, key = np.unique(docs_at(perm[idx]), return_inverse=True)
     key = key.astype(np.int64)
@@ -85,13 +85,16 @@ def rank_rows(
     return perm
 
 
-def ties_straddling(sorted_scores: np.ndarray | None, offsets: np.ndarray, k: int) -> int:
-    """How many queries have equal scores at ranks k and k+1 (their value at cutoff k depends on the
-    tie rule)."""
+def ties_straddling(sorted_scores: np.ndarray | None, offsets: np.ndarray, k: int,
+                    segments: np.ndarray | None = None) -> int:
+    """How many queries (of ``segments``, a bool mask; default all) have equal scores at ranks k and
+    k+1 (their value at cutoff k depends on the tie rule)."""
     if sorted_scores is None:
         return 0
     counts = np.diff(offsets)
     has = counts > k
+    if segments is not None:
+        has &= segments
     if not has.any():
         return 0
     a = offsets[:-1][has] + k - 1
