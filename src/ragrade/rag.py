@@ -113,11 +113,14 @@ def _align(truth: Any, run: Any, ties: str) -> tuple[list[str], list[list[list[s
     queries missing from the run and those only in the run."""
     tq, units = truth_units(truth, ties)
     rq, lists = retrieved_lists(run, ties)
-    if len(set(tq)) != len(tq):
-        raise InputError("ground truth lists a query twice", query=next(q for q in tq if tq.count(q) > 1))
+    tset = set(tq)
+    if len(tset) != len(tq):
+        seen: set[str] = set()
+        dup = next(q for q in tq if q in seen or seen.add(q))
+        raise InputError("ground truth lists a query twice", query=dup)
     by_q = dict(zip(rq, lists, strict=True))
     missing = [q for q in tq if q not in by_q]
-    only = [q for q in rq if q not in set(tq)]
+    only = [q for q in rq if q not in tset]
     return tq, units, [by_q.get(q, []) for q in tq], missing, only
 
 

@@ -109,3 +109,36 @@ def test_matrix_agrees_with_pairs():
         for i, r in enumerate(ret):
             for j, g in enumerate(gt):
                 assert mat[i, j] == m.match([r], [g])[0]
+
+
+def _reference_greedy(gold: list[str], ret: list[str], matcher) -> list[int]:
+    """Per row: index of the credited unit or -1 (plain Python, for checking the batched version)."""
+    units = list(dict.fromkeys(gold))
+    credited: set[int] = set()
+    out = []
+    for r in ret:
+        got = -1
+        for j, g in enumerate(units):
+            if j not in credited and matcher.match([r], [g])[0]:
+                got = j
+                credited.add(j)
+                break
+        out.append(got)
+    return out
+
+
+@SET
+@given(st.lists(texts, min_size=1, max_size=4), st.lists(texts, max_size=6),
+       st.sampled_from(["containment", "levenshtein", "rouge_l", "normalized_exact"]))
+def test_greedy_crediting_matches_reference(gold, ret, matcher_name):
+    from ragrade.matching import get_matcher
+
+    m = get_matcher(matcher_name)
+    credit = _reference_greedy(gold, ret, m)
+    r_units = len(dict.fromkeys(gold))
+    hits = sum(c >= 0 for c in credit)
+    res = _quiet(evaluate_rag, [gold], [ret], ["recall", "ap", "rr"], matcher=m).per_query.iloc[0]
+    assert res["recall"] == pytest.approx(hits / r_units)
+    ranks = [i + 1 for i, c in enumerate(credit) if c >= 0]
+    assert res["rr"] == (1 / ranks[0] if ranks else 0.0)
+    assert res["ap"] == pytest.approx(sum((n + 1) / rk for n, rk in enumerate(ranks)) / r_units)
