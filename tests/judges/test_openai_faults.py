@@ -191,3 +191,30 @@ def test_cache_roundtrip_and_failures_do_not_overwrite_success(tmp_path):
         got = c.get("k")
         assert got.ok and got.output == ok.output and got.cached
         assert c.counts() == {"ok": 1}
+
+
+def test_retry_after_parsing_and_backoff_bounds():
+    import email.utils
+    import time
+
+    parse = OpenAIJudge._retry_after
+    assert parse({"retry-after": "2.5"}) == 2.5
+    assert parse({"retry-after-ms": "150"}) == 0.15
+    assert parse({}) is None and parse({"retry-after": "soon"}) is None
+    future = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 25 <= parse({"retry-after": future}) <= 31
+    judge = OpenAIJudge(model="m", base_url="http://127.0.0.1:9/v1", backoff_base=0.5, max_backoff=4.0, jitter_seed=1)
+    delays = [judge._backoff(n, None) for n in range(10)]
+    assert all(0 <= d <= min(4.0, 0.5 * 2**n) for n, d in enumerate(delays))
+    assert judge._backoff(0, 3.0) >= 3.0 and judge._backoff(0, 100.0) == 4.0
+
+
+def test_settings_validated():
+    from ragrade.errors import InputError
+
+    with pytest.raises(InputError, match="base_url"):
+        OpenAIJudge(model="m", base_url="127.0.0.1:8080")
+    with pytest.raises(InputError, match="response_format"):
+        OpenAIJudge(model="m", response_format="xml")
+    with pytest.raises(InputError, match="max_concurrency"):
+        OpenAIJudge(model="m", max_concurrency=0)
