@@ -255,10 +255,7 @@ class Evaluator:
         if run._raw_is_arrow:
             import pyarrow.compute as pc
 
-            found = pc.index_in(run._raw, value_set=vocab_arrow)
-            if isinstance(found, _chunked_array_type()):
-                found = found.combine_chunks()
-            return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+            return _parallel_index_in(run._raw, vocab_arrow)
         if run._codes is None and run._raw is not None:
             return vocab_index.get_indexer(run._raw).astype(np.int64)
         dmap = vocab_index.get_indexer(run._doc_vocab).astype(np.int64)
@@ -487,10 +484,30 @@ def _caller_stacklevel() -> int:
     return level
 
 
-def _chunked_array_type() -> type:
-    import pyarrow as pa
+def _parallel_index_in(values: Any, value_set: Any) -> np.ndarray:
+    """``pyarrow.compute.index_in`` (-1 where absent) over slices in threads: Arrow releases the GIL,
+    so this uses every core for the one step that hashes every retrieved id."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
 
-    return pa.ChunkedArray
+    import pyarrow.compute as pc
+
+    n = len(values)
+    workers = min(os.cpu_count() or 1, 8, max(1, n // 1_000_000))
+
+    def part(bounds: tuple[int, int]) -> np.ndarray:
+        a, b = bounds
+        found = pc.index_in(values.slice(a, b - a), value_set=value_set)
+        if hasattr(found, "combine_chunks"):
+            found = found.combine_chunks()
+        return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+
+    cuts = np.linspace(0, n, workers + 1).astype(np.int64)
+    bounds = list(zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True))
+    if workers == 1:
+        return part((0, n))
+    with ThreadPoolExecutor(workers) as pool:
+        return np.concatenate(list(pool.map(part, bounds)))
 
 
 def _examples(items: list[str], n: int = 3) -> str:

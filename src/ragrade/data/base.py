@@ -62,7 +62,9 @@ class ColumnarTable:
         if self._raw_is_arrow:
             import pyarrow.compute as pc
 
-            enc = pc.dictionary_encode(self._raw).combine_chunks()
+            enc = pc.dictionary_encode(self._raw)
+            if hasattr(enc, "combine_chunks"):
+                enc = enc.combine_chunks()
             codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
             vocab = np.asarray(enc.dictionary.to_numpy(zero_copy_only=False), dtype=object)
         else:

@@ -57,16 +57,6 @@ def normalise_whitespace(chunk: bytes) -> bytes:
     return chunk
 
 
-def _is_clean(block: bytes, end: int, ncol: int) -> bool:
-    """Fast test (single-byte counts only) that ``block[:end]`` needs no normalisation: no tab or CR, and
-    exactly ``ncol - 1`` spaces per line on average. A file that passes but still has an irregular line
-    is caught by the parser, and then re-parsed after full normalisation."""
-    if block.find(b"\t", 0, end) >= 0 or block.find(b"\r", 0, end) >= 0:
-        return False
-    lines = block.count(b"\n", 0, end) + (0 if end == 0 or block[end - 1 : end] == b"\n" else 1)
-    return block.count(b" ", 0, end) == (ncol - 1) * lines
-
-
 def iter_chunks(path: PathLike, chunk_size: int = CHUNK_SIZE, progress: Progress | None = None
                 ) -> Iterator[tuple[bytes, int, int]]:
     """Yield ``(block, end, offset)``: ``block[:end]`` is a run of whole lines (the last chunk's last line
@@ -142,14 +132,15 @@ def _parse_chunk(block: bytes, end: int, offset: int, path: str, columns: tuple[
     """Parse ``block[:end]``; returns the table and, if the chunk had to be normalised, its bytes."""
     if _NON_SPACE.search(block, 0, end) is None:
         return None, None
-    if _is_clean(block, end, len(columns)):
-        try:
-            table = _arrow_parse(pa.py_buffer(memoryview(block)[:end]), columns, numeric, doc_type)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            pass  # irregular spacing that the fast test missed, or a real error: see below
-        else:
-            if not _has_empty_id(table):  # an empty field means irregular spacing (e.g. a leading space)
-                return table, None
+    # Try the bytes as they are: irregular spacing (tabs, runs of spaces, spaces at line ends) changes
+    # the column count, which pyarrow rejects, or yields an empty id; then normalise and parse again.
+    try:
+        table = _arrow_parse(pa.py_buffer(memoryview(block)[:end]), columns, numeric, doc_type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass  # irregular spacing, or a real error: see below
+    else:
+        if not _has_empty_id(table):  # an empty field means irregular spacing (e.g. a leading space)
+            return table, None
     data = normalise_whitespace(block[:end])
     try:
         return _arrow_parse(data, columns, numeric, doc_type), data
