@@ -253,7 +253,6 @@ class Evaluator:
         """Per storage row of ``run``: index of its document among the positively judged ids, or -1."""
         vocab_index, vocab_arrow, _, _, _ = self._columnar()
         if run._raw_is_arrow:
-            import pyarrow.compute as pc
 
             return _parallel_index_in(run._raw, vocab_arrow)
         if run._codes is None and run._raw is not None:
