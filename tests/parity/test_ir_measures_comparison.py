@@ -114,3 +114,14 @@ def test_r_zero_and_missing_queries_in_ir_measures_means():
     assert default.means["P@1"] == pytest.approx(0.5) and default.counts["P@1"] == 2  # q1 left out
     zero = ragrade.evaluate(qrels, run, "P@1", no_relevant="zero")
     assert zero.means["P@1"] == pytest.approx(agg[P @ 1])
+
+
+def test_duplicate_lines_in_a_trec_run_keep_the_last_score_in_ir_measures(tmp_path):
+    (tmp_path / "qrels").write_text("q 0 a 1\nq 0 b 1\n")
+    (tmp_path / "run").write_text("q Q0 x 1 3.0 r\nq Q0 a 2 2.0 r\nq Q0 b 3 1.5 r\nq Q0 x 4 1.0 r\nq Q0 a 5 0.5 r\n")
+    qrels = list(ir_measures.read_trec_qrels(str(tmp_path / "qrels")))
+    run_rows = list(ir_measures.read_trec_run(str(tmp_path / "run")))
+    agg = ir_measures.calc_aggregate([P @ 5, RR, AP], qrels, run_rows)
+    run = ragrade.Run.from_columns(["q"] * 5, ["x", "a", "b", "x", "a"], [3.0, 2.0, 1.5, 1.0, 0.5])
+    last = ragrade.evaluate({"q": {"a": 1, "b": 1}}, run, ["P@5", "rr", "ap"], duplicates="keep_last").means
+    assert [agg[P @ 5], agg[RR], agg[AP]] == pytest.approx([last["P@5"], last["rr"], last["ap"]])

@@ -193,3 +193,18 @@ def test_ranx_ranks_on_float64():
     run = {"q": {"d1": 0.30000002, "d2": 0.30000001}}
     assert ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), "mrr") == 1.0
     assert ragrade.evaluate(qrels, run, "rr").means["rr"] == 1.0
+
+
+def test_duplicate_lines_in_a_trec_run_keep_the_last_score_in_ranx(tmp_path):
+    """A run file listing x and a twice: ranx's dict keeps the last line of each (ragrade keep_last)."""
+    (tmp_path / "qrels").write_text("q 0 a 1\nq 0 b 1\n")
+    (tmp_path / "run").write_text("q Q0 x 1 3.0 r\nq Q0 a 2 2.0 r\nq Q0 b 3 1.5 r\nq Q0 x 4 1.0 r\nq Q0 a 5 0.5 r\n")
+    out = ranx.evaluate(ranx.Qrels.from_file(str(tmp_path / "qrels"), kind="trec"),
+                        ranx.Run.from_file(str(tmp_path / "run"), kind="trec"), ["precision@5", "mrr", "map"])
+    run = ragrade.Run.from_columns(["q"] * 5, ["x", "a", "b", "x", "a"], [3.0, 2.0, 1.5, 1.0, 0.5])
+    qrels = {"q": {"a": 1, "b": 1}}
+    last = ragrade.evaluate(qrels, run, ["P@5", "rr", "ap"], duplicates="keep_last").means
+    assert [out["precision@5"], out["mrr"], out["map"]] == pytest.approx([last["P@5"], last["rr"], last["ap"]])
+    assert last == pytest.approx({"P@5": 0.4, "rr": 1.0, "ap": 5 / 6})
+    default = ragrade.evaluate(qrels, run, ["P@5", "rr", "ap"]).means  # credit_once: a credited at rank 2
+    assert default == pytest.approx({"P@5": 0.4, "rr": 0.5, "ap": (1 / 2 + 2 / 3) / 2})
