@@ -7,7 +7,7 @@ and 5 retrieved chunks (2-5 sentences, some overlapping a ground-truth passage),
               vs continuous-eval's ``RougeChunkMatch().is_relevant`` on every (retrieved, truth) pair;
   ranked      ``RankedRetrievalMetrics(RougeChunkMatch())`` per example (continuous-eval) vs the
               ``continuous-eval`` profile on all examples (ragrade), which is what users run;
-  levenshtein ragrade's ``Fuzzy(scorer="levenshtein", threshold=0.5).match`` vs Ragas'
+  levenshtein (both best of --repeat, the runs being short) ragrade's ``Fuzzy(scorer="levenshtein", threshold=0.5).match`` vs Ragas'
               ``NonLLMStringSimilarity`` per pair thresholded at >= 0.5 (Ragas' relevance rule);
   ragas_cp    Ragas' ``NonLLMContextPrecisionWithReference`` + ``NonLLMContextRecall`` per example vs the
               ``ragas`` profile (both metrics) on all examples.
@@ -134,7 +134,7 @@ def bench_levenshtein(gts, rets, repeat):
         return [await sim._single_turn_ascore(SingleTurnSample(reference=x, response=y), None)
                 for x, y in zip(a, b, strict=True)]
 
-    peer_t, theirs = best_of(lambda: asyncio.run(peer_all()), 1)
+    peer_t, theirs = best_of(lambda: asyncio.run(peer_all()), repeat)
     report("levenshtein", len(a), ours_t, peer_t, "ragas", bool(np.array_equal(ours, np.array(theirs) >= 0.5)))
 
 

@@ -219,8 +219,21 @@ class Fuzzy(Matcher):
         dist = {"levenshtein": rf.distance.Levenshtein, "indel": rf.distance.Indel,
                 "hamming": rf.distance.Hamming}[self.scorer]
         cutoff = min(1.0, max(0.0, 1.0 - self.threshold + 1e-4))  # rapidfuzz rounds the cutoff
-        nd = rf.process.cpdist(a, b, scorer=dist.normalized_distance, score_cutoff=cutoff, workers=1,
-                               dtype=np.float64)
+        # The length difference bounds every edit distance from below: pairs it rules out are not
+        # handed to rapidfuzz at all (their distance is reported as 1, as rapidfuzz does past the cutoff).
+        la = np.fromiter(map(len, a), dtype=np.float64, count=len(a))
+        lb = np.fromiter(map(len, b), dtype=np.float64, count=len(b))
+        norm = la + lb if self.scorer == "indel" else np.maximum(la, lb)
+        lower = np.divide(np.abs(la - lb), norm, out=np.zeros(len(a)), where=norm > 0)
+        todo = np.flatnonzero(lower <= cutoff)
+        nd = np.ones(len(a))
+        if len(todo) == len(a):
+            nd = rf.process.cpdist(a, b, scorer=dist.normalized_distance, score_cutoff=cutoff, workers=1,
+                                   dtype=np.float64)
+        elif len(todo):
+            nd[todo] = rf.process.cpdist([a[i] for i in todo.tolist()], [b[i] for i in todo.tolist()],
+                                         scorer=dist.normalized_distance, score_cutoff=cutoff, workers=1,
+                                         dtype=np.float64)
         return 1 - nd
 
     def describe(self) -> str:
