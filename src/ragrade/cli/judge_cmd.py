@@ -49,6 +49,9 @@ from ragrade.errors import RagradeError
 @click.option("--max-retries", type=click.IntRange(min=0), default=5, show_default=True)
 @click.option("--max-tokens", type=click.IntRange(min=1), default=1024, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed sent to the server.")
+@click.option("--response-format", type=click.Choice(["auto", "json_schema", "json_object_schema", "json_object", "none"]),
+              default="auto", show_default=True,
+              help="Structured-output mode; auto tries a JSON schema and steps down when the server refuses it.")
 @click.option("--prompt-price", type=float, default=0.0, help="Price per million prompt tokens (for the cost line).")
 @click.option("--completion-price", type=float, default=0.0, help="Price per million completion tokens.")
 @click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
@@ -63,7 +66,7 @@ from ragrade.errors import RagradeError
 def command(dataset: str, metrics: tuple[str, ...], judge_kind: str, profile: str, input_format: str | None,
             question_col: str, reference_col: str, contexts_col: str, id_col: str | None, response_col: str | None,
             base_url: str, model: str, api_key_env: str, max_concurrency: int, timeout: float, max_retries: int,
-            max_tokens: int, seed: int, prompt_price: float, completion_price: float, cache_path: str | None,
+            max_tokens: int, seed: int, response_format: str, prompt_price: float, completion_price: float, cache_path: str | None,
             no_cache: bool, retry_failed: bool, fmt: str, per_query: bool, details_path: str | None,
             progress: bool | None) -> None:
     """Score judge-based context metrics (LLM context precision, context recall, context entities recall,
@@ -97,7 +100,8 @@ def _make_judge(judge_kind: str, **kw: Any) -> Any:
     return OpenAIJudge(
         model=kw["model"], base_url=kw["base_url"], api_key_env=kw["api_key_env"],
         max_concurrency=kw["max_concurrency"], timeout=kw["timeout"], max_retries=kw["max_retries"],
-        max_tokens=kw["max_tokens"], seed=kw["seed"], prompt_price=kw["prompt_price"],
+        max_tokens=kw["max_tokens"], seed=kw["seed"], response_format=kw["response_format"],
+        prompt_price=kw["prompt_price"],
         completion_price=kw["completion_price"],
     )
 
