@@ -296,6 +296,14 @@ def _check_empty_ids(vocab: np.ndarray, codes: np.ndarray, what: str, path: str,
         raise ParseError(f"empty {what}", path=path, line=line, text=text)
 
 
+def contiguous(col: pa.ChunkedArray) -> pa.Array:
+    """One contiguous Arrow array (fast ``take``); 64-bit offsets when the text exceeds 2 GiB."""
+    try:
+        return col.combine_chunks()
+    except (pa.ArrowInvalid, pa.ArrowCapacityError, OverflowError):
+        return col.cast(pa.large_string()).combine_chunks()
+
+
 def assemble_run(qcodes: np.ndarray, qvocab: np.ndarray, dcodes: np.ndarray | None, dvocab: np.ndarray | None,
                  scores: np.ndarray | None, *, name: str | None, path: str, locate: RowLocator,
                  ranks: np.ndarray | None = None, raw_docs: pa.ChunkedArray | None = None) -> Run:

@@ -43,6 +43,7 @@ from ragrade.io._common import (
     Progress,
     assemble_qrels,
     assemble_run,
+    contiguous,
     check_nonempty,
     default_run_name,
     dictionary_codes,
@@ -315,9 +316,18 @@ def table_to_run(table: pa.Table, path: PathLike, locate: RowText, *, name: str 
     sc = pick_column(names, score_col, SCORE_NAMES, "score", p, required=False)
     rk = pick_column(names, rank_col, RANK_NAMES, "rank", p, required=False)
     qcodes, qvocab = _ids(table.column(q), "query id", p, locate)
-    dcodes, dvocab = _ids(table.column(d), "document id", p, locate)
     scores = float_column(table.column(sc), "score", p, locate) if sc is not None else None
     ranks = float_column(table.column(rk), "rank", p, locate) if (rk is not None and sc is None) else None
+    dcol = table.column(d)
+    if pa.types.is_string(dcol.type) or pa.types.is_large_string(dcol.type):
+        # String ids stay raw Arrow (coded lazily), as for TREC files.
+        r = _null(dcol)
+        if r is not None:
+            line, text = locate(r)
+            raise ParseError("missing document id", path=p, line=line, text=text)
+        return assemble_run(qcodes, qvocab, None, None, scores, name=name, path=p, locate=locate, ranks=ranks,
+                            raw_docs=contiguous(dcol))
+    dcodes, dvocab = _ids(dcol, "document id", p, locate)
     return assemble_run(qcodes, qvocab, dcodes, dvocab, scores, name=name, path=p, locate=locate, ranks=ranks)
 
 

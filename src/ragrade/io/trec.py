@@ -29,6 +29,7 @@ from ragrade.io._common import (
     assemble_qrels,
     assemble_run,
     check_nonempty,
+    contiguous,
     dictionary_codes,
     locate_nonblank,
     open_binary,
@@ -230,21 +231,13 @@ def read_trec_run(path: PathLike, name: str | None = None, *, chunk_size: int = 
     qchunks, dchunks, vals, n = _read(p, RUN_COLUMNS, "score", "score", chunk_size, progress, pa.string())
     check_nonempty(n, p, "run lines")
     qcodes, qvocab = dictionary_codes(pa.chunked_array(qchunks, type=STR_DICT))
-    docs = _contiguous(pa.chunked_array(dchunks, type=pa.string()))
+    docs = contiguous(pa.chunked_array(dchunks, type=pa.string()))
     scores = np.concatenate(vals)
     if name is None:
         _, first = locate_nonblank(p, 0)
         name = first.split()[5] if first else None
     return assemble_run(qcodes, qvocab, None, None, scores, name=name, path=p,
                         locate=lambda r: locate_nonblank(p, r), raw_docs=docs)
-
-
-def _contiguous(col: pa.ChunkedArray) -> pa.Array:
-    """One contiguous Arrow array (fast ``take``); 64-bit offsets when the text exceeds 2 GiB."""
-    try:
-        return col.combine_chunks()
-    except (pa.ArrowInvalid, pa.ArrowCapacityError, OverflowError):
-        return col.cast(pa.large_string()).combine_chunks()
 
 
 def read_trec_qrels(path: PathLike, *, chunk_size: int = CHUNK_SIZE, progress: Progress | None = None) -> Qrels:
