@@ -88,6 +88,15 @@ class JudgeResult:
     judge: str
     model: str
 
+    def __repr__(self) -> str:
+        means = ", ".join(f"{k}={v:.4f}" for k, v in self.means.items())
+        j = self.summary.get("judgments", {})
+        return (
+            f"JudgeResult(judge={self.judge!r}, model={self.model!r}, profile={self.profile!r}, "
+            f"queries={self.summary.get('queries')}, means: {means}; judgments={j.get('needed')}, "
+            f"calls={j.get('calls')}, cache_hits={j.get('cache_hits')}, failed={j.get('failed')})"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         def clean(x: float) -> float | None:
             return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
