@@ -539,7 +539,7 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: Any = None, 
     >>> r = evaluate({"q1": {"t1": 1, "t2": 1, "t3": 1}},
     ...              {"q1": {"t1": 4.0, "p1": 3.0, "t2": 2.0, "p3": 1.0}}, ["ndcg@4", "ap@4", "P@10", "rr"])
     >>> {k: round(v, 10) for k, v in r.means.items()}
-    {'ndcg@4': 0.7039180890, 'ap@4': 0.5555555556, 'P@10': 0.2, 'rr': 1.0}
+    {'ndcg@4': 0.703918089, 'ap@4': 0.5555555556, 'P@10': 0.2, 'rr': 1.0}
     """
     if profile is not None or matcher is not None:
         from ragrade import rag
