@@ -1,0 +1,89 @@
+"""Files in, same numbers out: qrels and runs written by hand as TREC, TSV, CSV, JSONL and Parquet (rows
+interleaved across queries, duplicate lines, tied scores, fractional grades) are read by ragrade and must
+equal the reference implementation to 1e-12 under every policy option, and pytrec_eval to 1e-9."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ragrade
+from reference import assert_same, frame_to_dict, random_case, ref_evaluate
+
+pytestmark = pytest.mark.filterwarnings("ignore::ragrade.RagradeWarning")
+
+METRICS = ["ndcg@5", "ndcg(gain=exp)@10", "ndcg", "ap@10", "ap", "rr", "rr@3", "P@5", "precision", "recall@5",
+           "f1@5", "hits@10", "hit_rate@3", "recall_all@10", "r_precision", "context_precision@5", "dcg@5",
+           "P(rel=2)@5", "ndcg(rel=2)@10", "ap(rel=3)@10"]
+
+
+def file_rows(seed: int):
+    """(qrels rows, run rows) with duplicates and interleaving, plus the reference's {query: [(doc, score)]}."""
+    rng = np.random.default_rng(seed)
+    case = random_case(rng, n_queries=30)
+    qrows = [(q, d, g) for q, docs in case.qrels.items() for d, g in docs.items()]
+    per_query = {q: list(docs.items()) for q, docs in case.run.items()}
+    for r in per_query.values():  # repeated lines with another score
+        if rng.random() < 0.3:
+            d, _ = r[int(rng.integers(len(r)))]
+            r.insert(int(rng.integers(len(r) + 1)), (d, float(rng.choice(np.arange(8) / 8))))
+    rrows = []
+    for i in range(max(len(r) for r in per_query.values())):
+        rrows += [(q, *r[i]) for q, r in per_query.items() if i < len(r)]
+    rng.shuffle(qrows)
+    return qrows, rrows, case.qrels, per_query
+
+
+def write(tmp_path, fmt, qrows, rrows):
+    qpath, rpath = tmp_path / f"qrels.{fmt}", tmp_path / f"run.{fmt}"
+    if fmt == "trec":
+        qpath.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrows))
+        rpath.write_text("".join(f"{q}\tQ0\t{d}\t{i + 1}\t{s!r}\ttag\n" for i, (q, d, s) in enumerate(rrows)))
+    elif fmt in ("tsv", "csv"):
+        sep = "\t" if fmt == "tsv" else ","
+        qpath.write_text(f"query{sep}doc{sep}grade\n" + "".join(f"{q}{sep}{d}{sep}{g}\n" for q, d, g in qrows))
+        rpath.write_text(f"query{sep}doc{sep}score\n" + "".join(f"{q}{sep}{d}{sep}{s!r}\n" for q, d, s in rrows))
+    elif fmt == "jsonl":
+        qpath.write_text("".join(json.dumps({"query": q, "doc": d, "grade": g}) + "\n" for q, d, g in qrows))
+        rpath.write_text("".join(json.dumps({"query": q, "doc": d, "score": s}) + "\n" for q, d, s in rrows))
+    elif fmt == "parquet":
+        pd.DataFrame(qrows, columns=["query", "doc", "grade"]).to_parquet(qpath)
+        pd.DataFrame(rrows, columns=["query", "doc", "score"]).to_parquet(rpath)
+    return qpath, rpath
+
+
+POLICIES = [{}, {"duplicates": "drop"}, {"duplicates": "keep_last"}, {"ties": "input"}, {"ties": "docid_asc"},
+            {"missing_run": "drop", "no_relevant": "zero"}, {"identical_ids": "drop"}]
+
+
+@pytest.mark.parametrize("fmt", ["trec", "tsv", "csv", "jsonl", "parquet"])
+def test_files_equal_reference(tmp_path, fmt):
+    qrows, rrows, qrels, per_query = file_rows(seed=len(fmt))
+    qpath, rpath = write(tmp_path, fmt, qrows, rrows)
+    for pol in POLICIES:
+        got = frame_to_dict(ragrade.evaluate(qpath, rpath, METRICS, **pol).per_query)
+        want = ref_evaluate(qrels, per_query, METRICS, **pol)
+        # The reference keeps qrels order; a file's query order is its first appearance.
+        assert all(set(got[label]) == set(want[label]) for label in want)
+        got = {label: {q: got[label][q] for q in want[label]} for label in want}
+        assert_same(got, want)
+
+
+def test_trec_files_equal_pytrec_eval(tmp_path):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    rng = np.random.default_rng(77)
+    case = random_case(rng, n_queries=40)
+    qrows = [(q, d, g) for q, docs in case.qrels.items() for d, g in docs.items()]
+    rrows = [(q, d, s) for q, docs in case.run.items() for d, s in docs.items()]
+    qpath, rpath = write(tmp_path, "trec", qrows, rrows)
+    pairs = [("P@5", "P_5"), ("recall@10", "recall_10"), ("ap@10", "map_cut_10"), ("ndcg@10", "ndcg_cut_10"),
+             ("rr", "recip_rank"), ("r_precision", "Rprec"), ("hit_rate@5", "success_5"), ("ap", "map")]
+    want = pytrec_eval.RelevanceEvaluator(case.qrels, {m for _, m in pairs}).evaluate(case.run)
+    got = ragrade.evaluate(qpath, rpath, [a for a, _ in pairs], no_relevant="zero", missing_run="drop").per_query
+    assert sorted(got.index) == sorted(want)
+    for q in want:
+        for a, b in pairs:
+            assert abs(got.at[q, a] - want[q][b]) <= 1e-9, (q, a, got.at[q, a], want[q][b])
