@@ -87,3 +87,35 @@ def test_trec_files_equal_pytrec_eval(tmp_path):
     for q in want:
         for a, b in pairs:
             assert abs(got.at[q, a] - want[q][b]) <= 1e-9, (q, a, got.at[q, a], want[q][b])
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_list_layouts_equal_reference(tmp_path, fmt):
+    """One line per query: ranked lists (with duplicates and empty lists) and AutoRAG groups."""
+    rng = np.random.default_rng(31)
+    pool = [f"g{i}" for i in range(12)]
+    gold, runs, grades, units, ref_run = [], [], {}, {}, {}
+    for i in range(20):
+        q = f"q{i}"
+        groups = [list(map(str, rng.choice(pool, size=int(rng.integers(1, 3)), replace=False)))
+                  for _ in range(int(rng.integers(1, 4)))]
+        retrieved = list(map(str, rng.choice([*pool, "x1", "x2"], size=int(rng.integers(0, 8)))))
+        gold.append({"query": q, "groups": groups})
+        runs.append({"query": q, "retrieved": retrieved})
+        grades[q], units[q] = {}, {}
+        for gi, grp in enumerate(groups):
+            for d in grp:
+                if d not in units[q]:
+                    units[q][d], grades[q][d] = gi, 1
+        ref_run[q] = [(d, None) for d in retrieved]
+    qpath, rpath = tmp_path / f"gold.{fmt}", tmp_path / f"run.{fmt}"
+    if fmt == "jsonl":
+        qpath.write_text("".join(json.dumps(x) + "\n" for x in gold))
+        rpath.write_text("".join(json.dumps(x) + "\n" for x in runs))
+    else:
+        pd.DataFrame(gold).to_parquet(qpath)
+        pd.DataFrame(runs).to_parquet(rpath)
+    metrics = [m for m in METRICS if "rel=" not in m]
+    for pol in ({}, {"duplicates": "drop"}, {"duplicates": "keep_last"}):
+        got = frame_to_dict(ragrade.evaluate(qpath, rpath, metrics, **pol).per_query)
+        assert_same(got, ref_evaluate(grades, ref_run, metrics, units=units, **pol))
