@@ -47,7 +47,8 @@ def json_for_html(payload: Any) -> str:
 
 # --------------------------------------------------------------------------------------------- static parts
 def summary_table_html(cmp: Comparison, digits: int = 4) -> str:
-    head = "".join(f"<th>{_e(m)}</th>" for m in cmp.metrics)
+    counts = {m: int(cmp.summary.loc[(m, cmp.runs[0]), "n"]) for m in cmp.metrics}
+    head = "".join(f'<th>{_e(m)}<div class="ci">n = {counts[m]}</div></th>' for m in cmp.metrics)
     out = [
         f'<table id="summary"><thead><tr><th class="l">#</th><th class="l">run</th>{head}</tr></thead><tbody>'
     ]
