@@ -298,3 +298,12 @@ def test_non_numeric_or_infinite_scores_name_run_metric_and_query(bad) -> None:
     b = pd.DataFrame({"m": [0.1, bad, 0.3]}, index=["q1", "q2", "q3"], dtype=object)
     with pytest.raises(InputError, match=r"run 'b', metric 'm'.*query 'q2'"):
         compare_scores({"a": a, "b": b}, n_resamples=10)
+
+
+def test_docstring_examples_run() -> None:
+    import doctest
+
+    import ragrade.compare.core as core
+
+    result = doctest.testmod(core, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

@@ -431,8 +431,9 @@ def compare(
     >>> one = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"x": 2.0, "b": 1.0}, "q3": {"x": 2.0, "c": 1.0}}
     >>> two = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"b": 2.0, "x": 1.0}, "q3": {"c": 2.0, "x": 1.0}}
     >>> cmp = compare(qrels, {"one": one, "two": two}, ["rr"], n_resamples=1000, seed=0)
-    >>> round(cmp.pair("rr", "one", "two")["delta"], 4), int(cmp.pair("rr", "one", "two")["wins"])
-    (0.3333, 2)
+    >>> row = cmp.pair("rr", "one", "two")
+    >>> print(f"delta {row['delta']:.4f}, wins/ties/losses {row['wins']}/{row['ties']}/{row['losses']}")
+    delta 0.3333, wins/ties/losses 2/1/0
     """
     from ragrade.evaluation import Evaluator
 
