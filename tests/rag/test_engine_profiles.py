@@ -62,3 +62,16 @@ def test_beir_profile_rounds_drops_identical_ids_and_uses_its_mrr():
     assert r.means["rr@10"] == round((0.5 + 1.0 + 0.0) / 3, 5)  # / every qrels query
     # ndcg through pytrec_eval conventions: id descending on the tie -> x before d1 as well
     assert r.means["ndcg@10"] == round((1 / np.log2(3) + 1.0) / 2, 5)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_ir_measures_profile_equals_ir_measures(seed):
+    irm = pytest.importorskip("ir_measures")
+    qrels, run = _random(seed)
+    measures = {"ap": irm.AP, "ndcg@10": irm.nDCG @ 10, "rr": irm.RR, "P@5": irm.P @ 5, "recall@10": irm.R @ 10}
+    peer = irm.calc_aggregate(list(measures.values()), qrels, run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RagradeWarning)
+        ours = ragrade.evaluate(qrels, run, list(measures), profile="ir_measures")
+    for label, m in measures.items():
+        assert ours.means[label] == pytest.approx(peer[m], abs=1e-12), label

@@ -122,9 +122,10 @@ _add(Profile(
 _add(Profile(
     "ir_measures", "ir-measures", kind="engine",
     policies=(("no_relevant", "zero"), ("missing_run", "zero"), ("duplicates", "keep_last")),
+    score_dtype="float32",
     metrics=("precision", "recall", "r_precision", "rr", "ap", "ndcg", "hit_rate"),
-    reasons=(("*", "ir-measures counts every qrels query (missing ones score 0) and scores R = 0 "
-                    "queries 0"),),
+    reasons=(("*", "ir-measures counts every qrels query (missing ones score 0), scores R = 0 queries 0 "
+                    "and, through pytrec_eval, compares scores as float32"),),
     source="SPEC 4.5; differential tests against ir_measures",
 ))
 _add(Profile(
