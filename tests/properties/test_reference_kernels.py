@@ -11,7 +11,7 @@ import pytest
 import ragrade
 from ragrade import PolicyError, Run
 from ragrade.metrics import REGISTRY
-from reference import assert_same, frame_to_dict, random_case, ref_evaluate, rows_of
+from reference import assert_same, frame_to_dict, random_case, rank, ref_evaluate, rows_of
 
 pytestmark = pytest.mark.filterwarnings("ignore::ragrade.RagradeWarning")
 
@@ -180,3 +180,30 @@ def test_grouped_ground_truth_equals_reference(seed):
         want = ref_evaluate(grades, {q: [(d, None) for d in r] for q, r in zip(qids, retrieved, strict=True)},
                             metrics, units=units, **pol)
         assert_same(got, want)
+
+
+@pytest.mark.parametrize("ties", ["docid_desc", "input", "docid_asc"])
+@pytest.mark.parametrize("presorted", [True, False], ids=["sorted-input", "unsorted-input"])
+def test_long_tied_lists_equal_reference(ties, presorted):
+    """300 queries x 50 items with 4 distinct scores; input already sorted by score (the ranking's fast path,
+    ties still to be ordered) or shuffled."""
+    rng = np.random.default_rng(21)
+    docs = np.array([f"doc{j}" for j in range(120)], dtype=object)
+    qrels, rows = {}, {}
+    for i in range(300):
+        q = f"q{i}"
+        qrels[q] = {str(d): int(g) for d, g in zip(rng.choice(docs, 15, replace=False),
+                                                   rng.choice([-1, 0, 1, 2, 3], 15), strict=True)}
+        picked = rng.choice(docs, 50, replace=False)
+        scores = rng.choice([0.25, 0.5, 0.75, 1.0], 50)
+        r = [(str(d), float(s)) for d, s in zip(picked, scores, strict=True)]
+        if presorted:
+            r.sort(key=lambda x: -x[1])  # stable: ties keep a random (non-id) order
+        rows[q] = r
+    metrics = ["ndcg@10", "ap@20", "rr", "P@5", "recall@25", "r_precision", "hits@50", "context_precision@10"]
+    run = Run.from_columns([q for q, r in rows.items() for _ in r], [d for r in rows.values() for d, _ in r],
+                           [s for r in rows.values() for _, s in r])
+    got = frame_to_dict(ragrade.evaluate(qrels, run, metrics, ties=ties).per_query)
+    assert_same(got, ref_evaluate(qrels, rows, metrics, ties=ties))
+    ref_lists = {q: rank(r, ties) for q, r in rows.items()}
+    assert run.to_lists(ties=ties) == ref_lists
