@@ -205,3 +205,18 @@ def test_split_sentences():
     assert split_sentences("Paris is big. It has 2 million people! Is it old?\nYes") == [
         "Paris is big.", "It has 2 million people!", "Is it old?", "Yes"
     ]
+
+
+def test_sync_entry_point_inside_event_loop_says_what_to_do():
+    import asyncio
+
+    from ragrade.errors import RagradeError
+    from ragrade.judges import aevaluate_judged
+
+    async def inside():
+        with pytest.raises(RagradeError, match="await aevaluate_judged"):
+            evaluate_judged([RECALL], ["context_recall"], judge=ScriptedJudge(seed_script), cache=False)
+        res = await aevaluate_judged([RECALL], ["context_recall"], judge=ScriptedJudge(seed_script), cache=False)
+        return res.per_query.iloc[0, 0]
+
+    assert asyncio.run(inside()) == 0.75

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ragrade.errors import InputError
+from ragrade.errors import InputError, RagradeError
 from ragrade.judges.base import Judge, Judgment, Usage, judgment_key
 from ragrade.judges.cache import JudgmentCache
 from ragrade.judges.metrics import (
@@ -507,7 +507,14 @@ def evaluate_judged(data: Any, metrics: Iterable[str | JudgeMetric] | str | None
     :class:`JudgmentCache`, or False. Failed transient judgments in the cache are retried; permanent failures
     only with ``retry_failed=True``.
     """
-    return asyncio.run(aevaluate_judged(data, metrics, **kwargs))
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(aevaluate_judged(data, metrics, **kwargs))
+    raise RagradeError(
+        "evaluate_judged() cannot run inside a running event loop (e.g. Jupyter); "
+        "use `await aevaluate_judged(...)` there"
+    )
 
 
 __all__ = ["Example", "JudgeResult", "Progress", "Usage", "aevaluate_judged", "evaluate_judged", "examples_from"]
