@@ -125,3 +125,16 @@ def test_duplicate_lines_in_a_trec_run_keep_the_last_score_in_ir_measures(tmp_pa
     run = ragrade.Run.from_columns(["q"] * 5, ["x", "a", "b", "x", "a"], [3.0, 2.0, 1.5, 1.0, 0.5])
     last = ragrade.evaluate({"q": {"a": 1, "b": 1}}, run, ["P@5", "rr", "ap"], duplicates="keep_last").means
     assert [agg[P @ 5], agg[RR], agg[AP]] == pytest.approx([last["P@5"], last["rr"], last["ap"]])
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_ir_measures_profile_equals_ir_measures(seed):
+    """profile="ir_measures" reproduces ir-measures per query (RR@k aside: its ascending tie rule is not
+    reproduced by the profile, SPEC 4.5)."""
+    case = random_case(np.random.default_rng(7000 + seed), n_queries=40)
+    mapping = [(a, b) for a, b in pairs(rr_at_k=False) if "gain=" not in a and "ndcg(rel" not in a]
+    want = calc([b for _, b in mapping], case.qrels, case.run)
+    got = ragrade.evaluate(case.qrels, case.run, [a for a, _ in mapping], profile="ir_measures").per_query
+    for a, b in mapping:
+        for q in case.qrels:
+            assert math.isclose(float(got.at[q, a]), want[(q, str(b))], rel_tol=0, abs_tol=1e-9), (q, a)
