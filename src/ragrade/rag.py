@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -191,7 +192,7 @@ def build_matches(units: list[list[list[str]]], lists: list[list[str]], matcher:
     order = np.lexsort((p_unit, p_row))
     return Matches(nq=nq, n_ret=n_ret, r_q=r_q, r_pos=r_pos, r_first=r_first, n_units=n_units, u_q=u_q,
                    u_key=ukey, u_first=u_first, gt_len=gt_len, p_row=p_row[order], p_unit=p_unit[order],
-                   invalid=invalid)
+                   invalid=invalid, r_code=rc)
 
 
 # -- default convention over groups and texts ------------------------------------------------------
@@ -223,13 +224,23 @@ def evaluate_rag(truth: Any, retrieved: Any, metrics: Any, matcher: Matcher | st
     m = get_matcher(matcher)
     dedup = [_dedup_units(us) for us in units]
     tab = build_matches(dedup, lists, m)
+    # A repeated text is a duplicate item: only its first occurrence takes part in crediting, and the
+    # repeats carry the same id so that the engine's duplicates policy applies to them.
+    keep = tab.r_first[tab.p_row]
+    tab = replace(tab, p_row=tab.p_row[keep], p_unit=tab.p_unit[keep])
     credit = greedy_credit(tab)
     unit_local = np.zeros(len(tab.u_q), dtype=np.int64)
     if len(tab.u_q):
         unit_local = np.arange(len(tab.u_q)) - np.repeat(np.cumsum(tab.n_units) - tab.n_units, tab.n_units)
-    ids = np.where(credit >= 0, "\x00u" + unit_local[np.maximum(credit, 0)].astype(str),
-                   "\x00r" + tab.r_pos.astype(str)) if len(credit) else np.zeros(0, dtype=object)
-    ids = ids.astype(object)
+    n = len(credit)
+    ids = np.empty(n, dtype=object)
+    if n:
+        own = np.where(credit >= 0, "\x00u" + unit_local[np.maximum(credit, 0)].astype(str),
+                       "\x00t" + tab.r_code.astype(str)).astype(object)
+        # id of each row's first occurrence (same query, same text)
+        key = tab.r_q * (int(tab.r_code.max()) + 1) + tab.r_code
+        first_row = pd.Series(np.arange(n)).groupby(key).transform("min").to_numpy()
+        ids[:] = own[first_row]
     off = np.concatenate(([0], np.cumsum(tab.n_ret)))
     run_lists = {q: ids[off[i]: off[i + 1]].tolist() for i, q in enumerate(qids)}
     gold = [[f"\x00u{j}" for j in range(len(us))] for us in dedup]

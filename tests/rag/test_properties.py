@@ -116,8 +116,13 @@ def _reference_greedy(gold: list[str], ret: list[str], matcher) -> list[int]:
     units = list(dict.fromkeys(gold))
     credited: set[int] = set()
     out = []
+    seen: set[str] = set()
     for r in ret:
         got = -1
+        if r in seen:  # a repeated text is a duplicate item: credited once (at its first rank)
+            out.append(got)
+            continue
+        seen.add(r)
         for j, g in enumerate(units):
             if j not in credited and matcher.match([r], [g])[0]:
                 got = j

@@ -42,6 +42,7 @@ class Matches:
     p_row: np.ndarray  # int64[m] matching pairs: retrieved row ...
     p_unit: np.ndarray  # int64[m] ... and unit; sorted by (row, unit), unique
     invalid: np.ndarray = field(default=None)  # bool[nq] rows a peer rejects (AutoRAG's None)
+    r_code: np.ndarray = field(default=None)  # int64[n] code of the row's item (equal text -> equal code)
 
     def __post_init__(self) -> None:
         if self.invalid is None:
@@ -72,6 +73,7 @@ class Matches:
         return replace(
             self, n_ret=np.minimum(self.n_ret, k), r_q=self.r_q[keep], r_pos=self.r_pos[keep],
             r_first=self.r_first[keep], p_row=new_index[self.p_row[pk]], p_unit=self.p_unit[pk],
+            r_code=None if self.r_code is None else self.r_code[keep],
         )
 
 
