@@ -60,8 +60,13 @@ def _args(kwargs: dict[str, Any]) -> tuple[list[str], list[str]]:
 
 
 def _sentences(chunks: list[str]) -> list[str]:
+    """NLTK's punkt sentence splitter, as continuous-eval (needs ``nltk`` and its punkt data)."""
     nltk = require("nltk", extra="text", purpose="continuous-eval's sentence matching strategies")
-    return [s for c in chunks for s in nltk.tokenize.sent_tokenize(c)]
+    try:
+        return [s for c in chunks for s in nltk.tokenize.sent_tokenize(c)]
+    except LookupError as exc:
+        raise InputError("continuous-eval's sentence strategies need NLTK's punkt data "
+                         "(python -m nltk.downloader punkt punkt_tab)") from exc
 
 
 class _Metric:
