@@ -207,3 +207,18 @@ def test_long_tied_lists_equal_reference(ties, presorted):
     assert_same(got, ref_evaluate(qrels, rows, metrics, ties=ties))
     ref_lists = {q: rank(r, ties) for q, r in rows.items()}
     assert run.to_lists(ties=ties) == ref_lists
+
+
+@pytest.mark.parametrize("policies", [{}, {"ties": "docid_asc"}, {"missing_run": "drop", "no_relevant": "zero"},
+                                      {"no_relevant": "nan"}, {"duplicates": "error"}])
+@pytest.mark.parametrize("seed", range(3))
+def test_dict_fast_path_equals_columnar_path_and_reference(seed, policies):
+    """Runs given as nested dicts take a dedicated join; it must equal the Run (columnar) path and the
+    reference, with long tied lists, empty lists and queries missing on either side."""
+    rng = np.random.default_rng(400 + seed)
+    case = random_case(rng, n_queries=60, allow_empty=True, max_retrieved=25)
+    got_dict = frame_to_dict(ragrade.evaluate(case.qrels, case.run, METRICS, **policies).per_query)
+    got_run = frame_to_dict(ragrade.evaluate(case.qrels, Run.from_dict(case.run), METRICS, **policies).per_query)
+    want = ref_evaluate(case.qrels, rows_of(case.run), METRICS, **policies)
+    assert_same(got_dict, want)
+    assert_same(got_run, want)
