@@ -2,9 +2,9 @@
 
 Both judges answer the same tasks as the LLM judge (see :data:`ragrade.judges.base.TASKS`):
 
-* **statements** are sentences (split after ``.``, ``!``, ``?`` and at line breaks, then at ``;``). An LLM
-  also splits enumerations ("causes are A, B and C") into one claim each; these judges do not, so recall
-  is coarser.
+* **statements** are sentences (split after ``.``, ``!``, ``?`` and at line breaks, then at ``;``), and an
+  enumeration of three or more short items ("the causes are A, B, and C") becomes one claim per item, as
+  an LLM would split it. Other compound sentences stay whole, so recall is coarser than an LLM's.
 * **support** of a statement by a passage:
   - :class:`LexicalJudge` (``text`` extra, rapidfuzz): the share of the statement's content words (stop
     words dropped, crude suffix stripping) that have a fuzzy match (rapidfuzz ``ratio`` >= 85) among the
@@ -61,11 +61,32 @@ def content_words(text: str) -> list[str]:
     return [_stem(w) for w in _WORD.findall(folded) if w not in _STOP]
 
 
+_LIST = re.compile(
+    r"^(?P<head>.*?\b(?:are|is|was|were|include|includes|included|including|such as|namely|:))\s+"
+    r"(?P<items>[^,;:]+(?:,\s*[^,;:]+)+,?\s+(?:and|or)\s+[^,;:]+?)\s*[.!?]?$"
+)
+_ITEM_SPLIT = re.compile(r"\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+")
+
+
+def _split_enumeration(sentence: str) -> list[str]:
+    """``"The causes are A, B, and C."`` -> one claim per item (``"The causes are A"``, ...) when the list
+    has at least three short items (at most four words each); otherwise the sentence unchanged."""
+    m = _LIST.match(sentence)
+    if not m:
+        return [sentence]
+    items = [i.strip() for i in _ITEM_SPLIT.split(m.group("items")) if i.strip()]
+    if len(items) < 3 or any(len(i.split()) > 4 for i in items):
+        return [sentence]
+    return [f"{m.group('head')} {item}." for item in items]
+
+
 def split_statements(text: str) -> list[str]:
-    """Sentences of ``text``, further split at semicolons."""
+    """Sentences of ``text``, further split at semicolons and into one claim per item of an enumeration."""
     out: list[str] = []
     for sent in split_sentences(text):
-        out.extend(p.strip() for p in sent.split(";") if p.strip())
+        for part in sent.split(";"):
+            if part.strip():
+                out.extend(_split_enumeration(part.strip()))
     return out
 
 
@@ -159,7 +180,7 @@ class _OfflineJudge:
         self.chunk_threshold = float(chunk_threshold)
         self.relevance_threshold = float(relevance_threshold)
         self.prompt_version = (
-            f"offline-1:s={self.support_threshold:g}:c={self.chunk_threshold:g}:r={self.relevance_threshold:g}"
+            f"offline-2:s={self.support_threshold:g}:c={self.chunk_threshold:g}:r={self.relevance_threshold:g}"
         )
 
     def __repr__(self) -> str:
