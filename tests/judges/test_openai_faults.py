@@ -70,6 +70,14 @@ def test_clean_call_sends_temperature_seed_schema_and_counts_tokens(server):
     assert judge.stats.prompt_tokens == j.usage.prompt_tokens
 
 
+def test_cost_accounting_from_prices(server):
+    judge = _judge(server, prompt_price=2.0, completion_price=8.0)
+    j = _run(judge, "chunk_verdict", INPUTS)
+    expected = (j.usage.prompt_tokens * 2.0 + j.usage.completion_tokens * 8.0) / 1e6
+    assert j.usage.cost == pytest.approx(expected) and expected > 0
+    assert judge.stats.cost == pytest.approx(expected) and judge.stats.judgments == 1
+
+
 @pytest.mark.parametrize("fault", ["429", "500", "malformed", "truncated", "chatter"])
 def test_recovers_from_single_fault(server, fault):
     server.faults.extend([fault, fault])
