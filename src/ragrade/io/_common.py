@@ -296,6 +296,25 @@ def _check_empty_ids(vocab: np.ndarray, codes: np.ndarray, what: str, path: str,
         raise ParseError(f"empty {what}", path=path, line=line, text=text)
 
 
+def query_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes int32, vocabulary)`` of a string query column. Files are nearly always written query
+    by query, so the runs of equal neighbours are found by one vectorised comparison, with no hashing;
+    a file whose queries are interleaved is dictionary-encoded instead."""
+    arr = contiguous(col) if isinstance(col, pa.ChunkedArray) else col
+    n = len(arr)
+    if n == 0 or pa.types.is_dictionary(arr.type):
+        return dictionary_codes(arr)
+    if n == 1:
+        return np.zeros(1, dtype=np.int32), np.asarray(arr.to_numpy(zero_copy_only=False), dtype=object)
+    change = pc.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    starts = np.concatenate(([0], np.flatnonzero(change) + 1))
+    heads = np.asarray(arr.take(pa.array(starts)).to_numpy(zero_copy_only=False), dtype=object)
+    if len(set(heads.tolist())) != len(heads):
+        return dictionary_codes(arr)
+    counts = np.diff(np.append(starts, n))
+    return np.repeat(np.arange(len(starts), dtype=np.int32), counts), heads
+
+
 def contiguous(col: pa.ChunkedArray) -> pa.Array:
     """One contiguous Arrow array (fast ``take``); 64-bit offsets when the text exceeds 2 GiB."""
     try:

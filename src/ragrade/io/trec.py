@@ -33,6 +33,7 @@ from ragrade.io._common import (
     dictionary_codes,
     locate_nonblank,
     open_binary,
+    query_codes,
 )
 
 #: Bytes read per chunk (the cut falls on the last newline of the chunk).
@@ -41,6 +42,7 @@ CHUNK_SIZE = 64 << 20
 RUN_COLUMNS = ("query", "q0", "doc", "rank", "score", "tag")
 QRELS_COLUMNS = ("query", "iter", "doc", "grade")
 
+STR = pa.string()
 _BOM = b"\xef\xbb\xbf"
 _TABS = bytes.maketrans(b"\t\r\v\f", b"    ")
 _MULTI_SPACE = re.compile(rb"  +")
@@ -115,11 +117,11 @@ def _line_number(path: str, offset: int) -> int:
     return n
 
 
-def _arrow_parse(data: Any, columns: tuple[str, ...], numeric: str, doc_type: pa.DataType = STR_DICT) -> pa.Table:
+def _arrow_parse(data: Any, columns: tuple[str, ...], numeric: str, doc_type: pa.DataType = STR) -> pa.Table:
     read = pacsv.ReadOptions(column_names=list(columns), block_size=4 << 20)
     parse = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, double_quote=False)
     convert = pacsv.ConvertOptions(
-        column_types={"query": STR_DICT, "doc": doc_type, numeric: pa.float64()},
+        column_types={"query": pa.string(), "doc": doc_type, numeric: pa.float64()},
         include_columns=["query", "doc", numeric],
         null_values=[],
         strings_can_be_null=False,
@@ -129,7 +131,7 @@ def _arrow_parse(data: Any, columns: tuple[str, ...], numeric: str, doc_type: pa
 
 
 def _parse_chunk(block: bytes, end: int, offset: int, path: str, columns: tuple[str, ...], numeric: str,
-                 numeric_what: str, doc_type: pa.DataType = STR_DICT) -> tuple[pa.Table | None, bytes | None]:
+                 numeric_what: str, doc_type: pa.DataType = STR) -> tuple[pa.Table | None, bytes | None]:
     """Parse ``block[:end]``; returns the table and, if the chunk had to be normalised, its bytes."""
     if _NON_SPACE.search(block, 0, end) is None:
         return None, None
@@ -195,7 +197,7 @@ def _locate_bad_line(chunk: bytes, first_line: int, path: str, columns: tuple[st
 
 
 def _read(path: PathLike, columns: tuple[str, ...], numeric: str, numeric_what: str, chunk_size: int,
-          progress: Progress | None, doc_type: pa.DataType = STR_DICT) -> tuple[list, list, list, int]:
+          progress: Progress | None, doc_type: pa.DataType = STR) -> tuple[list, list, list, int]:
     p = os.fspath(path)
     qchunks: list[pa.Array] = []
     dchunks: list[pa.Array] = []
@@ -230,7 +232,7 @@ def read_trec_run(path: PathLike, name: str | None = None, *, chunk_size: int = 
     # run's own vocabulary is built only if something asks for it.
     qchunks, dchunks, vals, n = _read(p, RUN_COLUMNS, "score", "score", chunk_size, progress, pa.string())
     check_nonempty(n, p, "run lines")
-    qcodes, qvocab = dictionary_codes(pa.chunked_array(qchunks, type=STR_DICT))
+    qcodes, qvocab = query_codes(pa.chunked_array(qchunks, type=pa.string()))
     docs = contiguous(pa.chunked_array(dchunks, type=pa.string()))
     scores = np.concatenate(vals)
     if name is None:
@@ -243,9 +245,10 @@ def read_trec_run(path: PathLike, name: str | None = None, *, chunk_size: int = 
 def read_trec_qrels(path: PathLike, *, chunk_size: int = CHUNK_SIZE, progress: Progress | None = None) -> Qrels:
     """Read a TREC qrels file (``qid iter docno rel``, whitespace-separated, optionally gzipped)."""
     p = os.fspath(path)
-    qchunks, dchunks, vals, n = _read(p, QRELS_COLUMNS, "grade", "relevance grade", chunk_size, progress)
+    qchunks, dchunks, vals, n = _read(p, QRELS_COLUMNS, "grade", "relevance grade", chunk_size, progress,
+                                      STR_DICT)
     check_nonempty(n, p, "judgments")
-    qcodes, qvocab = dictionary_codes(pa.chunked_array(qchunks, type=STR_DICT))
+    qcodes, qvocab = query_codes(pa.chunked_array(qchunks, type=pa.string()))
     dcodes, dvocab = dictionary_codes(pa.chunked_array(dchunks, type=STR_DICT))
     grades = np.concatenate(vals)
     return assemble_qrels(qcodes, qvocab, dcodes, dvocab, grades, path=p, locate=lambda r: locate_nonblank(p, r))
