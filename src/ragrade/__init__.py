@@ -24,6 +24,9 @@ _LAZY = {  # RAG inputs, profiles and the conventions report (imported on first 
     "get_profile": "ragrade.profiles",
     "Profile": "ragrade.profiles",
     "get_matcher": "ragrade.matching",
+    "compare": "ragrade.compare",
+    "Comparison": "ragrade.compare",
+    "report": "ragrade.report",
 }
 
 
@@ -33,11 +36,12 @@ def __getattr__(name: str):
 
         module = importlib.import_module(_LAZY[name])
         # ragrade.conventions is a callable module (the module and the function in one name)
-        return module if name == "conventions" else getattr(module, name)
+        return module if name in ("conventions", "compare", "report") else getattr(module, name)
     raise AttributeError(f"module 'ragrade' has no attribute {name!r}")
 
 
 __all__ = [
+    "Comparison",
     "Evaluator",
     "InputError",
     "Metric",
@@ -54,6 +58,7 @@ __all__ = [
     "Run",
     "Summary",
     "__version__",
+    "compare",
     "conventions",
     "evaluate",
     "evaluate_profile",
@@ -64,6 +69,7 @@ __all__ = [
     "parse_metrics",
     "read_qrels",
     "read_run",
+    "report",
     "write_qrels",
     "write_run",
 ]
