@@ -222,3 +222,24 @@ def test_dict_fast_path_equals_columnar_path_and_reference(seed, policies):
     want = ref_evaluate(case.qrels, rows_of(case.run), METRICS, **policies)
     assert_same(got_dict, want)
     assert_same(got_run, want)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_dict_fast_path_without_the_c_helpers_equals_reference(seed, monkeypatch):
+    """The pure-Python fallback of the dict ingestion (no compiled ragrade._accel) gives the same values."""
+    import ragrade._ingest
+
+    monkeypatch.setattr(ragrade._ingest, "_accel", None)
+    case = random_case(np.random.default_rng(500 + seed), n_queries=60, allow_empty=True)
+    got = frame_to_dict(ragrade.evaluate(case.qrels, case.run, METRICS).per_query)
+    assert_same(got, ref_evaluate(case.qrels, rows_of(case.run), METRICS))
+
+
+@pytest.mark.parametrize("value", [True, np.float32(0.5), np.int64(3), 2**70, "1.5"],
+                         ids=["bool", "float32", "int64", "bigint", "numeric-str"])
+def test_unusual_score_types_give_the_same_values_on_every_path(value):
+    qrels = {"q": {"a": 1, "b": 1}}
+    run = {"q": {"a": value, "b": 0.25, "c": 0.125}}
+    want = ref_evaluate(qrels, {"q": [("a", float(value)), ("b", 0.25), ("c", 0.125)]}, ["ndcg@3", "rr", "ap"])
+    assert_same(frame_to_dict(ragrade.evaluate(qrels, run, ["ndcg@3", "rr", "ap"]).per_query), want)
+    assert_same(frame_to_dict(ragrade.evaluate(qrels, Run.from_dict(run), ["ndcg@3", "rr", "ap"]).per_query), want)
