@@ -243,3 +243,30 @@ def test_unusual_score_types_give_the_same_values_on_every_path(value):
     want = ref_evaluate(qrels, {"q": [("a", float(value)), ("b", 0.25), ("c", 0.125)]}, ["ndcg@3", "rr", "ap"])
     assert_same(frame_to_dict(ragrade.evaluate(qrels, run, ["ndcg@3", "rr", "ap"]).per_query), want)
     assert_same(frame_to_dict(ragrade.evaluate(qrels, Run.from_dict(run), ["ndcg@3", "rr", "ap"]).per_query), want)
+
+
+@pytest.mark.parametrize("ties", ["docid_desc", "docid_asc"])
+def test_grouped_ground_truth_with_scored_dict_runs_equals_reference(ties):
+    """Groups (one unit, credited once) with a scored dict run (the dict fast path), tied scores included."""
+    rng = np.random.default_rng(600)
+    pool = [f"g{i}" for i in range(12)]
+    groups, run, qids = [], {}, []
+    for i in range(30):
+        q = f"q{i}"
+        groups.append([list(map(str, rng.choice(pool, size=int(rng.integers(1, 4)), replace=False)))
+                       for _ in range(int(rng.integers(1, 4)))])
+        docs = rng.choice([*pool, "x1", "x2"], size=int(rng.integers(0, 12)), replace=False)
+        run[q] = {str(d): float(rng.choice([0.25, 0.5, 0.75])) for d in docs}
+        qids.append(q)
+    qrels_obj = ragrade.Qrels.from_groups(groups, query_ids=qids)
+    grades, units = {}, {}
+    for q, qgroups in zip(qids, groups, strict=True):
+        grades[q], units[q] = {}, {}
+        for gi, grp in enumerate(qgroups):
+            for d in grp:
+                if d not in units[q]:
+                    units[q][d], grades[q][d] = gi, 1
+    metrics = [m for m in METRICS if "rel=" not in m]
+    want = ref_evaluate(grades, rows_of(run), metrics, units=units, ties=ties)
+    assert_same(frame_to_dict(ragrade.evaluate(qrels_obj, run, metrics, ties=ties).per_query), want)
+    assert_same(frame_to_dict(ragrade.evaluate(qrels_obj, Run.from_dict(run), metrics, ties=ties).per_query), want)
