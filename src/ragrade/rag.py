@@ -312,7 +312,10 @@ def _parse(metrics: Any, profile: Profile) -> list[tuple[str, Metric | None, str
             out.append((str(it), it, it.name, it.k))
     if not out:
         raise InputError("no metric given")
-    for label, _, base, _ in out:
+    for label, m, base, _ in out:
+        if m is not None and m.params and profile.kind == "list":
+            raise MetricError(f"{label}: the {profile.name} profile has no metric parameters "
+                              f"(its metrics are binary, with the peer's own gains)")
         if profile.metrics and base not in profile.metrics:
             raise MetricError(f"{label}: the {profile.name} profile defines no {base!r} "
                               f"(it defines: {', '.join(profile.metrics)})")

@@ -74,6 +74,8 @@ def test_profile_and_matcher_errors():
         ragrade.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["rr"], profile="pytrec_eval", matcher="exact")
     with pytest.raises(ragrade.MetricError):
         evaluate_profile([["a"]], [["a"]], ["nonsense@3"], "autorag")
+    with pytest.raises(ragrade.MetricError, match="no metric parameters"):
+        evaluate_profile([["a"]], [["a"]], ["ndcg(gain=exp)@3"], "autorag")
 
 
 def test_get_profile_aliases():

@@ -222,7 +222,7 @@ _add(Profile(
 
 ALIASES = {"continuous_eval": "continuous-eval", "ce": "continuous-eval", "llama_index": "llamaindex",
            "llama-index": "llamaindex", "trec": "trec_eval", "ir-measures": "ir_measures", "mteb": "beir",
-           "pytrec": "pytrec_eval", "ranx": "default", "textbook": "default"}
+           "pytrec": "pytrec_eval", "textbook": "default"}
 
 
 def get_profile(name: str | Profile) -> Profile:
