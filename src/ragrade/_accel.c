@@ -11,6 +11,10 @@
  *     2 a key is not exactly str, 3 a value is not convertible to float, 4 a key is the empty string,
  *     5 the buffer is too small.
  *
+ * scan_join(dicts, out, which, keys, found) -> int status
+ *     scan_values, plus found[j] = float(dicts[which[j]].get(keys[j], nan)) done right after dict
+ *     which[j] is scanned, while it is still in cache. ``which`` (int64) must be non-decreasing.
+ *
  * lookup(dicts, which, keys, out) -> None
  *     out[i] = float(dicts[which[i]].get(keys[i], nan)); which: int64 buffer; keys: list of str.
  */
@@ -96,7 +100,78 @@ static PyObject *lookup(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *scan_join(PyObject *self, PyObject *args) {
+    PyObject *dicts, *outobj, *whichobj, *keys, *foundobj;
+    if (!PyArg_ParseTuple(args, "O!OOO!O", &PyList_Type, &dicts, &outobj, &whichobj, &PyList_Type, &keys,
+                          &foundobj))
+        return NULL;
+    Py_buffer ob, wb, fb;
+    if (PyObject_GetBuffer(outobj, &ob, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(whichobj, &wb, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&ob);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(foundobj, &fb, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&ob);
+        PyBuffer_Release(&wb);
+        return NULL;
+    }
+    Py_ssize_t m = PyList_GET_SIZE(keys);
+    long status = 0;
+    if (wb.len / 8 < m || fb.len / (Py_ssize_t)sizeof(double) < m) {
+        PyBuffer_Release(&ob);
+        PyBuffer_Release(&wb);
+        PyBuffer_Release(&fb);
+        PyErr_SetString(PyExc_ValueError, "scan_join: buffers too small");
+        return NULL;
+    }
+    double *out = (double *)ob.buf;
+    const int64_t *which = (const int64_t *)wb.buf;
+    double *found = (double *)fb.buf;
+    Py_ssize_t cap = ob.len / (Py_ssize_t)sizeof(double);
+    Py_ssize_t n = 0, j = 0;
+    Py_ssize_t nd = PyList_GET_SIZE(dicts);
+    for (Py_ssize_t i = 0; i < nd && status == 0; i++) {
+        PyObject *d = PyList_GET_ITEM(dicts, i);
+        if (!PyDict_CheckExact(d)) { status = 1; break; }
+        Py_ssize_t p = 0;
+        PyObject *k, *v;
+        while (PyDict_Next(d, &p, &k, &v)) {
+            if (!PyUnicode_CheckExact(k)) { status = 2; break; }
+            if (PyUnicode_GET_LENGTH(k) == 0) { status = 4; break; }
+            if (n >= cap) { status = 5; break; }
+            double x;
+            if (PyFloat_CheckExact(v)) {
+                x = PyFloat_AS_DOUBLE(v);
+            } else {
+                x = PyFloat_AsDouble(v);
+                if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); status = 3; break; }
+            }
+            out[n++] = x;
+        }
+        if (status) break;
+        while (j < m && which[j] < i) found[j++] = NAN;  /* out of order: left for the caller */
+        while (j < m && which[j] == i) {
+            PyObject *val = PyDict_GetItemWithError(d, PyList_GET_ITEM(keys, j));
+            double x = NAN;
+            if (val != NULL) {
+                x = PyFloat_CheckExact(val) ? PyFloat_AS_DOUBLE(val) : PyFloat_AsDouble(val);
+                if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); x = NAN; }
+            } else if (PyErr_Occurred()) {
+                PyErr_Clear();
+            }
+            found[j++] = x;
+        }
+    }
+    while (j < m) found[j++] = NAN;
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&wb);
+    PyBuffer_Release(&fb);
+    return PyLong_FromLong(status);
+}
+
 static PyMethodDef methods[] = {
+    {"scan_join", scan_join, METH_VARARGS, "scan_values with the lookups of each dict done while it is hot."},
     {"scan_values", scan_values, METH_VARARGS, "Copy the values of a list of dicts into a float64 buffer."},
     {"lookup", lookup, METH_VARARGS, "Batched dict lookups into a float64 buffer (NaN when absent)."},
     {NULL, NULL, 0, NULL},

@@ -13,13 +13,13 @@ precisely. The dicts are only read, and only during the call.
 
 from __future__ import annotations
 
-from itertools import chain
+from itertools import chain, repeat
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from ragrade._ingest import OK, lookup, scan_values
+from ragrade._ingest import OK, scan_join
 
 if TYPE_CHECKING:
     from ragrade.evaluation import Evaluator, Summary, _Joined
@@ -52,7 +52,18 @@ def join_dict_run(ev: Evaluator, run: dict, summary: Summary, notes: list[str]) 
     qids = np.fromiter(qids_list, dtype=object, count=len(qids_list))
     if len(qids) and pd.api.types.infer_dtype(qids, skipna=False) != "string":
         return None
-    status, counts, scores = scan_values(values)
+    # Which positive judgments to look up, in which run dict (queries matched by id first, so that the
+    # lookups can run inside the one pass over the run's values).
+    qmap = np.fromiter(map(ev._q_lookup.get, qids_list, repeat(-1)), dtype=np.int64, count=len(qids_list))
+    q2r = np.full(ev.qrels.n_queries, -1, dtype=np.int64)
+    mapped = qmap >= 0
+    q2r[qmap[mapped]] = np.flatnonzero(mapped)
+    rows = ev._pos_rows
+    rq = q2r[ev._row_q[rows]]
+    keep = rq >= 0
+    rows, rq = rows[keep], rq[keep]
+    qdocs = ev.qrels._docs_at(rows)
+    status, counts, scores, found_scores = scan_join(values, rq, qdocs)
     if status != OK or np.isnan(scores).any():
         return None
     n = len(scores)
@@ -72,18 +83,7 @@ def join_dict_run(ev: Evaluator, run: dict, summary: Summary, notes: list[str]) 
         perm = None
         sorted_scores = scores
 
-    qmap, in_run, n_ret = ev._align(qids, counts, summary, notes)
-
-    # Look up the positive judgments in the run's own hash tables (unbound dict.get: no bound methods).
-    q2r = np.full(ev.qrels.n_queries, -1, dtype=np.int64)
-    mapped = qmap >= 0
-    q2r[qmap[mapped]] = np.flatnonzero(mapped)
-    rows = ev._pos_rows
-    rq = q2r[ev._row_q[rows]]
-    keep = rq >= 0
-    rows, rq = rows[keep], rq[keep]
-    qdocs = ev.qrels._docs_at(rows)
-    found_scores = lookup(values, rq, qdocs)
+    qmap, in_run, n_ret = ev._align(qids, counts, summary, notes, qmap=qmap)
     found = ~np.isnan(found_scores)
     rows, rq, s, qdocs = rows[found], rq[found], found_scores[found], qdocs[found]
     a, b = offsets[rq], offsets[rq + 1]

@@ -64,3 +64,32 @@ def lookup(dicts: list, which: np.ndarray, keys: np.ndarray, use_accel: bool | N
         return out
     arr = np.fromiter(dicts, dtype=object, count=len(dicts))
     return np.fromiter(map(dict.get, arr[which], keys, repeat(np.nan)), dtype=np.float64, count=m)
+
+
+def scan_join(dicts: list, which: np.ndarray, keys: np.ndarray,
+              use_accel: bool | None = None) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`scan_values` and :func:`lookup` in one pass: ``(status, counts, values, found)``.
+
+    With the C helper, each dict's lookups run right after its values are read, while it is in cache
+    (rows are visited in ``which`` order; any order is accepted)."""
+    accel = _accel if use_accel is None or use_accel else None
+    if accel is None:
+        status, counts, values = scan_values(dicts, use_accel=False)
+        found = lookup(dicts, which, keys, use_accel=False) if status == OK else np.zeros(0)
+        return status, counts, values, found
+    if not all(map(isinstance, dicts, repeat(dict))):
+        return NOT_DICT, np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
+    counts = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
+    values = np.empty(int(counts.sum()), dtype=np.float64)
+    which = np.ascontiguousarray(which, dtype=np.int64)
+    order = None
+    if len(which) > 1 and (np.diff(which) < 0).any():
+        order = np.argsort(which, kind="stable")
+        which, keys = which[order], keys[order]
+    found = np.empty(len(which), dtype=np.float64)
+    status = accel.scan_join(dicts if type(dicts) is list else list(dicts), values, which, keys.tolist(), found)
+    if order is not None:
+        unsorted = np.empty_like(found)
+        unsorted[order] = found
+        found = unsorted
+    return status, counts, values, found

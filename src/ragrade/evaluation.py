@@ -277,13 +277,15 @@ class Evaluator:
         return self._finish(joined, summary, notes, name)
 
     # -- stage 1: queries on each side --------------------------------------------------------------
-    def _align(self, run_qids: np.ndarray, counts: np.ndarray, summary: Summary, notes: list[str]):
+    def _align(self, run_qids: np.ndarray, counts: np.ndarray, summary: Summary, notes: list[str],
+               qmap: np.ndarray | None = None):
         pol = self.policies
         qrels = self.qrels
         nq = qrels.n_queries
         summary.run_queries = len(run_qids)
-        qmap = np.fromiter(map(self._q_lookup.get, run_qids.tolist(), repeat(-1)), dtype=np.int64,
-                           count=len(run_qids))
+        if qmap is None:
+            qmap = np.fromiter(map(self._q_lookup.get, run_qids.tolist(), repeat(-1)), dtype=np.int64,
+                               count=len(run_qids))
         only_run = np.flatnonzero(qmap < 0)
         if len(only_run):
             summary.only_in_run = run_qids[only_run].tolist()
