@@ -58,3 +58,19 @@ def test_fallback_gives_the_same_evaluation(monkeypatch):
         monkeypatch.setattr(_ingest, "_accel", None)
         b = ragrade.evaluate(qrels, run, metrics)
     np.testing.assert_array_equal(a.per_query.to_numpy(), b.per_query.to_numpy())
+
+
+@pytest.mark.parametrize("accel", MODES)
+def test_scan_join_equals_scan_then_lookup(accel):
+    from ragrade._ingest import scan_join
+
+    dicts = [{"a": 1.0, "b": 2.0}, {}, {"c": 3, "d": 0.5}]
+    which = np.array([2, 0, 2, 0, 1])  # not sorted: the helper must restore the order
+    keys = np.array(["d", "b", "zz", "a", "a"], dtype=object)
+    status, counts, values, found = scan_join(dicts, which, keys, use_accel=accel)
+    assert status == OK
+    assert counts.tolist() == [2, 0, 2]
+    assert values.tolist() == [1.0, 2.0, 3.0, 0.5]
+    np.testing.assert_array_equal(found, [0.5, 2.0, np.nan, 1.0, np.nan])
+    assert scan_join([{"a": 1.0}, {2: 1.0}], np.array([0]), np.array(["a"], dtype=object), use_accel=accel)[0] \
+        == NON_STR_KEY
