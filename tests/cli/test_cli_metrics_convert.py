@@ -87,3 +87,13 @@ def test_convert_unknown_output_extension(tmp_path):
     assert "format" in res.stderr
     res = _run("convert", str(EXAMPLES / "run.tsv"), str(tmp_path / "out.xyz"), "--out-format", "jsonl")
     assert res.exit_code == 0
+
+
+def test_metrics_listing_includes_judge_metrics():
+    from ragrade.judges.metrics import JUDGE_METRICS
+
+    res = _run("metrics")
+    assert res.exit_code == 0
+    for name in JUDGE_METRICS:
+        assert name in res.stdout
+        assert f"`{name}`" in render_markdown()

@@ -46,6 +46,17 @@ def rows() -> list[dict[str, Any]]:
     return out
 
 
+def judge_rows() -> list[dict[str, Any]]:
+    """The judge-based context metrics (``ragrade judge``), from their own registry."""
+    from ragrade.judges.metrics import JUDGE_METRICS
+
+    return [
+        {"name": m.name, "aliases": list(m.aliases), "needs": list(m.needs),
+         "cutoff": "@k optional" if m.takes_k else "none", "definition": m.summary}
+        for m in JUDGE_METRICS.values()
+    ]
+
+
 def render_markdown() -> str:
     """The Markdown reference of every metric (written to ``docs/metrics.md`` by
     ``scripts/gen_metrics_doc.py``; a test checks the file is up to date)."""
@@ -67,6 +78,18 @@ def render_markdown() -> str:
         aliases = ", ".join(f"`{a}`" for a in r["aliases"]) or "-"
         params = "<br>".join(f"`{p}`" for p in r["parameters"]) or "-"
         lines.append(f"| `{r['name']}` | {aliases} | {_md(params)} | {_md(r['definition'])} | `{_md(r['formula'])}` |")
+    lines += [
+        "",
+        "## Judge-based context metrics",
+        "",
+        "Scored by `ragrade judge` (an LLM or an offline judge reads the texts; see `docs/judges.md`).",
+        "",
+        "| metric | aliases | needs | cutoff | definition |",
+        "|---|---|---|---|---|",
+    ]
+    for r in judge_rows():
+        aliases = ", ".join(f"`{a}`" for a in r["aliases"]) or "-"
+        lines.append(f"| `{r['name']}` | {aliases} | {', '.join(r['needs'])} | {r['cutoff']} | {_md(r['definition'])} |")
     lines += ["", "## Details", ""]
     for d in REGISTRY:
         lines.append(f"### `{d.name}`")
@@ -121,4 +144,14 @@ def command(fmt: str) -> None:
     for r in rows():
         table.add_row(Text(r["name"], style="bold"), Text(", ".join(r["aliases"])),
                       Text("\n".join(r["parameters"])), Text(r["definition"]), Text(r["formula"]))
-    Console(highlight=False).print(table)
+    judged = Table(title="judge-based context metrics (ragrade judge; see docs/judges.md)", title_justify="left",
+                   show_lines=True)
+    judged.add_column("metric", no_wrap=True)
+    for col in ("aliases", "needs", "cutoff", "definition"):
+        judged.add_column(col, overflow="fold")
+    for r in judge_rows():
+        judged.add_row(Text(r["name"], style="bold"), Text(", ".join(r["aliases"])), Text(", ".join(r["needs"])),
+                       Text(r["cutoff"]), Text(r["definition"]))
+    console = Console(highlight=False)
+    console.print(table)
+    console.print(judged)
