@@ -54,6 +54,7 @@ from ragrade.io._common import (
     looks_like_header,
     open_binary,
     pick_column,
+    query_codes,
     read_text_lines,
 )
 
@@ -315,7 +316,15 @@ def table_to_run(table: pa.Table, path: PathLike, locate: RowText, *, name: str 
     assert d is not None
     sc = pick_column(names, score_col, SCORE_NAMES, "score", p, required=False)
     rk = pick_column(names, rank_col, RANK_NAMES, "rank", p, required=False)
-    qcodes, qvocab = _ids(table.column(q), "query id", p, locate)
+    qcol = table.column(q)
+    if pa.types.is_string(qcol.type) or pa.types.is_large_string(qcol.type):
+        r = _null(qcol)
+        if r is not None:
+            line, text = locate(r)
+            raise ParseError("missing query id", path=p, line=line, text=text)
+        qcodes, qvocab = query_codes(qcol)  # runs of equal neighbours: no hashing for grouped files
+    else:
+        qcodes, qvocab = _ids(qcol, "query id", p, locate)
     scores = float_column(table.column(sc), "score", p, locate) if sc is not None else None
     ranks = float_column(table.column(rk), "rank", p, locate) if (rk is not None and sc is None) else None
     dcol = table.column(d)
