@@ -35,8 +35,15 @@ def as_object_strings(values: Any, what: str) -> np.ndarray:
         raise InputError(f"{what} must be one-dimensional, got shape {arr.shape}")
     if len(arr) == 0:
         return arr
-    if pd.api.types.infer_dtype(arr, skipna=False) == "string":  # C scan; the common case
+    kind = pd.api.types.infer_dtype(arr, skipna=False)  # one C scan
+    if kind == "string":  # the common case
         return arr
+    if kind == "integer":  # all ints: vectorised str()
+        return arr.astype(np.int64).astype(str).astype(object)
+    if kind == "floating":
+        f = arr.astype(np.float64)
+        if np.isfinite(f).all() and (f == np.floor(f)).all():  # 10.0 -> "10", as ids read from JSON/CSV
+            return f.astype(np.int64).astype(str).astype(object)
     is_str = np.fromiter((type(x) is str for x in arr), dtype=bool, count=len(arr))
     bad = np.flatnonzero(~is_str)
     out = arr.copy()
