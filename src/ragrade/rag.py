@@ -373,12 +373,11 @@ def evaluate_profile(truth: Any, retrieved: Any, metrics: Any, profile: str | Pr
                 vals = PK.KERNELS[base](tab, prof)
         empty_r, empty_t = tab.n_ret == 0, tab.n_units == 0
         vals = vals.astype(np.float64, copy=True)
-        if prof.empty_value(base, "retrieved") == "nan":
-            vals[empty_r] = np.nan
-        else:
-            vals[empty_r & ~np.isnan(vals)] = 0.0
-        if prof.empty_value(base, "truth") == "nan":
-            vals[empty_t] = np.nan
+        sides = [("truth", empty_t), ("retrieved", empty_r)]
+        if prof.decides_when_both_empty(base) == "truth":
+            sides.reverse()  # the deciding side is applied last
+        for side, mask in sides:
+            vals[mask] = np.nan if prof.empty_value(base, side, texts) == "nan" else 0.0
         if prof.invalid_rows == "skip":
             vals[tab.invalid] = np.nan
         data[label] = vals

@@ -84,6 +84,14 @@ def test_llamaindex_id_metrics():
             assert _close(ours[name].iloc[i], want), (name, g, r, ours[name].iloc[i], want)
 
 
+def test_llamaindex_empty_inputs_raise_in_peer_nan_here():
+    li = pytest.importorskip("llama_index.core.evaluation.retrieval.metrics")
+    for g, r in (([], ["a"]), (["a"], [])):
+        with pytest.raises(ValueError):
+            li.Precision().compute(expected_ids=g, retrieved_ids=r)
+        assert math.isnan(_profile([[[x] for x in g]], [r], ["precision"], "llamaindex")["precision"].iloc[0])
+
+
 # -- continuous-eval -------------------------------------------------------------------------------
 
 
@@ -116,6 +124,24 @@ def test_continuous_eval_texts(ce, strategy):
         want = prf.compute(retrieved_context=ret, ground_truth_context=gts)
         for k, v in want.items():
             assert _close(b[k], v), (k, gts, ret, b[k], v)
+
+
+def test_continuous_eval_empty_inputs(ce):
+    from ragrade.compat import continuous_eval as ours_ce
+
+    peer_r = ce.RankedRetrievalMetrics(ce.RougeChunkMatch())
+    peer_p = ce.PrecisionRecallF1(ce.RougeChunkMatch())
+    ours_r = ours_ce.RankedRetrievalMetrics(ours_ce.RougeChunkMatch())
+    ours_p = ours_ce.PrecisionRecallF1(ours_ce.RougeChunkMatch())
+    args = {"retrieved_context": [], "ground_truth_context": ["Paris is big."]}
+    assert ours_r.compute(**args) == peer_r.compute(**args)
+    assert ours_p.compute(**args) == peer_p.compute(**args)
+    args = {"retrieved_context": ["Paris is big."], "ground_truth_context": []}
+    assert ours_p.compute(**args) == peer_p.compute(**args)
+    with pytest.raises(ZeroDivisionError):
+        peer_r.compute(**args)
+    with pytest.raises(ZeroDivisionError):
+        ours_r.compute(**args)
 
 
 def test_rouge_union_scores_equal_rouge_package(ce):
@@ -168,6 +194,21 @@ def test_ragas_non_llm_text_metrics(ragas):
         s = Sample(retrieved_contexts=ret, reference_contexts=gts)
         assert _close(ours["context_precision"].iloc[i], _ragas_score(cp, s)), (gts, ret)
         assert _close(ours["recall"].iloc[i], _ragas_score(cr, s)), (gts, ret)
+
+
+def test_ragas_empty_inputs(ragas):
+    rm, Sample = ragas
+    cp, cr = rm.NonLLMContextPrecisionWithReference(), rm.NonLLMContextRecall()
+    p, r = rm.IDBasedContextPrecision(), rm.IDBasedContextRecall()
+    for gts, ret in (([], ["a b"]), (["a b"], []), ([], [])):
+        ours = _profile([[[g] for g in gts]], [ret], ["context_precision", "recall"], "ragas", matcher="profile")
+        s = Sample(retrieved_contexts=ret, reference_contexts=gts)
+        assert _close(ours["context_precision"].iloc[0], _ragas_score(cp, s)), (gts, ret)
+        assert _close(ours["recall"].iloc[0], _ragas_score(cr, s)), (gts, ret)
+        ours = _profile([[[g] for g in gts]], [ret], ["precision", "recall"], "ragas")
+        s = Sample(retrieved_context_ids=ret, reference_context_ids=gts)
+        assert _close(ours["precision"].iloc[0], _ragas_score(p, s)), (gts, ret)
+        assert _close(ours["recall"].iloc[0], _ragas_score(r, s)), (gts, ret)
 
 
 def test_ragas_id_metrics(ragas):

@@ -49,7 +49,8 @@ class Profile:
     duplicates_credit: str = "every"  # documentation of how repeated retrieved items are credited
     empty_retrieved: str = "zero"  # value when the retrieved list is empty: "zero" | "nan"
     empty_truth: str = "zero"  # value when the ground truth is empty: "zero" | "nan"
-    empty_overrides: tuple[tuple[str, str, str], ...] = ()  # (metric, "retrieved"|"truth", value)
+    empty_overrides: tuple[tuple[str, str, str], ...] = ()  # (metric, side, value); side may end "_text"
+    empty_decider: tuple[tuple[str, str], ...] = ()  # (metric, side) whose rule wins when both are empty
     invalid_rows: str = "keep"  # "skip": empty list/group/whitespace id -> no score (AutoRAG)
     rounding: int | None = None  # decimals of the reported means
     id_matchers: tuple[tuple[str, Matcher], ...] = ()  # metric -> matcher applied to *ids*
@@ -65,11 +66,21 @@ class Profile:
                 return r
         return ""
 
-    def empty_value(self, metric: str, side: str) -> str:
-        for m, s, v in self.empty_overrides:
-            if m == metric and s == side:
-                return v
+    def empty_value(self, metric: str, side: str, texts: bool = False) -> str:
+        """Value ("zero" or "nan") of ``metric`` for a query whose ``side`` ("retrieved" or "truth") is
+        empty; an override for ``side + "_text"`` applies to text input only."""
+        for key in ((side + "_text", side) if texts else (side,)):
+            for m, s, v in self.empty_overrides:
+                if m == metric and s == key:
+                    return v
         return self.empty_retrieved if side == "retrieved" else self.empty_truth
+
+    def decides_when_both_empty(self, metric: str) -> str:
+        """The side ("retrieved" or "truth", default) whose empty rule applies when both are empty."""
+        for m, side in self.empty_decider:
+            if m == metric:
+                return side
+        return "truth"
 
     def id_matcher(self, metric: str) -> Matcher | None:
         for m, mt in self.id_matchers:
@@ -153,7 +164,9 @@ _add(Profile(
     ap_denominator="retrieved_hits", epsilon=1e-10,
     empty_retrieved="nan", empty_truth="nan",
     empty_overrides=(("context_precision", "retrieved", "zero"), ("ap", "retrieved", "zero"),
-                     ("precision", "truth", "zero"), ("recall", "retrieved", "zero")),
+                     ("precision", "truth", "zero"), ("recall", "retrieved", "zero"),
+                     ("recall", "retrieved_text", "nan")),
+    empty_decider=(("context_precision", "retrieved"), ("ap", "retrieved"), ("precision", "retrieved")),
     text_matcher=Fuzzy(threshold=0.5, scorer=_LEV, op=">=", allow_empty=True),
     text_recall_matcher=Fuzzy(threshold=0.5, scorer=_LEV, op=">", allow_empty=True),
     metrics=("context_precision", "ap", "precision", "recall"),
