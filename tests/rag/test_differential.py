@@ -222,3 +222,22 @@ def test_ragas_id_metrics(ragas):
         s = Sample(retrieved_context_ids=rr, reference_context_ids=g)
         assert _close(ours["precision"].iloc[i], _ragas_score(p, s)), (g, rr)
         assert _close(ours["recall"].iloc[i], _ragas_score(r, s)), (g, rr)
+
+
+@pytest.mark.parametrize("measure", ["jaro", "jaro_winkler", "hamming"])
+def test_ragas_other_distances(ragas, measure):
+    rm, Sample = ragas
+    from ragas.metrics._string import DistanceMeasure, NonLLMStringSimilarity
+
+    from ragrade.matching import Fuzzy
+
+    dm = {"jaro": DistanceMeasure.JARO, "jaro_winkler": DistanceMeasure.JARO_WINKLER,
+          "hamming": DistanceMeasure.HAMMING}[measure]
+    cp = rm.NonLLMContextPrecisionWithReference(distance_measure=NonLLMStringSimilarity(distance_measure=dm))
+    rng = random.Random(21)
+    cases = [_texts_case(rng) for _ in range(N)]
+    ours = _profile([[[g] for g in c[0]] for c in cases], [c[1] for c in cases], ["context_precision"], "ragas",
+                    matcher=Fuzzy(scorer=measure, threshold=0.5, op=">=", allow_empty=True))
+    for i, (gts, ret) in enumerate(cases):
+        s = Sample(retrieved_contexts=ret, reference_contexts=gts)
+        assert _close(ours["context_precision"].iloc[i], _ragas_score(cp, s)), (gts, ret)
