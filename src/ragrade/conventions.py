@@ -143,9 +143,11 @@ def conventions(qrels: Any, run: Any, metrics: str | Iterable[str],
             if name == ref:
                 continue
             a, b = table.loc[lab, ref], table.loc[lab, name]
+            prof = get_profile(name)
+            if prof.rounding is not None and not pd.isna(a):
+                a = round(float(a), prof.rounding)  # a difference that is only the peer's rounding is none
             if pd.isna(a) or pd.isna(b) or abs(a - b) <= _TOL:
                 continue
-            prof = get_profile(name)
             reasons[(lab, name)] = (prof.reason(bases[lab]) or prof.reason("*")
                                     or f"{prof.title} uses different conventions")
     movers: dict[str, pd.DataFrame] = {}
