@@ -74,3 +74,16 @@ def test_scan_join_equals_scan_then_lookup(accel):
     np.testing.assert_array_equal(found, [0.5, 2.0, np.nan, 1.0, np.nan])
     assert scan_join([{"a": 1.0}, {2: 1.0}], np.array([0]), np.array(["a"], dtype=object), use_accel=accel)[0] \
         == NON_STR_KEY
+
+
+@pytest.mark.parametrize("accel", MODES)
+def test_rank_in_segments(accel):
+    from ragrade._ingest import rank_in_segments
+
+    v = np.array([5.0, 3.0, 3.0, 3.0, 1.0, 9.0, 2.0])
+    lo = np.array([0, 0, 0, 5, 5])
+    hi = np.array([5, 5, 5, 7, 7])
+    t = np.array([3.0, 5.0, 0.5, 2.0, 9.0])
+    above, upto = rank_in_segments(v, lo, hi, t, use_accel=accel)
+    assert above.tolist() == [1, 0, 5, 6, 5]
+    assert upto.tolist() == [4, 1, 5, 7, 6]

@@ -15,6 +15,10 @@
  *     scan_values, plus found[j] = float(dicts[which[j]].get(keys[j], nan)) done right after dict
  *     which[j] is scanned, while it is still in cache. ``which`` (int64) must be non-decreasing.
  *
+ * rank_in_segments(sorted_desc, lo, hi, target, above, upto) -> None
+ *     For each i, within sorted_desc[lo[i]:hi[i]] (descending): above[i] = first index whose value is
+ *     <= target[i], upto[i] = first index whose value is < target[i] (binary searches).
+ *
  * lookup(dicts, which, keys, out) -> None
  *     out[i] = float(dicts[which[i]].get(keys[i], nan)); which: int64 buffer; keys: list of str.
  */
@@ -170,7 +174,49 @@ static PyObject *scan_join(PyObject *self, PyObject *args) {
     return PyLong_FromLong(status);
 }
 
+static int get_buffers(PyObject **objs, Py_buffer *bufs, int n, int writable_from) {
+    for (int i = 0; i < n; i++) {
+        int flags = PyBUF_C_CONTIGUOUS | (i >= writable_from ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(objs[i], &bufs[i], flags) < 0) {
+            for (int j = 0; j < i; j++) PyBuffer_Release(&bufs[j]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *rank_in_segments(PyObject *self, PyObject *args) {
+    PyObject *objs[6];
+    if (!PyArg_ParseTuple(args, "OOOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5])) return NULL;
+    Py_buffer b[6];
+    if (get_buffers(objs, b, 6, 4) < 0) return NULL;
+    const double *v = (const double *)b[0].buf;
+    const int64_t *lo = (const int64_t *)b[1].buf, *hi = (const int64_t *)b[2].buf;
+    const double *t = (const double *)b[3].buf;
+    int64_t *above = (int64_t *)b[4].buf, *upto = (int64_t *)b[5].buf;
+    Py_ssize_t nv = b[0].len / 8, m = b[3].len / 8;
+    int ok = b[1].len / 8 >= m && b[2].len / 8 >= m && b[4].len / 8 >= m && b[5].len / 8 >= m;
+    for (Py_ssize_t i = 0; ok && i < m; i++) {
+        int64_t a = lo[i], z = hi[i];
+        if (a < 0 || z > nv || a > z) { ok = 0; break; }
+        double x = t[i];
+        int64_t l = a, h = z;
+        while (l < h) { int64_t mid = l + (h - l) / 2; if (v[mid] > x) l = mid + 1; else h = mid; }
+        above[i] = l;
+        h = z;
+        while (l < h) { int64_t mid = l + (h - l) / 2; if (v[mid] >= x) l = mid + 1; else h = mid; }
+        upto[i] = l;
+    }
+    for (int j = 0; j < 6; j++) PyBuffer_Release(&b[j]);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "rank_in_segments: bad bounds or buffer sizes");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"rank_in_segments", rank_in_segments, METH_VARARGS, "Binary searches within descending segments."},
     {"scan_join", scan_join, METH_VARARGS, "scan_values with the lookups of each dict done while it is hot."},
     {"scan_values", scan_values, METH_VARARGS, "Copy the values of a list of dicts into a float64 buffer."},
     {"lookup", lookup, METH_VARARGS, "Batched dict lookups into a float64 buffer (NaN when absent)."},

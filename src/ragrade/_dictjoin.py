@@ -19,29 +19,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ragrade._ingest import OK, scan_join
+from ragrade._ingest import OK, rank_in_segments, scan_join
 
 if TYPE_CHECKING:
     from ragrade.evaluation import Evaluator, Summary, _Joined
-
-
-def _search(sorted_desc: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarray, strict: bool) -> np.ndarray:
-    """Vectorised binary search in descending segments [lo, hi): first index whose score is
-    ``< target`` (``strict=False``: ``<= target`` is passed over, i.e. counts items >= target) or
-    ``<= target`` (``strict=True``: counts items > target)."""
-    lo = lo.copy()
-    hi = hi.copy()
-    while True:
-        active = lo < hi
-        if not active.any():
-            return lo
-        mid = (lo + hi) // 2
-        midc = np.where(active, mid, 0)
-        v = sorted_desc[midc] if len(sorted_desc) else np.zeros(len(midc))
-        go_right = (v > target) if strict else (v >= target)
-        go_right &= active
-        lo = np.where(go_right, mid + 1, lo)
-        hi = np.where(active & ~go_right, mid, hi)
 
 
 def join_dict_run(ev: Evaluator, run: dict, summary: Summary, notes: list[str]) -> _Joined | None:
@@ -87,8 +68,7 @@ def join_dict_run(ev: Evaluator, run: dict, summary: Summary, notes: list[str]) 
     found = ~np.isnan(found_scores)
     rows, rq, s, qdocs = rows[found], rq[found], found_scores[found], qdocs[found]
     a, b = offsets[rq], offsets[rq + 1]
-    above = _search(sorted_scores, a, b, s, strict=True)  # first index with score <= s
-    upto = _search(sorted_scores, above, b, s, strict=False)  # first index with score < s
+    above, upto = rank_in_segments(sorted_scores, a, b, s)  # first index with score <= s, < s
     pos = above - a
     tied = np.flatnonzero(upto - above > 1)
     if len(tied):

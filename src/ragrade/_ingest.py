@@ -93,3 +93,36 @@ def scan_join(dicts: list, which: np.ndarray, keys: np.ndarray,
         unsorted[order] = found
         found = unsorted
     return status, counts, values, found
+
+
+def rank_in_segments(sorted_desc: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarray,
+                     use_accel: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Within each descending segment ``sorted_desc[lo:hi]``: the first index whose value is
+    ``<= target`` (items ranked above) and the first whose value is ``< target`` (end of the ties)."""
+    accel = _accel if use_accel is None or use_accel else None
+    lo = np.ascontiguousarray(lo, dtype=np.int64)
+    hi = np.ascontiguousarray(hi, dtype=np.int64)
+    target = np.ascontiguousarray(target, dtype=np.float64)
+    if accel is not None:
+        above = np.empty(len(target), dtype=np.int64)
+        upto = np.empty(len(target), dtype=np.int64)
+        accel.rank_in_segments(np.ascontiguousarray(sorted_desc, dtype=np.float64), lo, hi, target, above, upto)
+        return above, upto
+    above = _search(sorted_desc, lo, hi, target, strict=True)
+    return above, _search(sorted_desc, above, hi, target, strict=False)
+
+
+def _search(sorted_desc: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.ndarray, strict: bool) -> np.ndarray:
+    """Vectorised binary search in descending segments [lo, hi): first index whose value is <= target
+    (``strict``: passes over values > target) or < target (passes over values >= target)."""
+    lo = lo.copy()
+    hi = hi.copy()
+    while True:
+        active = lo < hi
+        if not active.any():
+            return lo
+        mid = (lo + hi) // 2
+        v = sorted_desc[np.where(active, mid, 0)] if len(sorted_desc) else np.zeros(len(mid))
+        go_right = ((v > target) if strict else (v >= target)) & active
+        lo = np.where(go_right, mid + 1, lo)
+        hi = np.where(active & ~go_right, mid, hi)
