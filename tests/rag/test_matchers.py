@@ -131,3 +131,45 @@ def test_missing_extra_gives_install_hint(monkeypatch):
     with pytest.raises(MissingDependencyError, match=r"ragrade\[semantic\]"):
         Semantic().scores(["a"], ["b"])
     sem.default_encoder.cache_clear()
+
+
+def _squad_reference(pred: str, ref: str) -> tuple[float, float, float]:
+    import re
+    import string
+    from collections import Counter
+
+    def norm(s: str) -> list[str]:
+        s = "".join(ch for ch in s.lower() if ch not in set(string.punctuation))
+        return " ".join(re.sub(r"\b(a|an|the)\b", " ", s).split()).split()
+
+    p, r = norm(pred), norm(ref)
+    same = sum((Counter(p) & Counter(r)).values())
+    if same == 0:
+        return 0.0, 0.0, 0.0
+    pr, rc = same / len(p), same / len(r)
+    return pr, rc, 2 * pr * rc / (pr + rc)
+
+
+def test_token_overlap_equals_plain_counter_implementation():
+    import random
+
+    rng = random.Random(4)
+    words = ["The", "cat", "a", "sat", "on", "mat,", "an", "apple!", "the", "dog's", "", "Cat"]
+    pairs = [(" ".join(rng.choice(words) for _ in range(rng.randint(0, 9))),
+              " ".join(rng.choice(words) for _ in range(rng.randint(0, 9)))) for _ in range(500)]
+    got = token_overlap([p for p, _ in pairs], [r for _, r in pairs])
+    for (p, r), row in zip(pairs, got, strict=True):
+        assert row.tolist() == pytest.approx(_squad_reference(p, r), abs=1e-15), (p, r)
+
+
+def test_union_rouge_long_sentences_batch_in_chunks(monkeypatch):
+    import ragrade.matching.rouge as R
+
+    monkeypatch.setattr(R, "_CELL_BUDGET", 5000)  # force many small batches
+    long_a = " ".join(f"w{i % 37}" for i in range(300)) + "."
+    long_b = " ".join(f"w{(i * 7) % 37}" for i in range(250)) + ". end"
+    small = R.rouge_l_union([long_a, long_b, "x y."], [long_b, long_a, "y x."])
+    monkeypatch.setattr(R, "_CELL_BUDGET", 4_000_000)
+    big = R.rouge_l_union([long_a, long_b, "x y."], [long_b, long_a, "y x."])
+    assert np.array_equal(small, big)
+    assert 0 < big[0, 1] <= 1
