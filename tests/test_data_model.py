@@ -260,3 +260,10 @@ def test_float_ids_from_pandas_and_polars_are_equal():
 def test_run_ids_colliding_after_str_conversion_are_flagged():
     run = Run.from_dict({"q": {1: 1.0, "1": 0.5}})
     assert run.duplicate_mask().tolist() == [False, True]
+
+
+def test_nested_group_lists_are_groups_not_stringified_ids():
+    # [[["a", "b"], ["c"]]]: one query, two groups; "a" and "b" satisfy the same group.
+    r = ragrade.evaluate([[["a", "b"], ["c"]]], [["a", "x", "b"]], ["recall", "ap"])
+    assert r.means["recall"] == 0.5
+    assert r.means["ap"] == 0.5  # one group credited at rank 1, R = 2 groups

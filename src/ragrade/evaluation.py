@@ -64,9 +64,26 @@ def as_qrels(qrels: Any) -> Qrels:
         from ragrade.io import read_qrels
 
         return read_qrels(qrels)
-    if isinstance(qrels, Sequence):
+    if isinstance(qrels, Sequence) and not isinstance(qrels, str | bytes):
+        depth = _nesting(qrels)
+        if depth == 3:  # [[["a", "b"], ["c"]], ...]: AutoRAG groups per query
+            return Qrels.from_groups(qrels)
+        if depth > 3:
+            raise InputError("ground truth lists are nested too deeply: expected ids per query "
+                             "([['d1', 'd2'], ...]) or groups of ids per query ([[['a', 'b'], ['c']], ...])")
         return Qrels.from_lists(qrels)
     raise InputError(f"cannot use a {type(qrels).__name__} as ground truth")
+
+
+def _nesting(value: Any) -> int:
+    """How deep lists go, judged on the first non-empty entry at each level (ids count as depth 0)."""
+    depth = 0
+    while isinstance(value, Sequence | np.ndarray) and not isinstance(value, str | bytes):
+        depth += 1
+        value = next((v for v in value if not (isinstance(v, Sequence) and len(v) == 0)), None)
+        if value is None:
+            break
+    return depth
 
 
 def as_run(run: Any) -> Run:

@@ -300,7 +300,7 @@ def query_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray
     """``(codes int32, vocabulary)`` of a string query column. Files are nearly always written query
     by query, so the runs of equal neighbours are found by one vectorised comparison, with no hashing;
     a file whose queries are interleaved is dictionary-encoded instead."""
-    arr = contiguous(col) if isinstance(col, pa.ChunkedArray) else col
+    arr = col
     n = len(arr)
     if n == 0 or pa.types.is_dictionary(arr.type):
         return dictionary_codes(arr)

@@ -29,7 +29,6 @@ from ragrade.io._common import (
     assemble_qrels,
     assemble_run,
     check_nonempty,
-    contiguous,
     dictionary_codes,
     locate_nonblank,
     open_binary,
@@ -222,6 +221,57 @@ def _read(path: PathLike, columns: tuple[str, ...], numeric: str, numeric_what: 
     return qchunks, dchunks, vals, n
 
 
+def _read_whole(path: str, columns: tuple[str, ...], numeric: str, doc_type: pa.DataType,
+                progress: Progress | None) -> pa.Table | None:
+    """Fast path: pyarrow reads and parses the file with its own pipelined, multi-threaded reader (block
+    by block, no Python object per line). Returns None when the file needs the careful chunked path:
+    a byte-order mark, irregular spacing, a parse error, NaN scores or no lines (that path reports the
+    exact line)."""
+    from ragrade.io._common import is_gzip
+    from ragrade.io.tables import _source
+
+    stream, raw = open_binary(path)
+    try:
+        head = stream.read(len(_BOM))
+    finally:
+        stream.close()
+        raw.close()
+    if head == _BOM or is_gzip(path):
+        return None  # gzip: the chunked reader decompresses in one pass and reports progress on the raw bytes
+    read = pacsv.ReadOptions(column_names=list(columns), block_size=8 << 20)
+    parse = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, double_quote=False)
+    convert = pacsv.ConvertOptions(
+        column_types={"query": STR, "doc": doc_type, numeric: pa.float64()},
+        include_columns=["query", "doc", numeric], null_values=[], strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+    )
+    try:
+        with _source(path, progress) as src:
+            table = pacsv.read_csv(src, read_options=read, parse_options=parse, convert_options=convert)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if table.num_rows == 0 or _has_empty_id(table):
+        return None
+    if numeric == "score" and pc_any_nan(table.column(numeric)):
+        return None
+    return table
+
+
+def pc_any_nan(col: pa.ChunkedArray) -> bool:
+    import pyarrow.compute as pc
+
+    return bool(pc.any(pc.is_nan(col)).as_py())
+
+
+def _read_table_or_chunks(p: str, columns: tuple[str, ...], numeric: str, numeric_what: str, chunk_size: int,
+                          progress: Progress | None, doc_type: pa.DataType) -> tuple[list, list, list, int]:
+    table = _read_whole(p, columns, numeric, doc_type, progress) if chunk_size == CHUNK_SIZE else None
+    if table is None:
+        return _read(p, columns, numeric, numeric_what, chunk_size, progress, doc_type)
+    return (table.column("query").chunks, table.column("doc").chunks, [table.column(numeric).to_numpy()],
+            table.num_rows)
+
+
 def read_trec_run(path: PathLike, name: str | None = None, *, chunk_size: int = CHUNK_SIZE,
                   progress: Progress | None = None) -> Run:
     """Read a TREC run file (``qid Q0 docno rank score tag``, whitespace-separated, optionally gzipped).
@@ -230,10 +280,10 @@ def read_trec_run(path: PathLike, name: str | None = None, *, chunk_size: int = 
     p = os.fspath(path)
     # Document ids stay raw Arrow strings: evaluation maps them straight to the judged ids, so the
     # run's own vocabulary is built only if something asks for it.
-    qchunks, dchunks, vals, n = _read(p, RUN_COLUMNS, "score", "score", chunk_size, progress, pa.string())
+    qchunks, dchunks, vals, n = _read_table_or_chunks(p, RUN_COLUMNS, "score", "score", chunk_size, progress, STR)
     check_nonempty(n, p, "run lines")
     qcodes, qvocab = query_codes(pa.chunked_array(qchunks, type=pa.string()))
-    docs = contiguous(pa.chunked_array(dchunks, type=pa.string()))
+    docs = pa.chunked_array(dchunks, type=pa.string())  # raw ids, coded only if ever needed
     scores = np.concatenate(vals)
     if name is None:
         _, first = locate_nonblank(p, 0)
@@ -245,8 +295,8 @@ def read_trec_run(path: PathLike, name: str | None = None, *, chunk_size: int = 
 def read_trec_qrels(path: PathLike, *, chunk_size: int = CHUNK_SIZE, progress: Progress | None = None) -> Qrels:
     """Read a TREC qrels file (``qid iter docno rel``, whitespace-separated, optionally gzipped)."""
     p = os.fspath(path)
-    qchunks, dchunks, vals, n = _read(p, QRELS_COLUMNS, "grade", "relevance grade", chunk_size, progress,
-                                      STR_DICT)
+    qchunks, dchunks, vals, n = _read_table_or_chunks(p, QRELS_COLUMNS, "grade", "relevance grade", chunk_size,
+                                                      progress, STR_DICT)
     check_nonempty(n, p, "judgments")
     qcodes, qvocab = query_codes(pa.chunked_array(qchunks, type=pa.string()))
     dcodes, dvocab = dictionary_codes(pa.chunked_array(dchunks, type=STR_DICT))
