@@ -27,6 +27,27 @@
 #include <math.h>
 #include <stdint.h>
 
+/* Append the values of dict d to out[*n..]; 0 ok, else a scan_values status code. */
+static long scan_one(PyObject *d, double *out, Py_ssize_t *n, Py_ssize_t cap) {
+    if (!PyDict_CheckExact(d)) return 1;
+    Py_ssize_t p = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(d, &p, &k, &v)) {
+        if (!PyUnicode_CheckExact(k)) return 2;
+        if (PyUnicode_GET_LENGTH(k) == 0) return 4;
+        if (*n >= cap) return 5;
+        double x;
+        if (PyFloat_CheckExact(v)) {
+            x = PyFloat_AS_DOUBLE(v);
+        } else {
+            x = PyFloat_AsDouble(v);
+            if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return 3; }
+        }
+        out[(*n)++] = x;
+    }
+    return 0;
+}
+
 static PyObject *scan_values(PyObject *self, PyObject *args) {
     PyObject *dicts, *outobj;
     if (!PyArg_ParseTuple(args, "O!O", &PyList_Type, &dicts, &outobj)) return NULL;
@@ -37,25 +58,7 @@ static PyObject *scan_values(PyObject *self, PyObject *args) {
     Py_ssize_t n = 0;
     long status = 0;
     Py_ssize_t nd = PyList_GET_SIZE(dicts);
-    for (Py_ssize_t i = 0; i < nd && status == 0; i++) {
-        PyObject *d = PyList_GET_ITEM(dicts, i);
-        if (!PyDict_CheckExact(d)) { status = 1; break; }
-        Py_ssize_t p = 0;
-        PyObject *k, *v;
-        while (PyDict_Next(d, &p, &k, &v)) {
-            if (!PyUnicode_CheckExact(k)) { status = 2; break; }
-            if (PyUnicode_GET_LENGTH(k) == 0) { status = 4; break; }
-            if (n >= cap) { status = 5; break; }
-            double x;
-            if (PyFloat_CheckExact(v)) {
-                x = PyFloat_AS_DOUBLE(v);
-            } else {
-                x = PyFloat_AsDouble(v);
-                if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); status = 3; break; }
-            }
-            out[n++] = x;
-        }
-    }
+    for (Py_ssize_t i = 0; i < nd && status == 0; i++) status = scan_one(PyList_GET_ITEM(dicts, i), out, &n, cap);
     PyBuffer_Release(&buf);
     return PyLong_FromLong(status);
 }
@@ -137,22 +140,7 @@ static PyObject *scan_join(PyObject *self, PyObject *args) {
     Py_ssize_t nd = PyList_GET_SIZE(dicts);
     for (Py_ssize_t i = 0; i < nd && status == 0; i++) {
         PyObject *d = PyList_GET_ITEM(dicts, i);
-        if (!PyDict_CheckExact(d)) { status = 1; break; }
-        Py_ssize_t p = 0;
-        PyObject *k, *v;
-        while (PyDict_Next(d, &p, &k, &v)) {
-            if (!PyUnicode_CheckExact(k)) { status = 2; break; }
-            if (PyUnicode_GET_LENGTH(k) == 0) { status = 4; break; }
-            if (n >= cap) { status = 5; break; }
-            double x;
-            if (PyFloat_CheckExact(v)) {
-                x = PyFloat_AS_DOUBLE(v);
-            } else {
-                x = PyFloat_AsDouble(v);
-                if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); status = 3; break; }
-            }
-            out[n++] = x;
-        }
+        status = scan_one(d, out, &n, cap);
         if (status) break;
         while (j < m && which[j] < i) found[j++] = NAN;  /* out of order: left for the caller */
         while (j < m && which[j] == i) {

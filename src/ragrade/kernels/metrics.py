@@ -46,7 +46,7 @@ class Judged:
         if key not in self._cache:
             mask = self.grade >= rel
             q, pos = self.q[mask], self.pos[mask]
-            hitnum = _rank_within_group(q)
+            hitnum = rank_within_group(q)
             self._cache[key] = (q, pos, hitnum)
         return self._cache[key]
 
@@ -59,11 +59,11 @@ class Judged:
             q, g = self.unit_q[mask], self.unit_grade[mask]
             order = np.lexsort((-g, q))
             q, g = q[order], g[order]
-            self._cache[key] = (q, _rank_within_group(q) - 1, _gain(g, gain))
+            self._cache[key] = (q, rank_within_group(q) - 1, _gain(g, gain))
         return self._cache[key]
 
 
-def _rank_within_group(q: np.ndarray) -> np.ndarray:
+def rank_within_group(q: np.ndarray) -> np.ndarray:
     """1-based index of each element within its run of equal (sorted) values."""
     n = len(q)
     if n == 0:

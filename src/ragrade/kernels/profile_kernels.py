@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ragrade.kernels.metrics import rank_within_group
+
 if TYPE_CHECKING:  # pragma: no cover
     from ragrade.profiles import Profile
 
@@ -84,17 +86,6 @@ def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     out = np.zeros(np.broadcast(a, b).shape, dtype=np.float64)
     np.divide(a, b, out=out, where=b > 0)
     return out
-
-
-def _rank_within(keys: np.ndarray) -> np.ndarray:
-    """1-based running count within runs of equal consecutive keys."""
-    n = len(keys)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    start = np.ones(n, dtype=bool)
-    start[1:] = keys[1:] != keys[:-1]
-    first = np.flatnonzero(start)
-    return np.arange(n, dtype=np.int64) - np.repeat(first, np.diff(np.append(first, n))) + 1
 
 
 def _qkey(m: Matches) -> np.ndarray:
@@ -220,7 +211,7 @@ def _weighted_precision_sum(m: Matches) -> tuple[np.ndarray, np.ndarray]:
     of a relevant item count again (as in Ragas, continuous-eval and LlamaIndex)."""
     rel = m.row_rel()
     q, pos = m.r_q[rel], m.r_pos[rel]
-    hitnum = _rank_within(q)
+    hitnum = rank_within_group(q)
     return _sum_by_q(q, hitnum / (pos + 1.0), m.nq), _sum_by_q(q, np.ones(len(q)), m.nq)
 
 
@@ -229,7 +220,7 @@ def ap(m: Matches, p: Profile) -> np.ndarray:
         # AutoRAG: AP_g = mean over rows in g of (g's hits so far / rank); MAP = sum AP_g / groups
         order = np.lexsort((m.r_pos[m.p_row], m.p_unit))
         unit, pos = m.p_unit[order], m.r_pos[m.p_row[order]]
-        hitnum = _rank_within(unit)
+        hitnum = rank_within_group(unit)
         s = np.bincount(unit, weights=hitnum / (pos + 1.0), minlength=len(m.u_q))
         c = np.bincount(unit, minlength=len(m.u_q)).astype(np.float64)
         ap_g = _div(s, c)
