@@ -210,9 +210,6 @@ def test_duplicate_lines_in_a_trec_run_keep_the_last_score_in_ranx(tmp_path):
     assert default == pytest.approx({"P@5": 0.4, "rr": 0.5, "ap": (1 / 2 + 2 / 3) / 2})
 
 
-@pytest.mark.xfail(strict=True, reason="profile bug: 'ranx' is an alias of the default profile, but ranx scores "
-                   "R = 0 queries 0 and averages them in (no_relevant='zero') and keeps the last of duplicate "
-                   "lines (duplicates='keep_last'), so its means differ whenever a query has R = 0")
 def test_ranx_profile_equals_ranx():
     qrels = {"q1": {"a": 0, "b": -1}, "q2": {"a": 1}}
     run = {"q1": {"a": 1.0, "b": 0.5}, "q2": {"a": 1.0, "b": 0.5}}

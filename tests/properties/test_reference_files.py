@@ -154,9 +154,6 @@ def test_trec_chunk_boundaries_whitespace_and_gzip(tmp_path, chunk_size, gz):
     assert_same(got, want)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: the TREC reader first parses a chunk split on single spaces "
-                   "and normalises whitespace only if pyarrow rejects it; a line mixing tabs and spaces that "
-                   "happens to split into 6 fields is accepted with shifted columns (silent misparse)")
 @pytest.mark.parametrize("chunk_size", [30, 1 << 20])
 def test_mixed_whitespace_in_one_line(tmp_path, chunk_size):
     from ragrade.io import read_run
@@ -167,8 +164,6 @@ def test_mixed_whitespace_in_one_line(tmp_path, chunk_size):
     assert read_run(path, chunk_size=chunk_size).to_dict() == {"q1": {"d2": 0.875}, "q3": {"d4": 0.375}}
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: same as test_mixed_whitespace_in_one_line, for qrels "
-                   "(4 columns): 'q1\\t0 d1 \\t 1' is read as query 'q1\\t0', document '\\t'")
 def test_mixed_whitespace_in_one_qrels_line(tmp_path):
     from ragrade.io import read_qrels
 
@@ -177,9 +172,6 @@ def test_mixed_whitespace_in_one_qrels_line(tmp_path):
     assert read_qrels(path).to_dict() == {"q1": {"d1": 1}, "q2": {"d2": 1}}
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: in a JSONL list layout with 'scores', a line with an empty "
-                   "'retrieved' list and no 'scores' key is rejected as \"'scores' and 'retrieved' have different "
-                   "lengths\" (docs/formats.md: an empty list is kept as an empty ranking)")
 def test_jsonl_empty_list_without_scores(tmp_path):
     from ragrade.io import read_run
 

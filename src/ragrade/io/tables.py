@@ -260,7 +260,8 @@ def _flatten(table: pa.Table, list_col: str, query_col: str, path: str, locate: 
     values = None
     if value_col is not None:
         vlists = table.column(value_col)
-        vlen = pc.list_value_length(vlists).to_numpy(zero_copy_only=False)
+        # A missing value list counts as empty: fine for an empty ranking, an error otherwise.
+        vlen = pc.list_value_length(vlists).fill_null(0).to_numpy(zero_copy_only=False)
         bad = np.flatnonzero(vlen != lengths)
         if len(bad):
             line, text = locate(int(bad[0]))

@@ -134,9 +134,12 @@ def _parse_chunk(block: bytes, end: int, offset: int, path: str, columns: tuple[
     """Parse ``block[:end]``; returns the table and, if the chunk had to be normalised, its bytes."""
     if _NON_SPACE.search(block, 0, end) is None:
         return None, None
-    # Try the bytes as they are: irregular spacing (tabs, runs of spaces, spaces at line ends) changes
+    # Try the bytes as they are, unless they hold a tab, CR, VT or FF (a split on single spaces could
+    # then shift columns silently). Other irregular spacing (runs of spaces, spaces at line ends) changes
     # the column count, which pyarrow rejects, or yields an empty id; then normalise and parse again.
     try:
+        if _has_odd_whitespace(block, end):
+            raise pa.ArrowInvalid("odd whitespace")
         table = _arrow_parse(pa.py_buffer(memoryview(block)[:end]), columns, numeric, doc_type)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass  # irregular spacing, or a real error: see below
@@ -154,13 +157,35 @@ def _parse_chunk(block: bytes, end: int, offset: int, path: str, columns: tuple[
 _NON_SPACE = re.compile(rb"\S")
 
 
+_ODD_WHITESPACE = (b"\t", b"\r", b"\x0b", b"\x0c")
+
+
+def _has_odd_whitespace(block: bytes, end: int) -> bool:
+    """Whether ``block[:end]`` holds whitespace other than spaces and newlines (memchr-speed scans)."""
+    return any(block.find(c, 0, end) >= 0 for c in _ODD_WHITESPACE)
+
+
+def _file_has_odd_whitespace(path: str) -> bool:
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(CHUNK_SIZE)
+            if not block:
+                return False
+            if _has_odd_whitespace(block, len(block)):
+                return True
+
+
 def _has_empty_id(table: pa.Table) -> bool:
+    """True if an id is empty: a sign of irregular spacing (a leading space, or two spaces in a row) that
+    a split on single spaces got wrong. The caller then normalises the whitespace and parses again."""
     import pyarrow.compute as pc
 
     for name in ("query", "doc"):
         for chunk in table.column(name).chunks:
             d = chunk.dictionary if pa.types.is_dictionary(chunk.type) else chunk
-            if len(d) and pc.min(pc.binary_length(d)).as_py() == 0:
+            if len(d) == 0:
+                continue
+            if pc.min(pc.binary_length(d)).as_py() == 0:
                 return True
     return False
 
@@ -236,8 +261,10 @@ def _read_whole(path: str, columns: tuple[str, ...], numeric: str, doc_type: pa.
     finally:
         stream.close()
         raw.close()
-    if head == _BOM or is_gzip(path):
-        return None  # gzip: the chunked reader decompresses in one pass and reports progress on the raw bytes
+    if head == _BOM or is_gzip(path) or _file_has_odd_whitespace(path):
+        # gzip: the chunked reader decompresses in one pass and reports progress on the raw bytes;
+        # tabs, CRs and the like: the chunked reader normalises them.
+        return None
     read = pacsv.ReadOptions(column_names=list(columns), block_size=8 << 20)
     parse = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, double_quote=False)
     convert = pacsv.ConvertOptions(

@@ -140,6 +140,15 @@ _add(Profile(
     source="SPEC 4.5; differential tests against ir_measures",
 ))
 _add(Profile(
+    "ranx", "ranx", kind="engine",
+    policies=(("no_relevant", "zero"), ("missing_run", "zero"), ("duplicates", "keep_last")),
+    metrics=("hits", "hit_rate", "precision", "recall", "f1", "r_precision", "rr", "ap", "dcg", "ndcg"),
+    reasons=(("*", "ranx scores queries with no relevant judgment 0 and averages them in, keeps the last "
+                    "of duplicate lines, and counts queries missing from the run as 0 (make_comparable); "
+                    "its order among equal scores follows its own sort and is not reproduced"),),
+    source="SPEC 4.5; differential tests against ranx (tests/parity/test_ranx_comparison.py)",
+))
+_add(Profile(
     "autorag", "AutoRAG retrieval metrics",
     cutoff_applies=False, precision_hits="distinct", precision_denominator="list",
     recall_denominator="units", rr_mode="per_unit", ap_denominator="per_unit",
