@@ -87,3 +87,12 @@ def test_rank_in_segments(accel):
     above, upto = rank_in_segments(v, lo, hi, t, use_accel=accel)
     assert above.tolist() == [1, 0, 5, 6, 5]
     assert upto.tolist() == [4, 1, 5, 7, 6]
+
+
+@pytest.mark.parametrize("accel", MODES)
+def test_scan_items_returns_keys_in_order(accel):
+    from ragrade._ingest import scan_items
+
+    status, counts, values, keys = scan_items([{"b": 2.0, "a": 1}, {}, {"c": 3.5}], use_accel=accel)
+    assert status == OK
+    assert keys.tolist() == ["b", "a", "c"] and values.tolist() == [2.0, 1.0, 3.5] and counts.tolist() == [2, 0, 1]

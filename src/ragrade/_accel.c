@@ -5,8 +5,9 @@
  * helpers do it in a single pass with no per-item Python calls. Everything else stays in NumPy.
  * If this module fails to build, ragrade falls back to equivalent pure-Python code (same results).
  *
- * scan_values(dicts, out) -> int status
- *     dicts: list of dict; out: writable C-contiguous float64 buffer with room for every value.
+ * scan_values(dicts, out[, keys]) -> int status
+ *     dicts: list of dict; out: writable C-contiguous float64 buffer with room for every value;
+ *     keys (optional): a list as long as out, filled with the keys (replacing its None items).
  *     Writes the values in insertion order. Status: 0 ok, 1 an element is not a dict,
  *     2 a key is not exactly str, 3 a value is not convertible to float, 4 a key is the empty string,
  *     5 the buffer is too small.
@@ -27,8 +28,9 @@
 #include <math.h>
 #include <stdint.h>
 
-/* Append the values of dict d to out[*n..]; 0 ok, else a scan_values status code. */
-static long scan_one(PyObject *d, double *out, Py_ssize_t *n, Py_ssize_t cap) {
+/* Append the values of dict d to out[*n..] (and its keys to the list `keys` if not NULL, at the same
+   positions); 0 ok, else a scan_values status code. */
+static long scan_one(PyObject *d, double *out, Py_ssize_t *n, Py_ssize_t cap, PyObject *keys) {
     if (!PyDict_CheckExact(d)) return 1;
     Py_ssize_t p = 0;
     PyObject *k, *v;
@@ -43,22 +45,33 @@ static long scan_one(PyObject *d, double *out, Py_ssize_t *n, Py_ssize_t cap) {
             x = PyFloat_AsDouble(v);
             if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return 3; }
         }
+        if (keys != NULL) {
+            Py_INCREF(k);
+            if (PyList_SetItem(keys, *n, k) < 0) return 6;  /* steals k, releases the old item */
+        }
         out[(*n)++] = x;
     }
     return 0;
 }
 
 static PyObject *scan_values(PyObject *self, PyObject *args) {
-    PyObject *dicts, *outobj;
-    if (!PyArg_ParseTuple(args, "O!O", &PyList_Type, &dicts, &outobj)) return NULL;
+    PyObject *dicts, *outobj, *keys = NULL;
+    if (!PyArg_ParseTuple(args, "O!O|O", &PyList_Type, &dicts, &outobj, &keys)) return NULL;
+    if (keys == Py_None) keys = NULL;
     Py_buffer buf;
     if (PyObject_GetBuffer(outobj, &buf, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
     double *out = (double *)buf.buf;
     Py_ssize_t cap = buf.len / (Py_ssize_t)sizeof(double);
     Py_ssize_t n = 0;
     long status = 0;
+    if (keys != NULL && (!PyList_CheckExact(keys) || PyList_GET_SIZE(keys) < cap)) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "scan_values: keys must be a list as long as the buffer");
+        return NULL;
+    }
     Py_ssize_t nd = PyList_GET_SIZE(dicts);
-    for (Py_ssize_t i = 0; i < nd && status == 0; i++) status = scan_one(PyList_GET_ITEM(dicts, i), out, &n, cap);
+    for (Py_ssize_t i = 0; i < nd && status == 0; i++)
+        status = scan_one(PyList_GET_ITEM(dicts, i), out, &n, cap, keys);
     PyBuffer_Release(&buf);
     return PyLong_FromLong(status);
 }
@@ -140,7 +153,7 @@ static PyObject *scan_join(PyObject *self, PyObject *args) {
     Py_ssize_t nd = PyList_GET_SIZE(dicts);
     for (Py_ssize_t i = 0; i < nd && status == 0; i++) {
         PyObject *d = PyList_GET_ITEM(dicts, i);
-        status = scan_one(d, out, &n, cap);
+        status = scan_one(d, out, &n, cap, NULL);
         if (status) break;
         while (j < m && which[j] < i) found[j++] = NAN;  /* out of order: left for the caller */
         while (j < m && which[j] == i) {

@@ -31,15 +31,33 @@ def scan_values(dicts: list, use_accel: bool | None = None) -> tuple[int, np.nda
     """``(status, counts, values)`` for a list of dicts: list lengths and every value as float64 in
     insertion order. ``status`` is OK or the first problem met (then the arrays are not meaningful):
     NOT_DICT, NON_STR_KEY (a key that is not exactly ``str``), NON_NUMERIC, EMPTY_KEY."""
+    status, counts, values, _ = scan_items(dicts, use_accel, keys=False)
+    return status, counts, values
+
+
+def scan_items(dicts: list, use_accel: bool | None = None,
+               keys: bool = True) -> tuple[int, np.ndarray, np.ndarray, np.ndarray | None]:
+    """As :func:`scan_values`, plus every key as an object array (``keys=True``)."""
     accel = _accel if use_accel is None or use_accel else None
     if not all(map(isinstance, dicts, repeat(dict))):
-        return NOT_DICT, np.zeros(0, np.int64), np.zeros(0)
+        return NOT_DICT, np.zeros(0, np.int64), np.zeros(0), None
     counts = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
     n = int(counts.sum())
     values = np.empty(n, dtype=np.float64)
     if accel is not None:
-        status = accel.scan_values(dicts if type(dicts) is list else list(dicts), values)
-        return status, counts, values
+        found_keys = [None] * n if keys else None
+        status = accel.scan_values(dicts if type(dicts) is list else list(dicts), values, found_keys)
+        key_arr = None
+        if keys and status == OK:
+            key_arr = np.fromiter(found_keys, dtype=object, count=n)
+        return status, counts, values, key_arr
+    status, counts, values = _scan_values_py(dicts, counts, values)
+    key_arr = np.fromiter(chain.from_iterable(dicts), dtype=object, count=n) if keys and status == OK else None
+    return status, counts, values, key_arr
+
+
+def _scan_values_py(dicts: list, counts: np.ndarray, values: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    n = len(values)
     try:
         deque(map("".join, dicts), maxlen=0)  # raises TypeError on a non-str key
     except TypeError:

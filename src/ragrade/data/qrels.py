@@ -8,7 +8,7 @@ the storage is one (query, doc id, grade, unit) judgment; plain qrels have one r
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import chain, repeat
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -288,12 +288,11 @@ def _flatten_dicts(values: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     """One pass over a list of dicts: (counts, keys, float values); None if anything is unusual (a
     non-str or empty key, a non-numeric value): the caller then takes the checking path, which says
     exactly where."""
-    from ragrade._ingest import OK, scan_values
+    from ragrade._ingest import OK, scan_items
 
-    status, counts, vals = scan_values(values)
+    status, counts, vals, docs = scan_items(values)
     if status != OK:
         return None
-    docs = np.fromiter(chain.from_iterable(values), dtype=object, count=len(vals))
     return counts, docs, vals
 
 
