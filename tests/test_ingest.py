@@ -96,3 +96,28 @@ def test_scan_items_returns_keys_in_order(accel):
     status, counts, values, keys = scan_items([{"b": 2.0, "a": 1}, {}, {"c": 3.5}], use_accel=accel)
     assert status == OK
     assert keys.tolist() == ["b", "a", "c"] and values.tolist() == [2.0, 1.0, 3.5] and counts.tolist() == [2, 0, 1]
+
+
+@pytest.mark.parametrize("accel", MODES)
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_file_backed_runs_equal_dict_runs(tmp_path, monkeypatch, accel, shuffle):
+    """Runs read from files keep raw Arrow ids; their join (C scan or Arrow index_in) equals the dict join."""
+    rng = np.random.default_rng(11)
+    qrels = {f"q{i}": {f"d{j}": int(rng.integers(-1, 4)) for j in rng.choice(40, 8, replace=False)} for i in range(25)}
+    run = {}
+    for i in range(3, 30):
+        docs = rng.choice(40, int(rng.integers(0, 20)), replace=False)
+        run[f"q{i}"] = {f"d{j}": float(rng.integers(0, 5)) / 2 for j in docs}
+    lines = [f"{q} Q0 {d} 0 {s} t" for q, ds in run.items() for d, s in ds.items()]
+    if shuffle:  # queries interleaved: the reader must group them
+        rng.shuffle(lines)
+    path = tmp_path / "run.trec"
+    path.write_text("\n".join(lines) + "\n")
+    if not accel:
+        monkeypatch.setattr(_ingest, "_accel", None)
+    metrics = ["ndcg@5", "ap", "rr@3", "P@10", "recall@5", "r_precision", "precision(rel=2)@5"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ragrade.RagradeWarning)
+        from_file = ragrade.evaluate(qrels, ragrade.read_run(path), metrics)
+        from_dict = ragrade.evaluate(qrels, run, metrics)
+    np.testing.assert_array_equal(from_file.per_query.to_numpy(), from_dict.per_query.to_numpy())

@@ -20,6 +20,13 @@
  *     For each i, within sorted_desc[lo[i]:hi[i]] (descending): above[i] = first index whose value is
  *     <= target[i], upto[i] = first index whose value is < target[i] (binary searches).
  *
+ * match_segments(run_off, run_data, run_base, seg_off, seg_to_grp, grp_off, gold_off, gold_data, out) -> int
+ *     Strings are Arrow layouts: offsets (int64 here) into a data buffer. Run row r (its string is
+ *     run_data[run_off[r] - run_base : run_off[r+1] - run_base]) belongs to segment s
+ *     (seg_off[s] <= r < seg_off[s+1]); g = seg_to_grp[s] is its gold group (-1: none), holding gold
+ *     strings grp_off[g] .. grp_off[g+1]. out[r] = index of the gold string equal to row r, or -1.
+ *     Returns the number of matched rows. A linear scan: gold groups are small (a query's judgments).
+ *
  * lookup(dicts, which, keys, out) -> None
  *     out[i] = float(dicts[which[i]].get(keys[i], nan)); which: int64 buffer; keys: list of str.
  */
@@ -27,6 +34,7 @@
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Append the values of dict d to out[*n..] (and its keys to the list `keys` if not NULL, at the same
    positions); 0 ok, else a scan_values status code. */
@@ -216,7 +224,62 @@ static PyObject *rank_in_segments(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *match_segments(PyObject *self, PyObject *args) {
+    PyObject *objs[9];
+    long long run_base;
+    if (!PyArg_ParseTuple(args, "OOLOOOOOO", &objs[0], &objs[1], &run_base, &objs[2], &objs[3], &objs[4],
+                          &objs[5], &objs[6], &objs[7]))
+        return NULL;
+    PyObject *bufobjs[8] = {objs[0], objs[1], objs[2], objs[3], objs[4], objs[5], objs[6], objs[7]};
+    Py_buffer b[8];
+    if (get_buffers(bufobjs, b, 8, 7) < 0) return NULL;
+    const int64_t *run_off = (const int64_t *)b[0].buf;
+    const char *run_data = (const char *)b[1].buf;
+    const int64_t *seg_off = (const int64_t *)b[2].buf, *seg_to_grp = (const int64_t *)b[3].buf;
+    const int64_t *grp_off = (const int64_t *)b[4].buf, *gold_off = (const int64_t *)b[5].buf;
+    const char *gold_data = (const char *)b[6].buf;
+    int64_t *out = (int64_t *)b[7].buf;
+    Py_ssize_t nseg = b[3].len / 8, ngrp = b[4].len / 8 - 1, ngold = b[5].len / 8 - 1;
+    Py_ssize_t nrun = b[0].len / 8 - 1;
+    long long matched = 0;
+    int ok = b[2].len / 8 == nseg + 1 && b[7].len / 8 >= nrun && ngrp >= 0 && ngold >= 0;
+    if (ok && nseg > 0 && seg_off[nseg] > nrun) ok = 0;
+    for (Py_ssize_t s = 0; ok && s < nseg; s++) {
+        int64_t g = seg_to_grp[s];
+        int64_t r0 = seg_off[s], r1 = seg_off[s + 1];
+        if (r0 < 0 || r1 < r0) { ok = 0; break; }
+        if (g < 0 || g >= ngrp) {
+            for (int64_t r = r0; r < r1; r++) out[r] = -1;
+            continue;
+        }
+        int64_t k0 = grp_off[g], k1 = grp_off[g + 1];
+        if (k0 < 0 || k1 > ngold || k1 < k0) { ok = 0; break; }
+        for (int64_t r = r0; r < r1; r++) {
+            int64_t a = run_off[r] - run_base, len = run_off[r + 1] - run_off[r];
+            if (a < 0 || len < 0 || a + len > b[1].len) { ok = 0; break; }
+            int64_t hit = -1;
+            for (int64_t k = k0; k < k1; k++) {
+                int64_t ga = gold_off[k], glen = gold_off[k + 1] - gold_off[k];
+                if (glen == len && ga >= 0 && ga + glen <= b[6].len &&
+                    memcmp(run_data + a, gold_data + ga, (size_t)len) == 0) {
+                    hit = k;
+                    break;
+                }
+            }
+            out[r] = hit;
+            matched += hit >= 0;
+        }
+    }
+    for (int j = 0; j < 8; j++) PyBuffer_Release(&b[j]);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "match_segments: inconsistent offsets or buffer sizes");
+        return NULL;
+    }
+    return PyLong_FromLongLong(matched);
+}
+
 static PyMethodDef methods[] = {
+    {"match_segments", match_segments, METH_VARARGS, "Per-row match of strings against small per-segment sets."},
     {"rank_in_segments", rank_in_segments, METH_VARARGS, "Binary searches within descending segments."},
     {"scan_join", scan_join, METH_VARARGS, "scan_values with the lookups of each dict done while it is hot."},
     {"scan_values", scan_values, METH_VARARGS, "Copy the values of a list of dicts into a float64 buffer."},

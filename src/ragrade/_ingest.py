@@ -144,3 +144,42 @@ def _search(sorted_desc: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.
         go_right = ((v > target) if strict else (v >= target)) & active
         lo = np.where(go_right, mid + 1, lo)
         hi = np.where(active & ~go_right, mid, hi)
+
+
+def arrow_strings(arr) -> tuple[np.ndarray, object] | None:
+    """``(int64 offsets, data buffer)`` of an Arrow string array (chunks combined), or None."""
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        try:
+            arr = arr.combine_chunks()
+        except (pa.ArrowInvalid, pa.ArrowCapacityError, OverflowError):
+            arr = arr.cast(pa.large_string()).combine_chunks()
+    if pa.types.is_string(arr.type):
+        width = np.int32
+    elif pa.types.is_large_string(arr.type):
+        width = np.int64
+    else:
+        return None
+    if arr.null_count:
+        return None
+    _, off_buf, data = arr.buffers()
+    offsets = np.frombuffer(off_buf, dtype=width)[arr.offset: arr.offset + len(arr) + 1].astype(np.int64)
+    return offsets, data if data is not None else b""
+
+
+def match_segments(run_strings, seg_offsets: np.ndarray, seg_to_group: np.ndarray, group_offsets: np.ndarray,
+                   gold_strings) -> np.ndarray | None:
+    """Per run row, the index of the equal string among its segment's gold group (-1 if none), by a
+    linear scan in C (groups are a query's few positive judgments). None without the C helper."""
+    if _accel is None:
+        return None
+    run = arrow_strings(run_strings)
+    gold = arrow_strings(gold_strings)
+    if run is None or gold is None:
+        return None
+    out = np.empty(len(run[0]) - 1, dtype=np.int64)
+    _accel.match_segments(run[0], run[1], 0, np.ascontiguousarray(seg_offsets, dtype=np.int64),
+                          np.ascontiguousarray(seg_to_group, dtype=np.int64),
+                          np.ascontiguousarray(group_offsets, dtype=np.int64), gold[0], gold[1], out)
+    return out

@@ -249,6 +249,7 @@ class Evaluator:
         # Rows that can earn credit (grade > 0): the only ones the dict join needs to look up.
         self._pos_rows = np.flatnonzero(q.grades > 0)
         self._col: tuple[pd.Index, np.ndarray, np.ndarray, int] | None = None
+        self._gold: tuple[Any, np.ndarray] | None = None
 
     def _columnar(self) -> tuple[pd.Index, Any, pd.Index, np.ndarray, int]:
         """Lookup structures for the columnar join, built on first use, over the *positive* judgments
@@ -265,6 +266,39 @@ class Evaluator:
             self._col = (pd.Index(vocab, dtype=object), pa.array(vocab, type=pa.string()),
                          pd.Index(keys), rows, nv)
         return self._col
+
+    def _judged_rows(self, run: Run, qmap: np.ndarray, offsets: np.ndarray):
+        """``(storage rows, qrels query, run query, qrels row)`` of the retrieved items that are positive
+        judgments of their query."""
+        if run._raw_is_arrow:
+            from ragrade._ingest import match_segments
+
+            gold, group_off = self._gold_strings()
+            hit = match_segments(run._raw, offsets, qmap, group_off, gold)
+            if hit is not None:  # the C scan: each query's items against its few positive judgments
+                cand = np.flatnonzero(hit >= 0)
+                seg_c = np.searchsorted(offsets, cand, side="right") - 1
+                return cand, qmap[seg_c], seg_c, self._pos_rows[hit[cand]]
+        _, _, key_index, key_rows, nv = self._columnar()
+        qdoc = self._map_docs(run)
+        cand = np.flatnonzero(qdoc >= 0)
+        seg_c = np.searchsorted(offsets, cand, side="right") - 1
+        qq = qmap[seg_c]
+        ok = qq >= 0
+        cand, qq, seg_c = cand[ok], qq[ok], seg_c[ok]
+        loc = key_index.get_indexer(qq * nv + qdoc[cand])
+        hit = loc >= 0
+        return cand[hit], qq[hit], seg_c[hit], key_rows[loc[hit]]
+
+    def _gold_strings(self):
+        """The positive judgments' ids as one Arrow array grouped by query, with per-query offsets."""
+        if self._gold is None:
+            import pyarrow as pa
+
+            rows = self._pos_rows
+            group_off = np.searchsorted(self._row_q[rows], np.arange(self.qrels.n_queries + 1))
+            self._gold = (pa.array(self.qrels._docs_at(rows), type=pa.large_string()), group_off)
+        return self._gold
 
     def _map_docs(self, run: Run) -> np.ndarray:
         """Per storage row of ``run``: index of its document among the positively judged ids, or -1."""
@@ -383,17 +417,8 @@ class Evaluator:
             counts = counts - np.bincount(seg_sorted[dup_ranked], minlength=run.n_queries)
         qmap, in_run, n_ret = self._align(run.query_ids, counts, summary, notes)
 
-        # Storage rows whose document is positively judged somewhere, then matched per query.
-        _, _, key_index, key_rows, nv = self._columnar()
-        qdoc = self._map_docs(run)
-        cand = np.flatnonzero(qdoc >= 0)
-        seg_c = np.searchsorted(offsets, cand, side="right") - 1
-        qq = qmap[seg_c]
-        ok = qq >= 0
-        cand, qq, seg_c = cand[ok], qq[ok], seg_c[ok]
-        loc = key_index.get_indexer(qq * nv + qdoc[cand])
-        hit = loc >= 0
-        cand, qq, seg_c, loc = cand[hit], qq[hit], seg_c[hit], loc[hit]
+        # Storage rows whose document is a positive judgment of their query.
+        cand, qq, seg_c, qrow = self._judged_rows(run, qmap, offsets)
         if identity:
             slot = cand
         else:
@@ -402,18 +427,18 @@ class Evaluator:
             slot = inverse[cand]
         if dup_ranked is not None:
             keep_c = ~dup_ranked[slot]
-            slot, qq, seg_c, loc = slot[keep_c], qq[keep_c], seg_c[keep_c], loc[keep_c]
+            slot, qq, seg_c, qrow = slot[keep_c], qq[keep_c], seg_c[keep_c], qrow[keep_c]
         pos = slot - offsets[seg_c]
         if shift is not None:
             pos = pos - shift[slot]
-        if judged_dups_only and len(loc):
-            summary.duplicate_items = int(pd.Series(loc).duplicated().sum())
+        if judged_dups_only and len(qrow):
+            summary.duplicate_items = int(pd.Series(qrow).duplicated().sum())
         if summary.duplicate_items:
             what = "credited once" if pol.duplicates == "credit_once" else pol.duplicates
             scope = " (judged items; duplicates of unjudged items change no value)" if judged_dups_only else ""
             notes.append(f"{summary.duplicate_items} duplicate items in rankings{scope} ({what})")
         sorted_scores = None if run.scores is None else (run.scores if identity else run.scores[perm])
-        return _Joined(qq=qq, pos=pos, qrow=key_rows[loc], n_ret=n_ret, in_run=in_run,
+        return _Joined(qq=qq, pos=pos, qrow=qrow, n_ret=n_ret, in_run=in_run,
                        sorted_scores=sorted_scores, offsets=offsets, run_name=run.name,
                        evaluated_segments=qmap >= 0)
 
