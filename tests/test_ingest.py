@@ -121,3 +121,16 @@ def test_file_backed_runs_equal_dict_runs(tmp_path, monkeypatch, accel, shuffle)
         from_file = ragrade.evaluate(qrels, ragrade.read_run(path), metrics)
         from_dict = ragrade.evaluate(qrels, run, metrics)
     np.testing.assert_array_equal(from_file.per_query.to_numpy(), from_dict.per_query.to_numpy())
+
+
+@pytest.mark.parametrize("accel", MODES)
+@pytest.mark.parametrize(("text", "odd"), [(b"q Q0 d 1 0.5 t\n", False), (b"q\tQ0 d 1 0.5 t\n", True),
+                                           (b"q Q0 d 1 0.5 t\r\n", True), (b"", False), (b"x" * 9000 + b"\x0c", True)])
+def test_file_odd_whitespace_scan(tmp_path, monkeypatch, accel, text, odd):
+    from ragrade.io.trec import _file_has_odd_whitespace
+
+    if not accel:
+        monkeypatch.setattr(_ingest, "_accel", None)
+    path = tmp_path / "f.txt"
+    path.write_bytes(text)
+    assert _file_has_odd_whitespace(str(path)) is odd

@@ -27,6 +27,9 @@
  *     strings grp_off[g] .. grp_off[g+1]. out[r] = index of the gold string equal to row r, or -1.
  *     Returns the number of matched rows. A linear scan: gold groups are small (a query's judgments).
  *
+ * find_odd_whitespace(buffer) -> int
+ *     Index of the first tab, CR, VT or FF byte in the buffer, or -1.
+ *
  * lookup(dicts, which, keys, out) -> None
  *     out[i] = float(dicts[which[i]].get(keys[i], nan)); which: int64 buffer; keys: list of str.
  */
@@ -278,7 +281,34 @@ static PyObject *match_segments(PyObject *self, PyObject *args) {
     return PyLong_FromLongLong(matched);
 }
 
+static PyObject *find_odd_whitespace(PyObject *self, PyObject *args) {
+    Py_buffer b;
+    if (!PyArg_ParseTuple(args, "y*", &b)) return NULL;
+    const unsigned char *p = (const unsigned char *)b.buf;
+    Py_ssize_t n = b.len, found = -1;
+    Py_BEGIN_ALLOW_THREADS
+    /* Blocks of 4 KiB with a branch-free OR (vectorisable); the exact byte only once a block hits. */
+    for (Py_ssize_t a = 0; a < n && found < 0; a += 4096) {
+        Py_ssize_t z = a + 4096 < n ? a + 4096 : n;
+        unsigned char hit = 0;
+        for (Py_ssize_t i = a; i < z; i++) {
+            unsigned char c = p[i];
+            hit |= (unsigned char)((unsigned char)(c - 9) <= 4) & (unsigned char)(c != 10);
+        }
+        if (hit) {
+            for (Py_ssize_t i = a; i < z; i++) {
+                unsigned char c = p[i];
+                if (c >= 9 && c <= 13 && c != 10) { found = i; break; }
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&b);
+    return PyLong_FromSsize_t(found);
+}
+
 static PyMethodDef methods[] = {
+    {"find_odd_whitespace", find_odd_whitespace, METH_VARARGS, "First tab/CR/VT/FF byte, or -1."},
     {"match_segments", match_segments, METH_VARARGS, "Per-row match of strings against small per-segment sets."},
     {"rank_in_segments", rank_in_segments, METH_VARARGS, "Binary searches within descending segments."},
     {"scan_join", scan_join, METH_VARARGS, "scan_values with the lookups of each dict done while it is hot."},

@@ -166,13 +166,27 @@ def _has_odd_whitespace(block: bytes, end: int) -> bool:
 
 
 def _file_has_odd_whitespace(path: str) -> bool:
+    """One pass over the file, memory-mapped (no copy): C helper, else NumPy in slices."""
+    import mmap
+
+    from ragrade import _ingest
+
     with open(path, "rb") as f:
-        while True:
-            block = f.read(CHUNK_SIZE)
-            if not block:
+        if os.fstat(f.fileno()).st_size == 0:
+            return False
+        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)  # pre-fault: one pass, sequential
+        with mmap.mmap(f.fileno(), 0, flags=flags, prot=mmap.PROT_READ) as mm:
+            if _ingest._accel is not None:
+                return _ingest._accel.find_odd_whitespace(mm) >= 0
+            view = np.frombuffer(mm, dtype=np.uint8)
+            try:
+                for a in range(0, len(view), CHUNK_SIZE):
+                    part = view[a: a + CHUNK_SIZE]
+                    if ((part >= 9) & (part <= 13) & (part != 10)).any():
+                        return True
                 return False
-            if _has_odd_whitespace(block, len(block)):
-                return True
+            finally:
+                del view, part
 
 
 def _has_empty_id(table: pa.Table) -> bool:
