@@ -405,13 +405,15 @@ class Evaluator:
             run = _subset_rows(run, keep)
             offsets, n = run._offsets, run.n_rows
         counts = np.diff(offsets)
-        perm = run.ranking(pol.ties)
-        identity = bool(np.array_equal(perm, np.arange(n)))
+        ranked = run._ranking(pol.ties)
+        identity = ranked is None
+        perm = ranked
         dup_ranked = None
         shift = None
         if pol.duplicates == "drop" and run.duplicate_mask().any():
             seg_sorted = np.repeat(np.arange(run.n_queries, dtype=np.int64), counts)
-            dup_ranked = first_duplicate(seg_sorted, run._doc_codes[perm], len(run._doc_vocab))
+            codes = run._doc_codes if identity else run._doc_codes[perm]
+            dup_ranked = first_duplicate(seg_sorted, codes, len(run._doc_vocab))
             cum_before = np.concatenate(([0], np.cumsum(dup_ranked)))
             shift = cum_before[:-1] - np.repeat(cum_before[offsets[:-1]], counts)  # dups earlier in query
             counts = counts - np.bincount(seg_sorted[dup_ranked], minlength=run.n_queries)

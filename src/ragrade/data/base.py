@@ -21,6 +21,24 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def _take_arrow(arr: Any, rows: np.ndarray) -> np.ndarray:
+    """``arr[rows]`` as an object array of str; a chunked array is taken chunk by chunk (Arrow's own
+    ``take`` on a chunked array concatenates every chunk first)."""
+    import pyarrow as pa
+
+    if not isinstance(arr, pa.ChunkedArray) or arr.num_chunks <= 1:
+        src = arr.chunk(0) if isinstance(arr, pa.ChunkedArray) and arr.num_chunks == 1 else arr
+        return np.asarray(src.take(pa.array(rows)).to_numpy(zero_copy_only=False), dtype=object)
+    bounds = np.cumsum([0] + [len(c) for c in arr.chunks])
+    which = np.searchsorted(bounds, rows, side="right") - 1
+    out = np.empty(len(rows), dtype=object)
+    for c in np.unique(which).tolist():  # one take per chunk touched (a few dozen at most)
+        sel = np.flatnonzero(which == c)
+        local = rows[sel] - bounds[c]
+        out[sel] = arr.chunk(c).take(pa.array(local)).to_numpy(zero_copy_only=False)
+    return out
+
+
 class ColumnarTable:
     """Base of Qrels and Run: query-grouped rows of (doc, value)."""
 
@@ -151,8 +169,7 @@ class ColumnarTable:
     def _docs_at(self, rows: np.ndarray) -> np.ndarray:
         """Document ids (str) of the given storage rows."""
         if self._raw_is_arrow:
-            taken = self._raw.take(np.asarray(rows, dtype=np.int64))
-            return np.asarray(taken.to_numpy(zero_copy_only=False), dtype=object)
+            return _take_arrow(self._raw, np.asarray(rows, dtype=np.int64))
         if self._raw is not None:
             return self._raw[rows]
         return self._doc_vocab[self._doc_codes[rows]]

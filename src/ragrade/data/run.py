@@ -204,6 +204,11 @@ class Run(ColumnarTable):
 
     def ranking(self, ties: str = "docid_desc") -> np.ndarray:
         """Permutation of storage rows into rank order (rows stay grouped by query). Cached per policy."""
+        perm = self._ranking(ties)
+        return np.arange(self.n_rows, dtype=np.int64) if perm is None else perm
+
+    def _ranking(self, ties: str = "docid_desc") -> np.ndarray | None:
+        """As :meth:`ranking`, but None when storage order already is rank order."""
         if ties not in TIE_POLICIES:
             raise PolicyError(f"ties must be one of {', '.join(TIE_POLICIES)}; got {ties!r}")
         key = ("ranking", ties)

@@ -43,15 +43,16 @@ def rank_rows(
     scores: np.ndarray | None,
     docs_at: Callable[[np.ndarray], np.ndarray],
     ties: str = "docid_desc",
-) -> np.ndarray:
+) -> np.ndarray | None:
     """Permutation of rows into rank order; rows remain grouped by segment (query).
 
     ``docs_at(rows)`` returns the document ids (str) of the given rows; it is called only for rows
-    whose scores are tied.
+    whose scores are tied. Returns None when the rows are already in rank order (the common case: no
+    permutation array is made).
     """
     n = int(offsets[-1])
     if scores is None or n == 0:
-        return np.arange(n, dtype=np.int64)
+        return None
     starts = offsets[1:-1]
     starts = starts[(starts > 0) & (starts < n)]
     out_of_order = scores[1:] > scores[:-1]
@@ -61,7 +62,7 @@ def rank_rows(
         perm = np.lexsort((-scores, seg)).astype(np.int64)  # stable: input order within equal scores
         s = scores[perm]
     else:
-        perm = np.arange(n, dtype=np.int64)
+        perm = None
         s = scores
     if ties == "input":
         return perm
@@ -69,6 +70,8 @@ def rank_rows(
     e = np.flatnonzero(eq)
     if len(e) == 0:
         return perm
+    if perm is None:
+        perm = np.arange(n, dtype=np.int64)
     # Rows in a tie run (only these are touched) and an id per run.
     idx = np.union1d(e, e + 1)
     prev_linked = np.zeros(len(idx), dtype=bool)
