@@ -593,4 +593,25 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: Any = None, 
         if profile is None or (str(profile).lower() == "default" and matcher is not None):
             return rag.evaluate_rag(qrels, run, metrics, matcher=matcher, **policies)
         return rag.evaluate_profile(qrels, run, metrics, profile, matcher=matcher, **policies)
+    if _is_path(qrels) and _is_path(run):
+        qrels, run = read_both(qrels, run)
     return Evaluator(qrels, metrics, **policies).evaluate(run)
+
+
+def _is_path(value: Any) -> bool:
+    return isinstance(value, str) or hasattr(value, "__fspath__")
+
+
+def read_both(qrels_path: Any, run_path: Any, **options: Any) -> tuple[Qrels, Run]:
+    """Read a ground-truth file and a run file at the same time (Arrow parses without holding the GIL,
+    so the two reads overlap on a multi-core machine). Errors are raised as by the readers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ragrade.io import read_qrels, read_run
+
+    qrels_opts = {k[6:]: v for k, v in options.items() if k.startswith("qrels_")}
+    run_opts = {k[4:]: v for k, v in options.items() if k.startswith("run_")}
+    with ThreadPoolExecutor(2) as pool:
+        q = pool.submit(read_qrels, qrels_path, **qrels_opts)
+        r = pool.submit(read_run, run_path, **run_opts)
+        return q.result(), r.result()
