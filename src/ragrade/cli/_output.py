@@ -80,6 +80,40 @@ def reading(path: str, label: str) -> Iterator[Callable[[int, int], None] | None
         yield update
 
 
+@contextlib.contextmanager
+def reading_all(items: list[tuple[str, str]]) -> Iterator[list[Callable[[int, int], None] | None]]:
+    """As :func:`reading`, for several files read at the same time: one progress display with a bar
+    per large file (rich's Progress is thread-safe); a None callback for small files."""
+    sizes = []
+    for path, _ in items:
+        try:
+            sizes.append(os.path.getsize(path))
+        except OSError:
+            sizes.append(0)
+    if all(size < PROGRESS_THRESHOLD for size in sizes):
+        yield [None] * len(items)
+        return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    progress = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+        console=stderr_console(), transient=True,
+    )
+    with progress:
+        callbacks: list[Callable[[int, int], None] | None] = []
+        for (_, label), size in zip(items, sizes, strict=True):
+            if size < PROGRESS_THRESHOLD:
+                callbacks.append(None)
+                continue
+            task = progress.add_task(f"reading {label}", total=size)
+
+            def update(done: int, total: int, task=task, size=size) -> None:
+                progress.update(task, completed=done, total=total or size)
+
+            callbacks.append(update)
+        yield callbacks
+
+
 def number(v: Any, digits: int) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "nan"

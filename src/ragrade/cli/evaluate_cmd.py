@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ragrade.cli._output import input_errors, json_number, number, reading, stderr_console, stdout_console
+from ragrade.cli._output import input_errors, json_number, number, reading_all, stderr_console, stdout_console
 from ragrade.io import FORMATS
 from ragrade.policies import Policies
 
@@ -68,17 +68,16 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
       ragrade evaluate examples/qrels.tsv examples/run.tsv -m ndcg@10 -m recall@5
     """
     from ragrade.errors import RagradeWarning
-    from ragrade.evaluation import Evaluator
-    from ragrade.io import read_qrels, read_run
+    from ragrade.evaluation import Evaluator, read_both
     from ragrade.metrics import expand_labels
 
     with input_errors():
         for m in metrics:  # fail on a typo before reading large files
             expand_labels(m)
-        with reading(qrels, "ground truth") as progress:
-            q = read_qrels(qrels, format=qrels_format, progress=progress)
-        with reading(run, "run") as progress:
-            r = read_run(run, format=run_format, progress=progress)
+        with reading_all([(qrels, "ground truth"), (run, "run")]) as (q_progress, r_progress):
+            # Both files at once: Arrow parses without holding the GIL.
+            q, r = read_both(qrels, run, qrels_format=qrels_format, qrels_progress=q_progress,
+                             run_format=run_format, run_progress=r_progress)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RagradeWarning)
             if profile is None:
