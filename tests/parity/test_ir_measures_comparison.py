@@ -50,13 +50,17 @@ def pairs(rr_at_k: bool = True):
 
 def calc(measures, qrels, run):
     """{(query, measure): value}. Measures with different ``gains`` are computed in separate calls: mixed in
-    one call, ir-measures 0.4 may apply one gain map to the other measure (depends on PYTHONHASHSEED)."""
+    one call, ir-measures 0.4 may apply one gain map to the other measure (depends on PYTHONHASHSEED).
+    nDCG is computed on qrels whose negative grades are replaced by 0 (worth 0 in ragrade too): negative
+    grades make pytrec_eval's ndcg corrupt memory and hang (see test_pytrec_eval_parity)."""
     groups: dict[str, list] = {}
     for m in measures:
-        groups.setdefault(repr(m.params.get("gains")), []).append(m)
+        groups.setdefault(repr(m.params.get("gains")) + m.NAME, []).append(m)
+    nonneg = {q: {d: max(g, 0) for d, g in docs.items()} for q, docs in qrels.items()}
     out = {}
     for group in groups.values():
-        out.update({(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(group, qrels, run)})
+        judged = nonneg if group[0].NAME == "nDCG" else qrels
+        out.update({(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(group, judged, run)})
     return out
 
 

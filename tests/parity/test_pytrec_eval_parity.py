@@ -56,11 +56,29 @@ def pairs(rel: int) -> list[tuple[str, str]]:
     return out
 
 
+def without_negative_grades(qrels):
+    """Negative grades replaced by 0. pytrec_eval's ndcg measures must not see negative grades: they corrupt
+    its memory and make later evaluations hang (pytrec-eval-terrier 0.5.11, reproducible within a few
+    hundred evaluations). For ndcg a negative grade is worth 0 in ragrade, so the comparison is unchanged."""
+    return {q: {d: max(g, 0) for d, g in docs.items()} for q, docs in qrels.items()}
+
+
+def trec_evaluate(qrels, run, measures, rel: int = 1):
+    """pytrec_eval per-query values; ndcg measures on qrels without negative grades (see above)."""
+    ndcg = {m for m in measures if m.startswith("ndcg")}
+    out: dict[str, dict[str, float]] = {}
+    for subset, judged in ((ndcg, without_negative_grades(qrels)), (set(measures) - ndcg, qrels)):
+        if subset:
+            for q, values in pytrec_eval.RelevanceEvaluator(judged, subset, relevance_level=rel).evaluate(run).items():
+                out.setdefault(q, {}).update(values)
+    return out
+
+
 def compare(qrels, run, rel: int) -> int:
     """Assert per-query equality on the queries pytrec_eval scores; return the number of values compared."""
     mapping = pairs(rel)
     measures = {m for _, m in mapping}
-    want = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=rel).evaluate(run)
+    want = trec_evaluate(qrels, run, measures, rel)
     res = ragrade.evaluate(qrels, run, [s for s, _ in mapping], no_relevant="zero")
     got = res.per_query
     common = [q for q in qrels if q in run]
@@ -100,7 +118,7 @@ def test_r_equals_zero_queries_score_zero_in_trec_eval():
     out of the means (NaN), and no_relevant="zero" reproduces trec_eval."""
     qrels = {"q1": {"a": 0, "b": -1}, "q2": {"a": 1}}
     run = {"q1": {"a": 1.0, "b": 0.5}, "q2": {"a": 1.0}}
-    want = pytrec_eval.RelevanceEvaluator(qrels, {"P_5", "recip_rank", "ndcg_cut_5", "map"}).evaluate(run)
+    want = trec_evaluate(qrels, run, {"P_5", "recip_rank", "ndcg_cut_5", "map"})
     assert want["q1"] == {"P_5": 0.0, "recip_rank": 0.0, "ndcg_cut_5": 0.0, "map": 0.0}
     default = ragrade.evaluate(qrels, run, ["P@5", "rr", "ndcg@5", "ap"]).per_query
     assert default.loc["q1"].isna().all()

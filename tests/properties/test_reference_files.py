@@ -81,7 +81,11 @@ def test_trec_files_equal_pytrec_eval(tmp_path):
     qpath, rpath = write(tmp_path, "trec", qrows, rrows)
     pairs = [("P@5", "P_5"), ("recall@10", "recall_10"), ("ap@10", "map_cut_10"), ("ndcg@10", "ndcg_cut_10"),
              ("rr", "recip_rank"), ("r_precision", "Rprec"), ("hit_rate@5", "success_5"), ("ap", "map")]
-    want = pytrec_eval.RelevanceEvaluator(case.qrels, {m for _, m in pairs}).evaluate(case.run)
+    want = pytrec_eval.RelevanceEvaluator(case.qrels, {m for _, m in pairs if "ndcg" not in m}).evaluate(case.run)
+    # ndcg apart, on grades >= 0: negative grades make pytrec_eval's ndcg corrupt memory and hang.
+    nonneg = {q: {d: max(g, 0) for d, g in docs.items()} for q, docs in case.qrels.items()}
+    for q, values in pytrec_eval.RelevanceEvaluator(nonneg, {"ndcg_cut_10"}).evaluate(case.run).items():
+        want[q].update(values)
     got = ragrade.evaluate(qpath, rpath, [a for a, _ in pairs], no_relevant="zero", missing_run="drop").per_query
     assert sorted(got.index) == sorted(want)
     for q in want:
