@@ -216,3 +216,15 @@ def test_ranx_profile_equals_ranx():
     want = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), "ndcg@2")  # 0.5
     got = ragrade.evaluate(qrels, run, "ndcg@2", profile="ranx").means["ndcg@2"]  # 1.0
     assert got == pytest.approx(want, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_ranx_profile_equals_ranx_on_random_data(seed):
+    """profile="ranx" on untied data with R = 0 queries and queries missing from the run (made comparable)."""
+    case = random_case(np.random.default_rng(8000 + seed), n_queries=40)
+    run = untie(case.run)
+    want = ranx_values(case.qrels, run, make_comparable=True)
+    got = ragrade.evaluate(case.qrels, run, [a for a, _ in PAIRS], profile="ranx").per_query
+    for a, b in PAIRS:
+        for q, w in want[b].items():
+            assert math.isclose(float(got.at[q, a]), w, rel_tol=0, abs_tol=1e-9), (q, a)
