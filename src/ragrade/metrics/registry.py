@@ -164,6 +164,7 @@ REGISTRY: tuple[MetricDef, ...] = (
         "Average precision: sum of precision@i over relevant ranks i <= k, divided by R; its mean is MAP.",
         "AP@k = (1/R) sum_{i<=k, d_i relevant} P@i",
         (REL,),
+        monotone_in_k=True,
         ideal_is_one=True,
         mean_name="MAP",
     ),
