@@ -40,10 +40,9 @@ def test_none_value_is_never_a_valid_score(accel):
     assert status == NON_NUMERIC or np.isnan(values).any()
 
 
-@pytest.mark.parametrize("accel", MODES)
-def test_lookup(accel):
+def test_lookup():
     dicts = [{"a": 1.0, "b": 2.0}, {"c": 3}]
-    out = lookup(dicts, np.array([0, 0, 1, 1]), np.array(["b", "z", "c", "a"], dtype=object), use_accel=accel)
+    out = lookup(dicts, np.array([0, 0, 1, 1]), np.array(["b", "z", "c", "a"], dtype=object))
     np.testing.assert_array_equal(out, [2.0, np.nan, 3.0, np.nan])
 
 

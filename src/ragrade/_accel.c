@@ -5,16 +5,8 @@
  * helpers do it in a single pass with no per-item Python calls. Everything else stays in NumPy.
  * If this module fails to build, ragrade falls back to equivalent pure-Python code (same results).
  *
- * scan_values(dicts, out[, keys]) -> int status
- *     dicts: list of dict; out: writable C-contiguous float64 buffer with room for every value;
- *     keys (optional): a list as long as out, filled with the keys (replacing its None items).
- *     Writes the values in insertion order. Status: 0 ok, 1 an element is not a dict,
- *     2 a key is not exactly str, 3 a value is not convertible to float, 4 a key is the empty string,
- *     5 the buffer is too small.
- *
- * scan_join(dicts, out, which, keys, found) -> int status
- *     scan_values, plus found[j] = float(dicts[which[j]].get(keys[j], nan)) done right after dict
- *     which[j] is scanned, while it is still in cache. ``which`` (int64) must be non-decreasing.
+ * Status codes (scan): 0 ok, 1 an element is not a dict, 2 a key is not exactly str, 3 a value is not
+ *     convertible to float, 4 a key is the empty string, 5 a dict changed size during the scan.
  *
  * rank_in_segments(sorted_desc, lo, hi, target, above, upto) -> None
  *     For each i, within sorted_desc[lo[i]:hi[i]] (descending): above[i] = first index whose value is
@@ -30,8 +22,12 @@
  * find_odd_whitespace(buffer) -> int
  *     Index of the first tab, CR, VT or FF byte in the buffer, or -1.
  *
- * lookup(dicts, which, keys, out) -> None
- *     out[i] = float(dicts[which[i]].get(keys[i], nan)); which: int64 buffer; keys: list of str.
+ * scan(dicts, want_keys, which, find) -> (status, counts, values, keys, found)
+ *     One call for everything the dict path needs, allocating its own buffers: counts (bytes of
+ *     int64, one per dict), values (bytearray of float64, insertion order), keys (a list of every key,
+ *     or None unless want_keys), found (bytearray of float64: dicts[which[j]].get(find[j], nan), done
+ *     right after that dict is scanned; which must be non-decreasing int64).
+ *
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -40,7 +36,7 @@
 #include <string.h>
 
 /* Append the values of dict d to out[*n..] (and its keys to the list `keys` if not NULL, at the same
-   positions); 0 ok, else a scan_values status code. */
+   positions); 0 ok, else a status code (see above). */
 static long scan_one(PyObject *d, double *out, Py_ssize_t *n, Py_ssize_t cap, PyObject *keys) {
     if (!PyDict_CheckExact(d)) return 1;
     Py_ssize_t p = 0;
@@ -63,127 +59,6 @@ static long scan_one(PyObject *d, double *out, Py_ssize_t *n, Py_ssize_t cap, Py
         out[(*n)++] = x;
     }
     return 0;
-}
-
-static PyObject *scan_values(PyObject *self, PyObject *args) {
-    PyObject *dicts, *outobj, *keys = NULL;
-    if (!PyArg_ParseTuple(args, "O!O|O", &PyList_Type, &dicts, &outobj, &keys)) return NULL;
-    if (keys == Py_None) keys = NULL;
-    Py_buffer buf;
-    if (PyObject_GetBuffer(outobj, &buf, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    double *out = (double *)buf.buf;
-    Py_ssize_t cap = buf.len / (Py_ssize_t)sizeof(double);
-    Py_ssize_t n = 0;
-    long status = 0;
-    if (keys != NULL && (!PyList_CheckExact(keys) || PyList_GET_SIZE(keys) < cap)) {
-        PyBuffer_Release(&buf);
-        PyErr_SetString(PyExc_ValueError, "scan_values: keys must be a list as long as the buffer");
-        return NULL;
-    }
-    Py_ssize_t nd = PyList_GET_SIZE(dicts);
-    for (Py_ssize_t i = 0; i < nd && status == 0; i++)
-        status = scan_one(PyList_GET_ITEM(dicts, i), out, &n, cap, keys);
-    PyBuffer_Release(&buf);
-    return PyLong_FromLong(status);
-}
-
-static PyObject *lookup(PyObject *self, PyObject *args) {
-    PyObject *dicts, *whichobj, *keys, *outobj;
-    if (!PyArg_ParseTuple(args, "O!OO!O", &PyList_Type, &dicts, &whichobj, &PyList_Type, &keys, &outobj))
-        return NULL;
-    Py_buffer wb, ob;
-    if (PyObject_GetBuffer(whichobj, &wb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    if (PyObject_GetBuffer(outobj, &ob, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
-        PyBuffer_Release(&wb);
-        return NULL;
-    }
-    Py_ssize_t m = PyList_GET_SIZE(keys);
-    Py_ssize_t nd = PyList_GET_SIZE(dicts);
-    if (wb.itemsize != 8 || wb.len / 8 < m || ob.len / (Py_ssize_t)sizeof(double) < m) {
-        PyBuffer_Release(&wb);
-        PyBuffer_Release(&ob);
-        PyErr_SetString(PyExc_ValueError, "lookup: buffers too small or not int64/float64");
-        return NULL;
-    }
-    const int64_t *which = (const int64_t *)wb.buf;
-    double *out = (double *)ob.buf;
-    for (Py_ssize_t i = 0; i < m; i++) {
-        int64_t w = which[i];
-        if (w < 0 || w >= nd) {
-            PyBuffer_Release(&wb);
-            PyBuffer_Release(&ob);
-            PyErr_SetString(PyExc_IndexError, "lookup: dict index out of range");
-            return NULL;
-        }
-        PyObject *d = PyList_GET_ITEM(dicts, (Py_ssize_t)w);
-        PyObject *v = PyDict_Check(d) ? PyDict_GetItemWithError(d, PyList_GET_ITEM(keys, i)) : NULL;
-        if (v == NULL) {
-            if (PyErr_Occurred()) PyErr_Clear();
-            out[i] = NAN;
-            continue;
-        }
-        double x = PyFloat_CheckExact(v) ? PyFloat_AS_DOUBLE(v) : PyFloat_AsDouble(v);
-        if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); x = NAN; }
-        out[i] = x;
-    }
-    PyBuffer_Release(&wb);
-    PyBuffer_Release(&ob);
-    Py_RETURN_NONE;
-}
-
-static PyObject *scan_join(PyObject *self, PyObject *args) {
-    PyObject *dicts, *outobj, *whichobj, *keys, *foundobj;
-    if (!PyArg_ParseTuple(args, "O!OOO!O", &PyList_Type, &dicts, &outobj, &whichobj, &PyList_Type, &keys,
-                          &foundobj))
-        return NULL;
-    Py_buffer ob, wb, fb;
-    if (PyObject_GetBuffer(outobj, &ob, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (PyObject_GetBuffer(whichobj, &wb, PyBUF_C_CONTIGUOUS) < 0) {
-        PyBuffer_Release(&ob);
-        return NULL;
-    }
-    if (PyObject_GetBuffer(foundobj, &fb, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
-        PyBuffer_Release(&ob);
-        PyBuffer_Release(&wb);
-        return NULL;
-    }
-    Py_ssize_t m = PyList_GET_SIZE(keys);
-    long status = 0;
-    if (wb.len / 8 < m || fb.len / (Py_ssize_t)sizeof(double) < m) {
-        PyBuffer_Release(&ob);
-        PyBuffer_Release(&wb);
-        PyBuffer_Release(&fb);
-        PyErr_SetString(PyExc_ValueError, "scan_join: buffers too small");
-        return NULL;
-    }
-    double *out = (double *)ob.buf;
-    const int64_t *which = (const int64_t *)wb.buf;
-    double *found = (double *)fb.buf;
-    Py_ssize_t cap = ob.len / (Py_ssize_t)sizeof(double);
-    Py_ssize_t n = 0, j = 0;
-    Py_ssize_t nd = PyList_GET_SIZE(dicts);
-    for (Py_ssize_t i = 0; i < nd && status == 0; i++) {
-        PyObject *d = PyList_GET_ITEM(dicts, i);
-        status = scan_one(d, out, &n, cap, NULL);
-        if (status) break;
-        while (j < m && which[j] < i) found[j++] = NAN;  /* out of order: left for the caller */
-        while (j < m && which[j] == i) {
-            PyObject *val = PyDict_GetItemWithError(d, PyList_GET_ITEM(keys, j));
-            double x = NAN;
-            if (val != NULL) {
-                x = PyFloat_CheckExact(val) ? PyFloat_AS_DOUBLE(val) : PyFloat_AsDouble(val);
-                if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); x = NAN; }
-            } else if (PyErr_Occurred()) {
-                PyErr_Clear();
-            }
-            found[j++] = x;
-        }
-    }
-    while (j < m) found[j++] = NAN;
-    PyBuffer_Release(&ob);
-    PyBuffer_Release(&wb);
-    PyBuffer_Release(&fb);
-    return PyLong_FromLong(status);
 }
 
 static int get_buffers(PyObject **objs, Py_buffer *bufs, int n, int writable_from) {
@@ -307,13 +182,72 @@ static PyObject *find_odd_whitespace(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(found);
 }
 
+static PyObject *scan(PyObject *self, PyObject *args) {
+    PyObject *dicts, *whichobj, *find;
+    int want_keys;
+    if (!PyArg_ParseTuple(args, "O!pOO!", &PyList_Type, &dicts, &want_keys, &whichobj, &PyList_Type, &find))
+        return NULL;
+    Py_buffer wb;
+    if (PyObject_GetBuffer(whichobj, &wb, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    Py_ssize_t nd = PyList_GET_SIZE(dicts), m = PyList_GET_SIZE(find);
+    if (wb.len / 8 < m) {
+        PyBuffer_Release(&wb);
+        PyErr_SetString(PyExc_ValueError, "scan: 'which' is shorter than 'find'");
+        return NULL;
+    }
+    const int64_t *which = (const int64_t *)wb.buf;
+    long status = 0;
+    Py_ssize_t n = 0;
+    PyObject *counts = PyBytes_FromStringAndSize(NULL, nd * 8);
+    if (counts == NULL) { PyBuffer_Release(&wb); return NULL; }
+    int64_t *cnt = (int64_t *)PyBytes_AS_STRING(counts);
+    for (Py_ssize_t i = 0; i < nd; i++) {  /* pass 1: types and sizes */
+        PyObject *d = PyList_GET_ITEM(dicts, i);
+        if (!PyDict_CheckExact(d)) { status = 1; cnt[i] = 0; continue; }
+        cnt[i] = PyDict_GET_SIZE(d);
+        n += PyDict_GET_SIZE(d);
+    }
+    PyObject *values = PyByteArray_FromStringAndSize(NULL, status ? 0 : n * 8);
+    PyObject *found = PyByteArray_FromStringAndSize(NULL, m * 8);
+    PyObject *keys = (want_keys && !status) ? PyList_New(n) : (Py_INCREF(Py_None), Py_None);
+    if (values == NULL || found == NULL || keys == NULL) {
+        Py_XDECREF(values); Py_XDECREF(found); Py_XDECREF(keys); Py_DECREF(counts);
+        PyBuffer_Release(&wb);
+        return NULL;
+    }
+    double *fd = (double *)PyByteArray_AS_STRING(found);
+    for (Py_ssize_t j = 0; j < m; j++) fd[j] = NAN;
+    if (!status) {
+        double *out = (double *)PyByteArray_AS_STRING(values);
+        Py_ssize_t pos = 0, j = 0;
+        for (Py_ssize_t i = 0; i < nd && status == 0; i++) {  /* pass 2: values, keys, lookups */
+            PyObject *d = PyList_GET_ITEM(dicts, i);
+            status = scan_one(d, out, &pos, n, want_keys ? keys : NULL);
+            if (status) break;
+            while (j < m && which[j] < i) j++;
+            while (j < m && which[j] == i) {
+                PyObject *val = PyDict_GetItemWithError(d, PyList_GET_ITEM(find, j));
+                if (val != NULL) {
+                    double x = PyFloat_CheckExact(val) ? PyFloat_AS_DOUBLE(val) : PyFloat_AsDouble(val);
+                    if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); x = NAN; }
+                    fd[j] = x;
+                } else if (PyErr_Occurred()) {
+                    PyErr_Clear();
+                }
+                j++;
+            }
+        }
+        if (status == 0 && pos != n) status = 5;  /* a dict changed size during the scan */
+    }
+    PyBuffer_Release(&wb);
+    return Py_BuildValue("(lNNNN)", status, counts, values, keys, found);
+}
+
 static PyMethodDef methods[] = {
+    {"scan", scan, METH_VARARGS, "Sizes, values, keys and lookups of a list of dicts in one call."},
     {"find_odd_whitespace", find_odd_whitespace, METH_VARARGS, "First tab/CR/VT/FF byte, or -1."},
     {"match_segments", match_segments, METH_VARARGS, "Per-row match of strings against small per-segment sets."},
     {"rank_in_segments", rank_in_segments, METH_VARARGS, "Binary searches within descending segments."},
-    {"scan_join", scan_join, METH_VARARGS, "scan_values with the lookups of each dict done while it is hot."},
-    {"scan_values", scan_values, METH_VARARGS, "Copy the values of a list of dicts into a float64 buffer."},
-    {"lookup", lookup, METH_VARARGS, "Batched dict lookups into a float64 buffer (NaN when absent)."},
     {NULL, NULL, 0, NULL},
 };
 

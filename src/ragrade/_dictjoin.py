@@ -13,7 +13,7 @@ precisely. The dicts are only read, and only during the call.
 
 from __future__ import annotations
 
-from itertools import chain, repeat
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,7 +35,7 @@ def join_dict_run(ev: Evaluator, run: dict, summary: Summary, notes: list[str]) 
         return None
     # Which positive judgments to look up, in which run dict (queries matched by id first, so that the
     # lookups can run inside the one pass over the run's values).
-    qmap = np.fromiter(map(ev._q_lookup.get, qids_list, repeat(-1)), dtype=np.int64, count=len(qids_list))
+    qmap = ev.query_map(qids_list)
     q2r = np.full(ev.qrels.n_queries, -1, dtype=np.int64)
     mapped = qmap >= 0
     q2r[qmap[mapped]] = np.flatnonzero(mapped)

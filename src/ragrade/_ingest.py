@@ -39,21 +39,27 @@ def scan_items(dicts: list, use_accel: bool | None = None,
                keys: bool = True) -> tuple[int, np.ndarray, np.ndarray, np.ndarray | None]:
     """As :func:`scan_values`, plus every key as an object array (``keys=True``)."""
     accel = _accel if use_accel is None or use_accel else None
+    if accel is not None:
+        status, counts, values, key_list, _ = _c_scan(dicts, keys, np.zeros(0, np.int64), [])
+        key_arr = np.fromiter(key_list, dtype=object, count=len(values)) if keys and status == OK else None
+        return status, counts, values, key_arr
     if not all(map(isinstance, dicts, repeat(dict))):
         return NOT_DICT, np.zeros(0, np.int64), np.zeros(0), None
     counts = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
     n = int(counts.sum())
     values = np.empty(n, dtype=np.float64)
-    if accel is not None:
-        found_keys = [None] * n if keys else None
-        status = accel.scan_values(dicts if type(dicts) is list else list(dicts), values, found_keys)
-        key_arr = None
-        if keys and status == OK:
-            key_arr = np.fromiter(found_keys, dtype=object, count=n)
-        return status, counts, values, key_arr
     status, counts, values = _scan_values_py(dicts, counts, values)
     key_arr = np.fromiter(chain.from_iterable(dicts), dtype=object, count=n) if keys and status == OK else None
     return status, counts, values, key_arr
+
+
+def _c_scan(dicts: list, want_keys: bool, which: np.ndarray, find: list) -> tuple[int, np.ndarray, np.ndarray,
+                                                                                   list | None, np.ndarray]:
+    """The C helper's one-call scan: (status, counts, values, keys or None, found)."""
+    status, counts, values, key_list, found = _accel.scan(
+        dicts if type(dicts) is list else list(dicts), want_keys, np.ascontiguousarray(which, dtype=np.int64), find)
+    return (status, np.frombuffer(counts, dtype=np.int64), np.frombuffer(values, dtype=np.float64), key_list,
+            np.frombuffer(found, dtype=np.float64))
 
 
 def _scan_values_py(dicts: list, counts: np.ndarray, values: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
@@ -71,17 +77,10 @@ def _scan_values_py(dicts: list, counts: np.ndarray, values: np.ndarray) -> tupl
     return OK, counts, values
 
 
-def lookup(dicts: list, which: np.ndarray, keys: np.ndarray, use_accel: bool | None = None) -> np.ndarray:
-    """``out[i] = float(dicts[which[i]].get(keys[i], nan))`` for str keys."""
-    accel = _accel if use_accel is None or use_accel else None
-    m = len(keys)
-    if accel is not None:
-        out = np.empty(m, dtype=np.float64)
-        accel.lookup(dicts if type(dicts) is list else list(dicts), np.ascontiguousarray(which, dtype=np.int64),
-                     keys.tolist(), out)
-        return out
+def lookup(dicts: list, which: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """``out[i] = float(dicts[which[i]].get(keys[i], nan))`` for str keys (pure Python, C-level iterators)."""
     arr = np.fromiter(dicts, dtype=object, count=len(dicts))
-    return np.fromiter(map(dict.get, arr[which], keys, repeat(np.nan)), dtype=np.float64, count=m)
+    return np.fromiter(map(dict.get, arr[which], keys, repeat(np.nan)), dtype=np.float64, count=len(keys))
 
 
 def scan_join(dicts: list, which: np.ndarray, keys: np.ndarray,
@@ -93,19 +92,14 @@ def scan_join(dicts: list, which: np.ndarray, keys: np.ndarray,
     accel = _accel if use_accel is None or use_accel else None
     if accel is None:
         status, counts, values = scan_values(dicts, use_accel=False)
-        found = lookup(dicts, which, keys, use_accel=False) if status == OK else np.zeros(0)
+        found = lookup(dicts, which, keys) if status == OK else np.zeros(0)
         return status, counts, values, found
-    if not all(map(isinstance, dicts, repeat(dict))):
-        return NOT_DICT, np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
-    counts = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
-    values = np.empty(int(counts.sum()), dtype=np.float64)
     which = np.ascontiguousarray(which, dtype=np.int64)
     order = None
     if len(which) > 1 and (np.diff(which) < 0).any():
         order = np.argsort(which, kind="stable")
         which, keys = which[order], keys[order]
-    found = np.empty(len(which), dtype=np.float64)
-    status = accel.scan_join(dicts if type(dicts) is list else list(dicts), values, which, keys.tolist(), found)
+    status, counts, values, _, found = _c_scan(dicts, False, which, keys.tolist())
     if order is not None:
         unsorted = np.empty_like(found)
         unsorted[order] = found

@@ -231,7 +231,8 @@ class Evaluator:
         self.labels = _labels(metrics)
         self.policies = Policies().update(**policies)
         q = self.qrels
-        self._q_lookup = dict(zip(q.query_ids.tolist(), range(q.n_queries), strict=True))
+        self._qids_list = q.query_ids.tolist()
+        self._q_lookup_cache: dict[str, int] | None = None
         seg = np.repeat(np.arange(q.n_queries, dtype=np.int64), np.diff(q._offsets))
         self._row_q = seg
         # Unit table: one entry per unit with the query it belongs to and its grade (max of its rows).
@@ -250,6 +251,20 @@ class Evaluator:
         self._pos_rows = np.flatnonzero(q.grades > 0)
         self._col: tuple[pd.Index, np.ndarray, np.ndarray, int] | None = None
         self._gold: tuple[Any, np.ndarray] | None = None
+
+    @property
+    def _q_lookup(self) -> dict[str, int]:
+        """Query id -> row of the ground truth (built on first use)."""
+        if self._q_lookup_cache is None:
+            self._q_lookup_cache = dict(zip(self._qids_list, range(len(self._qids_list)), strict=True))
+        return self._q_lookup_cache
+
+    def query_map(self, run_qids: list[str]) -> np.ndarray:
+        """Row of the ground truth for each run query id (-1 if absent). When the run lists the same
+        queries in the same order (the usual case), no lookup is made."""
+        if run_qids == self._qids_list:
+            return np.arange(len(run_qids), dtype=np.int64)
+        return np.fromiter(map(self._q_lookup.get, run_qids, repeat(-1)), dtype=np.int64, count=len(run_qids))
 
     def _columnar(self) -> tuple[pd.Index, Any, pd.Index, np.ndarray, int]:
         """Lookup structures for the columnar join, built on first use, over the *positive* judgments
@@ -335,8 +350,7 @@ class Evaluator:
         nq = qrels.n_queries
         summary.run_queries = len(run_qids)
         if qmap is None:
-            qmap = np.fromiter(map(self._q_lookup.get, run_qids.tolist(), repeat(-1)), dtype=np.int64,
-                               count=len(run_qids))
+            qmap = self.query_map(run_qids.tolist())
         only_run = np.flatnonzero(qmap < 0)
         if len(only_run):
             summary.only_in_run = run_qids[only_run].tolist()

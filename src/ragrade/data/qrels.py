@@ -108,8 +108,11 @@ class Qrels(ColumnarTable):
                       has_empty: bool | None = None, docs_are_str: bool = False) -> Qrels:
         from ragrade.data._columns import _all_str, as_object_strings, check_raw, check_vocab, distinct
 
-        q = as_object_strings(qids, f"{source} query ids")
-        if not distinct(q, already_unique=unique and _all_str(qids)):
+        q = np.fromiter(qids, dtype=object, count=len(qids)) if isinstance(qids, list) else None
+        all_str = q is not None and _all_str(q)
+        if not all_str:  # ids to convert (ints, ...): converted ids may collide, so check
+            q = as_object_strings(qids, f"{source} query ids")
+        if not distinct(q, already_unique=unique and all_str):
             # The same query id twice (e.g. 1 and "1"): merge through the row path, which groups them.
             per_row = np.repeat(q, counts)
             return cls.from_columns(per_row, docs, grades, units=units, source=source)
