@@ -112,22 +112,30 @@ def _md_escape(text: str) -> str:
     return out
 
 
+def _summary_cells(cmp: Comparison, run: str, digits: int, ci: bool, *, bold, sup, interval) -> list[str]:
+    """One run's cells of the summary table (mean, bold if best, significance marker, CI), with the
+    markup of the output format supplied by the three callables."""
+    cells = []
+    for metric in cmp.metrics:
+        row = cmp.summary.loc[(metric, run)]
+        cell = _num(row["mean"], digits)
+        if row["best"]:
+            cell = bold(cell)
+        if row["marker"]:
+            cell += sup(row["marker"])
+        if ci:
+            cell += interval(_num(row["ci_low"], digits), _num(row["ci_high"], digits))
+        cells.append(cell)
+    return cells
+
+
 def to_markdown(cmp: Comparison, digits: int = 4, ci: bool = True) -> str:
     """GitHub-flavoured markdown: the summary (runs x metrics) and the pairs table."""
     lines = ["| # | run | " + " | ".join(_md_escape(m) for m in cmp.metrics) + " |"]
     lines.append("|---|---|" + "|".join("---:" for _ in cmp.metrics) + "|")
     for run in cmp.runs:
-        cells = []
-        for metric in cmp.metrics:
-            row = cmp.summary.loc[(metric, run)]
-            cell = _num(row["mean"], digits)
-            if row["best"]:
-                cell = f"**{cell}**"
-            if row["marker"]:
-                cell += f"<sup>{row['marker']}</sup>"
-            if ci:
-                cell += f" [{_num(row['ci_low'], digits)}, {_num(row['ci_high'], digits)}]"
-            cells.append(cell)
+        cells = _summary_cells(cmp, run, digits, ci, bold=lambda c: f"**{c}**", sup=lambda m: f"<sup>{m}</sup>",
+                               interval=lambda lo, hi: f" [{lo}, {hi}]")
         lines.append(f"| {cmp.letters[run]} | {_md_escape(run)} | " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(f"_{_md_escape(cmp.description)}_")
@@ -174,17 +182,8 @@ def to_latex(
     out.append(r"\# & Run & " + " & ".join(latex_escape(m) for m in cmp.metrics) + r" \\")
     out.append(r"\midrule")
     for run in cmp.runs:
-        cells = []
-        for metric in cmp.metrics:
-            row = cmp.summary.loc[(metric, run)]
-            cell = _num(row["mean"], digits)
-            if row["best"]:
-                cell = rf"\textbf{{{cell}}}"
-            if row["marker"]:
-                cell += rf"$^{{{row['marker']}}}$"
-            if ci:
-                cell += rf" {{\scriptsize [{_num(row['ci_low'], digits)}, {_num(row['ci_high'], digits)}]}}"
-            cells.append(cell)
+        cells = _summary_cells(cmp, run, digits, ci, bold=lambda c: rf"\textbf{{{c}}}", sup=lambda m: rf"$^{{{m}}}$",
+                               interval=lambda lo, hi: rf" {{\scriptsize [{lo}, {hi}]}}")
         out.append(f"{cmp.letters[run]} & {latex_escape(run)} & " + " & ".join(cells) + r" \\")
     out.append(r"\bottomrule")
     out.append(r"\end{tabular}")
