@@ -133,3 +133,20 @@ def test_file_odd_whitespace_scan(tmp_path, monkeypatch, accel, text, odd):
     path = tmp_path / "f.txt"
     path.write_bytes(text)
     assert _file_has_odd_whitespace(str(path)) is odd
+
+
+@pytest.mark.skipif(not _ingest.has_accel(), reason="the C helper is not built")
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_match_segments_long_ids_and_thread_split(workers):
+    import pyarrow as pa
+
+    from ragrade._ingest import match_segments
+
+    # ids sharing their first 8 bytes, empty ids, a segment with no gold group, ids shorter than 8 bytes
+    run = pa.array(["document-001", "document-002", "", "x", "document-001", "doc", "document-0020", "y"])
+    seg_off = np.array([0, 3, 5, 8])  # three queries
+    seg_to_group = np.array([0, -1, 1])
+    gold = pa.array(["document-002", "x", "doc", "document-0020"], type=pa.large_string())
+    group_off = np.array([0, 2, 4])
+    out = match_segments(run, seg_off, seg_to_group, group_off, gold, workers=workers)
+    assert out.tolist() == [-1, 0, -1, -1, -1, 2, 3, -1]

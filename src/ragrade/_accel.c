@@ -12,12 +12,15 @@
  *     For each i, within sorted_desc[lo[i]:hi[i]] (descending): above[i] = first index whose value is
  *     <= target[i], upto[i] = first index whose value is < target[i] (binary searches).
  *
- * match_segments(run_off, run_data, run_base, seg_off, seg_to_grp, grp_off, gold_off, gold_data, out) -> int
+ * match_segments(run_off, run_data, run_base, seg_off, seg_to_grp, grp_off, gold_off, gold_data, out,
+ *                seg_begin, seg_end) -> int
  *     Strings are Arrow layouts: offsets (int64 here) into a data buffer. Run row r (its string is
  *     run_data[run_off[r] - run_base : run_off[r+1] - run_base]) belongs to segment s
  *     (seg_off[s] <= r < seg_off[s+1]); g = seg_to_grp[s] is its gold group (-1: none), holding gold
  *     strings grp_off[g] .. grp_off[g+1]. out[r] = index of the gold string equal to row r, or -1.
- *     Returns the number of matched rows. A linear scan: gold groups are small (a query's judgments).
+ *     Only segments seg_begin..seg_end-1 are done (the GIL is released: callers may split the work
+ *     across threads). Returns the number of matched rows. A linear scan with an 8-byte prefix check:
+ *     gold groups are small (a query's judgments).
  *
  * find_odd_whitespace(buffer) -> int
  *     Index of the first tab, CR, VT or FF byte in the buffer, or -1.
@@ -102,15 +105,20 @@ static PyObject *rank_in_segments(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static inline uint64_t prefix8(const char *p, int64_t len) {
+    uint64_t x = 0;
+    memcpy(&x, p, (size_t)(len < 8 ? len : 8));
+    return x;
+}
+
 static PyObject *match_segments(PyObject *self, PyObject *args) {
-    PyObject *objs[9];
-    long long run_base;
-    if (!PyArg_ParseTuple(args, "OOLOOOOOO", &objs[0], &objs[1], &run_base, &objs[2], &objs[3], &objs[4],
-                          &objs[5], &objs[6], &objs[7]))
+    PyObject *objs[8];
+    long long run_base, seg_begin, seg_end;
+    if (!PyArg_ParseTuple(args, "OOLOOOOOOLL", &objs[0], &objs[1], &run_base, &objs[2], &objs[3], &objs[4],
+                          &objs[5], &objs[6], &objs[7], &seg_begin, &seg_end))
         return NULL;
-    PyObject *bufobjs[8] = {objs[0], objs[1], objs[2], objs[3], objs[4], objs[5], objs[6], objs[7]};
     Py_buffer b[8];
-    if (get_buffers(bufobjs, b, 8, 7) < 0) return NULL;
+    if (get_buffers(objs, b, 8, 7) < 0) return NULL;
     const int64_t *run_off = (const int64_t *)b[0].buf;
     const char *run_data = (const char *)b[1].buf;
     const int64_t *seg_off = (const int64_t *)b[2].buf, *seg_to_grp = (const int64_t *)b[3].buf;
@@ -118,11 +126,24 @@ static PyObject *match_segments(PyObject *self, PyObject *args) {
     const char *gold_data = (const char *)b[6].buf;
     int64_t *out = (int64_t *)b[7].buf;
     Py_ssize_t nseg = b[3].len / 8, ngrp = b[4].len / 8 - 1, ngold = b[5].len / 8 - 1;
-    Py_ssize_t nrun = b[0].len / 8 - 1;
+    Py_ssize_t nrun = b[0].len / 8 - 1, run_len = b[1].len, gold_len = b[6].len;
     long long matched = 0;
-    int ok = b[2].len / 8 == nseg + 1 && b[7].len / 8 >= nrun && ngrp >= 0 && ngold >= 0;
+    int ok = b[2].len / 8 == nseg + 1 && b[7].len / 8 >= nrun && ngrp >= 0 && ngold >= 0 &&
+             seg_begin >= 0 && seg_end <= nseg && seg_begin <= seg_end;
     if (ok && nseg > 0 && seg_off[nseg] > nrun) ok = 0;
-    for (Py_ssize_t s = 0; ok && s < nseg; s++) {
+    /* first 8 bytes of every gold string, so most rows are rejected without memcmp */
+    uint64_t *gold_prefix = ok && ngold > 0 ? (uint64_t *)PyMem_RawMalloc((size_t)ngold * 8) : NULL;
+    if (ok && ngold > 0 && gold_prefix == NULL) {
+        for (int j = 0; j < 8; j++) PyBuffer_Release(&b[j]);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t k = 0; ok && k < ngold; k++) {
+        int64_t ga = gold_off[k], glen = gold_off[k + 1] - gold_off[k];
+        if (ga < 0 || glen < 0 || ga + glen > gold_len) { ok = 0; break; }
+        gold_prefix[k] = prefix8(gold_data + ga, glen);
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t s = seg_begin; ok && s < seg_end; s++) {
         int64_t g = seg_to_grp[s];
         int64_t r0 = seg_off[s], r1 = seg_off[s + 1];
         if (r0 < 0 || r1 < r0) { ok = 0; break; }
@@ -134,12 +155,12 @@ static PyObject *match_segments(PyObject *self, PyObject *args) {
         if (k0 < 0 || k1 > ngold || k1 < k0) { ok = 0; break; }
         for (int64_t r = r0; r < r1; r++) {
             int64_t a = run_off[r] - run_base, len = run_off[r + 1] - run_off[r];
-            if (a < 0 || len < 0 || a + len > b[1].len) { ok = 0; break; }
+            if (a < 0 || len < 0 || a + len > run_len) { ok = 0; break; }
+            uint64_t pre = prefix8(run_data + a, len);
             int64_t hit = -1;
             for (int64_t k = k0; k < k1; k++) {
-                int64_t ga = gold_off[k], glen = gold_off[k + 1] - gold_off[k];
-                if (glen == len && ga >= 0 && ga + glen <= b[6].len &&
-                    memcmp(run_data + a, gold_data + ga, (size_t)len) == 0) {
+                if (gold_prefix[k] != pre || gold_off[k + 1] - gold_off[k] != len) continue;
+                if (len <= 8 || memcmp(run_data + a + 8, gold_data + gold_off[k] + 8, (size_t)(len - 8)) == 0) {
                     hit = k;
                     break;
                 }
@@ -148,6 +169,8 @@ static PyObject *match_segments(PyObject *self, PyObject *args) {
             matched += hit >= 0;
         }
     }
+    Py_END_ALLOW_THREADS
+    if (gold_prefix != NULL) PyMem_RawFree(gold_prefix);
     for (int j = 0; j < 8; j++) PyBuffer_Release(&b[j]);
     if (!ok) {
         PyErr_SetString(PyExc_ValueError, "match_segments: inconsistent offsets or buffer sizes");

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from itertools import chain, repeat
+from itertools import chain, pairwise, repeat
 
 import numpy as np
 
@@ -163,7 +163,7 @@ def arrow_strings(arr) -> tuple[np.ndarray, object] | None:
 
 
 def match_segments(run_strings, seg_offsets: np.ndarray, seg_to_group: np.ndarray, group_offsets: np.ndarray,
-                   gold_strings) -> np.ndarray | None:
+                   gold_strings, workers: int | None = None) -> np.ndarray | None:
     """Per run row, the index of the equal string among its segment's gold group (-1 if none), by a
     linear scan in C (groups are a query's few positive judgments). None without the C helper."""
     if _accel is None:
@@ -173,7 +173,25 @@ def match_segments(run_strings, seg_offsets: np.ndarray, seg_to_group: np.ndarra
     if run is None or gold is None:
         return None
     out = np.empty(len(run[0]) - 1, dtype=np.int64)
-    _accel.match_segments(run[0], run[1], 0, np.ascontiguousarray(seg_offsets, dtype=np.int64),
-                          np.ascontiguousarray(seg_to_group, dtype=np.int64),
-                          np.ascontiguousarray(group_offsets, dtype=np.int64), gold[0], gold[1], out)
+    seg_offsets = np.ascontiguousarray(seg_offsets, dtype=np.int64)
+    seg_to_group = np.ascontiguousarray(seg_to_group, dtype=np.int64)
+    group_offsets = np.ascontiguousarray(group_offsets, dtype=np.int64)
+    nseg = len(seg_to_group)
+
+    def part(bounds: tuple[int, int]) -> None:
+        _accel.match_segments(run[0], run[1], 0, seg_offsets, seg_to_group, group_offsets, gold[0], gold[1], out,
+                              bounds[0], bounds[1])
+
+    if workers is None:
+        workers = min(os.cpu_count() or 1, 4, max(1, len(out) // 2_000_000))
+    workers = max(1, min(workers, max(nseg, 1)))
+    cuts = np.linspace(0, nseg, workers + 1).astype(np.int64).tolist()
+    bounds = list(pairwise(cuts))
+    if workers == 1:
+        part((0, nseg))
+    else:  # the C scan releases the GIL: split the queries across cores
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(part, bounds))
     return out

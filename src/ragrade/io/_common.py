@@ -296,23 +296,31 @@ def _check_empty_ids(vocab: np.ndarray, codes: np.ndarray, what: str, path: str,
         raise ParseError(f"empty {what}", path=path, line=line, text=text)
 
 
-def query_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """``(codes int32, vocabulary)`` of a string query column. Files are nearly always written query
-    by query, so the runs of equal neighbours are found by one vectorised comparison, with no hashing;
-    a file whose queries are interleaved is dictionary-encoded instead."""
-    arr = col
-    n = len(arr)
-    if n == 0 or pa.types.is_dictionary(arr.type):
-        return dictionary_codes(arr)
+def query_groups(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(query ids, offsets)`` of a string query column whose rows come grouped by query (nearly every
+    file: written query by query), found by one vectorised comparison of neighbours, with no hashing and
+    no per-row code array; None if the queries are interleaved (or the column is not plain strings)."""
+    n = len(col)
+    if n == 0 or not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        return None
     if n == 1:
-        return np.zeros(1, dtype=np.int32), np.asarray(arr.to_numpy(zero_copy_only=False), dtype=object)
-    change = pc.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+        return np.asarray(col.to_numpy(zero_copy_only=False), dtype=object), np.array([0, 1], dtype=np.int64)
+    change = pc.not_equal(col.slice(1), col.slice(0, n - 1)).to_numpy(zero_copy_only=False)
     starts = np.concatenate(([0], np.flatnonzero(change) + 1))
-    heads = np.asarray(arr.take(pa.array(starts)).to_numpy(zero_copy_only=False), dtype=object)
+    heads = np.asarray(col.take(pa.array(starts)).to_numpy(zero_copy_only=False), dtype=object)
     if len(set(heads.tolist())) != len(heads):
-        return dictionary_codes(arr)
-    counts = np.diff(np.append(starts, n))
-    return np.repeat(np.arange(len(starts), dtype=np.int32), counts), heads
+        return None
+    return heads, np.append(starts, n).astype(np.int64)
+
+
+def query_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes int32, vocabulary)`` of a query column: from :func:`query_groups` when the rows are
+    grouped, else by dictionary encoding."""
+    groups = query_groups(col)
+    if groups is None:
+        return dictionary_codes(col)
+    heads, offsets = groups
+    return np.repeat(np.arange(len(heads), dtype=np.int32), np.diff(offsets)), heads
 
 
 def contiguous(col: pa.ChunkedArray) -> pa.Array:
@@ -323,14 +331,22 @@ def contiguous(col: pa.ChunkedArray) -> pa.Array:
         return col.cast(pa.large_string()).combine_chunks()
 
 
-def assemble_run(qcodes: np.ndarray, qvocab: np.ndarray, dcodes: np.ndarray | None, dvocab: np.ndarray | None,
-                 scores: np.ndarray | None, *, name: str | None, path: str, locate: RowLocator,
-                 ranks: np.ndarray | None = None, raw_docs: pa.ChunkedArray | None = None) -> Run:
+def assemble_run(qcodes: np.ndarray | None, qvocab: np.ndarray, dcodes: np.ndarray | None,
+                 dvocab: np.ndarray | None, scores: np.ndarray | None, *, name: str | None, path: str,
+                 locate: RowLocator, ranks: np.ndarray | None = None, raw_docs: pa.ChunkedArray | None = None,
+                 offsets: np.ndarray | None = None) -> Run:
     """Build a :class:`Run` from per-row codes (or raw Arrow document ids, coded lazily). NaN scores
     are a :class:`ParseError` at their line.
 
-    Without scores but with ``ranks``, each query's rows are ordered by rank (stable)."""
-    _check_empty_ids(qvocab, qcodes, "query id", path, locate)
+    Without scores but with ``ranks``, each query's rows are ordered by rank (stable). With ``offsets``
+    (rows already grouped: ``qvocab`` holds one id per group), ``qcodes`` is not needed."""
+    if offsets is not None:
+        empty = np.flatnonzero(qvocab == "") if len(qvocab) else np.zeros(0, dtype=np.int64)
+        if len(empty):
+            line, text = locate(int(offsets[empty[0]]))
+            raise ParseError("empty query id", path=path, line=line, text=text)
+    else:
+        _check_empty_ids(qvocab, qcodes, "query id", path, locate)
     if raw_docs is not None:
         lengths = pc.binary_length(raw_docs)
         if len(raw_docs) and pc.min(lengths).as_py() == 0:
@@ -344,10 +360,13 @@ def assemble_run(qcodes: np.ndarray, qvocab: np.ndarray, dcodes: np.ndarray | No
         if bad.any():
             line, text = locate(int(np.flatnonzero(bad)[0]))
             raise ParseError("score is NaN (scores must be comparable numbers)", path=path, line=line, text=text)
-    qids, offsets, perm = group_codes(qcodes, qvocab)
+    if offsets is not None:
+        qids, perm = qvocab, None
+    else:
+        qids, offsets, perm = group_codes(qcodes, qvocab)
     if ranks is not None and scores is None:
         first = np.repeat(np.arange(len(qids)), np.diff(offsets))
-        base = np.arange(len(qcodes)) if perm is None else perm
+        base = np.arange(int(offsets[-1])) if perm is None else perm
         order = np.lexsort((ranks[base], first))
         perm = base[order]
     if perm is not None:

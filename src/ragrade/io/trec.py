@@ -33,6 +33,7 @@ from ragrade.io._common import (
     locate_nonblank,
     open_binary,
     query_codes,
+    query_groups,
 )
 
 #: Bytes read per chunk (the cut falls on the last newline of the chunk).
@@ -323,14 +324,19 @@ def read_trec_run(path: PathLike, name: str | None = None, *, chunk_size: int = 
     # run's own vocabulary is built only if something asks for it.
     qchunks, dchunks, vals, n = _read_table_or_chunks(p, RUN_COLUMNS, "score", "score", chunk_size, progress, STR)
     check_nonempty(n, p, "run lines")
-    qcodes, qvocab = query_codes(pa.chunked_array(qchunks, type=pa.string()))
+    qcol = pa.chunked_array(qchunks, type=pa.string())
+    groups = query_groups(qcol)
+    if groups is not None:  # grouped by query (the usual file): no per-row query codes at all
+        qcodes, (qvocab, qoffsets) = None, groups
+    else:
+        (qcodes, qvocab), qoffsets = dictionary_codes(qcol), None
     docs = pa.chunked_array(dchunks, type=pa.string())  # raw ids, coded only if ever needed
-    scores = np.concatenate(vals)
+    scores = vals[0] if len(vals) == 1 else np.concatenate(vals)
     if name is None:
         _, first = locate_nonblank(p, 0)
         name = first.split()[5] if first else None
     return assemble_run(qcodes, qvocab, None, None, scores, name=name, path=p,
-                        locate=lambda r: locate_nonblank(p, r), raw_docs=docs)
+                        locate=lambda r: locate_nonblank(p, r), raw_docs=docs, offsets=qoffsets)
 
 
 def read_trec_qrels(path: PathLike, *, chunk_size: int = CHUNK_SIZE, progress: Progress | None = None) -> Qrels:
