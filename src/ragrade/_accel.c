@@ -22,6 +22,27 @@
  *     across threads). Returns the number of matched rows. A linear scan with an 8-byte prefix check:
  *     gold groups are small (a query's judgments).
  *
+ * scan_trec(buf, begin, end, ncols, numcol, doccol, release, vals, doc_off, doc_data, seg_row, q_off,
+ *           q_data, state) -> None
+ *     A TREC run/qrels tokenizer fused with what the engine needs from it, for buf[begin:end] (whole
+ *     lines). Fields are separated by exactly one space; column 0 is the query, `doccol` the document,
+ *     `numcol` the number; the others are only counted. Empty lines are skipped. Writes, from the
+ *     positions held in `state` (int64[8]: rows, doc bytes, segments, query bytes, previous query's
+ *     start and length in buf, status, error position), the numbers (float64), the document ids as an
+ *     Arrow large_string layout (doc_off int64, doc_data), and one entry per run of equal query ids
+ *     (seg_row: its first row; q_off/q_data: its id, large_string layout). doc_off[rows] and
+ *     q_off[segments] are written on return, so each layout is complete. Stops with status 1 (error
+ *     position = start of the line) at anything irregular: another whitespace or control byte, a
+ *     non-ASCII byte, a wrong field count, an empty field, a number outside the plain decimal grammar,
+ *     NaN; the caller then takes its careful path, which normalises the line or reports it. Status 2:
+ *     an output is too small. With `release`, pages already read are dropped from the (file-backed,
+ *     shared) mapping as the scan goes, so the resident set does not grow with the file.
+ *
+ * first_duplicate_in_segments(off, data, seg_off) -> int
+ *     Strings in the Arrow layout (int64 offsets into data) grouped in segments (rows seg_off[s] ..
+ *     seg_off[s+1]-1). The first row whose string equals an earlier row's of the same segment, or -1.
+ *     One open-addressing hash table (FNV-1a), sized for the largest segment and reused; GIL released.
+ *
  * find_odd_whitespace(buffer) -> int
  *     Index of the first tab, CR, VT or FF byte in the buffer, or -1.
  *
@@ -37,6 +58,11 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdlib.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 /* Append the values of dict d to out[*n..] (and its keys to the list `keys` if not NULL, at the same
    positions); 0 ok, else a status code (see above). */
@@ -266,15 +292,247 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     return Py_BuildValue("(lNNNN)", status, counts, values, keys, found);
 }
 
+
+/* -- TREC tokenizer ---------------------------------------------------------------------------- */
+
+/* byte classes: 0 ordinary, 1 space, 2 newline, 3 anything the fast path leaves to the careful one */
+static unsigned char byte_class[256];
+
+static void init_byte_class(void) {
+    for (int c = 0; c < 256; c++) byte_class[c] = (c >= 0x7f || (c < 0x20 && c != '\n')) ? 3 : 0;
+    byte_class[' '] = 1;
+    byte_class['\n'] = 2;
+}
+
+static const double pow10_exact[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                       1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* [+-]? (digits [. digits*] | . digits) ([eE] [+-]? digits)?  -> 1 and *out, else 0. Correctly rounded:
+   Clinger's exact case (mantissa <= 2^53, |exponent| <= 22) inline, anything else through strtod. */
+static int parse_decimal(const unsigned char *p, Py_ssize_t n, double *out) {
+    const unsigned char *s = p, *e = p + n;
+    int neg = 0, any = 0, inexact = 0;
+    uint64_t m = 0;
+    long exp10 = 0;
+    if (s < e && (*s == '+' || *s == '-')) { neg = *s == '-'; s++; }
+    for (; s < e && (unsigned)(*s - '0') < 10; s++) {
+        any = 1;
+        if (m < 100000000000000000ULL) m = m * 10 + (uint64_t)(*s - '0');
+        else { exp10++; inexact = 1; }
+    }
+    if (s < e && *s == '.') {
+        for (s++; s < e && (unsigned)(*s - '0') < 10; s++) {
+            any = 1;
+            if (m < 100000000000000000ULL) { m = m * 10 + (uint64_t)(*s - '0'); exp10--; }
+            else inexact = 1;
+        }
+    }
+    if (!any) return 0;
+    if (s < e && (*s == 'e' || *s == 'E')) {
+        int eneg = 0;
+        long ev = 0;
+        s++;
+        if (s < e && (*s == '+' || *s == '-')) { eneg = *s == '-'; s++; }
+        if (s >= e || (unsigned)(*s - '0') >= 10) return 0;
+        for (; s < e && (unsigned)(*s - '0') < 10; s++) if (ev < 100000) ev = ev * 10 + (*s - '0');
+        exp10 += eneg ? -ev : ev;
+    }
+    if (s != e) return 0;
+    if (!inexact && m <= (1ULL << 53) && exp10 >= -22 && exp10 <= 22) {
+        double x = (double)m;
+        x = exp10 < 0 ? x / pow10_exact[-exp10] : x * pow10_exact[exp10];
+        *out = neg ? -x : x;
+        return 1;
+    }
+    char tmp[128];
+    if (n >= (Py_ssize_t)sizeof tmp) return 0;
+    memcpy(tmp, p, (size_t)n);
+    tmp[n] = 0;
+    char *endp;
+    double x = strtod(tmp, &endp);
+    if (endp != tmp + n) return 0;
+    *out = x;
+    return 1;
+}
+
+#define TREC_MAX_COLS 8
+#define RELEASE_STEP ((Py_ssize_t)64 << 20)
+
+static void release_pages(const unsigned char *base, Py_ssize_t from, Py_ssize_t to) {
+#if (defined(__unix__) || defined(__APPLE__)) && defined(MADV_DONTNEED)
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return;
+    uintptr_t a = ((uintptr_t)(base + from) + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t z = (uintptr_t)(base + to) & ~((uintptr_t)page - 1);
+    if (z > a) madvise((void *)a, z - a, MADV_DONTNEED);
+#else
+    (void)base; (void)from; (void)to;
+#endif
+}
+
+static PyObject *scan_trec(PyObject *self, PyObject *args) {
+    PyObject *objs[8];
+    Py_ssize_t begin, end;
+    int ncols, numcol, doccol, release;
+    if (!PyArg_ParseTuple(args, "OnniiipOOOOOOO", &objs[0], &begin, &end, &ncols, &numcol, &doccol, &release,
+                          &objs[1], &objs[2], &objs[3], &objs[4], &objs[5], &objs[6], &objs[7]))
+        return NULL;
+    if (ncols < 2 || ncols > TREC_MAX_COLS || numcol <= 0 || numcol >= ncols || doccol <= 0 || doccol >= ncols ||
+        numcol == doccol) {
+        PyErr_SetString(PyExc_ValueError, "scan_trec: bad column layout");
+        return NULL;
+    }
+    Py_buffer b[8];
+    if (get_buffers(objs, b, 8, 1) < 0) return NULL;
+    const unsigned char *buf = (const unsigned char *)b[0].buf;
+    double *vals = (double *)b[1].buf;
+    int64_t *doc_off = (int64_t *)b[2].buf, *seg_row = (int64_t *)b[4].buf, *q_off = (int64_t *)b[5].buf;
+    unsigned char *doc_data = (unsigned char *)b[3].buf, *q_data = (unsigned char *)b[6].buf;
+    int64_t *state = (int64_t *)b[7].buf;
+    Py_ssize_t cap_rows = b[1].len / 8, cap_doc_off = b[2].len / 8, cap_doc = b[3].len;
+    Py_ssize_t cap_seg = b[4].len / 8, cap_q_off = b[5].len / 8, cap_q = b[6].len;
+    if (b[7].len / 8 < 8 || begin < 0 || end > b[0].len || begin > end) {
+        for (int j = 0; j < 8; j++) PyBuffer_Release(&b[j]);
+        PyErr_SetString(PyExc_ValueError, "scan_trec: bad range or state");
+        return NULL;
+    }
+    int64_t row = state[0], dpos = state[1], nseg = state[2], qpos = state[3];
+    int64_t prev_start = state[4], prev_len = state[5];
+    int64_t status = 0, err = -1;
+    Py_BEGIN_ALLOW_THREADS
+    const unsigned char *s = buf + begin, *e = buf + end;
+    Py_ssize_t released = begin;
+    const unsigned char *tok[TREC_MAX_COLS];
+    Py_ssize_t len[TREC_MAX_COLS];
+    while (s < e) {
+        if (*s == '\n') { s++; continue; }
+        const unsigned char *line = s, *t = s;
+        int nf = 0;
+        for (;;) {
+            int k = s < e ? byte_class[*s] : 2;
+            if (k == 0) { s++; continue; }
+            if (k == 3 || s == t || nf == ncols) { status = 1; break; }
+            tok[nf] = t;
+            len[nf] = s - t;
+            nf++;
+            if (k == 1) { t = ++s; continue; }
+            break;
+        }
+        if (status == 0 && nf != ncols) status = 1;
+        if (status) { err = line - buf; break; }
+        if (s < e) s++;  /* the newline */
+        double x;
+        if (!parse_decimal(tok[numcol], len[numcol], &x) || x != x) { status = 1; err = line - buf; break; }
+        Py_ssize_t ql = len[0], dl = len[doccol];
+        int same = prev_start >= 0 && prev_len == ql && memcmp(buf + prev_start, tok[0], (size_t)ql) == 0;
+        if (row >= cap_rows || row + 1 >= cap_doc_off || dpos + dl > cap_doc ||
+            (!same && (nseg >= cap_seg || nseg + 1 >= cap_q_off || qpos + ql > cap_q))) {
+            status = 2; err = line - buf; break;
+        }
+        if (!same) {
+            seg_row[nseg] = row;
+            q_off[nseg] = qpos;
+            memcpy(q_data + qpos, tok[0], (size_t)ql);
+            qpos += ql;
+            nseg++;
+            prev_start = tok[0] - buf;
+            prev_len = ql;
+        }
+        doc_off[row] = dpos;
+        memcpy(doc_data + dpos, tok[doccol], (size_t)dl);
+        dpos += dl;
+        vals[row] = x;
+        row++;
+        if (release && (s - buf) - released >= RELEASE_STEP) {
+            /* keep the previous query id's bytes mapped: they are compared with the next line */
+            Py_ssize_t upto = prev_start < line - buf ? prev_start : line - buf;
+            if (upto > released) { release_pages(buf, released, upto); released = upto; }
+        }
+    }
+    if (row < cap_doc_off) doc_off[row] = dpos;
+    if (nseg < cap_q_off) q_off[nseg] = qpos;
+    Py_END_ALLOW_THREADS
+    state[0] = row; state[1] = dpos; state[2] = nseg; state[3] = qpos;
+    state[4] = prev_start; state[5] = prev_len; state[6] = status; state[7] = err;
+    for (int j = 0; j < 8; j++) PyBuffer_Release(&b[j]);
+    Py_RETURN_NONE;
+}
+
+static uint64_t fnv1a(const unsigned char *p, int64_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (int64_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+    return h ^ (h >> 29);
+}
+
+static PyObject *first_duplicate_in_segments(PyObject *self, PyObject *args) {
+    PyObject *objs[3];
+    if (!PyArg_ParseTuple(args, "OOO", &objs[0], &objs[1], &objs[2])) return NULL;
+    Py_buffer b[3];
+    if (get_buffers(objs, b, 3, 3) < 0) return NULL;
+    const int64_t *off = (const int64_t *)b[0].buf, *seg = (const int64_t *)b[2].buf;
+    const unsigned char *data = (const unsigned char *)b[1].buf;
+    Py_ssize_t nrows = b[0].len / 8 - 1, nseg = b[2].len / 8 - 1, dlen = b[1].len;
+    int ok = nrows >= 0 && nseg >= 0 && (nseg == 0 || (seg[0] >= 0 && seg[nseg] <= nrows));
+    int64_t largest = 0;
+    for (Py_ssize_t s = 0; ok && s < nseg; s++) {
+        if (seg[s + 1] < seg[s]) ok = 0;
+        else if (seg[s + 1] - seg[s] > largest) largest = seg[s + 1] - seg[s];
+    }
+    for (Py_ssize_t r = 0; ok && r < nrows; r++)
+        if (off[r] < 0 || off[r + 1] < off[r] || off[r + 1] > dlen) ok = 0;
+    if (!ok) {
+        for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+        PyErr_SetString(PyExc_ValueError, "first_duplicate_in_segments: inconsistent offsets");
+        return NULL;
+    }
+    size_t size = 8;
+    while (size < (size_t)largest * 2) size <<= 1;
+    int64_t *table = (int64_t *)PyMem_RawMalloc(size * sizeof(int64_t));
+    if (table == NULL) {
+        for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+        return PyErr_NoMemory();
+    }
+    int64_t found = -1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t s = 0; s < nseg && found < 0; s++) {
+        int64_t r0 = seg[s], r1 = seg[s + 1], k = r1 - r0;
+        if (k < 2) continue;
+        size_t m = 8;
+        while (m < (size_t)k * 2) m <<= 1;
+        for (size_t i = 0; i < m; i++) table[i] = -1;
+        for (int64_t r = r0; r < r1 && found < 0; r++) {
+            const unsigned char *p = data + off[r];
+            int64_t n = off[r + 1] - off[r];
+            size_t i = (size_t)fnv1a(p, n) & (m - 1);
+            while (table[i] >= 0) {
+                int64_t o = table[i];
+                if (off[o + 1] - off[o] == n && memcmp(data + off[o], p, (size_t)n) == 0) { found = r; break; }
+                i = (i + 1) & (m - 1);
+            }
+            if (found < 0) table[i] = r;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(table);
+    for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+    return PyLong_FromLongLong(found);
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "Sizes, values, keys and lookups of a list of dicts in one call."},
     {"find_odd_whitespace", find_odd_whitespace, METH_VARARGS, "First tab/CR/VT/FF byte, or -1."},
     {"match_segments", match_segments, METH_VARARGS, "Per-row match of strings against small per-segment sets."},
+    {"first_duplicate_in_segments", first_duplicate_in_segments, METH_VARARGS,
+     "First string equal to an earlier one of its segment."},
+    {"scan_trec", scan_trec, METH_VARARGS, "Tokenize TREC run/qrels lines into columnar buffers."},
     {"rank_in_segments", rank_in_segments, METH_VARARGS, "Binary searches within descending segments."},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_accel", "Optional C helpers for dict ingestion.",
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_accel", "Optional C helpers: dict ingestion, TREC scanning, string matching.",
                                     -1, methods};
 
-PyMODINIT_FUNC PyInit__accel(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__accel(void) {
+    init_byte_class();
+    return PyModule_Create(&module);
+}

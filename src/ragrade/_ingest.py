@@ -158,7 +158,8 @@ def arrow_strings(arr) -> tuple[np.ndarray, object] | None:
     if arr.null_count:
         return None
     _, off_buf, data = arr.buffers()
-    offsets = np.frombuffer(off_buf, dtype=width)[arr.offset: arr.offset + len(arr) + 1].astype(np.int64)
+    offsets = np.frombuffer(off_buf, dtype=width)[arr.offset: arr.offset + len(arr) + 1].astype(np.int64,
+                                                                                           copy=False)
     return offsets, data if data is not None else b""
 
 

@@ -22,7 +22,7 @@ from ragrade.data import Qrels, Run
 from ragrade.data._columns import first_duplicate
 from ragrade.errors import InputError, PolicyError, RagradeWarning
 from ragrade.kernels import metrics as K
-from ragrade.kernels.ranking import ties_straddling
+from ragrade.kernels.ranking import inverse_at, ties_straddling
 from ragrade.metrics.parser import Metric, expand_labels
 from ragrade.policies import Policies
 
@@ -312,7 +312,12 @@ class Evaluator:
 
             rows = self._pos_rows
             group_off = np.searchsorted(self._row_q[rows], np.arange(self.qrels.n_queries + 1))
-            self._gold = (pa.array(self.qrels._docs_at(rows), type=pa.large_string()), group_off)
+            raw = self.qrels._raw
+            if self.qrels._raw_is_arrow and isinstance(raw, pa.Array):  # qrels read from a file: no objects
+                gold = raw.take(pa.array(rows))
+            else:
+                gold = pa.array(self.qrels._docs_at(rows), type=pa.large_string())
+            self._gold = (gold, group_off)
         return self._gold
 
     def _map_docs(self, run: Run) -> np.ndarray:
@@ -419,7 +424,7 @@ class Evaluator:
             run = _subset_rows(run, keep)
             offsets, n = run._offsets, run.n_rows
         counts = np.diff(offsets)
-        ranked = run._ranking(pol.ties)
+        ranked, moved = run._ranking_sparse(pol.ties)
         identity = ranked is None
         perm = ranked
         dup_ranked = None
@@ -435,12 +440,7 @@ class Evaluator:
 
         # Storage rows whose document is a positive judgment of their query.
         cand, qq, seg_c, qrow = self._judged_rows(run, qmap, offsets)
-        if identity:
-            slot = cand
-        else:
-            inverse = np.empty(n, dtype=np.int64)
-            inverse[perm] = np.arange(n, dtype=np.int64)
-            slot = inverse[cand]
+        slot = cand if identity else inverse_at(perm, moved, cand)
         if dup_ranked is not None:
             keep_c = ~dup_ranked[slot]
             slot, qq, seg_c, qrow = slot[keep_c], qq[keep_c], seg_c[keep_c], qrow[keep_c]
@@ -453,7 +453,9 @@ class Evaluator:
             what = "credited once" if pol.duplicates == "credit_once" else pol.duplicates
             scope = " (judged items; duplicates of unjudged items change no value)" if judged_dups_only else ""
             notes.append(f"{summary.duplicate_items} duplicate items in rankings{scope} ({what})")
-        sorted_scores = None if run.scores is None else (run.scores if identity else run.scores[perm])
+        # Only tied rows moved: the scores in rank order are the stored ones.
+        in_place = identity or moved is not None
+        sorted_scores = None if run.scores is None else (run.scores if in_place else run.scores[perm])
         return _Joined(qq=qq, pos=pos, qrow=qrow, n_ret=n_ret, in_run=in_run,
                        sorted_scores=sorted_scores, offsets=offsets, run_name=run.name,
                        evaluated_segments=qmap >= 0)

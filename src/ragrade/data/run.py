@@ -209,13 +209,17 @@ class Run(ColumnarTable):
 
     def _ranking(self, ties: str = "docid_desc") -> np.ndarray | None:
         """As :meth:`ranking`, but None when storage order already is rank order."""
+        return self._ranking_sparse(ties)[0]
+
+    def _ranking_sparse(self, ties: str = "docid_desc") -> tuple[np.ndarray | None, np.ndarray | None]:
+        """``(permutation or None, moved rows or None)``, see :func:`ragrade.kernels.ranking.rank_rows_sparse`."""
         if ties not in TIE_POLICIES:
             raise PolicyError(f"ties must be one of {', '.join(TIE_POLICIES)}; got {ties!r}")
         key = ("ranking", ties)
         if key not in self._cache:
-            from ragrade.kernels.ranking import rank_rows
+            from ragrade.kernels.ranking import rank_rows_sparse
 
-            self._cache[key] = rank_rows(self._offsets, self._values, self._docs_at, ties)
+            self._cache[key] = rank_rows_sparse(self._offsets, self._values, self._docs_at, ties)
         return self._cache[key]
 
     def ranked(self, query_id: str, ties: str = "docid_desc") -> list[tuple[str, float | None]]:

@@ -14,9 +14,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
@@ -305,6 +307,135 @@ def pc_any_nan(col: pa.ChunkedArray) -> bool:
     return bool(pc.any(pc.is_nan(col)).as_py())
 
 
+class Scanned:
+    """What the C tokenizer (:func:`_scan_fast`) returns: the numbers, the document ids as one Arrow
+    ``large_string`` array, and the runs of equal query ids (``qids[i]`` starts at row ``starts[i]``;
+    ``starts`` ends with the row count)."""
+
+    __slots__ = ("docs", "qids", "starts", "values")
+
+    def __init__(self, values: np.ndarray, docs: pa.Array, qids: np.ndarray, starts: np.ndarray) -> None:
+        self.values, self.docs, self.qids, self.starts = values, docs, qids, starts
+
+
+#: Files below this size are scanned by one thread.
+_PARALLEL_MIN = 16 << 20
+#: Bytes per call of the C tokenizer (progress is reported between calls).
+_SCAN_WINDOW = 64 << 20
+
+
+def _scan_fast(path: str, columns: tuple[str, ...], numeric: str, progress: Progress | None) -> Scanned | None:
+    """Fast path for plain TREC files, with the C helper: the file is memory-mapped and tokenized in
+    place by one thread per core, each on a slice cut at a newline, straight into the arrays the engine
+    uses (no Arrow table, no per-column chunks, no copy of the file). Returns None, and the caller takes
+    the pyarrow path, for gzip, a byte-order mark, no C helper, or any irregular line: the C scan stops at
+    anything it does not take exactly as pyarrow would (see ``scan_trec`` in ``_accel.c``)."""
+    import mmap
+
+    from ragrade._ingest import _accel
+    from ragrade.io._common import is_gzip
+
+    if _accel is None or is_gzip(path):
+        return None
+    ncols, numcol, doccol = len(columns), columns.index(numeric), columns.index("doc")
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return None
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            if mm[: len(_BOM)] == _BOM:
+                return None
+            try:
+                return _scan_mapped(mm, size, ncols, numcol, doccol, progress)
+            except MemoryError:  # the outputs are sized for the worst case: leave it to pyarrow
+                return None
+
+
+def _scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int,
+                 progress: Progress | None) -> Scanned | None:
+    import threading
+
+    from ragrade._ingest import _accel
+
+    workers = max(1, min(os.cpu_count() or 1, 4)) if size >= _PARALLEL_MIN else 1
+    cuts = [0]
+    for i in range(1, workers):
+        nl = mm.find(b"\n", max(size * i // workers, cuts[-1]))
+        cuts.append(size if nl < 0 else nl + 1)
+    cuts.append(size)
+    parts = [(a, z) for a, z in pairwise(cuts) if z > a]
+    # Upper bounds: a line is at least 2 * ncols bytes (one byte per field, the separators, the newline).
+    caps = [(z - a + 1) // (2 * ncols) + 1 for a, z in parts]
+    # Part 0 writes into arrays sized for the whole file; the others into their own, copied after it.
+    total_rows = sum(caps)
+    outs = []
+    for i, ((a, z), cap) in enumerate(zip(parts, caps, strict=True)):
+        rows = total_rows if i == 0 else cap
+        nbytes = size if i == 0 else z - a
+        outs.append((np.empty(rows, dtype=np.float64), np.empty(rows + 1, dtype=np.int64),
+                     np.empty(nbytes, dtype=np.uint8), np.empty(cap, dtype=np.int64),
+                     np.empty(cap + 1, dtype=np.int64), np.empty(z - a, dtype=np.uint8),
+                     np.array([0, 0, 0, 0, -1, 0, 0, -1], dtype=np.int64)))
+    done = [0]
+    lock = threading.Lock()
+
+    def scan(i: int) -> None:
+        a, z = parts[i]
+        vals, doc_off, doc_data, seg_row, q_off, q_data, state = outs[i]
+        pos = a
+        while pos < z and state[6] == 0:
+            stop = z
+            if z - pos > _SCAN_WINDOW:
+                nl = mm.find(b"\n", pos + _SCAN_WINDOW, z)
+                stop = z if nl < 0 else nl + 1
+            _accel.scan_trec(mm, pos, stop, ncols, numcol, doccol, True, vals, doc_off, doc_data, seg_row,
+                             q_off, q_data, state)
+            if progress is not None:
+                with lock:
+                    done[0] += stop - pos
+                    progress(done[0], size)
+            pos = stop
+
+    if len(parts) == 1:
+        scan(0)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(len(parts)) as pool:
+            list(pool.map(scan, range(len(parts))))
+    if any(o[6][6] != 0 for o in outs):
+        return None
+    # Join the parts: rows of part i follow those of part i-1.
+    vals, doc_off, doc_data = outs[0][0], outs[0][1], outs[0][2]
+    n = nbytes = 0
+    qids_parts, starts_parts = [], []
+    for i, (v, do, dd, seg_row, q_off, q_data, state) in enumerate(outs):
+        rows, dbytes, nseg, qbytes = (int(x) for x in state[:4])
+        if i > 0:
+            vals[n: n + rows] = v[:rows]
+            doc_off[n: n + rows + 1] = do[: rows + 1] + nbytes
+            doc_data[nbytes: nbytes + dbytes] = dd[:dbytes]
+        qarr = pa.Array.from_buffers(pa.large_string(), nseg, [None, pa.py_buffer(q_off[: nseg + 1]),
+                                                                 pa.py_buffer(q_data[:qbytes])])
+        qids_parts.append(np.asarray(qarr.to_numpy(zero_copy_only=False), dtype=object))
+        starts_parts.append(seg_row[:nseg] + n)
+        n += rows
+        nbytes += dbytes
+    outs.clear()
+    qids = np.concatenate(qids_parts) if len(qids_parts) > 1 else qids_parts[0]
+    starts = np.concatenate(starts_parts) if len(starts_parts) > 1 else starts_parts[0]
+    if len(qids) > 1:  # a query whose lines straddle a cut appears at the end of one part and the start of the next
+        same = np.zeros(len(qids), dtype=bool)
+        same[1:] = qids[1:] == qids[:-1]
+        if same.any():
+            qids, starts = qids[~same], starts[~same]
+    if n == 0:
+        return None
+    docs = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(doc_off[: n + 1]),
+                                                        pa.py_buffer(doc_data[:nbytes])])
+    return Scanned(vals[:n], docs, qids, np.append(starts, n).astype(np.int64))
+
+
 def _read_table_or_chunks(p: str, columns: tuple[str, ...], numeric: str, numeric_what: str, chunk_size: int,
                           progress: Progress | None, doc_type: pa.DataType) -> tuple[list, list, list, int]:
     table = _read_whole(p, columns, numeric, doc_type, progress) if chunk_size == CHUNK_SIZE else None
@@ -314,12 +445,58 @@ def _read_table_or_chunks(p: str, columns: tuple[str, ...], numeric: str, numeri
             table.num_rows)
 
 
+def _segment_codes(scan: Scanned) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row query codes and the query vocabulary, from the runs of equal query ids."""
+    codes, vocab = pd.factorize(scan.qids)
+    return np.repeat(codes.astype(np.int32), np.diff(scan.starts)), np.asarray(vocab, dtype=object)
+
+
+def _run_from_scan(scan: Scanned, path: str, name: str | None) -> Run:
+    locate = lambda r: locate_nonblank(path, r)  # noqa: E731
+    if len(set(scan.qids.tolist())) == len(scan.qids):  # grouped by query: the runs are the queries
+        return assemble_run(None, scan.qids, None, None, scan.values, name=name, path=path, locate=locate,
+                            raw_docs=scan.docs, offsets=scan.starts)
+    qcodes, qvocab = _segment_codes(scan)
+    return assemble_run(qcodes, qvocab, None, None, scan.values, name=name, path=path, locate=locate,
+                        raw_docs=scan.docs)
+
+
+def _qrels_from_scan(scan: Scanned, path: str) -> Qrels:
+    locate = lambda r: locate_nonblank(path, r)  # noqa: E731
+    if len(set(scan.qids.tolist())) != len(scan.qids):  # interleaved queries: code and group the rows
+        qcodes, qvocab = _segment_codes(scan)
+        dcodes, dvocab = dictionary_codes(scan.docs)
+        return assemble_qrels(qcodes, qvocab, dcodes, dvocab, scan.values, path=path, locate=locate)
+    # Grouped by query (the usual file): the document ids stay raw Arrow strings, coded only if ever
+    # needed; a judgment repeated within a query is found by a hash scan per query in C.
+    from ragrade._ingest import _accel, arrow_strings
+
+    bad = ~np.isfinite(scan.values)
+    if bad.any():
+        line, text = locate(int(np.flatnonzero(bad)[0]))
+        raise ParseError("grade is not a finite number", path=path, line=line, text=text)
+    doc_off, data = arrow_strings(scan.docs)
+    dup = _accel.first_duplicate_in_segments(doc_off, data, scan.starts)
+    if dup >= 0:
+        q = scan.qids[np.searchsorted(scan.starts, dup, side="right") - 1]
+        line, text = locate(dup)
+        raise ParseError(f"document {scan.docs[dup].as_py()!r} is judged twice for query {q!r}", path=path,
+                         line=line, text=text)
+    return Qrels(scan.qids, scan.starts, None, None, scan.values, raw_docs=scan.docs)
+
+
 def read_trec_run(path: PathLike, name: str | None = None, *, chunk_size: int = CHUNK_SIZE,
                   progress: Progress | None = None) -> Run:
     """Read a TREC run file (``qid Q0 docno rank score tag``, whitespace-separated, optionally gzipped).
 
     ``name`` defaults to the tag of the first line. Rows need not be grouped by query."""
     p = os.fspath(path)
+    if name is None:
+        _, first = locate_nonblank(p, 0)
+        name = first.split()[5] if first else None
+    fast = _scan_fast(p, RUN_COLUMNS, "score", progress) if chunk_size == CHUNK_SIZE else None
+    if fast is not None:
+        return _run_from_scan(fast, p, name)
     # Document ids stay raw Arrow strings: evaluation maps them straight to the judged ids, so the
     # run's own vocabulary is built only if something asks for it.
     qchunks, dchunks, vals, n = _read_table_or_chunks(p, RUN_COLUMNS, "score", "score", chunk_size, progress, STR)
@@ -332,9 +509,6 @@ def read_trec_run(path: PathLike, name: str | None = None, *, chunk_size: int = 
         (qcodes, qvocab), qoffsets = dictionary_codes(qcol), None
     docs = pa.chunked_array(dchunks, type=pa.string())  # raw ids, coded only if ever needed
     scores = vals[0] if len(vals) == 1 else np.concatenate(vals)
-    if name is None:
-        _, first = locate_nonblank(p, 0)
-        name = first.split()[5] if first else None
     return assemble_run(qcodes, qvocab, None, None, scores, name=name, path=p,
                         locate=lambda r: locate_nonblank(p, r), raw_docs=docs, offsets=qoffsets)
 
@@ -342,6 +516,9 @@ def read_trec_run(path: PathLike, name: str | None = None, *, chunk_size: int = 
 def read_trec_qrels(path: PathLike, *, chunk_size: int = CHUNK_SIZE, progress: Progress | None = None) -> Qrels:
     """Read a TREC qrels file (``qid iter docno rel``, whitespace-separated, optionally gzipped)."""
     p = os.fspath(path)
+    fast = _scan_fast(p, QRELS_COLUMNS, "grade", progress) if chunk_size == CHUNK_SIZE else None
+    if fast is not None:
+        return _qrels_from_scan(fast, p)
     qchunks, dchunks, vals, n = _read_table_or_chunks(p, QRELS_COLUMNS, "grade", "relevance grade", chunk_size,
                                                       progress, STR_DICT)
     check_nonempty(n, p, "judgments")

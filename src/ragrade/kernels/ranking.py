@@ -50,9 +50,21 @@ def rank_rows(
     whose scores are tied. Returns None when the rows are already in rank order (the common case: no
     permutation array is made).
     """
+    return rank_rows_sparse(offsets, scores, docs_at, ties)[0]
+
+
+def rank_rows_sparse(
+    offsets: np.ndarray,
+    scores: np.ndarray | None,
+    docs_at: Callable[[np.ndarray], np.ndarray],
+    ties: str = "docid_desc",
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(permutation, moved)``: as :func:`rank_rows`, plus, when the scores already descend and only
+    tied rows were reordered, the sorted positions of those rows (``perm[i] == i`` everywhere else, and
+    ``scores[perm] == scores``); None when there is no permutation or it is a full sort."""
     n = int(offsets[-1])
     if scores is None or n == 0:
-        return None
+        return None, None
     starts = offsets[1:-1]
     starts = starts[(starts > 0) & (starts < n)]
     out_of_order = scores[1:] > scores[:-1]
@@ -65,11 +77,12 @@ def rank_rows(
         perm = None
         s = scores
     if ties == "input":
-        return perm
+        return perm, None
     eq = tie_runs(s, offsets)
     e = np.flatnonzero(eq)
     if len(e) == 0:
-        return perm
+        return perm, None
+    full_sort = perm is not None
     if perm is None:
         perm = np.arange(n, dtype=np.int64)
     # Rows in a tie run (only these are touched) and an id per run.
@@ -85,7 +98,26 @@ def rank_rows(
         key = -key
     order = np.lexsort((key, run_id))
     perm[idx] = perm[idx][order]
-    return perm
+    return perm, None if full_sort else idx
+
+
+def inverse_at(perm: np.ndarray, moved: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
+    """Rank positions of storage ``rows`` under ``perm`` (``inverse(perm)[rows]``); with ``moved`` (see
+    :func:`rank_rows_sparse`) only the moved rows are looked up, without inverting the whole permutation."""
+    if moved is None:
+        inverse = np.empty(len(perm), dtype=np.int64)
+        inverse[perm] = np.arange(len(perm), dtype=np.int64)
+        return inverse[rows]
+    # perm maps the positions `moved` onto the same set of rows: invert it on that set alone.
+    src = perm[moved]
+    by_row = np.argsort(src, kind="stable")  # src[by_row] == moved (both are the same sorted set)
+    out = np.asarray(rows, dtype=np.int64).copy()
+    if len(moved) == 0 or len(out) == 0:
+        return out
+    t = np.minimum(np.searchsorted(moved, out), len(moved) - 1)
+    hit = moved[t] == out
+    out[hit] = moved[by_row[t[hit]]]
+    return out
 
 
 def ties_straddling(sorted_scores: np.ndarray | None, offsets: np.ndarray, k: int,
