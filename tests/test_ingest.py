@@ -150,3 +150,44 @@ def test_match_segments_long_ids_and_thread_split(workers):
     group_off = np.array([0, 2, 4])
     out = match_segments(run, seg_off, seg_to_group, group_off, gold, workers=workers)
     assert out.tolist() == [-1, 0, -1, -1, -1, 2, 3, -1]
+
+
+@pytest.mark.skipif(not _ingest.has_accel(), reason="the C helper is not built")
+@pytest.mark.parametrize("seed", range(8))
+def test_match_segments_reads_chunks_in_place(seed):
+    """A chunked run (as Parquet gives: many chunks, 32-bit offsets, sliced chunks, empty chunks and
+    empty queries) matches exactly as the same strings in one array, with any number of threads."""
+    import pyarrow as pa
+
+    from ragrade._ingest import match_segments
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 300))
+    words = [f"id-{int(x)}" + "z" * int(rng.integers(0, 10)) for x in rng.integers(0, 60, size=n)]
+    sizes = rng.integers(0, 25, size=40)
+    sizes = sizes[np.cumsum(sizes) <= n]
+    seg_off = np.concatenate(([0], np.cumsum(sizes), [n])).astype(np.int64)
+    nseg = len(seg_off) - 1
+    seg_to_group = np.where(rng.random(nseg) < 0.2, -1, rng.integers(0, nseg, size=nseg))
+    glen = rng.integers(0, 6, size=nseg)
+    group_off = np.concatenate(([0], np.cumsum(glen))).astype(np.int64)
+    gold_words = [f"id-{int(x)}" + "z" * int(rng.integers(0, 10)) for x in rng.integers(0, 60, size=int(glen.sum()))]
+    gold = pa.array(gold_words, type=pa.large_string())
+    whole = pa.array(words, type=pa.string())
+    expected = match_segments(whole, seg_off, seg_to_group, group_off, gold, workers=1)
+    # the reference, in Python: index of the first equal gold string of the row's group
+    for r in range(n):
+        s = int(np.searchsorted(seg_off, r, side="right") - 1)
+        g = seg_to_group[s]
+        cands = [] if g < 0 else list(range(group_off[g], group_off[g + 1]))
+        hit = next((k for k in cands if gold_words[k] == words[r]), -1)
+        assert expected[r] == hit
+    cuts = np.sort(rng.integers(0, n + 1, size=int(rng.integers(0, 6))))
+    pieces = [whole.slice(a, b - a) for a, b in zip(np.r_[0, cuts], np.r_[cuts, n], strict=True)]
+    pieces.insert(0, pa.array([], type=pa.string()))
+    chunked = pa.chunked_array(pieces, type=pa.string())
+    for workers in (1, 2, 3):
+        assert match_segments(chunked, seg_off, seg_to_group, group_off, gold, workers=workers).tolist() \
+            == expected.tolist()
+    big = pa.chunked_array([p.cast(pa.large_string()) for p in pieces])
+    assert match_segments(big, seg_off, seg_to_group, group_off, gold, workers=2).tolist() == expected.tolist()

@@ -12,15 +12,20 @@
  *     For each i, within sorted_desc[lo[i]:hi[i]] (descending): above[i] = first index whose value is
  *     <= target[i], upto[i] = first index whose value is < target[i] (binary searches).
  *
- * match_segments(run_off, run_data, run_base, seg_off, seg_to_grp, grp_off, gold_off, gold_data, out,
- *                seg_begin, seg_end) -> int
- *     Strings are Arrow layouts: offsets (int64 here) into a data buffer. Run row r (its string is
- *     run_data[run_off[r] - run_base : run_off[r+1] - run_base]) belongs to segment s
- *     (seg_off[s] <= r < seg_off[s+1]); g = seg_to_grp[s] is its gold group (-1: none), holding gold
- *     strings grp_off[g] .. grp_off[g+1]. out[r] = index of the gold string equal to row r, or -1.
- *     Only segments seg_begin..seg_end-1 are done (the GIL is released: callers may split the work
- *     across threads). Returns the number of matched rows. A linear scan with an 8-byte prefix check:
- *     gold groups are small (a query's judgments).
+ * prefixes8(off, data, out) -> None
+ *     out[k] = the first 8 bytes of string k (int64 offsets into data), zero-padded, as a uint64.
+ *
+ * match_segments(run_off, run_data, width, row_base, seg_off, seg_to_grp, grp_off, gold_off, gold_data,
+ *                gold_prefix, out, seg_begin, seg_end) -> int
+ *     Run strings are one Arrow chunk: offsets (`width` 4 or 8 bytes) into a data buffer; run row r
+ *     (numbered across all chunks) is run_data[run_off[r - row_base] : run_off[r - row_base + 1]]. Row r
+ *     belongs to segment s (seg_off[s] <= r < seg_off[s+1]); g = seg_to_grp[s] is its gold group
+ *     (-1: none), holding gold strings grp_off[g] .. grp_off[g+1] (int64 offsets; gold_prefix from
+ *     prefixes8). out[r] = index of the
+ *     gold string equal to row r, or -1. Only segments seg_begin..seg_end-1 are done, and they must lie
+ *     in this chunk (the GIL is released: callers may split the work across threads). Returns the
+ *     number of matched rows. A linear scan with an 8-byte prefix check: gold groups are small (a
+ *     query's judgments).
  *
  * scan_trec(buf, begin, end, ncols, numcol, doccol, release, vals, doc_off, doc_data, seg_row, q_off,
  *           q_data, state) -> None
@@ -137,42 +142,77 @@ static inline uint64_t prefix8(const char *p, int64_t len) {
     return x;
 }
 
-static PyObject *match_segments(PyObject *self, PyObject *args) {
-    PyObject *objs[8];
-    long long run_base, seg_begin, seg_end;
-    if (!PyArg_ParseTuple(args, "OOLOOOOOOLL", &objs[0], &objs[1], &run_base, &objs[2], &objs[3], &objs[4],
-                          &objs[5], &objs[6], &objs[7], &seg_begin, &seg_end))
+static inline int64_t off_at(const void *p, int width, int64_t i) {
+    return width == 4 ? (int64_t)((const int32_t *)p)[i] : ((const int64_t *)p)[i];
+}
+
+static PyObject *prefixes8(PyObject *self, PyObject *args) {
+    PyObject *objs[3];
+    if (!PyArg_ParseTuple(args, "OOO", &objs[0], &objs[1], &objs[2])) return NULL;
+    Py_buffer b[3];
+    if (get_buffers(objs, b, 3, 2) < 0) return NULL;
+    const int64_t *off = (const int64_t *)b[0].buf;
+    const char *data = (const char *)b[1].buf;
+    uint64_t *out = (uint64_t *)b[2].buf;
+    Py_ssize_t n = b[0].len / 8 - 1;
+    int ok = n >= 0 && b[2].len / 8 >= n;
+    for (Py_ssize_t k = 0; ok && k < n; k++) {
+        int64_t a = off[k], len = off[k + 1] - off[k];
+        if (a < 0 || len < 0 || a + len > b[1].len) { ok = 0; break; }
+        out[k] = prefix8(data + a, len);
+    }
+    for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "prefixes8: inconsistent offsets");
         return NULL;
-    Py_buffer b[8];
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *match_segments(PyObject *self, PyObject *args) {
+    PyObject *objs[9];
+    int width;
+    long long row_base, seg_begin, seg_end;
+    if (!PyArg_ParseTuple(args, "OOiLOOOOOOOLL", &objs[0], &objs[1], &width, &row_base, &objs[2], &objs[3],
+                          &objs[4], &objs[5], &objs[6], &objs[8], &objs[7], &seg_begin, &seg_end))
+        return NULL;
+    if (width != 4 && width != 8) {
+        PyErr_SetString(PyExc_ValueError, "match_segments: offsets must be 4 or 8 bytes wide");
+        return NULL;
+    }
+    Py_buffer b[9];
     if (get_buffers(objs, b, 8, 7) < 0) return NULL;
-    const int64_t *run_off = (const int64_t *)b[0].buf;
+    if (PyObject_GetBuffer(objs[8], &b[8], PyBUF_C_CONTIGUOUS) < 0) {
+        for (int j = 0; j < 8; j++) PyBuffer_Release(&b[j]);
+        return NULL;
+    }
+    const void *run_off = b[0].buf;
     const char *run_data = (const char *)b[1].buf;
     const int64_t *seg_off = (const int64_t *)b[2].buf, *seg_to_grp = (const int64_t *)b[3].buf;
     const int64_t *grp_off = (const int64_t *)b[4].buf, *gold_off = (const int64_t *)b[5].buf;
     const char *gold_data = (const char *)b[6].buf;
     int64_t *out = (int64_t *)b[7].buf;
     Py_ssize_t nseg = b[3].len / 8, ngrp = b[4].len / 8 - 1, ngold = b[5].len / 8 - 1;
-    Py_ssize_t nrun = b[0].len / 8 - 1, run_len = b[1].len, gold_len = b[6].len;
+    Py_ssize_t nrun = b[0].len / width - 1, run_len = b[1].len, gold_len = b[6].len, nout = b[7].len / 8;
     long long matched = 0;
-    int ok = b[2].len / 8 == nseg + 1 && b[7].len / 8 >= nrun && ngrp >= 0 && ngold >= 0 &&
+    int ok = b[2].len / 8 == nseg + 1 && ngrp >= 0 && ngold >= 0 && nrun >= 0 && row_base >= 0 &&
              seg_begin >= 0 && seg_end <= nseg && seg_begin <= seg_end;
-    if (ok && nseg > 0 && seg_off[nseg] > nrun) ok = 0;
-    /* first 8 bytes of every gold string, so most rows are rejected without memcmp */
-    uint64_t *gold_prefix = ok && ngold > 0 ? (uint64_t *)PyMem_RawMalloc((size_t)ngold * 8) : NULL;
-    if (ok && ngold > 0 && gold_prefix == NULL) {
-        for (int j = 0; j < 8; j++) PyBuffer_Release(&b[j]);
-        return PyErr_NoMemory();
-    }
+    /* the segments done must lie within this chunk of rows, and within `out` */
+    if (ok && seg_end > seg_begin &&
+        (seg_off[seg_begin] < row_base || seg_off[seg_end] > row_base + nrun || seg_off[seg_end] > nout))
+        ok = 0;
+    /* first 8 bytes of every gold string (see prefixes8), so most rows are rejected without memcmp */
+    const uint64_t *gold_prefix = (const uint64_t *)b[8].buf;
+    if (b[8].len / 8 < ngold) ok = 0;
     for (Py_ssize_t k = 0; ok && k < ngold; k++) {
         int64_t ga = gold_off[k], glen = gold_off[k + 1] - gold_off[k];
-        if (ga < 0 || glen < 0 || ga + glen > gold_len) { ok = 0; break; }
-        gold_prefix[k] = prefix8(gold_data + ga, glen);
+        if (ga < 0 || glen < 0 || ga + glen > gold_len) ok = 0;
     }
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t s = seg_begin; ok && s < seg_end; s++) {
         int64_t g = seg_to_grp[s];
         int64_t r0 = seg_off[s], r1 = seg_off[s + 1];
-        if (r0 < 0 || r1 < r0) { ok = 0; break; }
+        if (r0 < row_base || r1 < r0 || r1 > row_base + nrun) { ok = 0; break; }
         if (g < 0 || g >= ngrp) {
             for (int64_t r = r0; r < r1; r++) out[r] = -1;
             continue;
@@ -180,8 +220,9 @@ static PyObject *match_segments(PyObject *self, PyObject *args) {
         int64_t k0 = grp_off[g], k1 = grp_off[g + 1];
         if (k0 < 0 || k1 > ngold || k1 < k0) { ok = 0; break; }
         for (int64_t r = r0; r < r1; r++) {
-            int64_t a = run_off[r] - run_base, len = run_off[r + 1] - run_off[r];
-            if (a < 0 || len < 0 || a + len > run_len) { ok = 0; break; }
+            int64_t a = off_at(run_off, width, r - row_base), z = off_at(run_off, width, r - row_base + 1);
+            int64_t len = z - a;
+            if (a < 0 || len < 0 || z > run_len) { ok = 0; break; }
             uint64_t pre = prefix8(run_data + a, len);
             int64_t hit = -1;
             for (int64_t k = k0; k < k1; k++) {
@@ -196,8 +237,7 @@ static PyObject *match_segments(PyObject *self, PyObject *args) {
         }
     }
     Py_END_ALLOW_THREADS
-    if (gold_prefix != NULL) PyMem_RawFree(gold_prefix);
-    for (int j = 0; j < 8; j++) PyBuffer_Release(&b[j]);
+    for (int j = 0; j < 9; j++) PyBuffer_Release(&b[j]);
     if (!ok) {
         PyErr_SetString(PyExc_ValueError, "match_segments: inconsistent offsets or buffer sizes");
         return NULL;
@@ -521,6 +561,7 @@ static PyObject *first_duplicate_in_segments(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "Sizes, values, keys and lookups of a list of dicts in one call."},
     {"find_odd_whitespace", find_odd_whitespace, METH_VARARGS, "First tab/CR/VT/FF byte, or -1."},
+    {"prefixes8", prefixes8, METH_VARARGS, "First 8 bytes of each string, zero-padded, as uint64."},
     {"match_segments", match_segments, METH_VARARGS, "Per-row match of strings against small per-segment sets."},
     {"first_duplicate_in_segments", first_duplicate_in_segments, METH_VARARGS,
      "First string equal to an earlier one of its segment."},

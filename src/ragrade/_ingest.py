@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from itertools import chain, pairwise, repeat
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -140,15 +140,10 @@ def _search(sorted_desc: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.
         hi = np.where(active & ~go_right, mid, hi)
 
 
-def arrow_strings(arr) -> tuple[np.ndarray, object] | None:
-    """``(int64 offsets, data buffer)`` of an Arrow string array (chunks combined), or None."""
+def _string_chunk(arr) -> tuple[np.ndarray, object, int] | None:
+    """``(offsets view, data buffer, offset width)`` of one Arrow string array, without copying."""
     import pyarrow as pa
 
-    if isinstance(arr, pa.ChunkedArray):
-        try:
-            arr = arr.combine_chunks()
-        except (pa.ArrowInvalid, pa.ArrowCapacityError, OverflowError):
-            arr = arr.cast(pa.large_string()).combine_chunks()
     if pa.types.is_string(arr.type):
         width = np.int32
     elif pa.types.is_large_string(arr.type):
@@ -158,41 +153,82 @@ def arrow_strings(arr) -> tuple[np.ndarray, object] | None:
     if arr.null_count:
         return None
     _, off_buf, data = arr.buffers()
-    offsets = np.frombuffer(off_buf, dtype=width)[arr.offset: arr.offset + len(arr) + 1].astype(np.int64,
-                                                                                           copy=False)
-    return offsets, data if data is not None else b""
+    if off_buf is None:  # an empty array may have no buffers
+        return np.zeros(1, dtype=width), b"", np.dtype(width).itemsize
+    offsets = np.frombuffer(off_buf, dtype=width)[arr.offset: arr.offset + len(arr) + 1]
+    return offsets, data if data is not None else b"", np.dtype(width).itemsize
+
+
+def arrow_strings(arr) -> tuple[np.ndarray, object] | None:
+    """``(int64 offsets, data buffer)`` of an Arrow string array (chunks combined), or None."""
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        try:
+            arr = arr.combine_chunks()
+        except (pa.ArrowInvalid, pa.ArrowCapacityError, OverflowError):
+            arr = arr.cast(pa.large_string()).combine_chunks()
+    got = _string_chunk(arr)
+    if got is None:
+        return None
+    return got[0].astype(np.int64, copy=False), got[1]
 
 
 def match_segments(run_strings, seg_offsets: np.ndarray, seg_to_group: np.ndarray, group_offsets: np.ndarray,
                    gold_strings, workers: int | None = None) -> np.ndarray | None:
     """Per run row, the index of the equal string among its segment's gold group (-1 if none), by a
-    linear scan in C (groups are a query's few positive judgments). None without the C helper."""
+    linear scan in C (groups are a query's few positive judgments). The run's Arrow chunks are read in
+    place (no concatenation, 32- or 64-bit offsets). None without the C helper."""
+    import pyarrow as pa
+
     if _accel is None:
         return None
-    run = arrow_strings(run_strings)
+    chunks = run_strings.chunks if isinstance(run_strings, pa.ChunkedArray) else [run_strings]
+    parts = [_string_chunk(c) for c in chunks]
     gold = arrow_strings(gold_strings)
-    if run is None or gold is None:
+    if gold is None or any(p is None for p in parts):
         return None
-    out = np.empty(len(run[0]) - 1, dtype=np.int64)
+    gold_prefix = np.empty(len(gold[0]) - 1, dtype=np.uint64)
+    _accel.prefixes8(gold[0], gold[1], gold_prefix)
+    lengths = np.array([len(c) for c in chunks], dtype=np.int64)
+    bounds = np.concatenate(([0], np.cumsum(lengths)))
+    n = int(bounds[-1])
+    out = np.empty(n, dtype=np.int64)
     seg_offsets = np.ascontiguousarray(seg_offsets, dtype=np.int64)
     seg_to_group = np.ascontiguousarray(seg_to_group, dtype=np.int64)
     group_offsets = np.ascontiguousarray(group_offsets, dtype=np.int64)
+    if len(chunks) > 1:  # cut segments at chunk boundaries: each piece then lies in one chunk
+        cuts = np.union1d(seg_offsets, bounds[(bounds > seg_offsets[0]) & (bounds < seg_offsets[-1])])
+        seg_to_group = seg_to_group[np.searchsorted(seg_offsets, cuts[:-1], side="right") - 1]
+        seg_offsets = cuts
     nseg = len(seg_to_group)
-
-    def part(bounds: tuple[int, int]) -> None:
-        _accel.match_segments(run[0], run[1], 0, seg_offsets, seg_to_group, group_offsets, gold[0], gold[1], out,
-                              bounds[0], bounds[1])
-
+    # The first segment of each chunk; then work pieces of about equal rows, never across a chunk.
+    chunk_first = np.searchsorted(seg_offsets[:-1], bounds[:-1], side="left")
+    chunk_first = np.append(chunk_first, nseg)
     if workers is None:
-        workers = min(os.cpu_count() or 1, 4, max(1, len(out) // 2_000_000))
-    workers = max(1, min(workers, max(nseg, 1)))
-    cuts = np.linspace(0, nseg, workers + 1).astype(np.int64).tolist()
-    bounds = list(pairwise(cuts))
-    if workers == 1:
-        part((0, nseg))
+        workers = min(os.cpu_count() or 1, 4, max(1, n // 2_000_000))
+    per_piece = max(n // max(workers, 1), 1)
+    pieces: list[tuple[int, int, int]] = []
+    for c in range(len(chunks)):
+        a, z = int(chunk_first[c]), int(chunk_first[c + 1])
+        while a < z:
+            target = seg_offsets[a] + per_piece
+            b = min(max(int(np.searchsorted(seg_offsets, target, side="left")), a + 1), z)
+            pieces.append((c, a, b))
+            a = b
+
+    def part(piece: tuple[int, int, int]) -> None:
+        c, a, b = piece
+        off, data, width = parts[c]
+        _accel.match_segments(off, data, width, int(bounds[c]), seg_offsets, seg_to_group, group_offsets,
+                              gold[0], gold[1], gold_prefix, out, a, b)
+
+    if workers <= 1 or len(pieces) <= 1:
+        for piece in pieces:
+            part(piece)
     else:  # the C scan releases the GIL: split the queries across cores
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(part, bounds))
+            list(pool.map(part, pieces))
     return out

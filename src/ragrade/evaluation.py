@@ -468,8 +468,11 @@ class Evaluator:
         grade = qrels.grades[j.qrow]
         unit = self._row_unit[j.qrow]
         # Credit each unit once, at its best rank: sort by (qrels query, position).
-        order = np.lexsort((j.pos, j.qq))
-        qq, pos, grade, unit = j.qq[order], j.pos[order], grade[order], unit[order]
+        order = _order_by_query_and_position(j.qq, j.pos)
+        if order is None:
+            qq, pos = j.qq, j.pos
+        else:
+            qq, pos, grade, unit = j.qq[order], j.pos[order], grade[order], unit[order]
         first = ~pd.Series(unit).duplicated(keep="first").to_numpy() if len(unit) else np.zeros(0, dtype=bool)
         positive = first & (grade > 0)
         judged = K.Judged(nq=nq, n_ret=j.n_ret, q=qq[positive], pos=pos[positive], grade=grade[positive],
@@ -529,6 +532,22 @@ class _Joined:
     offsets: np.ndarray  # run query offsets matching sorted_scores
     run_name: str | None = None
     evaluated_segments: np.ndarray | None = None  # run queries that have ground truth (bool per query)
+
+
+def _order_by_query_and_position(qq: np.ndarray, pos: np.ndarray) -> np.ndarray | None:
+    """Stable order of the rows by (query, position); None when they are already in it (the usual case:
+    a run read in rank order). Nearly sorted input (only ties reordered) sorts in about linear time
+    (one combined integer key, timsort)."""
+    if len(qq) < 2:
+        return None
+    up = qq[1:] > qq[:-1]
+    same = qq[1:] == qq[:-1]
+    if np.all(up | (same & (pos[1:] >= pos[:-1]))):
+        return None
+    span = int(pos.max()) + 1 if len(pos) else 1
+    if int(qq.max()) < (1 << 62) // max(span, 1):
+        return np.argsort(qq.astype(np.int64) * span + pos, kind="stable")
+    return np.lexsort((pos, qq))
 
 
 def _caller_stacklevel() -> int:

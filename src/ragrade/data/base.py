@@ -31,9 +31,13 @@ def _take_arrow(arr: Any, rows: np.ndarray) -> np.ndarray:
         return np.asarray(src.take(pa.array(rows)).to_numpy(zero_copy_only=False), dtype=object)
     bounds = np.cumsum([0] + [len(c) for c in arr.chunks])
     which = np.searchsorted(bounds, rows, side="right") - 1
+    by_chunk = np.argsort(which, kind="stable")
+    cut = np.searchsorted(which[by_chunk], np.arange(arr.num_chunks + 1))
     out = np.empty(len(rows), dtype=object)
-    for c in np.unique(which).tolist():  # one take per chunk touched (a few dozen at most)
-        sel = np.flatnonzero(which == c)
+    for c in range(arr.num_chunks):  # one take per chunk touched
+        if cut[c] == cut[c + 1]:
+            continue
+        sel = by_chunk[cut[c]: cut[c + 1]]
         local = rows[sel] - bounds[c]
         out[sel] = arr.chunk(c).take(pa.array(local)).to_numpy(zero_copy_only=False)
     return out

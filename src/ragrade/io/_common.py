@@ -299,15 +299,29 @@ def _check_empty_ids(vocab: np.ndarray, codes: np.ndarray, what: str, path: str,
 def query_groups(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
     """``(query ids, offsets)`` of a string query column whose rows come grouped by query (nearly every
     file: written query by query), found by one vectorised comparison of neighbours, with no hashing and
-    no per-row code array; None if the queries are interleaved (or the column is not plain strings)."""
+    no per-row code array; None if the queries are interleaved (or the column is not strings).
+    Dictionary-encoded strings (Parquet's own encoding, read as is) compare by their codes."""
     n = len(col)
-    if n == 0 or not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+    if n == 0:
         return None
-    if n == 1:
-        return np.asarray(col.to_numpy(zero_copy_only=False), dtype=object), np.array([0, 1], dtype=np.int64)
-    change = pc.not_equal(col.slice(1), col.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-    starts = np.concatenate(([0], np.flatnonzero(change) + 1))
-    heads = np.asarray(col.take(pa.array(starts)).to_numpy(zero_copy_only=False), dtype=object)
+    if pa.types.is_dictionary(col.type) and pa.types.is_string(col.type.value_type):
+        chunked = col if isinstance(col, pa.ChunkedArray) else pa.chunked_array([col])
+        chunked = chunked.unify_dictionaries()
+        if chunked.null_count:
+            return None
+        codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunked.chunks])
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        vocab = chunked.chunk(0).dictionary
+        heads = np.asarray(vocab.take(pa.array(codes[starts])).to_numpy(zero_copy_only=False), dtype=object)
+    elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        if n == 1:
+            return (np.asarray(col.to_numpy(zero_copy_only=False), dtype=object),
+                    np.array([0, 1], dtype=np.int64))
+        change = pc.not_equal(col.slice(1), col.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+        starts = np.concatenate(([0], np.flatnonzero(change) + 1))
+        heads = np.asarray(col.take(pa.array(starts)).to_numpy(zero_copy_only=False), dtype=object)
+    else:
+        return None
     if len(set(heads.tolist())) != len(heads):
         return None
     return heads, np.append(starts, n).astype(np.int64)
@@ -331,6 +345,21 @@ def contiguous(col: pa.ChunkedArray) -> pa.Array:
         return col.cast(pa.large_string()).combine_chunks()
 
 
+def _first_empty_string(col: pa.ChunkedArray | pa.Array) -> int | None:
+    """Row of the first empty string, from the offsets of each chunk (no per-row array is made)."""
+    from ragrade._ingest import _string_chunk
+
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    base = 0
+    for c in chunks:
+        got = _string_chunk(c)
+        lengths = pc.binary_length(c).to_numpy(zero_copy_only=False) if got is None else np.diff(got[0])
+        if len(lengths) and lengths.min() == 0:
+            return base + int(np.flatnonzero(lengths == 0)[0])
+        base += len(c)
+    return None
+
+
 def assemble_run(qcodes: np.ndarray | None, qvocab: np.ndarray, dcodes: np.ndarray | None,
                  dvocab: np.ndarray | None, scores: np.ndarray | None, *, name: str | None, path: str,
                  locate: RowLocator, ranks: np.ndarray | None = None, raw_docs: pa.ChunkedArray | None = None,
@@ -348,9 +377,8 @@ def assemble_run(qcodes: np.ndarray | None, qvocab: np.ndarray, dcodes: np.ndarr
     else:
         _check_empty_ids(qvocab, qcodes, "query id", path, locate)
     if raw_docs is not None:
-        lengths = pc.binary_length(raw_docs)
-        if len(raw_docs) and pc.min(lengths).as_py() == 0:
-            row = int(np.flatnonzero(lengths.to_numpy(zero_copy_only=False) == 0)[0])
+        row = _first_empty_string(raw_docs)
+        if row is not None:
             line, text = locate(row)
             raise ParseError("empty document id", path=path, line=line, text=text)
     else:
@@ -408,6 +436,38 @@ def assemble_qrels(qcodes: np.ndarray, qvocab: np.ndarray, dcodes: np.ndarray, d
     u = None if units is None else np.ascontiguousarray(units[rows], dtype=np.int64)
     return Qrels(qids, offsets, np.ascontiguousarray(dc, dtype=np.int32), dvocab,
                  np.ascontiguousarray(g, dtype=np.float64), u)
+
+
+def assemble_qrels_raw(qvocab: np.ndarray, offsets: np.ndarray, raw_docs: pa.Array, grades: np.ndarray, *,
+                       path: str, locate: RowLocator) -> Qrels | None:
+    """:class:`Qrels` from rows already grouped by query (``qvocab[i]`` owns rows ``offsets[i]`` to
+    ``offsets[i+1]-1``), keeping the document ids as raw Arrow strings (coded only if something asks):
+    the check for a document judged twice is a hash scan per query in C. None without the C helper (the
+    caller then codes the ids and uses :func:`assemble_qrels`)."""
+    from ragrade._ingest import _accel, arrow_strings
+
+    strings = arrow_strings(raw_docs) if _accel is not None else None
+    if strings is None:
+        return None
+    empty = np.flatnonzero(qvocab == "") if len(qvocab) else np.zeros(0, dtype=np.int64)
+    if len(empty):
+        line, text = locate(int(offsets[empty[0]]))
+        raise ParseError("empty query id", path=path, line=line, text=text)
+    lengths = np.diff(strings[0])
+    if len(lengths) and lengths.min() == 0:
+        line, text = locate(int(np.flatnonzero(lengths == 0)[0]))
+        raise ParseError("empty document id", path=path, line=line, text=text)
+    bad = ~np.isfinite(grades)
+    if bad.any():
+        line, text = locate(int(np.flatnonzero(bad)[0]))
+        raise ParseError("grade is not a finite number", path=path, line=line, text=text)
+    dup = _accel.first_duplicate_in_segments(strings[0], strings[1], offsets)
+    if dup >= 0:
+        q = qvocab[np.searchsorted(offsets, dup, side="right") - 1]
+        line, text = locate(dup)
+        raise ParseError(f"document {raw_docs[dup].as_py()!r} is judged twice for query {q!r}", path=path,
+                         line=line, text=text)
+    return Qrels(qvocab, offsets, None, None, np.ascontiguousarray(grades, dtype=np.float64), raw_docs=raw_docs)
 
 
 def default_run_name(path: PathLike) -> str:

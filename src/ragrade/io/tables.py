@@ -42,6 +42,7 @@ from ragrade.io._common import (
     PathLike,
     Progress,
     assemble_qrels,
+    assemble_qrels_raw,
     assemble_run,
     check_nonempty,
     contiguous,
@@ -54,7 +55,7 @@ from ragrade.io._common import (
     looks_like_header,
     open_binary,
     pick_column,
-    query_codes,
+    query_groups,
     read_text_lines,
 )
 
@@ -222,7 +223,11 @@ def load_parquet(path: PathLike, progress: Progress | None = None) -> tuple[pa.T
 
     p = os.fspath(path)
     try:
-        table = pq.read_table(p)
+        # Query ids are read in Parquet's own dictionary encoding: grouping compares codes, not strings.
+        schema = pq.read_schema(p)
+        keys = {n.lower() for n in QUERY_NAMES}
+        as_dict = [f.name for f in schema if f.name.lower() in keys and pa.types.is_string(f.type)]
+        table = pq.read_table(p, read_dictionary=as_dict or None)
     except (pa.ArrowInvalid, OSError) as exc:
         raise ParseError(f"not a readable Parquet file ({exc})", path=p) from None
     if progress is not None:
@@ -318,14 +323,18 @@ def table_to_run(table: pa.Table, path: PathLike, locate: RowText, *, name: str 
     sc = pick_column(names, score_col, SCORE_NAMES, "score", p, required=False)
     rk = pick_column(names, rank_col, RANK_NAMES, "rank", p, required=False)
     qcol = table.column(q)
-    if pa.types.is_string(qcol.type) or pa.types.is_large_string(qcol.type):
+    if _string_like(qcol):
         r = _null(qcol)
         if r is not None:
             line, text = locate(r)
             raise ParseError("missing query id", path=p, line=line, text=text)
-        qcodes, qvocab = query_codes(qcol)  # runs of equal neighbours: no hashing for grouped files
+        groups = query_groups(qcol)  # runs of equal neighbours: no hashing and no codes for grouped files
+        if groups is not None:
+            qcodes, (qvocab, qoff) = None, groups
+        else:
+            (qcodes, qvocab), qoff = dictionary_codes(qcol), None
     else:
-        qcodes, qvocab = _ids(qcol, "query id", p, locate)
+        (qcodes, qvocab), qoff = _ids(qcol, "query id", p, locate), None
     scores = float_column(table.column(sc), "score", p, locate) if sc is not None else None
     ranks = float_column(table.column(rk), "rank", p, locate) if (rk is not None and sc is None) else None
     dcol = table.column(d)
@@ -336,8 +345,11 @@ def table_to_run(table: pa.Table, path: PathLike, locate: RowText, *, name: str 
             line, text = locate(r)
             raise ParseError("missing document id", path=p, line=line, text=text)
         return assemble_run(qcodes, qvocab, None, None, scores, name=name, path=p, locate=locate, ranks=ranks,
-                            raw_docs=contiguous(dcol))
+                            raw_docs=dcol if dcol.num_chunks else contiguous(dcol), offsets=qoff)
     dcodes, dvocab = _ids(dcol, "document id", p, locate)
+    if qcodes is None:
+        assert qoff is not None
+        qcodes = np.repeat(np.arange(len(qvocab), dtype=np.int32), np.diff(qoff))
     return assemble_run(qcodes, qvocab, dcodes, dvocab, scores, name=name, path=p, locate=locate, ranks=ranks)
 
 
@@ -388,13 +400,33 @@ def table_to_qrels(table: pa.Table, path: PathLike, locate: RowText, *, query_co
     assert d is not None
     gc = pick_column(names, grade_col, GRADE_NAMES, "grade", p, required=False)
     uc = pick_column(names, unit_col, ("unit", "group"), "unit", p, required=False)
-    qcodes, qvocab = _ids(table.column(q), "query id", p, locate)
-    dcodes, dvocab = _ids(table.column(d), "document id", p, locate)
+    qcol, dcol = table.column(q), table.column(d)
+    if uc is None and _string_like(qcol) and _plain_strings(dcol) and qcol.null_count == 0 \
+            and dcol.null_count == 0:
+        groups = query_groups(qcol)  # rows grouped by query (the usual file): ids stay raw Arrow strings
+        if groups is not None:
+            grades = float_column(table.column(gc), "grade", p, locate) if gc is not None \
+                else np.ones(table.num_rows)
+            qrels = assemble_qrels_raw(groups[0], groups[1], contiguous(dcol), grades, path=p, locate=locate)
+            if qrels is not None:
+                return qrels
+    qcodes, qvocab = _ids(qcol, "query id", p, locate)
+    dcodes, dvocab = _ids(dcol, "document id", p, locate)
     grades = float_column(table.column(gc), "grade", p, locate) if gc is not None else np.ones(len(dcodes))
     units = None
     if uc is not None:
         units = float_column(table.column(uc), "unit", p, locate).astype(np.int64)
     return assemble_qrels(qcodes, qvocab, dcodes, dvocab, grades, path=p, locate=locate, units=units)
+
+
+def _plain_strings(col: pa.ChunkedArray) -> bool:
+    return pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
+
+
+def _string_like(col: pa.ChunkedArray) -> bool:
+    """Strings, or dictionary-encoded strings."""
+    t = col.type
+    return _plain_strings(col) or (pa.types.is_dictionary(t) and pa.types.is_string(t.value_type))
 
 
 def _groups_to_qrels(table: pa.Table, q: str, grp: str, path: str, locate: RowText) -> Qrels:

@@ -29,6 +29,7 @@ from ragrade.io._common import (
     PathLike,
     Progress,
     assemble_qrels,
+    assemble_qrels_raw,
     assemble_run,
     check_nonempty,
     dictionary_codes,
@@ -463,26 +464,13 @@ def _run_from_scan(scan: Scanned, path: str, name: str | None) -> Run:
 
 def _qrels_from_scan(scan: Scanned, path: str) -> Qrels:
     locate = lambda r: locate_nonblank(path, r)  # noqa: E731
-    if len(set(scan.qids.tolist())) != len(scan.qids):  # interleaved queries: code and group the rows
-        qcodes, qvocab = _segment_codes(scan)
-        dcodes, dvocab = dictionary_codes(scan.docs)
-        return assemble_qrels(qcodes, qvocab, dcodes, dvocab, scan.values, path=path, locate=locate)
-    # Grouped by query (the usual file): the document ids stay raw Arrow strings, coded only if ever
-    # needed; a judgment repeated within a query is found by a hash scan per query in C.
-    from ragrade._ingest import _accel, arrow_strings
-
-    bad = ~np.isfinite(scan.values)
-    if bad.any():
-        line, text = locate(int(np.flatnonzero(bad)[0]))
-        raise ParseError("grade is not a finite number", path=path, line=line, text=text)
-    doc_off, data = arrow_strings(scan.docs)
-    dup = _accel.first_duplicate_in_segments(doc_off, data, scan.starts)
-    if dup >= 0:
-        q = scan.qids[np.searchsorted(scan.starts, dup, side="right") - 1]
-        line, text = locate(dup)
-        raise ParseError(f"document {scan.docs[dup].as_py()!r} is judged twice for query {q!r}", path=path,
-                         line=line, text=text)
-    return Qrels(scan.qids, scan.starts, None, None, scan.values, raw_docs=scan.docs)
+    if len(set(scan.qids.tolist())) == len(scan.qids):  # grouped by query (the usual file)
+        qrels = assemble_qrels_raw(scan.qids, scan.starts, scan.docs, scan.values, path=path, locate=locate)
+        if qrels is not None:
+            return qrels
+    qcodes, qvocab = _segment_codes(scan)
+    dcodes, dvocab = dictionary_codes(scan.docs)
+    return assemble_qrels(qcodes, qvocab, dcodes, dvocab, scan.values, path=path, locate=locate)
 
 
 def read_trec_run(path: PathLike, name: str | None = None, *, chunk_size: int = CHUNK_SIZE,
