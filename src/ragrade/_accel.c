@@ -51,11 +51,12 @@
  * find_odd_whitespace(buffer) -> int
  *     Index of the first tab, CR, VT or FF byte in the buffer, or -1.
  *
- * scan(dicts, want_keys, which, find) -> (status, counts, values, keys, found)
- *     One call for everything the dict path needs, allocating its own buffers: counts (bytes of
- *     int64, one per dict), values (bytearray of float64, insertion order), keys (a list of every key,
- *     or None unless want_keys), found (bytearray of float64: dicts[which[j]].get(find[j], nan), done
- *     right after that dict is scanned; which must be non-decreasing int64).
+ * scan(dicts, keys, which, find) -> (status, counts, values, found)
+ *     One call for everything the dict path needs: counts (bytes of int64, one per dict), values
+ *     (bytearray of float64, insertion order), found (bytearray of float64: dicts[which[j]].get(find[j],
+ *     nan), done right after that dict is scanned; which must be non-decreasing int64). `keys` is None
+ *     or a fresh object array (numpy, through the buffer protocol) with room for every key: each key
+ *     is stored at its value's position (the reference it held, None, is released).
  *
  */
 #define PY_SSIZE_T_CLEAN
@@ -71,7 +72,7 @@
 
 /* Append the values of dict d to out[*n..] (and its keys to the list `keys` if not NULL, at the same
    positions); 0 ok, else a status code (see above). */
-static long scan_one(PyObject *d, double *out, Py_ssize_t *n, Py_ssize_t cap, PyObject *keys) {
+static long scan_one(PyObject *d, double *out, Py_ssize_t *n, Py_ssize_t cap, PyObject **keys) {
     if (!PyDict_CheckExact(d)) return 1;
     Py_ssize_t p = 0;
     PyObject *k, *v;
@@ -82,13 +83,18 @@ static long scan_one(PyObject *d, double *out, Py_ssize_t *n, Py_ssize_t cap, Py
         double x;
         if (PyFloat_CheckExact(v)) {
             x = PyFloat_AS_DOUBLE(v);
+        } else if (PyLong_CheckExact(v)) {  /* no temporary float object, unlike PyFloat_AsDouble */
+            x = PyLong_AsDouble(v);
+            if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return 3; }
         } else {
             x = PyFloat_AsDouble(v);
             if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return 3; }
         }
-        if (keys != NULL) {
+        if (keys != NULL) {  /* a slot of an object array: holds a reference (None when fresh) */
+            PyObject *old = keys[*n];
             Py_INCREF(k);
-            if (PyList_SetItem(keys, *n, k) < 0) return 6;  /* steals k, releases the old item */
+            keys[*n] = k;
+            Py_XDECREF(old);
         }
         out[(*n)++] = x;
     }
@@ -272,14 +278,27 @@ static PyObject *find_odd_whitespace(PyObject *self, PyObject *args) {
 }
 
 static PyObject *scan(PyObject *self, PyObject *args) {
-    PyObject *dicts, *whichobj, *find;
-    int want_keys;
-    if (!PyArg_ParseTuple(args, "O!pOO!", &PyList_Type, &dicts, &want_keys, &whichobj, &PyList_Type, &find))
+    PyObject *dicts, *keysobj, *whichobj, *find;
+    if (!PyArg_ParseTuple(args, "O!OOO!", &PyList_Type, &dicts, &keysobj, &whichobj, &PyList_Type, &find))
         return NULL;
-    Py_buffer wb;
+    Py_buffer wb, kb;
+    int have_keys = keysobj != Py_None;
     if (PyObject_GetBuffer(whichobj, &wb, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (have_keys) {
+        if (PyObject_GetBuffer(keysobj, &kb, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
+            PyBuffer_Release(&wb);
+            return NULL;
+        }
+        if (kb.format == NULL || strcmp(kb.format, "O") != 0 || kb.itemsize != (Py_ssize_t)sizeof(PyObject *)) {
+            PyBuffer_Release(&kb);
+            PyBuffer_Release(&wb);
+            PyErr_SetString(PyExc_TypeError, "scan: keys must be an object array");
+            return NULL;
+        }
+    }
     Py_ssize_t nd = PyList_GET_SIZE(dicts), m = PyList_GET_SIZE(find);
     if (wb.len / 8 < m) {
+        if (have_keys) PyBuffer_Release(&kb);
         PyBuffer_Release(&wb);
         PyErr_SetString(PyExc_ValueError, "scan: 'which' is shorter than 'find'");
         return NULL;
@@ -288,7 +307,11 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     long status = 0;
     Py_ssize_t n = 0;
     PyObject *counts = PyBytes_FromStringAndSize(NULL, nd * 8);
-    if (counts == NULL) { PyBuffer_Release(&wb); return NULL; }
+    if (counts == NULL) {
+        if (have_keys) PyBuffer_Release(&kb);
+        PyBuffer_Release(&wb);
+        return NULL;
+    }
     int64_t *cnt = (int64_t *)PyBytes_AS_STRING(counts);
     for (Py_ssize_t i = 0; i < nd; i++) {  /* pass 1: types and sizes */
         PyObject *d = PyList_GET_ITEM(dicts, i);
@@ -296,11 +319,12 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         cnt[i] = PyDict_GET_SIZE(d);
         n += PyDict_GET_SIZE(d);
     }
+    if (!status && have_keys && kb.len / (Py_ssize_t)sizeof(PyObject *) < n) status = 5;  /* sizes changed */
     PyObject *values = PyByteArray_FromStringAndSize(NULL, status ? 0 : n * 8);
     PyObject *found = PyByteArray_FromStringAndSize(NULL, m * 8);
-    PyObject *keys = (want_keys && !status) ? PyList_New(n) : (Py_INCREF(Py_None), Py_None);
-    if (values == NULL || found == NULL || keys == NULL) {
-        Py_XDECREF(values); Py_XDECREF(found); Py_XDECREF(keys); Py_DECREF(counts);
+    if (values == NULL || found == NULL) {
+        Py_XDECREF(values); Py_XDECREF(found); Py_DECREF(counts);
+        if (have_keys) PyBuffer_Release(&kb);
         PyBuffer_Release(&wb);
         return NULL;
     }
@@ -308,10 +332,11 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     for (Py_ssize_t j = 0; j < m; j++) fd[j] = NAN;
     if (!status) {
         double *out = (double *)PyByteArray_AS_STRING(values);
+        PyObject **keys = have_keys ? (PyObject **)kb.buf : NULL;
         Py_ssize_t pos = 0, j = 0;
         for (Py_ssize_t i = 0; i < nd && status == 0; i++) {  /* pass 2: values, keys, lookups */
             PyObject *d = PyList_GET_ITEM(dicts, i);
-            status = scan_one(d, out, &pos, n, want_keys ? keys : NULL);
+            status = scan_one(d, out, &pos, n, keys);
             if (status) break;
             while (j < m && which[j] < i) j++;
             while (j < m && which[j] == i) {
@@ -328,8 +353,9 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         }
         if (status == 0 && pos != n) status = 5;  /* a dict changed size during the scan */
     }
+    if (have_keys) PyBuffer_Release(&kb);
     PyBuffer_Release(&wb);
-    return Py_BuildValue("(lNNNN)", status, counts, values, keys, found);
+    return Py_BuildValue("(lNNN)", status, counts, values, found);
 }
 
 

@@ -40,9 +40,8 @@ def scan_items(dicts: list, use_accel: bool | None = None,
     """As :func:`scan_values`, plus every key as an object array (``keys=True``)."""
     accel = _accel if use_accel is None or use_accel else None
     if accel is not None:
-        status, counts, values, key_list, _ = _c_scan(dicts, keys, np.zeros(0, np.int64), [])
-        key_arr = np.fromiter(key_list, dtype=object, count=len(values)) if keys and status == OK else None
-        return status, counts, values, key_arr
+        status, counts, values, key_arr, _ = _c_scan(dicts, keys, np.zeros(0, np.int64), [])
+        return status, counts, values, key_arr if status == OK else None
     if not all(map(isinstance, dicts, repeat(dict))):
         return NOT_DICT, np.zeros(0, np.int64), np.zeros(0), None
     counts = np.fromiter(map(len, dicts), dtype=np.int64, count=len(dicts))
@@ -54,11 +53,20 @@ def scan_items(dicts: list, use_accel: bool | None = None,
 
 
 def _c_scan(dicts: list, want_keys: bool, which: np.ndarray, find: list) -> tuple[int, np.ndarray, np.ndarray,
-                                                                                   list | None, np.ndarray]:
-    """The C helper's one-call scan: (status, counts, values, keys or None, found)."""
-    status, counts, values, key_list, found = _accel.scan(
-        dicts if type(dicts) is list else list(dicts), want_keys, np.ascontiguousarray(which, dtype=np.int64), find)
-    return (status, np.frombuffer(counts, dtype=np.int64), np.frombuffer(values, dtype=np.float64), key_list,
+                                                                                   np.ndarray | None, np.ndarray]:
+    """The C helper's one-call scan: (status, counts, values, keys or None, found). The keys are written
+    straight into an object array."""
+    if type(dicts) is not list:
+        dicts = list(dicts)
+    keys = None
+    if want_keys:
+        try:
+            n = sum(map(len, dicts))
+        except TypeError:  # not all dicts: the scan reports it
+            n = 0
+        keys = np.empty(n, dtype=object)
+    status, counts, values, found = _accel.scan(dicts, keys, np.ascontiguousarray(which, dtype=np.int64), find)
+    return (status, np.frombuffer(counts, dtype=np.int64), np.frombuffer(values, dtype=np.float64), keys,
             np.frombuffer(found, dtype=np.float64))
 
 
