@@ -51,10 +51,11 @@
  * find_odd_whitespace(buffer) -> int
  *     Index of the first tab, CR, VT or FF byte in the buffer, or -1.
  *
- * scan(dicts, keys, which, find) -> (status, counts, values, found)
+ * scan(dicts, keys, which, find, find_idx) -> (status, counts, values, found)
  *     One call for everything the dict path needs: counts (bytes of int64, one per dict), values
- *     (bytearray of float64, insertion order), found (bytearray of float64: dicts[which[j]].get(find[j],
- *     nan), done right after that dict is scanned; which must be non-decreasing int64). `keys` is None
+ *     (bytearray of float64, insertion order), found (bytearray of float64, one per find_idx entry:
+ *     dicts[which[j]].get(find[find_idx[j]], nan), done right after that dict is scanned; which must be
+ *     non-decreasing int64; find is an object array). `keys` is None
  *     or a fresh object array (numpy, through the buffer protocol) with room for every key: each key
  *     is stored at its value's position (the reference it held, None, is released).
  *
@@ -278,29 +279,44 @@ static PyObject *find_odd_whitespace(PyObject *self, PyObject *args) {
 }
 
 static PyObject *scan(PyObject *self, PyObject *args) {
-    PyObject *dicts, *keysobj, *whichobj, *find;
-    if (!PyArg_ParseTuple(args, "O!OOO!", &PyList_Type, &dicts, &keysobj, &whichobj, &PyList_Type, &find))
+    PyObject *dicts, *keysobj, *whichobj, *findobj, *idxobj;
+    if (!PyArg_ParseTuple(args, "O!OOOO", &PyList_Type, &dicts, &keysobj, &whichobj, &findobj, &idxobj))
         return NULL;
-    Py_buffer wb, kb;
+    Py_buffer wb, kb, fb, ib;
     int have_keys = keysobj != Py_None;
-    if (PyObject_GetBuffer(whichobj, &wb, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(findobj, &fb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (fb.format == NULL || strcmp(fb.format, "O") != 0 || fb.itemsize != (Py_ssize_t)sizeof(PyObject *)) {
+        PyBuffer_Release(&fb);
+        PyErr_SetString(PyExc_TypeError, "scan: find must be an object array");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(idxobj, &ib, PyBUF_C_CONTIGUOUS) < 0) { PyBuffer_Release(&fb); return NULL; }
+    if (PyObject_GetBuffer(whichobj, &wb, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&ib); PyBuffer_Release(&fb);
+        return NULL;
+    }
+    PyObject *const *find = (PyObject *const *)fb.buf;
+    const int64_t *find_idx = (const int64_t *)ib.buf;
+    Py_ssize_t nfind = fb.len / (Py_ssize_t)sizeof(PyObject *);
     if (have_keys) {
         if (PyObject_GetBuffer(keysobj, &kb, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
-            PyBuffer_Release(&wb);
+            PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
             return NULL;
         }
         if (kb.format == NULL || strcmp(kb.format, "O") != 0 || kb.itemsize != (Py_ssize_t)sizeof(PyObject *)) {
             PyBuffer_Release(&kb);
-            PyBuffer_Release(&wb);
+            PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
             PyErr_SetString(PyExc_TypeError, "scan: keys must be an object array");
             return NULL;
         }
     }
-    Py_ssize_t nd = PyList_GET_SIZE(dicts), m = PyList_GET_SIZE(find);
-    if (wb.len / 8 < m) {
+    Py_ssize_t nd = PyList_GET_SIZE(dicts), m = ib.len / 8;
+    int bad_idx = 0;
+    for (Py_ssize_t j = 0; j < m; j++) if (find_idx[j] < 0 || find_idx[j] >= nfind) bad_idx = 1;
+    if (wb.len / 8 < m || bad_idx) {
         if (have_keys) PyBuffer_Release(&kb);
-        PyBuffer_Release(&wb);
-        PyErr_SetString(PyExc_ValueError, "scan: 'which' is shorter than 'find'");
+        PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
+        PyErr_SetString(PyExc_ValueError, "scan: 'which' shorter than 'find_idx', or an index out of range");
         return NULL;
     }
     const int64_t *which = (const int64_t *)wb.buf;
@@ -309,7 +325,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     PyObject *counts = PyBytes_FromStringAndSize(NULL, nd * 8);
     if (counts == NULL) {
         if (have_keys) PyBuffer_Release(&kb);
-        PyBuffer_Release(&wb);
+        PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
         return NULL;
     }
     int64_t *cnt = (int64_t *)PyBytes_AS_STRING(counts);
@@ -325,7 +341,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     if (values == NULL || found == NULL) {
         Py_XDECREF(values); Py_XDECREF(found); Py_DECREF(counts);
         if (have_keys) PyBuffer_Release(&kb);
-        PyBuffer_Release(&wb);
+        PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
         return NULL;
     }
     double *fd = (double *)PyByteArray_AS_STRING(found);
@@ -340,7 +356,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
             if (status) break;
             while (j < m && which[j] < i) j++;
             while (j < m && which[j] == i) {
-                PyObject *val = PyDict_GetItemWithError(d, PyList_GET_ITEM(find, j));
+                PyObject *val = PyDict_GetItemWithError(d, find[find_idx[j]]);
                 if (val != NULL) {
                     double x = PyFloat_CheckExact(val) ? PyFloat_AS_DOUBLE(val) : PyFloat_AsDouble(val);
                     if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); x = NAN; }
@@ -354,7 +370,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         if (status == 0 && pos != n) status = 5;  /* a dict changed size during the scan */
     }
     if (have_keys) PyBuffer_Release(&kb);
-    PyBuffer_Release(&wb);
+    PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
     return Py_BuildValue("(lNNN)", status, counts, values, found);
 }
 
@@ -422,7 +438,7 @@ static int parse_decimal(const unsigned char *p, Py_ssize_t n, double *out) {
 }
 
 #define TREC_MAX_COLS 8
-#define RELEASE_STEP ((Py_ssize_t)64 << 20)
+#define RELEASE_STEP ((Py_ssize_t)16 << 20)
 
 static void release_pages(const unsigned char *base, Py_ssize_t from, Py_ssize_t to) {
 #if (defined(__unix__) || defined(__APPLE__)) && defined(MADV_DONTNEED)

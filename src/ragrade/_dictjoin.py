@@ -43,8 +43,11 @@ def join_dict_run(ev: Evaluator, run: dict, summary: Summary, notes: list[str]) 
     rq = q2r[ev._row_q[rows]]
     keep = rq >= 0
     rows, rq = rows[keep], rq[keep]
-    qdocs = ev.qrels._docs_at(rows)
-    status, counts, scores, found_scores = scan_join(values, rq, qdocs)
+    raw = ev.qrels._raw
+    if isinstance(raw, np.ndarray):  # ids kept as given (dict qrels): looked up in place, no gathered copy
+        status, counts, scores, found_scores = scan_join(values, rq, raw, key_rows=rows)
+    else:
+        status, counts, scores, found_scores = scan_join(values, rq, ev.qrels._docs_at(rows))
     if status != OK or np.isnan(scores).any():
         return None
     n = len(scores)
@@ -66,7 +69,7 @@ def join_dict_run(ev: Evaluator, run: dict, summary: Summary, notes: list[str]) 
 
     qmap, in_run, n_ret = ev._align(qids, counts, summary, notes, qmap=qmap)
     found = ~np.isnan(found_scores)
-    rows, rq, s, qdocs = rows[found], rq[found], found_scores[found], qdocs[found]
+    rows, rq, s = rows[found], rq[found], found_scores[found]
     a, b = offsets[rq], offsets[rq + 1]
     above, upto = rank_in_segments(sorted_scores, a, b, s)  # first index with score <= s, < s
     pos = above - a
@@ -86,7 +89,7 @@ def join_dict_run(ev: Evaluator, run: dict, summary: Summary, notes: list[str]) 
         owner_q = np.repeat(rq[tied], width)
         slot = np.searchsorted(involved, owner_q)
         other = local_keys[local_off[slot] + (storage - offsets[owner_q])]
-        mine = np.repeat(qdocs[tied], width)
+        mine = np.repeat(ev.qrels._docs_at(rows[tied]), width)
         before = other > mine if ev.policies.ties == "docid_desc" else other < mine
         owner = np.repeat(np.arange(len(tied)), width)
         pos[tied] += np.bincount(owner, weights=before.astype(np.float64), minlength=len(tied)).astype(np.int64)

@@ -40,7 +40,8 @@ def scan_items(dicts: list, use_accel: bool | None = None,
     """As :func:`scan_values`, plus every key as an object array (``keys=True``)."""
     accel = _accel if use_accel is None or use_accel else None
     if accel is not None:
-        status, counts, values, key_arr, _ = _c_scan(dicts, keys, np.zeros(0, np.int64), [])
+        status, counts, values, key_arr, _ = _c_scan(dicts, keys, np.zeros(0, np.int64), np.zeros(0, dtype=object),
+                                                     np.zeros(0, np.int64))
         return status, counts, values, key_arr if status == OK else None
     if not all(map(isinstance, dicts, repeat(dict))):
         return NOT_DICT, np.zeros(0, np.int64), np.zeros(0), None
@@ -52,10 +53,10 @@ def scan_items(dicts: list, use_accel: bool | None = None,
     return status, counts, values, key_arr
 
 
-def _c_scan(dicts: list, want_keys: bool, which: np.ndarray, find: list) -> tuple[int, np.ndarray, np.ndarray,
-                                                                                   np.ndarray | None, np.ndarray]:
-    """The C helper's one-call scan: (status, counts, values, keys or None, found). The keys are written
-    straight into an object array."""
+def _c_scan(dicts: list, want_keys: bool, which: np.ndarray, find: np.ndarray,
+            find_idx: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+    """The C helper's one-call scan: (status, counts, values, keys or None, found), looking up
+    ``find[find_idx[j]]`` in ``dicts[which[j]]``. The keys are written straight into an object array."""
     if type(dicts) is not list:
         dicts = list(dicts)
     keys = None
@@ -65,7 +66,9 @@ def _c_scan(dicts: list, want_keys: bool, which: np.ndarray, find: list) -> tupl
         except TypeError:  # not all dicts: the scan reports it
             n = 0
         keys = np.empty(n, dtype=object)
-    status, counts, values, found = _accel.scan(dicts, keys, np.ascontiguousarray(which, dtype=np.int64), find)
+    status, counts, values, found = _accel.scan(dicts, keys, np.ascontiguousarray(which, dtype=np.int64),
+                                                np.ascontiguousarray(find, dtype=object),
+                                                np.ascontiguousarray(find_idx, dtype=np.int64))
     return (status, np.frombuffer(counts, dtype=np.int64), np.frombuffer(values, dtype=np.float64), keys,
             np.frombuffer(found, dtype=np.float64))
 
@@ -91,23 +94,26 @@ def lookup(dicts: list, which: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return np.fromiter(map(dict.get, arr[which], keys, repeat(np.nan)), dtype=np.float64, count=len(keys))
 
 
-def scan_join(dicts: list, which: np.ndarray, keys: np.ndarray,
-              use_accel: bool | None = None) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+def scan_join(dicts: list, which: np.ndarray, keys: np.ndarray, use_accel: bool | None = None,
+              key_rows: np.ndarray | None = None) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`scan_values` and :func:`lookup` in one pass: ``(status, counts, values, found)``.
 
-    With the C helper, each dict's lookups run right after its values are read, while it is in cache
-    (rows are visited in ``which`` order; any order is accepted)."""
+    The j-th lookup is ``keys[j]`` (or ``keys[key_rows[j]]``: no gathered copy is made) in
+    ``dicts[which[j]]``. With the C helper, each dict's lookups run right after its values are read,
+    while it is in cache (rows are visited in ``which`` order; any order is accepted)."""
     accel = _accel if use_accel is None or use_accel else None
+    if key_rows is None:
+        key_rows = np.arange(len(keys), dtype=np.int64)
     if accel is None:
         status, counts, values = scan_values(dicts, use_accel=False)
-        found = lookup(dicts, which, keys) if status == OK else np.zeros(0)
+        found = lookup(dicts, which, keys[key_rows]) if status == OK else np.zeros(0)
         return status, counts, values, found
     which = np.ascontiguousarray(which, dtype=np.int64)
     order = None
     if len(which) > 1 and (np.diff(which) < 0).any():
         order = np.argsort(which, kind="stable")
-        which, keys = which[order], keys[order]
-    status, counts, values, _, found = _c_scan(dicts, False, which, keys.tolist())
+        which, key_rows = which[order], key_rows[order]
+    status, counts, values, _, found = _c_scan(dicts, False, which, keys, key_rows)
     if order is not None:
         unsorted = np.empty_like(found)
         unsorted[order] = found

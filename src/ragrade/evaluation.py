@@ -313,7 +313,7 @@ class Evaluator:
             rows = self._pos_rows
             group_off = np.searchsorted(self._row_q[rows], np.arange(self.qrels.n_queries + 1))
             raw = self.qrels._raw
-            if self.qrels._raw_is_arrow and isinstance(raw, pa.Array):  # qrels read from a file: no objects
+            if self.qrels._raw_is_arrow:  # qrels read from a file: no Python objects
                 gold = raw.take(pa.array(rows))
             else:
                 gold = pa.array(self.qrels._docs_at(rows), type=pa.large_string())

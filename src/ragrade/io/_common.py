@@ -446,6 +446,8 @@ def assemble_qrels_raw(qvocab: np.ndarray, offsets: np.ndarray, raw_docs: pa.Arr
     caller then codes the ids and uses :func:`assemble_qrels`)."""
     from ragrade._ingest import _accel, arrow_strings
 
+    if isinstance(raw_docs, pa.ChunkedArray):
+        raw_docs = contiguous(raw_docs)
     strings = arrow_strings(raw_docs) if _accel is not None else None
     if strings is None:
         return None

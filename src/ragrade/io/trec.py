@@ -309,13 +309,13 @@ def pc_any_nan(col: pa.ChunkedArray) -> bool:
 
 
 class Scanned:
-    """What the C tokenizer (:func:`_scan_fast`) returns: the numbers, the document ids as one Arrow
-    ``large_string`` array, and the runs of equal query ids (``qids[i]`` starts at row ``starts[i]``;
+    """What the C tokenizer (:func:`_scan_fast`) returns: the numbers, the document ids as an Arrow
+    ``large_string`` array (chunked, one chunk per thread's part), and the runs of equal query ids (``qids[i]`` starts at row ``starts[i]``;
     ``starts`` ends with the row count)."""
 
     __slots__ = ("docs", "qids", "starts", "values")
 
-    def __init__(self, values: np.ndarray, docs: pa.Array, qids: np.ndarray, starts: np.ndarray) -> None:
+    def __init__(self, values: np.ndarray, docs: pa.Array | pa.ChunkedArray, qids: np.ndarray, starts: np.ndarray) -> None:
         self.values, self.docs, self.qids, self.starts = values, docs, qids, starts
 
 
@@ -367,14 +367,14 @@ def _scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int,
     parts = [(a, z) for a, z in pairwise(cuts) if z > a]
     # Upper bounds: a line is at least 2 * ncols bytes (one byte per field, the separators, the newline).
     caps = [(z - a + 1) // (2 * ncols) + 1 for a, z in parts]
-    # Part 0 writes into arrays sized for the whole file; the others into their own, copied after it.
+    # Numbers: part 0 writes into an array sized for the whole file, the others into their own, copied
+    # after it. Document ids: each part's become one chunk of the run's (chunked) Arrow array, as they are.
+    # (Untouched capacity costs address space only, not memory.)
     total_rows = sum(caps)
     outs = []
     for i, ((a, z), cap) in enumerate(zip(parts, caps, strict=True)):
-        rows = total_rows if i == 0 else cap
-        nbytes = size if i == 0 else z - a
-        outs.append((np.empty(rows, dtype=np.float64), np.empty(rows + 1, dtype=np.int64),
-                     np.empty(nbytes, dtype=np.uint8), np.empty(cap, dtype=np.int64),
+        outs.append((np.empty(total_rows if i == 0 else cap, dtype=np.float64), np.empty(cap + 1, dtype=np.int64),
+                     np.empty(z - a, dtype=np.uint8), np.empty(cap, dtype=np.int64),
                      np.empty(cap + 1, dtype=np.int64), np.empty(z - a, dtype=np.uint8),
                      np.array([0, 0, 0, 0, -1, 0, 0, -1], dtype=np.int64)))
     done = [0]
@@ -407,21 +407,21 @@ def _scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int,
     if any(o[6][6] != 0 for o in outs):
         return None
     # Join the parts: rows of part i follow those of part i-1.
-    vals, doc_off, doc_data = outs[0][0], outs[0][1], outs[0][2]
-    n = nbytes = 0
-    qids_parts, starts_parts = [], []
-    for i, (v, do, dd, seg_row, q_off, q_data, state) in enumerate(outs):
+    vals = outs[0][0]
+    n = 0
+    doc_chunks, qids_parts, starts_parts = [], [], []
+    for i, (v, doc_off, doc_data, seg_row, q_off, q_data, state) in enumerate(outs):
         rows, dbytes, nseg, qbytes = (int(x) for x in state[:4])
         if i > 0:
             vals[n: n + rows] = v[:rows]
-            doc_off[n: n + rows + 1] = do[: rows + 1] + nbytes
-            doc_data[nbytes: nbytes + dbytes] = dd[:dbytes]
+        if rows:
+            doc_chunks.append(pa.Array.from_buffers(pa.large_string(), rows, [
+                None, pa.py_buffer(doc_off[: rows + 1]), pa.py_buffer(doc_data[:dbytes])]))
         qarr = pa.Array.from_buffers(pa.large_string(), nseg, [None, pa.py_buffer(q_off[: nseg + 1]),
                                                                  pa.py_buffer(q_data[:qbytes])])
         qids_parts.append(np.asarray(qarr.to_numpy(zero_copy_only=False), dtype=object))
         starts_parts.append(seg_row[:nseg] + n)
         n += rows
-        nbytes += dbytes
     outs.clear()
     qids = np.concatenate(qids_parts) if len(qids_parts) > 1 else qids_parts[0]
     starts = np.concatenate(starts_parts) if len(starts_parts) > 1 else starts_parts[0]
@@ -432,8 +432,7 @@ def _scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int,
             qids, starts = qids[~same], starts[~same]
     if n == 0:
         return None
-    docs = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(doc_off[: n + 1]),
-                                                        pa.py_buffer(doc_data[:nbytes])])
+    docs = doc_chunks[0] if len(doc_chunks) == 1 else pa.chunked_array(doc_chunks, type=pa.large_string())
     return Scanned(vals[:n], docs, qids, np.append(starts, n).astype(np.int64))
 
 

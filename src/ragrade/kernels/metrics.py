@@ -63,6 +63,37 @@ class Judged:
         return self._cache[key]
 
 
+    def ideal_dcg(self, rel: float | None, gain: str, k: int | None) -> np.ndarray:
+        """DCG of the ideal ranking at cutoff k, per query. With few distinct grades (the usual case) it
+        is counted, not sorted: the ideal list holds, grade by grade from the highest, ``count`` items of
+        that grade, whose discounts sum to a difference of the discount's prefix sums."""
+        key = ("idcg", rel, gain, k)
+        if key in self._cache:
+            return self._cache[key]
+        thr = 0.0 if rel is None else rel
+        mask = (self.unit_grade > 0) & (self.unit_grade >= thr)
+        q, g = self.unit_q[mask], self.unit_grade[mask]
+        levels = np.unique(g)[::-1]
+        if len(levels) > 16:  # many distinct grades: sort
+            iq, ipos, igain = self.ideal(rel, gain)
+            out = _sum(iq, igain / np.log2(ipos + 2.0), _within(ipos, k), self.nq)
+        else:
+            longest = int(np.bincount(q, minlength=self.nq).max()) if len(q) else 0
+            depth = longest if k is None else min(k, longest)
+            prefix = np.zeros(depth + 1)
+            np.cumsum(1.0 / np.log2(np.arange(depth) + 2.0), out=prefix[1:])
+            out = np.zeros(self.nq)
+            start = np.zeros(self.nq, dtype=np.int64)
+            for level in levels.tolist():  # a handful of passes
+                count = np.bincount(q[g == level], minlength=self.nq)
+                end = start + count
+                out += _gain(np.array([level]), gain)[0] * (prefix[np.minimum(end, depth)]
+                                                            - prefix[np.minimum(start, depth)])
+                start = end
+        self._cache[key] = out
+        return out
+
+
 def rank_within_group(q: np.ndarray) -> np.ndarray:
     """1-based index of each element within its run of equal (sorted) values."""
     n = len(q)
@@ -173,10 +204,7 @@ def dcg(m: Metric, j: Judged) -> np.ndarray:
 
 
 def ndcg(m: Metric, j: Judged) -> np.ndarray:
-    iq, ipos, igain = j.ideal(m.get("rel"), m.get("gain"))
-    mask = _within(ipos, m.k)
-    idcg = _sum(iq, igain / np.log2(ipos + 2.0), mask, j.nq)
-    return _div(_dcg_rows(m, j), idcg)
+    return _div(_dcg_rows(m, j), j.ideal_dcg(m.get("rel"), m.get("gain"), m.k))
 
 
 KERNELS: dict[str, Callable[[Metric, Judged], np.ndarray]] = {
