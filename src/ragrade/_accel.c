@@ -66,6 +66,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
 #include <unistd.h>
@@ -437,6 +440,48 @@ static int parse_decimal(const unsigned char *p, Py_ssize_t n, double *out) {
     return 1;
 }
 
+/* Bit i of *delim: byte i is a space or newline; of *nl: a newline; of *bad: any other control byte,
+   DEL or a non-ASCII byte. For the 64 bytes at p. */
+static inline void classify64(const unsigned char *p, uint64_t *delim, uint64_t *nl, uint64_t *bad) {
+#if defined(__SSE2__)
+    const __m128i sp = _mm_set1_epi8(' '), lf = _mm_set1_epi8('\n'), lo = _mm_set1_epi8(0x20),
+                  del = _mm_set1_epi8(0x7f);
+    uint64_t d = 0, n = 0, b = 0;
+    for (int i = 0; i < 4; i++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * i));
+        uint64_t ms = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, sp));
+        uint64_t mn = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, lf));
+        /* signed compare: below 0x20 catches the controls and every byte >= 0x80 */
+        uint64_t mb = (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmplt_epi8(v, lo), _mm_cmpeq_epi8(v, del)));
+        d |= (ms | mn) << (16 * i);
+        n |= mn << (16 * i);
+        b |= (mb & ~mn) << (16 * i);
+    }
+    *delim = d; *nl = n; *bad = b;
+#else
+    uint64_t d = 0, n = 0, b = 0;
+    for (int i = 0; i < 64; i++) {
+        unsigned char k = byte_class[p[i]];
+        d |= (uint64_t)(k == 1 || k == 2) << i;
+        n |= (uint64_t)(k == 2) << i;
+        b |= (uint64_t)(k == 3) << i;
+    }
+    *delim = d; *nl = n; *bad = b;
+#endif
+}
+
+/* As classify64 for the last n < 64 bytes. */
+static inline void classify_tail(const unsigned char *p, Py_ssize_t n, uint64_t *delim, uint64_t *nl, uint64_t *bad) {
+    uint64_t d = 0, l = 0, b = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char k = byte_class[p[i]];
+        d |= (uint64_t)(k == 1 || k == 2) << i;
+        l |= (uint64_t)(k == 2) << i;
+        b |= (uint64_t)(k == 3) << i;
+    }
+    *delim = d; *nl = l; *bad = b;
+}
+
 #define TREC_MAX_COLS 8
 #define RELEASE_STEP ((Py_ssize_t)16 << 20)
 
@@ -482,52 +527,74 @@ static PyObject *scan_trec(PyObject *self, PyObject *args) {
     int64_t prev_start = state[4], prev_len = state[5];
     int64_t status = 0, err = -1;
     Py_BEGIN_ALLOW_THREADS
-    const unsigned char *s = buf + begin, *e = buf + end;
-    Py_ssize_t released = begin;
     const unsigned char *tok[TREC_MAX_COLS];
     Py_ssize_t len[TREC_MAX_COLS];
-    while (s < e) {
-        if (*s == '\n') { s++; continue; }
-        const unsigned char *line = s, *t = s;
-        int nf = 0;
-        for (;;) {
-            int k = s < e ? byte_class[*s] : 2;
-            if (k == 0) { s++; continue; }
-            if (k == 3 || s == t || nf == ncols) { status = 1; break; }
-            tok[nf] = t;
-            len[nf] = s - t;
+    Py_ssize_t released = begin, pos = begin, tok_start = begin, line_start = begin;
+    int nf = 0;
+    /* Delimiters (space, newline) and stray bytes are found 64 bytes at a time as bit masks (SSE2 where
+       available); each delimiter then closes a field, and each newline a line. */
+    while (pos < end || nf > 0 || tok_start < end) {
+        uint64_t delim, nl, bad;
+        Py_ssize_t span = end - pos;
+        if (span >= 64) {
+            classify64(buf + pos, &delim, &nl, &bad);
+            span = 64;
+        } else if (span > 0) {
+            classify_tail(buf + pos, span, &delim, &nl, &bad);
+        } else {  /* the last line has no newline: end it here */
+            delim = nl = 1;
+            bad = 0;
+            span = 1;
+        }
+        if (bad) { status = 1; err = pos + (Py_ssize_t)__builtin_ctzll(bad); break; }
+        while (delim) {
+            Py_ssize_t d = pos + (Py_ssize_t)__builtin_ctzll(delim);
+            int is_nl = (int)((nl >> (d - pos)) & 1);
+            delim &= delim - 1;
+            if (is_nl && nf == 0 && d == tok_start) {  /* an empty line */
+                tok_start = line_start = d + 1;
+                continue;
+            }
+            if (d == tok_start || nf == ncols) { status = 1; err = line_start; break; }
+            tok[nf] = buf + tok_start;
+            len[nf] = d - tok_start;
             nf++;
-            if (k == 1) { t = ++s; continue; }
-            break;
+            tok_start = d + 1;
+            if (!is_nl) continue;
+            /* a whole line */
+            double x;
+            if (nf != ncols || !parse_decimal(tok[numcol], len[numcol], &x) || x != x) {
+                status = 1; err = line_start; break;
+            }
+            Py_ssize_t ql = len[0], dl = len[doccol];
+            int same = prev_start >= 0 && prev_len == ql && memcmp(buf + prev_start, tok[0], (size_t)ql) == 0;
+            if (row >= cap_rows || row + 1 >= cap_doc_off || dpos + dl > cap_doc ||
+                (!same && (nseg >= cap_seg || nseg + 1 >= cap_q_off || qpos + ql > cap_q))) {
+                status = 2; err = line_start; break;
+            }
+            if (!same) {
+                seg_row[nseg] = row;
+                q_off[nseg] = qpos;
+                memcpy(q_data + qpos, tok[0], (size_t)ql);
+                qpos += ql;
+                nseg++;
+                prev_start = tok[0] - buf;
+                prev_len = ql;
+            }
+            doc_off[row] = dpos;
+            memcpy(doc_data + dpos, tok[doccol], (size_t)dl);
+            dpos += dl;
+            vals[row] = x;
+            row++;
+            nf = 0;
+            line_start = d + 1;
         }
-        if (status == 0 && nf != ncols) status = 1;
-        if (status) { err = line - buf; break; }
-        if (s < e) s++;  /* the newline */
-        double x;
-        if (!parse_decimal(tok[numcol], len[numcol], &x) || x != x) { status = 1; err = line - buf; break; }
-        Py_ssize_t ql = len[0], dl = len[doccol];
-        int same = prev_start >= 0 && prev_len == ql && memcmp(buf + prev_start, tok[0], (size_t)ql) == 0;
-        if (row >= cap_rows || row + 1 >= cap_doc_off || dpos + dl > cap_doc ||
-            (!same && (nseg >= cap_seg || nseg + 1 >= cap_q_off || qpos + ql > cap_q))) {
-            status = 2; err = line - buf; break;
-        }
-        if (!same) {
-            seg_row[nseg] = row;
-            q_off[nseg] = qpos;
-            memcpy(q_data + qpos, tok[0], (size_t)ql);
-            qpos += ql;
-            nseg++;
-            prev_start = tok[0] - buf;
-            prev_len = ql;
-        }
-        doc_off[row] = dpos;
-        memcpy(doc_data + dpos, tok[doccol], (size_t)dl);
-        dpos += dl;
-        vals[row] = x;
-        row++;
-        if (release && (s - buf) - released >= RELEASE_STEP) {
+        if (status) break;
+        pos += span;
+        if (pos > end) pos = end;  /* past the virtual newline of a last line */
+        if (release && line_start - released >= RELEASE_STEP) {
             /* keep the previous query id's bytes mapped: they are compared with the next line */
-            Py_ssize_t upto = prev_start < line - buf ? prev_start : line - buf;
+            Py_ssize_t upto = prev_start < line_start ? prev_start : line_start;
             if (upto > released) { release_pages(buf, released, upto); released = upto; }
         }
     }

@@ -85,6 +85,8 @@ def _scan_values_py(dicts: list, counts: np.ndarray, values: np.ndarray) -> tupl
         values[:] = np.fromiter(chain.from_iterable(map(dict.values, dicts)), dtype=np.float64, count=n)
     except (TypeError, ValueError):
         return NON_NUMERIC, counts, values
+    if np.isnan(values).any():  # NumPy reads None as NaN: let the checking path say which it was
+        return NON_NUMERIC, counts, values
     return OK, counts, values
 
 
