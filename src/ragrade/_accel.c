@@ -37,9 +37,10 @@
  *     Arrow large_string layout (doc_off int64, doc_data), and one entry per run of equal query ids
  *     (seg_row: its first row; q_off/q_data: its id, large_string layout). doc_off[rows] and
  *     q_off[segments] are written on return, so each layout is complete. Stops with status 1 (error
- *     position = start of the line) at anything irregular: another whitespace or control byte, a
- *     non-ASCII byte, a wrong field count, an empty field, a number outside the plain decimal grammar,
- *     NaN; the caller then takes its careful path, which normalises the line or reports it. Status 2:
+ *     position: the line, or the stray byte) at anything irregular: another whitespace or control
+ *     byte, DEL, a non-ASCII byte, a wrong field count, an empty field, a number outside the plain
+ *     decimal grammar (which spells no NaN or infinity); the caller then takes its careful path, which
+ *     normalises the line or reports it. Status 2:
  *     an output is too small. With `release`, pages already read are dropped from the (file-backed,
  *     shared) mapping as the scan goes, so the resident set does not grow with the file.
  *
@@ -563,7 +564,8 @@ static PyObject *scan_trec(PyObject *self, PyObject *args) {
             if (!is_nl) continue;
             /* a whole line */
             double x;
-            if (nf != ncols || !parse_decimal(tok[numcol], len[numcol], &x) || x != x) {
+            /* (the grammar has no NaN: no check on x, whose division then overlaps the next line) */
+            if (nf != ncols || !parse_decimal(tok[numcol], len[numcol], &x)) {
                 status = 1; err = line_start; break;
             }
             Py_ssize_t ql = len[0], dl = len[doccol];
