@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -255,12 +256,19 @@ def main(argv: list[str] | None = None) -> int:
                     help="runs per tool and scenario; the best wall time is kept (default 3)")
     args = ap.parse_args(argv)
 
+    tmp = Path(tempfile.mkdtemp(prefix="ragrade-bench-"))
+    try:
+        return _run_all(args, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # about 0.5 GB of files at the default size
+
+
+def _run_all(args: argparse.Namespace, tmp: Path) -> int:
     t0 = time.perf_counter()
     qrels, run = build(args.queries, args.depth, args.rel, args.shuffle, corpus_factor=args.corpus_factor)
     n_rows = sum(len(v) for v in run.values())
     print(f"collection: {args.queries:,} queries, {n_rows:,} run rows, "
           f"{sum(len(v) for v in qrels.values()):,} judgments (built in {time.perf_counter() - t0:.1f}s)")
-    tmp = Path(tempfile.mkdtemp(prefix="ragrade-bench-"))
     # Warm-up on a tiny collection: imports, numba compilation (ranx) and first-call costs are one-offs
     # that a long-running process pays once; they are not counted against anyone.
     wq, wr = build(50, 10, 2, False, seed=1)
