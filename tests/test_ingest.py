@@ -191,3 +191,26 @@ def test_match_segments_reads_chunks_in_place(seed):
             == expected.tolist()
     big = pa.chunked_array([p.cast(pa.large_string()) for p in pieces])
     assert match_segments(big, seg_off, seg_to_group, group_off, gold, workers=2).tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("accel", MODES)
+@pytest.mark.parametrize("equal_lengths", [True, False])
+@pytest.mark.parametrize("seed", range(5))
+def test_argsort_desc_within_equals_lexsort(monkeypatch, accel, equal_lengths, seed):
+    """The per-query sort (C merge sort, NumPy matrix sort, or lexsort) is the stable (query, -score)
+    order: segments stay in place, equal scores keep their row order."""
+    from ragrade.kernels.ranking import argsort_desc_within
+
+    if not accel:
+        monkeypatch.setattr(_ingest, "_accel", None)
+    rng = np.random.default_rng(seed)
+    nq = int(rng.integers(1, 60))
+    counts = np.full(nq, int(rng.integers(1, 70))) if equal_lengths else rng.integers(0, 70, size=nq)
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    scores = np.round(rng.normal(size=int(offsets[-1])), int(rng.integers(0, 3)))  # rounding makes ties
+    seg = np.repeat(np.arange(nq), counts)
+    expected = np.lexsort((-scores, seg))
+    assert np.array_equal(argsort_desc_within(scores, offsets), expected)
+    if accel:
+        for workers in (2, 3):
+            assert np.array_equal(_ingest.sort_segments_desc(scores, offsets, workers=workers), expected)

@@ -49,6 +49,11 @@
  *     seg_off[s+1]-1). The first row whose string equals an earlier row's of the same segment, or -1.
  *     One open-addressing hash table (FNV-1a), sized for the largest segment and reused; GIL released.
  *
+ * sort_segments_desc(scores, offsets, out, seg_begin, seg_end) -> None
+ *     For segments seg_begin..seg_end-1 (rows offsets[s] .. offsets[s+1]-1 of float64 scores): out holds
+ *     each segment's rows ordered by descending score, equal scores in row order (a stable merge
+ *     sort per segment; insertion sort for short ones). The GIL is released.
+ *
  * find_odd_whitespace(buffer) -> int
  *     Index of the first tab, CR, VT or FF byte in the buffer, or -1.
  *
@@ -669,6 +674,72 @@ static PyObject *first_duplicate_in_segments(PyObject *self, PyObject *args) {
     return PyLong_FromLongLong(found);
 }
 
+/* Stable sort of idx[0..n) by descending v[idx[.]]; tmp has room for n. */
+static void sort_desc_stable(const double *v, int64_t *idx, int64_t *tmp, int64_t n) {
+    const int64_t run = 16;
+    for (int64_t a = 0; a < n; a += run) {  /* insertion sort of short runs */
+        int64_t z = a + run < n ? a + run : n;
+        for (int64_t i = a + 1; i < z; i++) {
+            int64_t x = idx[i];
+            double key = v[x];
+            int64_t j = i;
+            while (j > a && v[idx[j - 1]] < key) { idx[j] = idx[j - 1]; j--; }
+            idx[j] = x;
+        }
+    }
+    int64_t *src = idx, *dst = tmp;
+    for (int64_t width = run; width < n; width *= 2) {  /* bottom-up merges; ties take the left side */
+        for (int64_t a = 0; a < n; a += 2 * width) {
+            int64_t m = a + width < n ? a + width : n, z = a + 2 * width < n ? a + 2 * width : n;
+            int64_t i = a, j = m, k = a;
+            while (i < m && j < z) dst[k++] = (v[src[j]] > v[src[i]]) ? src[j++] : src[i++];
+            while (i < m) dst[k++] = src[i++];
+            while (j < z) dst[k++] = src[j++];
+        }
+        int64_t *t = src; src = dst; dst = t;
+    }
+    if (src != idx) memcpy(idx, src, (size_t)n * sizeof(int64_t));
+}
+
+static PyObject *sort_segments_desc(PyObject *self, PyObject *args) {
+    PyObject *objs[3];
+    long long seg_begin, seg_end;
+    if (!PyArg_ParseTuple(args, "OOOLL", &objs[0], &objs[1], &objs[2], &seg_begin, &seg_end)) return NULL;
+    Py_buffer b[3];
+    if (get_buffers(objs, b, 3, 2) < 0) return NULL;
+    const double *v = (const double *)b[0].buf;
+    const int64_t *off = (const int64_t *)b[1].buf;
+    int64_t *out = (int64_t *)b[2].buf;
+    Py_ssize_t n = b[0].len / 8, nseg = b[1].len / 8 - 1;
+    int ok = nseg >= 0 && seg_begin >= 0 && seg_end <= nseg && seg_begin <= seg_end && b[2].len / 8 >= n;
+    int64_t longest = 0;
+    for (Py_ssize_t s = seg_begin; ok && s < seg_end; s++) {
+        if (off[s] < 0 || off[s + 1] < off[s] || off[s + 1] > n) ok = 0;
+        else if (off[s + 1] - off[s] > longest) longest = off[s + 1] - off[s];
+    }
+    int64_t *tmp = ok ? (int64_t *)PyMem_RawMalloc((size_t)(longest > 0 ? longest : 1) * sizeof(int64_t)) : NULL;
+    if (ok && tmp == NULL) {
+        for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+        return PyErr_NoMemory();
+    }
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t s = seg_begin; s < seg_end; s++) {
+            int64_t a = off[s], len = off[s + 1] - off[s];
+            for (int64_t i = 0; i < len; i++) out[a + i] = a + i;
+            sort_desc_stable(v, out + a, tmp, len);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_RawFree(tmp);
+    for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "sort_segments_desc: inconsistent offsets or buffer sizes");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "Sizes, values, keys and lookups of a list of dicts in one call."},
     {"find_odd_whitespace", find_odd_whitespace, METH_VARARGS, "First tab/CR/VT/FF byte, or -1."},
@@ -676,6 +747,7 @@ static PyMethodDef methods[] = {
     {"match_segments", match_segments, METH_VARARGS, "Per-row match of strings against small per-segment sets."},
     {"first_duplicate_in_segments", first_duplicate_in_segments, METH_VARARGS,
      "First string equal to an earlier one of its segment."},
+    {"sort_segments_desc", sort_segments_desc, METH_VARARGS, "Stable descending sort within segments."},
     {"scan_trec", scan_trec, METH_VARARGS, "Tokenize TREC run/qrels lines into columnar buffers."},
     {"rank_in_segments", rank_in_segments, METH_VARARGS, "Binary searches within descending segments."},
     {NULL, NULL, 0, NULL},

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ragrade._ingest import OK, rank_in_segments, scan_join
+from ragrade.kernels.ranking import argsort_desc_within
 
 if TYPE_CHECKING:
     from ragrade.evaluation import Evaluator, Summary, _Joined
@@ -60,8 +61,7 @@ def join_dict_run(ev: Evaluator, run: dict, summary: Summary, notes: list[str]) 
     out_of_order = scores[1:] > scores[:-1]
     out_of_order[starts - 1] = False
     if out_of_order.any():
-        seg = np.repeat(np.arange(len(values), dtype=np.int64), counts)
-        perm = np.lexsort((-scores, seg))
+        perm = argsort_desc_within(scores, offsets)
         sorted_scores = scores[perm]
     else:
         perm = None

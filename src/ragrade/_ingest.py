@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from itertools import chain, repeat
+from itertools import chain, pairwise, repeat
 
 import numpy as np
 
@@ -247,4 +247,29 @@ def match_segments(run_strings, seg_offsets: np.ndarray, seg_to_group: np.ndarra
 
         with ThreadPoolExecutor(workers) as pool:
             list(pool.map(part, pieces))
+    return out
+
+
+def sort_segments_desc(scores: np.ndarray, offsets: np.ndarray, workers: int | None = None) -> np.ndarray | None:
+    """Permutation ordering each segment's rows by descending score, equal scores in row order (a merge
+    sort per segment in C, the segments split across cores). None without the C helper."""
+    if _accel is None:
+        return None
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    n, nseg = len(scores), len(offsets) - 1
+    out = np.empty(n, dtype=np.int64)
+    if workers is None:
+        workers = min(os.cpu_count() or 1, 4, max(1, n // 1_000_000))
+    workers = max(1, min(workers, max(nseg, 1)))
+    if workers == 1:
+        _accel.sort_segments_desc(scores, offsets, out, 0, nseg)
+        return out
+    # cut at segment starts near equal row counts
+    cuts = np.searchsorted(offsets, np.linspace(0, n, workers + 1)[1:-1]).tolist()
+    bounds = list(pairwise([0, *cuts, nseg]))
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(lambda b: _accel.sort_segments_desc(scores, offsets, out, b[0], b[1]), bounds))
     return out

@@ -343,7 +343,11 @@ def _scan_fast(path: str, columns: tuple[str, ...], numeric: str, progress: Prog
         size = os.fstat(f.fileno()).st_size
         if size == 0:
             return None
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        try:
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # not mappable (a pipe, some network file systems): pyarrow reads it
+            return None
+        with mapped as mm:
             if mm[: len(_BOM)] == _BOM:
                 return None
             try:
