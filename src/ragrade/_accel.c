@@ -446,6 +446,18 @@ static int parse_decimal(const unsigned char *p, Py_ssize_t n, double *out) {
     return 1;
 }
 
+/* The classes of bytes p[0..n) (n <= 64) as bit masks, as classify64 (the scalar way). */
+static inline void classify_tail(const unsigned char *p, Py_ssize_t n, uint64_t *delim, uint64_t *nl, uint64_t *bad) {
+    uint64_t d = 0, l = 0, b = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char k = byte_class[p[i]];
+        d |= (uint64_t)(k == 1 || k == 2) << i;
+        l |= (uint64_t)(k == 2) << i;
+        b |= (uint64_t)(k == 3) << i;
+    }
+    *delim = d; *nl = l; *bad = b;
+}
+
 /* Bit i of *delim: byte i is a space or newline; of *nl: a newline; of *bad: any other control byte,
    DEL or a non-ASCII byte. For the 64 bytes at p. */
 static inline void classify64(const unsigned char *p, uint64_t *delim, uint64_t *nl, uint64_t *bad) {
@@ -465,27 +477,8 @@ static inline void classify64(const unsigned char *p, uint64_t *delim, uint64_t 
     }
     *delim = d; *nl = n; *bad = b;
 #else
-    uint64_t d = 0, n = 0, b = 0;
-    for (int i = 0; i < 64; i++) {
-        unsigned char k = byte_class[p[i]];
-        d |= (uint64_t)(k == 1 || k == 2) << i;
-        n |= (uint64_t)(k == 2) << i;
-        b |= (uint64_t)(k == 3) << i;
-    }
-    *delim = d; *nl = n; *bad = b;
+    classify_tail(p, 64, delim, nl, bad);
 #endif
-}
-
-/* As classify64 for the last n < 64 bytes. */
-static inline void classify_tail(const unsigned char *p, Py_ssize_t n, uint64_t *delim, uint64_t *nl, uint64_t *bad) {
-    uint64_t d = 0, l = 0, b = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char k = byte_class[p[i]];
-        d |= (uint64_t)(k == 1 || k == 2) << i;
-        l |= (uint64_t)(k == 2) << i;
-        b |= (uint64_t)(k == 3) << i;
-    }
-    *delim = d; *nl = l; *bad = b;
 }
 
 #define TREC_MAX_COLS 8
