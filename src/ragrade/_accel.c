@@ -72,8 +72,15 @@
 #include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
-#if defined(__SSE2__)
+#if defined(__SSE2__) || defined(_M_X64)
 #include <emmintrin.h>
+#define HAVE_SSE2 1
+#endif
+#if defined(_MSC_VER)
+#include <intrin.h>
+static inline int ctz64(uint64_t x) { unsigned long i; _BitScanForward64(&i, x); return (int)i; }
+#else
+static inline int ctz64(uint64_t x) { return __builtin_ctzll(x); }
 #endif
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
@@ -461,7 +468,7 @@ static inline void classify_tail(const unsigned char *p, Py_ssize_t n, uint64_t 
 /* Bit i of *delim: byte i is a space or newline; of *nl: a newline; of *bad: any other control byte,
    DEL or a non-ASCII byte. For the 64 bytes at p. */
 static inline void classify64(const unsigned char *p, uint64_t *delim, uint64_t *nl, uint64_t *bad) {
-#if defined(__SSE2__)
+#if defined(HAVE_SSE2)
     const __m128i sp = _mm_set1_epi8(' '), lf = _mm_set1_epi8('\n'), lo = _mm_set1_epi8(0x20),
                   del = _mm_set1_epi8(0x7f);
     uint64_t d = 0, n = 0, b = 0;
@@ -545,9 +552,9 @@ static PyObject *scan_trec(PyObject *self, PyObject *args) {
             bad = 0;
             span = 1;
         }
-        if (bad) { status = 1; err = pos + (Py_ssize_t)__builtin_ctzll(bad); break; }
+        if (bad) { status = 1; err = pos + (Py_ssize_t)ctz64(bad); break; }
         while (delim) {
-            Py_ssize_t d = pos + (Py_ssize_t)__builtin_ctzll(delim);
+            Py_ssize_t d = pos + (Py_ssize_t)ctz64(delim);
             int is_nl = (int)((nl >> (d - pos)) & 1);
             delim &= delim - 1;
             if (is_nl && nf == 0 && d == tok_start) {  /* an empty line */
