@@ -38,9 +38,9 @@
  *     (seg_row: its first row; q_off/q_data: its id, large_string layout). doc_off[rows] and
  *     q_off[segments] are written on return, so each layout is complete. Stops with status 1 (error
  *     position: the line, or the stray byte) at anything irregular: another whitespace or control
- *     byte, DEL, a non-ASCII byte, a wrong field count, an empty field, a number outside the plain
- *     decimal grammar (which spells no NaN or infinity); the caller then takes its careful path, which
- *     normalises the line or reports it. Status 2:
+ *     byte, an id that is not valid UTF-8, a wrong field count, an empty field, a number outside the
+ *     plain decimal grammar (which spells no NaN or infinity); the caller then takes its careful path,
+ *     which normalises the line or reports it. Status 2:
  *     an output is too small. With `release`, pages already read are dropped from the (file-backed,
  *     shared) mapping as the scan goes, so the resident set does not grow with the file.
  *
@@ -79,8 +79,10 @@
 #if defined(_MSC_VER)
 #include <intrin.h>
 static inline int ctz64(uint64_t x) { unsigned long i; _BitScanForward64(&i, x); return (int)i; }
+static inline int clz64(uint64_t x) { unsigned long i; _BitScanReverse64(&i, x); return 63 - (int)i; }
 #else
 static inline int ctz64(uint64_t x) { return __builtin_ctzll(x); }
+static inline int clz64(uint64_t x) { return __builtin_clzll(x); }
 #endif
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
@@ -397,9 +399,35 @@ static PyObject *scan(PyObject *self, PyObject *args) {
 static unsigned char byte_class[256];
 
 static void init_byte_class(void) {
-    for (int c = 0; c < 256; c++) byte_class[c] = (c >= 0x7f || (c < 0x20 && c != '\n')) ? 3 : 0;
+    for (int c = 0; c < 256; c++) byte_class[c] = c >= 0x80 ? 4 : (c < 0x20 && c != '\n') ? 3 : 0;
     byte_class[' '] = 1;
     byte_class['\n'] = 2;
+}
+
+/* Whether s[0..n) is well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF):
+   what pyarrow and Python's decoder accept. */
+static int utf8_valid(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        if (c < 0x80) { i++; continue; }
+        int len;
+        uint32_t cp;
+        if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
+        else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
+        else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
+        else return 0;
+        if (i + len > n) return 0;
+        for (int j = 1; j < len; j++) {
+            unsigned char t = s[i + j];
+            if ((t & 0xC0) != 0x80) return 0;
+            cp = (cp << 6) | (t & 0x3F);
+        }
+        if (len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) return 0;
+        if (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) return 0;
+        i += len;
+    }
+    return 1;
 }
 
 static const double pow10_exact[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
@@ -454,37 +482,42 @@ static int parse_decimal(const unsigned char *p, Py_ssize_t n, double *out) {
 }
 
 /* The classes of bytes p[0..n) (n <= 64) as bit masks, as classify64 (the scalar way). */
-static inline void classify_tail(const unsigned char *p, Py_ssize_t n, uint64_t *delim, uint64_t *nl, uint64_t *bad) {
-    uint64_t d = 0, l = 0, b = 0;
+static inline void classify_tail(const unsigned char *p, Py_ssize_t n, uint64_t *delim, uint64_t *nl, uint64_t *bad,
+                                 uint64_t *high) {
+    uint64_t d = 0, l = 0, b = 0, h = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         unsigned char k = byte_class[p[i]];
         d |= (uint64_t)(k == 1 || k == 2) << i;
         l |= (uint64_t)(k == 2) << i;
         b |= (uint64_t)(k == 3) << i;
+        h |= (uint64_t)(k == 4) << i;
     }
-    *delim = d; *nl = l; *bad = b;
+    *delim = d; *nl = l; *bad = b; *high = h;
 }
 
-/* Bit i of *delim: byte i is a space or newline; of *nl: a newline; of *bad: any other control byte,
-   DEL or a non-ASCII byte. For the 64 bytes at p. */
-static inline void classify64(const unsigned char *p, uint64_t *delim, uint64_t *nl, uint64_t *bad) {
+/* Bit i of *delim: byte i is a space or newline; of *nl: a newline; of *bad: any other control byte;
+   of *high: a non-ASCII byte (part of a UTF-8 sequence, checked where it matters). For the 64 bytes at
+   p. */
+static inline void classify64(const unsigned char *p, uint64_t *delim, uint64_t *nl, uint64_t *bad,
+                              uint64_t *high) {
 #if defined(HAVE_SSE2)
-    const __m128i sp = _mm_set1_epi8(' '), lf = _mm_set1_epi8('\n'), lo = _mm_set1_epi8(0x20),
-                  del = _mm_set1_epi8(0x7f);
-    uint64_t d = 0, n = 0, b = 0;
+    const __m128i sp = _mm_set1_epi8(' '), lf = _mm_set1_epi8('\n'), lo = _mm_set1_epi8(0x20);
+    uint64_t d = 0, n = 0, b = 0, h = 0;
     for (int i = 0; i < 4; i++) {
         __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * i));
         uint64_t ms = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, sp));
         uint64_t mn = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, lf));
-        /* signed compare: below 0x20 catches the controls and every byte >= 0x80 */
-        uint64_t mb = (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmplt_epi8(v, lo), _mm_cmpeq_epi8(v, del)));
+        uint64_t mh = (uint32_t)_mm_movemask_epi8(v);  /* the top bit: bytes >= 0x80 */
+        /* signed compare: below 0x20 holds the controls and every byte >= 0x80 */
+        uint64_t mb = (uint32_t)_mm_movemask_epi8(_mm_cmplt_epi8(v, lo));
         d |= (ms | mn) << (16 * i);
         n |= mn << (16 * i);
-        b |= (mb & ~mn) << (16 * i);
+        b |= (mb & ~mn & ~mh) << (16 * i);
+        h |= mh << (16 * i);
     }
-    *delim = d; *nl = n; *bad = b;
+    *delim = d; *nl = n; *bad = b; *high = h;
 #else
-    classify_tail(p, 64, delim, nl, bad);
+    classify_tail(p, 64, delim, nl, bad, high);
 #endif
 }
 
@@ -535,24 +568,25 @@ static PyObject *scan_trec(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     const unsigned char *tok[TREC_MAX_COLS];
     Py_ssize_t len[TREC_MAX_COLS];
-    Py_ssize_t released = begin, pos = begin, tok_start = begin, line_start = begin;
+    Py_ssize_t released = begin, pos = begin, tok_start = begin, line_start = begin, last_high = -1;
     int nf = 0;
     /* Delimiters (space, newline) and stray bytes are found 64 bytes at a time as bit masks (SSE2 where
        available); each delimiter then closes a field, and each newline a line. */
     while (pos < end || nf > 0 || tok_start < end) {
-        uint64_t delim, nl, bad;
+        uint64_t delim, nl, bad, high;
         Py_ssize_t span = end - pos;
         if (span >= 64) {
-            classify64(buf + pos, &delim, &nl, &bad);
+            classify64(buf + pos, &delim, &nl, &bad, &high);
             span = 64;
         } else if (span > 0) {
-            classify_tail(buf + pos, span, &delim, &nl, &bad);
+            classify_tail(buf + pos, span, &delim, &nl, &bad, &high);
         } else {  /* the last line has no newline: end it here */
             delim = nl = 1;
-            bad = 0;
+            bad = high = 0;
             span = 1;
         }
         if (bad) { status = 1; err = pos + (Py_ssize_t)ctz64(bad); break; }
+        if (high) last_high = pos + 63 - (Py_ssize_t)clz64(high);
         while (delim) {
             Py_ssize_t d = pos + (Py_ssize_t)ctz64(delim);
             int is_nl = (int)((nl >> (d - pos)) & 1);
@@ -574,6 +608,10 @@ static PyObject *scan_trec(PyObject *self, PyObject *args) {
                 status = 1; err = line_start; break;
             }
             Py_ssize_t ql = len[0], dl = len[doccol];
+            /* a non-ASCII byte on this line (or later in its block): the ids must be valid UTF-8 */
+            if (last_high >= line_start && (!utf8_valid(tok[0], ql) || !utf8_valid(tok[doccol], dl))) {
+                status = 1; err = line_start; break;
+            }
             int same = prev_start >= 0 && prev_len == ql && memcmp(buf + prev_start, tok[0], (size_t)ql) == 0;
             if (row >= cap_rows || row + 1 >= cap_doc_off || dpos + dl > cap_doc ||
                 (!same && (nseg >= cap_seg || nseg + 1 >= cap_q_off || qpos + ql > cap_q))) {

@@ -136,7 +136,6 @@ def test_number_forms_and_blank_lines(tmp_path, monkeypatch, content):
     " q1 Q0 a 1 2.5 t\n",  # leading space
     "q1 Q0  a 1 2.5 t\n",  # two spaces
     "q1 Q0 a 1 2.5 t \n",  # trailing space
-    "q1 Q0 \u00e9t\u00e9 1 2.5 t\nq1 Q0 b 2 1 t\n",  # non-ASCII id
     "q1 Q0 a 1 inf t\nq1 Q0 b 2 -Infinity t\n",  # named numbers: pyarrow's rules
 ])
 def test_irregular_files_fall_back_and_agree(tmp_path, monkeypatch, content):
@@ -146,6 +145,35 @@ def test_irregular_files_fall_back_and_agree(tmp_path, monkeypatch, content):
     assert taken == [False]  # the C scan declined; the careful path read it
     _same_table(fast, slow)
     assert np.array_equal(fast.scores, slow.scores)
+
+
+@pytest.mark.parametrize("content", [
+    "q1 Q0 \u00e9t\u00e9 1 2.5 t\nq1 Q0 b 2 1 t\n",  # 2-byte sequences
+    "\u67e5\u8be2 Q0 \u6587\u6863-\U0001f600 1 2.5 t\n\u67e5\u8be2 Q0 b 2 2.5 t\n",  # 3 and 4 bytes, a tie
+    "q1 Q0 a 1 2.5 t\u00e9\nq1 Q0 b\x7f 2 1 \u00e9\n",  # non-ASCII outside the ids, DEL in an id
+    "".join(f"q{i % 3} Q0 d{i}\u00fc{'x' * (i % 70)} {i} {i % 7} t\n" for i in range(300)),  # across blocks
+])
+def test_non_ascii_ids_take_the_fast_path(tmp_path, monkeypatch, content):
+    path = tmp_path / "run.txt"
+    path.write_bytes(content.encode())
+    fast, slow, taken = _both(path, read_run, monkeypatch)
+    assert taken == [True]
+    _same_table(fast, slow)
+    assert np.array_equal(fast.scores, slow.scores)
+    assert fast.to_lists() == slow.to_lists()  # ties broken by id: the same byte order
+
+
+@pytest.mark.parametrize("bad", [b"\xff", b"\xc0\xaf", b"\xed\xa0\x80", b"\xe2\x82", b"\xf4\x90\x80\x80"])
+@pytest.mark.parametrize("where", ["doc", "query"])
+def test_invalid_utf8_in_an_id_is_declined_and_named(tmp_path, bad, where):
+    # invalid: a lone byte, an overlong '/', a surrogate, a truncated sequence, above U+10FFFF
+    path = tmp_path / "run.txt"
+    second = b"q1 Q0 d" + bad + b" 2 1 t\n" if where == "doc" else b"q" + bad + b" Q0 d2 2 1 t\n"
+    path.write_bytes(b"q1 Q0 d1 1 2 t\n" + second)
+    assert trec._scan_fast(str(path), RUN, "score", None) is None
+    with pytest.raises(ParseError, match="UTF-8") as info:
+        read_run(path)
+    assert info.value.line == 2
 
 
 @pytest.mark.parametrize(("content", "line", "words"), [
