@@ -310,12 +310,13 @@ def pc_any_nan(col: pa.ChunkedArray) -> bool:
 
 class Scanned:
     """What the C tokenizer (:func:`_scan_fast`) returns: the numbers, the document ids as an Arrow
-    ``large_string`` array (chunked, one chunk per thread's part), and the runs of equal query ids (``qids[i]`` starts at row ``starts[i]``;
-    ``starts`` ends with the row count)."""
+    ``large_string`` array (chunked: one chunk per thread's part of the file), and the runs of equal
+    query ids (``qids[i]`` starts at row ``starts[i]``; ``starts`` ends with the row count)."""
 
     __slots__ = ("docs", "qids", "starts", "values")
 
-    def __init__(self, values: np.ndarray, docs: pa.Array | pa.ChunkedArray, qids: np.ndarray, starts: np.ndarray) -> None:
+    def __init__(self, values: np.ndarray, docs: pa.Array | pa.ChunkedArray, qids: np.ndarray,
+                 starts: np.ndarray) -> None:
         self.values, self.docs, self.qids, self.starts = values, docs, qids, starts
 
 
@@ -377,10 +378,13 @@ def _scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int,
     total_rows = sum(caps)
     outs = []
     for i, ((a, z), cap) in enumerate(zip(parts, caps, strict=True)):
-        outs.append((np.empty(total_rows if i == 0 else cap, dtype=np.float64), np.empty(cap + 1, dtype=np.int64),
-                     np.empty(z - a, dtype=np.uint8), np.empty(cap, dtype=np.int64),
-                     np.empty(cap + 1, dtype=np.int64), np.empty(z - a, dtype=np.uint8),
-                     np.array([0, 0, 0, 0, -1, 0, 0, -1], dtype=np.int64)))
+        outs.append((
+            np.empty(total_rows if i == 0 else cap, dtype=np.float64),  # numbers
+            np.empty(cap + 1, dtype=np.int64), np.empty(z - a, dtype=np.uint8),  # document ids
+            np.empty(cap, dtype=np.int64),  # first row of each run of equal query ids
+            np.empty(cap + 1, dtype=np.int64), np.empty(z - a, dtype=np.uint8),  # those query ids
+            np.array([0, 0, 0, 0, -1, 0, 0, -1], dtype=np.int64),  # the scanner's state (see _accel.c)
+        ))
     done = [0]
     lock = threading.Lock()
 
