@@ -360,6 +360,33 @@ def _first_empty_string(col: pa.ChunkedArray | pa.Array) -> int | None:
     return None
 
 
+def _check_group_ids(qvocab: np.ndarray, offsets: np.ndarray, path: str, locate: RowLocator) -> None:
+    """An empty query id among rows grouped by query (``qvocab[i]`` starts at row ``offsets[i]``)."""
+    empty = np.flatnonzero(qvocab == "") if len(qvocab) else np.zeros(0, dtype=np.int64)
+    if len(empty):
+        line, text = locate(int(offsets[empty[0]]))
+        raise ParseError("empty query id", path=path, line=line, text=text)
+
+
+def _check_raw_ids(raw_docs: pa.ChunkedArray | pa.Array, path: str, locate: RowLocator) -> None:
+    row = _first_empty_string(raw_docs)
+    if row is not None:
+        line, text = locate(row)
+        raise ParseError("empty document id", path=path, line=line, text=text)
+
+
+def _check_grades(grades: np.ndarray, path: str, locate: RowLocator) -> None:
+    bad = ~np.isfinite(grades)
+    if bad.any():
+        line, text = locate(int(np.flatnonzero(bad)[0]))
+        raise ParseError("grade is not a finite number", path=path, line=line, text=text)
+
+
+def _judged_twice(doc: str, query: str, row: int, path: str, locate: RowLocator) -> ParseError:
+    line, text = locate(row)
+    return ParseError(f"document {doc!r} is judged twice for query {query!r}", path=path, line=line, text=text)
+
+
 def assemble_run(qcodes: np.ndarray | None, qvocab: np.ndarray, dcodes: np.ndarray | None,
                  dvocab: np.ndarray | None, scores: np.ndarray | None, *, name: str | None, path: str,
                  locate: RowLocator, ranks: np.ndarray | None = None, raw_docs: pa.ChunkedArray | None = None,
@@ -370,17 +397,11 @@ def assemble_run(qcodes: np.ndarray | None, qvocab: np.ndarray, dcodes: np.ndarr
     Without scores but with ``ranks``, each query's rows are ordered by rank (stable). With ``offsets``
     (rows already grouped: ``qvocab`` holds one id per group), ``qcodes`` is not needed."""
     if offsets is not None:
-        empty = np.flatnonzero(qvocab == "") if len(qvocab) else np.zeros(0, dtype=np.int64)
-        if len(empty):
-            line, text = locate(int(offsets[empty[0]]))
-            raise ParseError("empty query id", path=path, line=line, text=text)
+        _check_group_ids(qvocab, offsets, path, locate)
     else:
         _check_empty_ids(qvocab, qcodes, "query id", path, locate)
     if raw_docs is not None:
-        row = _first_empty_string(raw_docs)
-        if row is not None:
-            line, text = locate(row)
-            raise ParseError("empty document id", path=path, line=line, text=text)
+        _check_raw_ids(raw_docs, path, locate)
     else:
         _check_empty_ids(dvocab, dcodes, "document id", path, locate)
     if scores is not None:
@@ -415,10 +436,7 @@ def assemble_qrels(qcodes: np.ndarray, qvocab: np.ndarray, dcodes: np.ndarray, d
     :class:`ParseError` at the second judgment's line (unless ``units`` groups the rows)."""
     _check_empty_ids(qvocab, qcodes, "query id", path, locate)
     _check_empty_ids(dvocab, dcodes, "document id", path, locate)
-    bad = ~np.isfinite(grades)
-    if bad.any():
-        line, text = locate(int(np.flatnonzero(bad)[0]))
-        raise ParseError("grade is not a finite number", path=path, line=line, text=text)
+    _check_grades(grades, path, locate)
     qids, offsets, perm = group_codes(qcodes, qvocab)
     rows = np.arange(len(qcodes)) if perm is None else perm
     dc = dcodes[rows]
@@ -427,11 +445,7 @@ def assemble_qrels(qcodes: np.ndarray, qvocab: np.ndarray, dcodes: np.ndarray, d
         dup = first_duplicate(seg, dc, len(dvocab))
         if dup.any():
             row = int(rows[np.flatnonzero(dup)[0]])
-            line, text = locate(row)
-            raise ParseError(
-                f"document {dvocab[dcodes[row]]!r} is judged twice for query {qvocab[qcodes[row]]!r}",
-                path=path, line=line, text=text,
-            )
+            raise _judged_twice(dvocab[dcodes[row]], qvocab[qcodes[row]], row, path, locate)
     g = grades[rows]
     u = None if units is None else np.ascontiguousarray(units[rows], dtype=np.int64)
     return Qrels(qids, offsets, np.ascontiguousarray(dc, dtype=np.int32), dvocab,
@@ -451,24 +465,13 @@ def assemble_qrels_raw(qvocab: np.ndarray, offsets: np.ndarray, raw_docs: pa.Arr
     strings = arrow_strings(raw_docs) if _accel is not None else None
     if strings is None:
         return None
-    empty = np.flatnonzero(qvocab == "") if len(qvocab) else np.zeros(0, dtype=np.int64)
-    if len(empty):
-        line, text = locate(int(offsets[empty[0]]))
-        raise ParseError("empty query id", path=path, line=line, text=text)
-    lengths = np.diff(strings[0])
-    if len(lengths) and lengths.min() == 0:
-        line, text = locate(int(np.flatnonzero(lengths == 0)[0]))
-        raise ParseError("empty document id", path=path, line=line, text=text)
-    bad = ~np.isfinite(grades)
-    if bad.any():
-        line, text = locate(int(np.flatnonzero(bad)[0]))
-        raise ParseError("grade is not a finite number", path=path, line=line, text=text)
+    _check_group_ids(qvocab, offsets, path, locate)
+    _check_raw_ids(raw_docs, path, locate)
+    _check_grades(grades, path, locate)
     dup = _accel.first_duplicate_in_segments(strings[0], strings[1], offsets)
     if dup >= 0:
         q = qvocab[np.searchsorted(offsets, dup, side="right") - 1]
-        line, text = locate(dup)
-        raise ParseError(f"document {raw_docs[dup].as_py()!r} is judged twice for query {q!r}", path=path,
-                         line=line, text=text)
+        raise _judged_twice(raw_docs[dup].as_py(), q, dup, path, locate)
     return Qrels(qvocab, offsets, None, None, np.ascontiguousarray(grades, dtype=np.float64), raw_docs=raw_docs)
 
 

@@ -319,6 +319,11 @@ class Scanned:
                  starts: np.ndarray) -> None:
         self.values, self.docs, self.qids, self.starts = values, docs, qids, starts
 
+    @property
+    def grouped(self) -> bool:
+        """Whether each query's lines are adjacent (then the runs are the queries)."""
+        return len(set(self.qids.tolist())) == len(self.qids)
+
 
 #: Files below this size are scanned by one thread.
 _PARALLEL_MIN = 16 << 20
@@ -461,7 +466,7 @@ def _segment_codes(scan: Scanned) -> tuple[np.ndarray, np.ndarray]:
 
 def _run_from_scan(scan: Scanned, path: str, name: str | None) -> Run:
     locate = lambda r: locate_nonblank(path, r)  # noqa: E731
-    if len(set(scan.qids.tolist())) == len(scan.qids):  # grouped by query: the runs are the queries
+    if scan.grouped:
         return assemble_run(None, scan.qids, None, None, scan.values, name=name, path=path, locate=locate,
                             raw_docs=scan.docs, offsets=scan.starts)
     qcodes, qvocab = _segment_codes(scan)
@@ -471,7 +476,7 @@ def _run_from_scan(scan: Scanned, path: str, name: str | None) -> Run:
 
 def _qrels_from_scan(scan: Scanned, path: str) -> Qrels:
     locate = lambda r: locate_nonblank(path, r)  # noqa: E731
-    if len(set(scan.qids.tolist())) == len(scan.qids):  # grouped by query (the usual file)
+    if scan.grouped:  # the usual file
         qrels = assemble_qrels_raw(scan.qids, scan.starts, scan.docs, scan.values, path=path, locate=locate)
         if qrels is not None:
             return qrels
