@@ -202,6 +202,7 @@ def load_jsonl(path: PathLike, progress: Progress | None = None) -> tuple[pa.Tab
 def _jsonl_python(path: str) -> pa.Table:
     """Fallback JSONL reader: values are kept as written, ids normalised to strings."""
     rows: list[dict[str, Any]] = []
+    where: list[tuple[int, str]] = []
     for i, text in read_text_lines(path):
         if not text.strip():
             continue
@@ -209,9 +210,12 @@ def _jsonl_python(path: str) -> pa.Table:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ParseError(f"invalid JSON ({exc.msg})", path=path, line=i, text=text) from None
+        except RecursionError:
+            raise ParseError("JSON nested too deeply", path=path, line=i, text=text) from None
         if not isinstance(obj, dict):
             raise ParseError("each line must be a JSON object", path=path, line=i, text=text)
         rows.append(obj)
+        where.append((i, text))
     keys: list[str] = []
     for r in rows:
         for k in r:
@@ -222,9 +226,29 @@ def _jsonl_python(path: str) -> pa.Table:
         vals = [r.get(k) for r in rows]
         try:
             cols[k] = pa.array(vals)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            cols[k] = pa.array([_stringify(v) for v in vals])
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+            try:
+                cols[k] = pa.array([_stringify(v) for v in vals])
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+                raise _mixed_types(k, vals, where, path) from None
     return pa.table(cols)
+
+
+def _mixed_types(key: str, vals: list[Any], where: list[tuple[int, str]], path: str) -> ParseError:
+    """The first line whose value of ``key`` has another JSON type than the first value's."""
+    def kind(v: Any) -> str:
+        return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+            type(v), "a number" if isinstance(v, int | float) else type(v).__name__)
+
+    present = [(j, v) for j, v in enumerate(vals) if v is not None]
+    first = kind(present[0][1]) if present else "null"
+    for j, v in present:
+        if kind(v) != first:
+            line, text = where[j]
+            return ParseError(f"field {key!r} is {kind(v)} here but {first} on earlier lines", path=path, line=line,
+                              text=text)
+    line, text = where[present[0][0]] if present else (None, None)
+    return ParseError(f"field {key!r} holds values that cannot form one column", path=path, line=line, text=text)
 
 
 def _stringify(v: Any) -> Any:

@@ -101,7 +101,10 @@ def _first_fields(path: str, what: str) -> tuple[int, str, list[str]]:
     if got is None:
         check_nonempty(0, path, what)
     assert got is not None
-    return got[0], got[1], got[1].split()
+    line, text = got
+    if "\r" in text.rstrip("\r"):
+        _refuse_bare_cr(text.encode("utf-8", errors="replace"), len(text), 0, path, line)
+    return line, text, text.split()
 
 
 def run_layout(path: str, format: str = "trec") -> tuple[Layout, str | None]:
@@ -253,6 +256,7 @@ def _parse_chunk(block: bytes, end: int, offset: int, path: str, layout: Layout,
     """Parse ``block[:end]``; returns the table and, if the chunk had to be cleaned, its bytes."""
     if _NON_SPACE.search(block, 0, end) is None:
         return None, None
+    _refuse_bare_cr(block, end, offset, path)
     # Try the bytes as they are, unless they hold a tab, CR, VT or FF (a split on single spaces could
     # then shift columns silently) or a comment line. Other irregular spacing (runs of spaces, spaces at
     # line ends) changes the column count, which pyarrow rejects, or yields an empty id; then normalise
@@ -284,6 +288,23 @@ def _parse_chunk(block: bytes, end: int, offset: int, path: str, layout: Layout,
 
 
 _NON_SPACE = re.compile(rb"\S")
+_BARE_CR = re.compile(rb"\r(?!\n|\r*\n|\r*$)")
+
+
+def _refuse_bare_cr(block: bytes, end: int, offset: int, path: str, first_line: int | None = None) -> None:
+    """A carriage return inside a line (old Mac line ends, or pasted text) would join lines into one, whose
+    extra fields a run line ignores: refuse it, naming the line, rather than read the file wrong."""
+    if block.find(b"\r", 0, end) < 0:
+        return
+    m = _BARE_CR.search(block, 0, end)
+    if m is None:
+        return
+    start = block.rfind(b"\n", 0, m.start()) + 1
+    stop = block.find(b"\n", m.start(), end)
+    text = block[start: end if stop < 0 else stop].decode("utf-8", errors="replace")
+    line = (_line_number(path, offset) if first_line is None else first_line) + block.count(b"\n", 0, start)
+    raise ParseError("a carriage return inside a line (old Mac line ends?): lines must end with \\n or \\r\\n",
+                     path=path, line=line, text=text)
 
 
 _ODD_WHITESPACE = (b"\t", b"\r", b"\x0b", b"\x0c")
