@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -187,6 +188,30 @@ def first_data_line(path: PathLike, limit: int = 1 << 16, *,
     return None
 
 
+_ARROW_NUMBER = re.compile(
+    r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan(?:\([^)]*\))?)",
+    re.IGNORECASE | re.ASCII,
+)
+
+
+def is_arrow_number(token: str | bytes) -> bool:
+    """Whether pyarrow reads ``token`` as a float64 (plain decimals, ``inf``/``infinity``/``nan`` in any
+    case). Python's ``float`` is laxer (``1_000``, non-ASCII digits): error paths use this, so that the line
+    they blame is the one pyarrow refused."""
+    if isinstance(token, bytes):
+        try:
+            token = token.decode("ascii")
+        except UnicodeDecodeError:
+            return False
+    return _ARROW_NUMBER.fullmatch(token) is not None
+
+
+def split_fields(line: str) -> list[str]:
+    """``line`` split on ASCII whitespace only (as the TREC readers split; ``str.split`` would also split
+    on no-break and other Unicode spaces inside an id)."""
+    return [f.decode("utf-8", errors="replace") for f in line.encode("utf-8", errors="surrogatepass").split()]
+
+
 def _is_number(s: str) -> bool:
     try:
         float(s)
@@ -203,7 +228,7 @@ def sniff_trec(line: str) -> str | None:
     (``qid Q0 docno rank score tag``); and no field is a known header word (``query``, ``doc``,
     ``score``, ``qid``, ``docno``, ``rank``, ...).
     """
-    fields = line.split()
+    fields = split_fields(line)
     if any(f.lower() in _HEADER_WORDS for f in fields[:6]):
         return None
     if len(fields) == 4 and _is_number(fields[3]):
@@ -217,7 +242,7 @@ def sniff_short_trec(line: str) -> str | None:
     """``"run"`` for a line of three whitespace-separated fields ending in a number (``qid doc score`` or
     MS MARCO's ``qid doc rank``), ``"qrels"`` for two fields (``qid doc``: every listed document relevant),
     else None; no field may be a header word."""
-    fields = line.split()
+    fields = split_fields(line)
     if any(f.lower() in _HEADER_WORDS for f in fields):
         return None
     if len(fields) == 3 and _is_number(fields[2]):
@@ -307,12 +332,10 @@ def float_column(col: pa.ChunkedArray, what: str, path: str, row_text: Callable[
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             vals = col.to_pylist()  # error path only
             for i, v in enumerate(vals):
-                try:
-                    float(v)
-                except (TypeError, ValueError):
+                if not (isinstance(v, str) and is_arrow_number(v.strip())):
                     line, text = row_text(i)
                     raise ParseError(f"{what} is not a number", path=path, line=line, text=text) from None
-            raise
+            raise ParseError(f"the {what} column cannot be read as numbers", path=path) from None
     elif not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_boolean(col.type)):
         raise ParseError(f"the {what} column holds {col.type}, not numbers", path=path)
     return np.asarray(col.to_numpy(), dtype=np.float64)
