@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections import deque
 from itertools import chain, pairwise, repeat
+from typing import Any
 
 import numpy as np
 
@@ -67,6 +68,7 @@ def _c_scan(dicts: list, want_keys: bool, which: np.ndarray, find: np.ndarray,
     ``find[find_idx[j]]`` in ``dicts[which[j]]``. The keys are written straight into an object array."""
     if type(dicts) is not list:
         dicts = list(dicts)
+    assert _accel is not None
     keys = None
     if want_keys:
         try:
@@ -169,6 +171,7 @@ def _string_chunk(arr) -> tuple[np.ndarray, object, int] | None:
     """``(offsets view, data buffer, offset width)`` of one Arrow string array, without copying."""
     import pyarrow as pa
 
+    width: type[np.signedinteger[Any]]
     if pa.types.is_string(arr.type):
         width = np.int32
     elif pa.types.is_large_string(arr.type):
@@ -243,11 +246,15 @@ def match_segments(run_strings, seg_offsets: np.ndarray, seg_to_group: np.ndarra
             pieces.append((c, a, b))
             a = b
 
+    accel = _accel
+
     def part(piece: tuple[int, int, int]) -> None:
         c, a, b = piece
-        off, data, width = parts[c]
-        _accel.match_segments(off, data, width, int(bounds[c]), seg_offsets, seg_to_group, group_offsets,
-                              gold[0], gold[1], gold_prefix, out, a, b)
+        got = parts[c]
+        assert got is not None
+        off, data, width = got
+        accel.match_segments(off, data, width, int(bounds[c]), seg_offsets, seg_to_group, group_offsets,
+                             gold[0], gold[1], gold_prefix, out, a, b)
 
     if workers <= 1 or len(pieces) <= 1:
         for piece in pieces:

@@ -97,8 +97,8 @@ def is_gzip(path: PathLike) -> bool:
 
 
 def normalise_format(fmt: str) -> str | None:
-    f = fmt.lower().lstrip(".")
-    f = _ALIASES.get(f, f)
+    name = fmt.lower().lstrip(".")
+    f = _ALIASES.get(name, name)
     if f is not None and f not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     return f
@@ -147,10 +147,10 @@ def _sniff_unknown(path: PathLike) -> str:
 def open_binary(path: PathLike) -> tuple[IO[bytes], IO[bytes]]:
     """``(stream, raw)``: the decompressed byte stream and the raw file (whose position gives progress).
     gzip is recognised by its magic number, not by the file name."""
-    raw = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    raw: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed by the caller
     if raw.read(2) == _GZIP_MAGIC:
         raw.seek(0)
-        return gzip.GzipFile(fileobj=raw, mode="rb"), raw
+        return gzip.GzipFile(fileobj=raw, mode="rb"), raw  # type: ignore[return-value]
     raw.seek(0)
     return raw, raw
 
@@ -475,10 +475,12 @@ def assemble_run(qcodes: np.ndarray | None, qvocab: np.ndarray, dcodes: np.ndarr
     if offsets is not None:
         _check_group_ids(qvocab, offsets, path, locate)
     else:
+        assert qcodes is not None, "per-row query codes or group offsets"
         _check_empty_ids(qvocab, qcodes, "query id", path, locate)
     if raw_docs is not None:
         _check_raw_ids(raw_docs, path, locate)
     else:
+        assert dcodes is not None and dvocab is not None, "coded or raw document ids"
         _check_empty_ids(dvocab, dcodes, "document id", path, locate)
     if scores is not None:
         bad = np.isnan(scores)
@@ -488,6 +490,7 @@ def assemble_run(qcodes: np.ndarray | None, qvocab: np.ndarray, dcodes: np.ndarr
     if offsets is not None:
         qids, perm = qvocab, None
     else:
+        assert qcodes is not None
         qids, offsets, perm = group_codes(qcodes, qvocab)
     if ranks is not None and scores is None:
         first = np.repeat(np.arange(len(qids)), np.diff(offsets))
@@ -498,6 +501,7 @@ def assemble_run(qcodes: np.ndarray | None, qvocab: np.ndarray, dcodes: np.ndarr
         if raw_docs is not None:
             raw_docs = raw_docs.take(pa.array(perm))
         else:
+            assert dcodes is not None
             dcodes = dcodes[perm]
         scores = None if scores is None else scores[perm]
     sc = None if scores is None else np.ascontiguousarray(scores, dtype=np.float64)
@@ -539,7 +543,7 @@ def assemble_qrels_raw(qvocab: np.ndarray, offsets: np.ndarray, raw_docs: pa.Arr
     if isinstance(raw_docs, pa.ChunkedArray):
         raw_docs = contiguous(raw_docs)
     strings = arrow_strings(raw_docs) if _accel is not None else None
-    if strings is None:
+    if strings is None or _accel is None:
         return None
     _check_group_ids(qvocab, offsets, path, locate)
     _check_raw_ids(raw_docs, path, locate)

@@ -84,7 +84,7 @@ class _ProgressReader(io.RawIOBase):
         return True
 
     def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
-        n = self._stream.readinto(b)
+        n = self._stream.readinto(b)  # type: ignore[attr-defined]
         self._progress(self._raw.tell(), self._total)
         return n or 0
 
@@ -274,8 +274,8 @@ def _mixed_types(key: str, vals: list[Any], where: list[tuple[int, str]], path: 
             line, text = where[j]
             return ParseError(f"field {key!r} is {kind(v)} here but {first} on earlier lines", path=path, line=line,
                               text=text)
-    line, text = where[present[0][0]] if present else (None, None)
-    return ParseError(f"field {key!r} holds values that cannot form one column", path=path, line=line, text=text)
+    at: tuple[int | None, str | None] = where[present[0][0]] if present else (None, None)
+    return ParseError(f"field {key!r} holds values that cannot form one column", path=path, line=at[0], text=at[1])
 
 
 def _stringify(v: Any) -> Any:
@@ -426,9 +426,9 @@ def table_to_run(table: pa.Table, path: PathLike, locate: RowText, *, name: str 
             sc = None
         queries, items, scores, parent = _flatten(table, lst, q, p, locate, sc)
         row_loc: RowText = lambda i: locate(int(parent[i]))  # noqa: E731
-        qcodes, qvocab = _ids(queries, "query id", p, row_loc)
+        lcodes, lvocab = _ids(queries, "query id", p, row_loc)
         dcodes, dvocab = _ids(items, "document id", p, row_loc)
-        run = assemble_run(qcodes, qvocab, dcodes, dvocab, scores, name=name, path=p, locate=row_loc)
+        run = assemble_run(lcodes, lvocab, dcodes, dvocab, scores, name=name, path=p, locate=row_loc)
         return _with_empty_lists(run, table, q, lengths_zero=_empty_rows(table, lst), path=p, locate=locate)
     d = pick_column(names, doc_col, DOC_NAMES, "doc", p, exclude=(q,))
     assert d is not None

@@ -361,16 +361,17 @@ def _file_needs_care(path: str) -> bool:
                 return True
             if _ingest._accel is not None:
                 return _ingest._accel.find_odd_whitespace(mm) >= 0
-            view = np.frombuffer(mm, dtype=np.uint8)
+            view: np.ndarray | None = np.frombuffer(mm, dtype=np.uint8)
+            part: np.ndarray | None = None
             try:
+                assert view is not None
                 for a in range(0, len(view), CHUNK_SIZE):
                     part = view[a: a + CHUNK_SIZE]
                     if ((part >= 9) & (part <= 13) & (part != 10)).any():
                         return True
                 return False
             finally:
-                del view
-                part = None
+                view = part = None  # both views go before the mapping closes
 
 
 def _has_empty_id(table: pa.Table) -> bool:
@@ -597,6 +598,7 @@ def _scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int, progr
     lock = threading.Lock()
 
     def scan(i: int) -> None:
+        assert _accel is not None
         a, z = parts[i]
         vals, doc_off, doc_data, seg_row, q_off, q_data, state = outs[i]
         pos = a
@@ -798,8 +800,8 @@ def write_trec_run(run: Run, path: PathLike, tag: str | None = None, ties: str =
     counts = np.diff(run._offsets)
     seg = np.repeat(np.arange(run.n_queries, dtype=np.int32), counts)
     pos = np.arange(run.n_rows, dtype=np.int64) - np.repeat(run._offsets[:-1], counts)
-    pseudo = run.scores is None  # ranked lists: descending pseudo-scores keep the order
-    scores = (np.repeat(counts, counts) - pos).astype(np.float64) if pseudo else run.scores[order]
+    # ranked lists: descending pseudo-scores keep the order
+    scores = (np.repeat(counts, counts) - pos).astype(np.float64) if run.scores is None else run.scores[order]
     n = run.n_rows
     table = pa.table({
         "query": pa.DictionaryArray.from_arrays(pa.array(seg), pa.array(run.query_ids, type=pa.string())),
