@@ -208,10 +208,11 @@ class ColumnarTable:
 
     def per_row_docs(self) -> np.ndarray:
         """Document id of every row (object array of str)."""
+        raw: Any = self._raw
         if self.raw_is_arrow:
-            return np.asarray(self._raw.to_numpy(zero_copy_only=False), dtype=object)
-        if self._raw is not None:
-            return self._raw
+            return np.asarray(raw.to_numpy(zero_copy_only=False), dtype=object)
+        if raw is not None:
+            return raw
         return self.doc_vocab[self.doc_codes]
 
     def _nested(self, values: np.ndarray) -> dict[str, dict[str, Any]]:
@@ -224,7 +225,7 @@ class ColumnarTable:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
+        return self.to_dict() == other.to_dict()
 
     __hash__ = None  # type: ignore[assignment]
 

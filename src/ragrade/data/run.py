@@ -64,7 +64,7 @@ class Run(ColumnarTable):
         qids: list[Any] = list(run.keys())
         values = list(run.values())
         if all(map(isinstance, values, repeat(dict))):
-            fast = _flatten_dicts(values)
+            fast = _flatten_dicts(values)  # type: ignore[arg-type]
             if fast is not None and not np.isnan(fast[2]).any():
                 return cls._from_grouped(qids, fast[0], fast[1], fast[2], name=name, unique=True, source="run",
                                          docs_are_str=True)
