@@ -6,7 +6,7 @@ line ends are removed), and parses each chunk with ``pyarrow.csv`` into dictiona
 float64 score column. The chunks' dictionaries are unified at the end and the integer indices become the
 Run's / Qrels' codes directly. Only on an error does it look at lines in Python, to report the line.
 
-The rank column of a run is ignored (SPEC: ranking is by score); so are the ``iter`` and ``Q0`` columns.
+The rank column of a run is ignored (docs/conventions.md: ranking is by score); so are the ``iter`` and ``Q0`` columns.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ Policies (documented in ``docs/judges.md``):
 * A judgment that failed after the judge's retries makes the metrics that needed it NaN for that query,
   with the reason kept in ``details`` and counted in ``summary`` — never a silent 0. The run goes on.
 * Degenerate inputs are scored without calling the judge: no non-empty retrieved chunk scores 0 on every
-  metric (SPEC section 3: an empty retrieved list scores 0) and is counted as ``degenerate``; an empty
+  metric (docs/conventions.md, Policies: an empty retrieved list scores 0) and is counted as ``degenerate``; an empty
   reference makes the reference-based metrics NaN and an empty question the question-based ones, counted
   as ``missing``. An empty chunk inside a list is a non-useful chunk with no statements (no call).
 * A judgment the judge answered but from which the formula is undefined (a reference with no statements,
@@ -135,8 +135,8 @@ def examples_from(
     """
     if isinstance(data, pd.DataFrame):
         records: Sequence[Any] = data.to_dict(orient="records")
-    elif isinstance(data, Mapping):
-        raise InputError("judge dataset must be a table or a list of rows, got a mapping")
+    elif isinstance(data, (Mapping, str | bytes)) or not hasattr(data, "__iter__"):
+        raise InputError(f"judge dataset must be a table or a list of rows, got a {type(data).__name__}")
     else:
         records = list(data)
     out: list[Example] = []
