@@ -24,8 +24,8 @@ _LAZY = {  # RAG inputs, profiles and the conventions report (imported on first 
     "get_profile": "ragrade.profiles",
     "Profile": "ragrade.profiles",
     "get_matcher": "ragrade.matching",
-    "compare": "ragrade.compare",
-    "Comparison": "ragrade.compare",
+    "compare": "ragrade.comparison",
+    "Comparison": "ragrade.comparison",
     "report": "ragrade.report",
 }
 
@@ -36,7 +36,7 @@ def __getattr__(name: str):
 
         module = importlib.import_module(_LAZY[name])
         # ragrade.conventions is a callable module (the module and the function in one name)
-        return module if name in ("conventions", "compare", "report") else getattr(module, name)
+        return module if name in ("conventions", "report") else getattr(module, name)
     raise AttributeError(f"module 'ragrade' has no attribute {name!r}")
 
 

@@ -9,7 +9,7 @@ import pytest
 from report_browser import find_chromium, open_report, start_chromium
 from report_synth import XSS, make_data, per_query_scores
 
-from ragrade.compare import compare, compare_scores
+from ragrade.comparison import compare, compare_scores
 from ragrade.errors import RagradeWarning
 from ragrade.report import render_comparison_html, write_html
 

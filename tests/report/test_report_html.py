@@ -47,7 +47,7 @@ def test_payload_marks_relevance_and_missed_items(small_comparison) -> None:
     runs = {"x": {"q1": {"a": 3.0, "b": 2.0, "y": 1.5, "c": 1.0}}, "y": {"q1": {"c": 1.0}}}
     import pandas as pd
 
-    from ragrade.compare import compare_scores
+    from ragrade.comparison import compare_scores
 
     scores = {
         "x": pd.DataFrame({"m@2": [0.5]}, index=["q1"]),
@@ -97,7 +97,7 @@ def test_run_names_are_escaped_in_static_tables(small_data) -> None:
     qrels, runs, _, _ = small_data
     from report_synth import per_query_scores
 
-    from ragrade.compare import compare_scores
+    from ragrade.comparison import compare_scores
 
     evil = '<img src=x onerror="window.__pwned=3">'
     scores = per_query_scores(qrels, runs)
@@ -172,7 +172,7 @@ def test_render_html_through_the_engine_draws_curves_and_honours_policies() -> N
 def test_payload_with_duplicates_negative_grades_and_unknown_queries() -> None:
     import pandas as pd
 
-    from ragrade.compare import compare_scores
+    from ragrade.comparison import compare_scores
 
     qrels = {"q1": {"a": 1, "b": -1, "c": 2}, "q2": {"d": 1}}
     runs = {

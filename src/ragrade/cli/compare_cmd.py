@@ -12,7 +12,7 @@ import click
 
 from ragrade.cli._output import input_errors, reading
 from ragrade.cli.evaluate_cmd import _policy_options
-from ragrade.compare.stats import CORRECTIONS, TESTS
+from ragrade.comparison.stats import CORRECTIONS, TESTS
 from ragrade.io import FORMATS
 
 
@@ -201,8 +201,8 @@ def command(
 
     A superscript letter marks a run significantly better than the run with that letter.
     """
-    from ragrade.compare import compare
-    from ragrade.compare.core import metric_labels
+    from ragrade.comparison import compare
+    from ragrade.comparison import metric_labels
 
     if len(runs) < 2:
         raise click.UsageError("compare needs at least two runs")

@@ -77,7 +77,7 @@ def command(
     significance markers, plots, and a per-query view (retrieved items in rank order marked relevant or
     not, missed relevant items, texts) with sorting and filtering. It opens offline in any browser.
     """
-    from ragrade.compare.core import metric_labels
+    from ragrade.comparison import metric_labels
     from ragrade.report import write_html
     from ragrade.report.texts import read_texts
 
