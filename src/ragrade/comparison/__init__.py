@@ -14,7 +14,14 @@ plain NumPy arrays), :mod:`~ragrade.comparison.formatting` (how numbers are writ
 
 from __future__ import annotations
 
-from ragrade.comparison.core import compare, compare_scores, metric_labels, name_runs, run_letters
+from ragrade.comparison.core import (
+    compare,
+    compare_scores,
+    compared_pairs,
+    metric_labels,
+    name_runs,
+    run_letters,
+)
 from ragrade.comparison.result import Comparison
 from ragrade.comparison.stats import (
     CI_METHODS,
@@ -45,6 +52,7 @@ __all__ = [
     "cohens_dz",
     "compare",
     "compare_scores",
+    "compared_pairs",
     "metric_labels",
     "name_runs",
     "paired_test",

@@ -34,7 +34,9 @@ def _per_query_frame(value: Any, name: str) -> pd.DataFrame:
             f"scores of run {name!r} must be a Result, a DataFrame (queries x metrics) or a mapping",
             value=type(value).__name__,
         )
-    index = frame.index.map(str)
+    index = frame.index
+    if not (pd.api.types.is_string_dtype(index.dtype) and not pd.api.types.is_object_dtype(index.dtype)):
+        index = pd.Index(np.asarray([str(q) for q in index.tolist()], dtype=object), dtype=object)
     if index.has_duplicates:
         raise InputError(f"scores of run {name!r} list a query twice", query=index[index.duplicated()][0])
     out = frame.set_axis(index, axis=0).set_axis([str(c) for c in frame.columns], axis=1)
@@ -54,6 +56,14 @@ def _column(frame: pd.DataFrame, metric: str, run: str) -> np.ndarray:
             value=raw.iloc[i],
         )
     return values
+
+
+def compared_pairs(names: Sequence[str], baseline: str | None = None) -> list[tuple[str, str]]:
+    """The (control, treatment) pairs a comparison tests: every pair (the earlier run is the control),
+    or the baseline against every other run."""
+    if baseline is None:
+        return list(itertools.combinations(names, 2))
+    return [(baseline, name) for name in names if name != baseline]
 
 
 def name_runs(runs: Mapping[Any, Any] | Sequence[Any]) -> dict[str, Any]:
@@ -184,10 +194,7 @@ def compare_scores(
         )
         frames = {name: f.reindex(all_ids) for name, f in frames.items()}
 
-    if base is None:
-        pairs = list(itertools.combinations(names, 2))
-    else:
-        pairs = [(base, name) for name in names if name != base]
+    pairs = compared_pairs(names, base)
     index_of = {name: i for i, name in enumerate(names)}
     letters = dict(zip(names, run_letters(len(names)), strict=True))
     ctrl = np.array([index_of[a] for a, _ in pairs], dtype=np.intp)

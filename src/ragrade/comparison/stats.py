@@ -32,6 +32,7 @@ from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from ragrade.errors import InputError, require
 
@@ -134,7 +135,7 @@ def as_generator(rng: np.random.Generator | int | None) -> np.random.Generator:
     return np.random.default_rng(rng)
 
 
-def _as_matrix(d: np.ndarray | Sequence[float], name: str = "differences") -> tuple[np.ndarray, bool]:
+def _as_matrix(d: npt.ArrayLike, name: str = "differences") -> tuple[np.ndarray, bool]:
     arr = np.asarray(d, dtype=np.float64)
     squeeze = arr.ndim == 1
     if squeeze:
