@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ragrade.data._columns import encode, first_duplicate, numeric_column, offsets_from_counts
+from ragrade.data._columns import encode, first_duplicate, id_string, numeric_column, offsets_from_counts
 from ragrade.data.base import ColumnarTable, _frozen
 from ragrade.errors import InputError
 
@@ -168,7 +168,7 @@ class Qrels(ColumnarTable):
             seen: dict[Any, Any] = {}
             gi = None if grades is None else grades[i]
             for j, d in enumerate(docs):
-                key = str(d)
+                key = id_string(d, "gold_docs id", query=str(q))
                 g = 1 if gi is None else gi[j]
                 seen[key] = max(seen.get(key, g), g)
             rows_q.append(q)
@@ -210,7 +210,7 @@ class Qrels(ColumnarTable):
                 if len(grp) == 0:
                     raise InputError("groups: empty group (it could never be satisfied)", query=str(q))
                 for d in grp:
-                    key = str(d)
+                    key = id_string(d, "groups id", query=str(q))
                     if key in seen:
                         continue
                     seen.add(key)
@@ -264,7 +264,7 @@ class Qrels(ColumnarTable):
     def to_groups(self) -> dict[str, list[list[str]]]:
         """``{query: [[ids of group 1], ...]}`` (plain qrels: one group per relevant doc, grade > 0)."""
         out: dict[str, list[list[str]]] = {}
-        docs = self._per_row_docs()
+        docs = self.per_row_docs()
         units = self.unit_ids()
         for i, q in enumerate(self._query_ids.tolist()):
             a, b = int(self._offsets[i]), int(self._offsets[i + 1])
@@ -279,7 +279,7 @@ class Qrels(ColumnarTable):
         import pandas as pd
 
         return pd.DataFrame(
-            {"query": self._per_row_queries(), "doc": self._per_row_docs(), "grade": self.grades}
+            {"query": self.per_row_queries(), "doc": self.per_row_docs(), "grade": self.grades}
         )
 
     def __repr__(self) -> str:

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ragrade.errors import InputError, require
+from ragrade.errors import InputError, UnknownNameError, require
 from ragrade.matching._text import codes_of, find_pairs, fold, squad_normalize, stripped_lengths
 
 _OPS: dict[str, Callable[[Any, Any], Any]] = {
@@ -391,5 +391,6 @@ def get_matcher(spec: Matcher | str | None, **kwargs: Any) -> Matcher:
         return RougeL(variant="standard", **kwargs)
     cls = _BY_NAME.get(key)
     if cls is None:
-        raise InputError(f"unknown matcher {spec!r}; choose from {', '.join(sorted(_BY_NAME))}")
+        known = [*_BY_NAME, "levenshtein", "jaro", "jaro_winkler", "ratio", "hamming", "rouge_l_standard"]
+        raise UnknownNameError("matcher", spec, known, show_known=True)
     return cls(**kwargs)
