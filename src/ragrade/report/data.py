@@ -46,40 +46,36 @@ class RankedRows:
 
     def docs_at(self, rows: np.ndarray) -> np.ndarray:
         """Document ids (object array of str) of the given storage rows."""
-        out: np.ndarray = self.run._docs_at(rows)
+        out: np.ndarray = self.run.docs_at(rows)
         return out
 
     def all_docs(self) -> np.ndarray:
         """Document ids of every storage row."""
-        out: np.ndarray = self.run._per_row_docs()
+        out: np.ndarray = self.run.per_row_docs()
         return out
 
 
 def as_run(run: Any) -> Any:
     """A ``ragrade.Run`` from anything ``ragrade.evaluate`` takes as a run (the engine's coercion)."""
-    from ragrade.evaluation import as_run as engine_as_run
+    from ragrade.engine.inputs import as_run as engine_as_run
 
     return engine_as_run(run)
 
 
 def as_qrels(qrels: Any) -> Any:
     """A ``ragrade.Qrels`` from anything ``ragrade.evaluate`` takes as ground truth."""
-    from ragrade.evaluation import as_qrels as engine_as_qrels
+    from ragrade.engine.inputs import as_qrels as engine_as_qrels
 
     return engine_as_qrels(qrels)
 
 
 def ranked_rows(run: Any, ties: str = "docid_desc") -> RankedRows:
-    """The columnar view of a run the payload needs.
-
-    Until the engine documents a columnar view of ``Run`` (issue 10), this reads ``Run``'s row offsets
-    and per-row document ids directly; ``tests/report/test_report_data.py`` pins it against the public
-    ``Run.to_pandas``, so a change in the engine fails there rather than here.
-    """
+    """The run in rank order, through ``Run``'s columnar view (``offsets``, ``docs_at``, ``ranking``;
+    ``docs/architecture.md``)."""
     r = as_run(run)
     return RankedRows(
         query_ids=np.asarray(r.query_ids, dtype=object),
-        offsets=np.asarray(r._offsets, dtype=np.int64),
+        offsets=np.asarray(r.offsets, dtype=np.int64),
         order=np.asarray(r.ranking(ties), dtype=np.int64),
         scores=None if r.scores is None else np.asarray(r.scores, dtype=np.float64),
         run=r,
@@ -92,8 +88,8 @@ def judged_rows(qrels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     q = as_qrels(qrels)
     units = np.asarray(q.unit_ids()) if q.has_groups else None
     return (
-        np.asarray(q._per_row_queries(), dtype=object),
-        np.asarray(q._per_row_docs(), dtype=object),
+        np.asarray(q.per_row_queries(), dtype=object),
+        np.asarray(q.per_row_docs(), dtype=object),
         np.asarray(q.grades, dtype=np.float64),
         units,
     )
@@ -200,8 +196,8 @@ def _ranks_by_hash(
     if not len(miss_q) or rows.offsets[-1] == 0:
         return miss_rank
     rel_index = _object_index(pd.unique(miss_doc))
-    raw = getattr(rows.run, "_raw", None)
-    if raw is not None and not isinstance(raw, np.ndarray):  # Arrow strings read from a file
+    raw = rows.run.raw_docs
+    if rows.run.raw_is_arrow:  # Arrow strings read from a file
         import pyarrow as pa
         import pyarrow.compute as pc
 

@@ -74,7 +74,7 @@ def metric_at_k(
     ``metric`` is a metric name with or without a cutoff (``"ndcg"`` or ``"ndcg@10"``: the cutoff is
     replaced by each ``k``); ``policies`` are evaluation policies. See :func:`curve_table` for the columns.
     """
-    from ragrade.evaluation import Evaluator
+    from ragrade.engine.core import Evaluator
 
     family = metric_family(metric) or str(metric)
     cuts = check_cutoffs(ks)
@@ -127,7 +127,7 @@ def evaluate_runs(
     """Evaluate every run once: the compared metrics plus ``family@k`` for every cutoff in ``ks`` and
     every compared metric with a cutoff. Inputs are what :func:`ragrade.compare` takes (paths are read
     once)."""
-    from ragrade.evaluation import Evaluator
+    from ragrade.engine.core import Evaluator
 
     labels = metric_labels(metrics)
     named = {name: _read(run, "run") for name, run in name_runs(runs).items()}
