@@ -82,13 +82,14 @@ def ranked_rows(run: Any, ties: str = "docid_desc") -> RankedRows:
     )
 
 
-def judged_rows(qrels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """``(query id per row, doc id per row, grade per row, unit per row or None)`` of the ground truth
-    (the same reading as ``Qrels.to_pandas``; units group the rows of one AutoRAG group)."""
+def judged_rows(qrels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(query ids, row offsets per query, doc id per row, grade per row, unit per row or None)`` of the
+    ground truth, through ``Qrels``' columnar view (units group the rows of one AutoRAG group)."""
     q = as_qrels(qrels)
     units = np.asarray(q.unit_ids()) if q.has_groups else None
     return (
-        np.asarray(q.per_row_queries(), dtype=object),
+        np.asarray(q.query_ids, dtype=object),
+        np.asarray(q.offsets, dtype=np.int64),
         np.asarray(q.per_row_docs(), dtype=object),
         np.asarray(q.grades, dtype=np.float64),
         units,
@@ -332,14 +333,16 @@ def run_items(
 def _texts_for(ids: list[str], texts: Mapping[str, Any], limit: int | None) -> list[str | None]:
     """The text of each id (``None`` when there is none), cut to ``limit`` characters."""
     found = list(map(texts.get, ids))
-    out: list[str | None] = []
-    for t in found:
-        if t is None:
-            out.append(None)
-            continue
-        t = t if isinstance(t, str) else str(t)
-        out.append(t if limit is None or len(t) <= limit else t[:limit] + " …")
-    return out
+    if limit is None:
+        return [t if t is None or type(t) is str else str(t) for t in found]
+    return [
+        t if t is None or (type(t) is str and len(t) <= limit) else _cut(t if type(t) is str else str(t), limit)
+        for t in found
+    ]
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + " …"
 
 
 def report_queries(per_query: Mapping[str, pd.DataFrame], metrics: Sequence[str]) -> list[str]:
@@ -396,8 +399,8 @@ def build_payload(
         for ri, run in enumerate(names):
             arrays[f"s{mi}_{ri}"] = per_query[run][metric].reindex(qindex).to_numpy(dtype=np.float64, na_value=np.nan)
 
-    j_q, j_doc, j_grade, units = judged_rows(qrels)
-    jpos = _positions(j_q, qindex)
+    j_qids, j_off, j_doc, j_grade, units = judged_rows(qrels)
+    jpos = np.repeat(_positions(j_qids, qindex), np.diff(j_off))  # report position of every judgment
     keep = jpos >= 0
     jpos, j_doc, j_grade = jpos[keep], j_doc[keep], j_grade[keep]
     rel = j_grade > 0
