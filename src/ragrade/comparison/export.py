@@ -47,17 +47,26 @@ class ComparisonTables(Protocol):
     def settings(self) -> dict[str, Any]: ...
 
 
+# ------------------------------------------------------------------------------------------------- rows
+def summary_rows(cmp: ComparisonTables) -> dict[tuple[str, str], dict[str, Any]]:
+    """``{(metric, run): row}`` of the summary table, each row a plain dict."""
+    records = cmp.summary.to_dict("records")
+    return {(str(m), str(r)): {str(k): v for k, v in row.items()}
+            for (m, r), row in zip(cmp.summary.index, records, strict=True)}
+
+
+def pair_rows(cmp: ComparisonTables) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """``[(metric, control, treatment, row), ...]`` of the pairs table, each row a plain dict."""
+    records = cmp.pairs.to_dict("records")
+    return [(str(m), str(a), str(b), {str(k): v for k, v in row.items()})
+            for (m, a, b), row in zip(cmp.pairs.index, records, strict=True)]
+
+
 # ----------------------------------------------------------------------------------------------- dict/JSON
 def to_dict(cmp: ComparisonTables) -> dict[str, Any]:
     """Plain data (JSON-ready: non-finite floats become ``None``)."""
-    summary = [
-        {"metric": m, "run": r, **row}
-        for (m, r), row in zip(cmp.summary.index, cmp.summary.to_dict("records"), strict=True)
-    ]
-    pairs = [
-        {"metric": m, "control": a, "treatment": b, **row}
-        for (m, a, b), row in zip(cmp.pairs.index, cmp.pairs.to_dict("records"), strict=True)
-    ]
+    summary = [{"metric": m, "run": r, **row} for (m, r), row in summary_rows(cmp).items()]
+    pairs = [{"metric": m, "control": a, "treatment": b, **row} for m, a, b, row in pair_rows(cmp)]
     out: dict[str, Any] = {
         "runs": [{"name": r, "letter": cmp.letters[r]} for r in cmp.runs],
         "metrics": list(cmp.metrics),
@@ -105,8 +114,9 @@ def summary_cells(
     """One run's cells of the summary table (mean, bold if best, significance marker, CI, group), with
     the markup of the output format supplied by the callables."""
     cells = []
+    rows = summary_rows(cmp)
     for metric in cmp.metrics:
-        row = cmp.summary.loc[(metric, run)]
+        row = rows[(metric, run)]
         cell = number(row["mean"], digits)
         if row["best"]:
             cell = bold(cell)
@@ -150,7 +160,7 @@ def to_markdown(cmp: ComparisonTables, digits: int = 4, ci: bool = True) -> str:
     lines.append("")
     lines.append("| metric | control | treatment | Δ | Δ CI | p | p adj. | sig. | d_z | W/T/L |")
     lines.append("|---|---|---|---:|---:|---:|---:|:---:|---:|---:|")
-    for (metric, a, b), row in cmp.pairs.iterrows():
+    for metric, a, b, row in pair_rows(cmp):
         lines.append(
             f"| {markdown_escape(metric)} | {markdown_escape(a)} | {markdown_escape(b)} | "
             f"{signed(row['delta'], digits)} | "
@@ -210,10 +220,11 @@ def to_rich(cmp: ComparisonTables, digits: int = 4) -> Any:
     summary.add_column("run")
     for metric in cmp.metrics:
         summary.add_column(Text(metric), justify="right")
+    rows = summary_rows(cmp)
     for run in cmp.runs:
         cells: list[Text | str] = [cmp.letters[run], Text(run)]
         for metric in cmp.metrics:
-            row = cmp.summary.loc[(metric, run)]
+            row = rows[(metric, run)]
             cell = Text(number(row["mean"], digits), style="bold" if row["best"] else "")
             if row["marker"]:
                 cell.append(superscript(str(row["marker"])), style="cyan")
@@ -228,7 +239,7 @@ def to_rich(cmp: ComparisonTables, digits: int = 4) -> Any:
         pairs.add_column(name, justify="left")
     for name in ("Δ", "Δ CI", "p", "p adj.", "d_z", "W/T/L"):
         pairs.add_column(name, justify="right")
-    for (metric, a, b), row in cmp.pairs.iterrows():
+    for metric, a, b, row in pair_rows(cmp):
         style = ("blue" if row["delta"] > 0 else "red") if row["significant"] else ""
         pairs.add_row(
             Text(metric),

@@ -50,12 +50,12 @@ class Comparison:
 
     # ----------------------------------------------------------------- accessors
     def mean(self, metric: str, run: str) -> float:
-        return float(self.summary.loc[(metric, run), "mean"])
+        value: Any = self.summary.at[(metric, run), "mean"]
+        return float(value)
 
     def pair(self, metric: str, control: str, treatment: str) -> pd.Series:
         """The row of :attr:`pairs` for (metric, control, treatment)."""
-        row: pd.Series = self.pairs.loc[(metric, control, treatment)]
-        return row
+        return pd.Series(self.pairs.loc[[(metric, control, treatment)]].iloc[0])
 
     @property
     def has_groups(self) -> bool:

@@ -114,7 +114,7 @@ def default_depth(metrics: Sequence[str]) -> int:
 # ------------------------------------------------------------------------------------------------ helpers
 def _positions(keys: np.ndarray, index: pd.Index) -> np.ndarray:
     """Position of each key in ``index`` (-1 when absent)."""
-    out: np.ndarray = index.get_indexer(keys).astype(np.int64)
+    out: np.ndarray = index.get_indexer(_object_index(keys)).astype(np.int64)
     return out
 
 

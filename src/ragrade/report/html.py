@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ragrade.comparison import Comparison, compared_pairs, run_letters
-from ragrade.comparison.export import groups_note
+from ragrade.comparison.export import groups_note, pair_rows, summary_rows
 from ragrade.comparison.formatting import number, pvalue, signed
 from ragrade.comparison.stats import CIMethod
 from ragrade.errors import InputError
@@ -55,7 +55,8 @@ def _sha256(text: str) -> str:
 
 # --------------------------------------------------------------------------------------------- static parts
 def summary_table_html(cmp: Comparison, digits: int = 4) -> str:
-    counts = {m: int(cmp.summary.loc[(m, cmp.runs[0]), "n"]) for m in cmp.metrics}
+    rows = summary_rows(cmp)
+    counts = {m: int(rows[(m, cmp.runs[0])]["n"]) for m in cmp.metrics}
     head = "".join(f'<th>{_e(m)}<div class="ci">n = {counts[m]}</div></th>' for m in cmp.metrics)
     out = [
         f'<table id="summary"><thead><tr><th class="l">#</th><th class="l">run</th>{head}</tr></thead><tbody>'
@@ -63,7 +64,7 @@ def summary_table_html(cmp: Comparison, digits: int = 4) -> str:
     for run in cmp.runs:
         cells = []
         for metric in cmp.metrics:
-            row = cmp.summary.loc[(metric, run)]
+            row = rows[(metric, run)]
             sup = f"<sup>{_e(row['marker'])}</sup>" if row["marker"] else ""
             grp = f'<span class="grp" title="significance group">{_e(row["group"])}</span>' if row["group"] else ""
             ci = f'<div class="ci">[{number(row["ci_low"], digits)}, {number(row["ci_high"], digits)}]</div>'
@@ -82,7 +83,7 @@ def pairs_table_html(cmp: Comparison, digits: int = 4) -> str:
         "<th>Δ</th><th>Δ CI</th><th>p</th><th>p adj.</th><th>Cohen's d<sub>z</sub></th><th>wins</th><th>ties</th>"
         "<th>losses</th></tr></thead><tbody>"
     ]
-    for (metric, a, b), row in cmp.pairs.iterrows():
+    for metric, a, b, row in pair_rows(cmp):
         cls = ""
         if row["significant"]:
             cls = ' class="sig-pos"' if row["delta"] > 0 else ' class="sig-neg"'

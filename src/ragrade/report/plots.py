@@ -348,7 +348,7 @@ def _lines_plot(
                 fig.add(Line(float(xs[0]), float(lo[0]), float(xs[0]), float(hi[0]), stroke=colour, width=2, opacity=0.4))
         if ok.sum() >= 2:
             fig.add(Polyline(np.column_stack([xs, ys]), stroke=colour, width=1.8, dash=dash))
-        for (_, row), px, py in zip(sub[ok].iterrows(), xs, ys, strict=True):
+        for row, px, py in zip(sub[ok].to_dict("records"), xs, ys, strict=True):
             m = marker(shape, float(px), float(py), 7.0, colour)
             text = tip.format(run=run, k=int(row["k"]), value=number(row[value] * scale, 4 if not percent else 1),
                               lo=number(row.get("ci_low", math.nan) * scale, 4),
@@ -498,7 +498,7 @@ def hole_rate_plot(hole_rates: Any) -> Figure:
     table = hole_rate_table(hole_rates).rename(columns={"hole_rate": "rate"})
     table["n"] = np.nan
     runs = list(dict.fromkeys(table["run"]))
-    worst = table.loc[table["rate"].idxmax()]
+    worst = table.to_dict("records")[int(np.argmax(table["rate"].to_numpy()))]
     return _lines_plot(
         table,
         value="rate",
