@@ -279,7 +279,12 @@ def _r_star(c: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
 
 def _saddlepoint_upper(c: np.ndarray, z: float) -> np.ndarray:
     """For each column of centred values ``c``: the tilted mean at which the saddlepoint CDF of the
-    bootstrap mean reaches ``Φ(z)`` (``z > 0``), i.e. the upper interval end minus the mean."""
+    bootstrap mean reaches ``Φ(z)`` (``z > 0``), i.e. the upper interval end minus the mean.
+
+    First the tilt is doubled from the normal approximation's until ``r*`` passes ``z`` (a bracket). If
+    ``r*`` stops growing first, or the tilted variance vanishes (all weight on the largest value: tiny
+    samples), the end cannot be reached and is the column's maximum. Then safeguarded Newton steps solve
+    ``r*(t) = z`` inside the bracket."""
     n, m = c.shape
     out = np.zeros(m)
     sd = c.std(axis=0)
@@ -289,33 +294,45 @@ def _saddlepoint_upper(c: np.ndarray, z: float) -> np.ndarray:
         return out
     cols = np.flatnonzero(live)
     cc = c[:, cols]
+    var0 = sd[cols] ** 2
+    k = len(cols)
     t = z / (math.sqrt(n) * sd[cols])  # the normal approximation's tilt
-    lo = np.zeros(len(cols))
-    hi = np.full(len(cols), np.inf)
-    mu = np.zeros(len(cols))
-    done = np.zeros(len(cols), dtype=bool)
-    for _ in range(100):
-        r, slope, mu = _r_star(cc, t)
-        bad = ~np.isfinite(r)
-        done = ~bad & (np.abs(r - z) < 1e-10)
-        if done.all():
+    lo, hi = np.zeros(k), np.full(k, np.inf)
+    prev = np.full(k, -np.inf)
+    lost = np.zeros(k, dtype=bool)
+    for _ in range(64):  # bracket
+        grow = ~lost & ~np.isfinite(hi)
+        if not grow.any():
             break
-        below = ~bad & (r < z)
-        lo = np.where(below, np.maximum(lo, t), lo)
-        hi = np.where(~below, np.minimum(hi, t), hi)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            step = t - (r - z) / slope
-        inside = np.isfinite(step) & (step > lo) & (step < hi) & ~bad
-        bisect = np.where(np.isfinite(hi), 0.5 * (lo + hi), 2.0 * t)
-        t = np.where(done, t, np.where(inside, step, bisect))
-        # A bracket that has shrunk to nothing: the tilt is as good as the arithmetic allows.
-        done |= np.isfinite(hi) & ((hi - lo) <= 1e-12 * hi)
-        if done.all():
-            r, slope, mu = _r_star(cc, t)
-            break
-    # Not reached (r* stays below z even for very large tilts: a handful of queries): the maximum.
-    reached = done & np.isfinite(mu)
-    out[cols] = np.where(reached, np.minimum(mu, top[cols]), top[cols])
+        r, _, _ = _r_star(cc[:, grow], t[grow])
+        _, _, var = _tilted(cc[:, grow], t[grow])
+        idx = np.flatnonzero(grow)
+        broken = ~np.isfinite(r) | (var <= 1e-12 * var0[grow]) | (r <= prev[grow])
+        lost[idx[broken]] = True
+        above = ~broken & (r >= z)
+        hi[idx[above]] = t[idx[above]]
+        below = ~broken & ~above
+        lo[idx[below]], prev[idx[below]] = t[idx[below]], r[below]
+        t[idx[below]] *= 2.0
+    lost |= ~np.isfinite(hi)
+    solve = np.flatnonzero(~lost)
+    ends = top[cols].copy()
+    if len(solve):
+        sc, a, b = cc[:, solve], lo[solve], hi[solve]
+        t = b.copy()
+        mu = np.zeros(len(solve))
+        for _ in range(100):  # Newton inside the bracket, bisecting when a step leaves it
+            r, slope, mu = _r_star(sc, t)
+            if np.all(np.abs(r - z) < 1e-10) or np.all(b - a <= 1e-12 * b):
+                break
+            below = r < z
+            a, b = np.where(below, t, a), np.where(below, b, t)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                step = t - (r - z) / slope
+            inside = np.isfinite(step) & (step > a) & (step < b)
+            t = np.where(inside, step, 0.5 * (a + b))
+        ends[solve] = np.minimum(mu, top[cols][solve])
+    out[cols] = ends
     return out
 
 

@@ -14,7 +14,13 @@ import numpy as np
 import pandas as pd
 
 from ragrade.comparison import Comparison, compare_scores, metric_labels, name_runs
-from ragrade.comparison.stats import CIMethod, saddlepoint_ci
+from ragrade.comparison.stats import (
+    SADDLEPOINT_MIN_QUERIES,
+    CIMethod,
+    bootstrap_ci,
+    normalize_ci_method,
+    saddlepoint_ci,
+)
 from ragrade.errors import InputError
 
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10, 20, 50, 100)
@@ -28,11 +34,21 @@ def metric_family(metric: str) -> str | None:
 
 
 def curve_table(
-    per_query: Mapping[str, pd.DataFrame], family: str, ks: Sequence[int], *, confidence: float = 0.95
+    per_query: Mapping[str, pd.DataFrame],
+    family: str,
+    ks: Sequence[int],
+    *,
+    confidence: float = 0.95,
+    ci_method: CIMethod = "auto",
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
 ) -> pd.DataFrame:
-    """Mean ``family@k`` of every run at every cutoff with its percentile bootstrap interval
-    (saddlepoint approximation), from per-query values (columns ``family@k``): a long table with
-    columns ``run``, ``k``, ``mean``, ``ci_low``, ``ci_high``, ``n`` (queries counted)."""
+    """Mean ``family@k`` of every run at every cutoff with its percentile bootstrap interval, from
+    per-query values (columns ``family@k``): a long table with columns ``run``, ``k``, ``mean``,
+    ``ci_low``, ``ci_high``, ``n`` (queries counted). Intervals follow ``ci_method`` as in
+    :func:`ragrade.compare` (``auto``: saddlepoint from 100 queries on, else ``n_resamples`` resamples
+    from ``seed``)."""
+    method = normalize_ci_method(ci_method)
     cuts = sorted({int(k) for k in ks})
     labels = [f"{family}@{k}" for k in cuts]
     rows: list[dict[str, Any]] = []
@@ -41,7 +57,16 @@ def curve_table(
         for j, k in enumerate(cuts):
             col = values[:, j]
             col = col[~np.isnan(col)]
-            lo, hi = saddlepoint_ci(col, confidence) if col.size else (math.nan, math.nan)
+            lo: Any = math.nan
+            hi: Any = math.nan
+            if col.size:
+                use = method if method != "auto" else (
+                    "saddlepoint" if col.size >= SADDLEPOINT_MIN_QUERIES else "resample"
+                )
+                if use == "saddlepoint":
+                    lo, hi = saddlepoint_ci(col, confidence)
+                else:
+                    lo, hi = bootstrap_ci(col, n_resamples, confidence, seed)
             rows.append(
                 {"run": str(run), "k": k, "mean": float(col.mean()) if col.size else math.nan,
                  "ci_low": float(lo), "ci_high": float(hi), "n": int(col.size)}
@@ -66,6 +91,9 @@ def metric_at_k(
     ks: Sequence[int] = DEFAULT_KS,
     *,
     confidence: float = 0.95,
+    ci_method: CIMethod = "auto",
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
     **policies: Any,
 ) -> pd.DataFrame:
     """Mean of ``metric@k`` for every run and cutoff, with percentile bootstrap intervals (the input of
@@ -80,7 +108,8 @@ def metric_at_k(
     cuts = check_cutoffs(ks)
     evaluator = Evaluator(qrels, [f"{family}@{k}" for k in cuts], **policies)
     per_query = {name: evaluator.evaluate(run).per_query for name, run in name_runs(runs).items()}
-    return curve_table(per_query, family, cuts, confidence=confidence)
+    return curve_table(per_query, family, cuts, confidence=confidence, ci_method=ci_method,
+                       n_resamples=n_resamples, seed=seed)
 
 
 @dataclass
@@ -167,7 +196,11 @@ def compare_evaluated(
         seed=seed,
         ci_method=ci_method,
     )
-    curves = {f: curve_table(ev.per_query, f, ev.cuts, confidence=cmp.confidence) for f in ev.families}
+    curves = {
+        f: curve_table(ev.per_query, f, ev.cuts, confidence=cmp.confidence, ci_method=ci_method,
+                       n_resamples=n_resamples, seed=seed)
+        for f in ev.families
+    }
     return cmp, curves
 
 
