@@ -20,6 +20,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("ragrade.cli.compare_cmd", "Compare runs: means with CIs, significance tests, effect sizes."),
     "report": ("ragrade.cli.report_cmd", "Write a self-contained HTML report comparing runs, query by query."),
     "judge": ("ragrade.cli.judge_cmd", "Judge-based context metrics (LLM or offline judge), cached and resumable."),
+    "assess": ("ragrade.cli.assess_cmd", "Grade pooled (query, passage) pairs 0-3 with an LLM or offline assessor; write qrels."),
 }
 
 
