@@ -296,9 +296,10 @@ def _print_plan(p: Any, the_pool: Any, fmt: str) -> None:
 
     from ragrade.cli._output import stdout_console
 
-    t = Table(title=f"ragrade assess --dry-run · {_title(p.judge)}", box=box.SIMPLE_HEAD, show_header=False)
+    t = Table(title="ragrade assess --dry-run", box=box.SIMPLE_HEAD, show_header=False)
     t.add_column("what", no_wrap=True)
     t.add_column("value", justify="right")
+    t.add_row("assessor", _title(p.judge))
     t.add_row("pooled pairs", f"{p.pairs} (depth {the_pool.depth}, {len(the_pool.run_names)} runs)")
     t.add_row("not judgeable (missing text)", str(len(p.not_judged)))
     t.add_row("distinct judgments", str(p.requests))
@@ -322,11 +323,10 @@ def _print_summary(result: Any, the_pool: Any, written: dict[str, str]) -> None:
     from ragrade.cli._output import stdout_console
 
     c = result.counts
-    t = Table(title=f"ragrade assess · {_title(result.judge)}", box=box.SIMPLE_HEAD, show_header=False,
-              caption="not judged: missing or empty passage or query text (never graded as empty); "
-                      "unasked: left by a budget")
+    t = Table(title="ragrade assess", box=box.SIMPLE_HEAD, show_header=False)
     t.add_column("what", no_wrap=True)
     t.add_column("value")
+    t.add_row("assessor", _title(result.judge))
     pool_line = f"{c['pairs']} pairs, depth {the_pool.depth}, {len(the_pool.run_names)} runs"
     if the_pool.holes_only:
         pool_line += f" (holes only: {the_pool.judged} judged pairs left out)"
@@ -334,8 +334,8 @@ def _print_summary(result: Any, the_pool: Any, written: dict[str, str]) -> None:
     h = result.histogram()
     t.add_row("graded", f"{c['graded']} (" + " · ".join(f"{g}: {n}" for g, n in h.items()) + ")")
     t.add_row("failed", str(c["failed"]))
-    t.add_row("not judged", str(c["not_judged"]))
-    t.add_row("unasked", str(c["unasked"]))
+    t.add_row("not judged", f"{c['not_judged']} (missing or empty text; never graded as empty)")
+    t.add_row("unasked", f"{c['unasked']} (left by a budget)")
     t.add_row("judgments", f"{c['needed']} · calls {c['calls']} · cache hits {c['cache_hits']}")
     t.add_row("tokens", f"{c['prompt_tokens']}+{c['completion_tokens']}" + (f" · cost {c['cost']:.4f}" if c["cost"] else ""))
     t.add_row("wrote", ", ".join(written.values()))
