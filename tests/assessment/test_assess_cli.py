@@ -5,8 +5,8 @@ asks no finished pair again."""
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import signal
 import subprocess
 import sys

@@ -69,13 +69,13 @@ def test_queries_from_tsv_jsonl_parquet(tmp_path):
 
 def test_queries_errors_name_file_and_line(tmp_path):
     (tmp_path / "dup.tsv").write_text("1\ta\n1\tb\n")
-    with pytest.raises(ParseError, match=r"dup.tsv:2: query '1' appears twice"):
+    with pytest.raises(ParseError, match=r"dup\.tsv:2: query '1' appears twice"):
         read_queries(tmp_path / "dup.tsv")
     (tmp_path / "bad.jsonl").write_text('{"id": "1", "text": "a"}\n{"id": \n')
     with pytest.raises(ParseError, match=r"bad.jsonl:2"):
         read_queries(tmp_path / "bad.jsonl")
     (tmp_path / "one.tsv").write_text("lonely\n")
-    with pytest.raises(ParseError, match="one.tsv:1"):
+    with pytest.raises(ParseError, match=r"one\.tsv:1"):
         read_queries(tmp_path / "one.tsv")
 
 

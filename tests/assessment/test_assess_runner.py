@@ -199,7 +199,7 @@ def test_llm_assessor_survives_429_500_malformed_truncated_and_chatter(grading_s
 
 
 def test_slow_server_times_out_as_a_transient_failure(grading_server):
-    p, queries, passages = _setup()
+    _, queries, passages = _setup()
     one = pool([ragrade.Run.from_dict({"q0": {"d0-0": 1.0}})], depth=1)
     grading_server.always = "slow"
     grading_server.slow_seconds = 1.5
@@ -289,10 +289,10 @@ def _replay(p, queries, passages, judge, budget_tokens=None, budget_usd=None):
     fault server's usage (words of the prompt, words of the reply)."""
     from ragrade.assessment.runner import _build, _worst_tokens
 
-    rows, requests, _ = _build(p, queries, passages, judge)
+    _, requests, _ = _build(p, queries, passages, judge)
     spent_t, spent_c, n = 0, 0.0, 0
     s = judge.settings
-    for key, inputs in requests.items():
+    for inputs in requests.values():
         wp, wc = _worst_tokens(judge, inputs)
         wcost = (wp * s.prompt_price + wc * s.completion_price) / 1e6
         if budget_tokens is not None and spent_t + wp + wc > budget_tokens:

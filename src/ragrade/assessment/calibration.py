@@ -133,11 +133,8 @@ def _qrels(x: Any, what: str) -> Qrels:
 def _runs(runs: Any) -> dict[str, Run]:
     if runs is None:
         return {}
-    items: list[tuple[str | None, Any]]
-    if isinstance(runs, Mapping):
-        items = [(str(k), v) for k, v in runs.items()]
-    else:
-        items = [(None, r) for r in runs]
+    items: list[tuple[str | None, Any]] = (
+        [(str(k), v) for k, v in runs.items()] if isinstance(runs, Mapping) else [(None, r) for r in runs])
     out: dict[str, Run] = {}
     for i, (name, r) in enumerate(items):
         if isinstance(r, str | os.PathLike):

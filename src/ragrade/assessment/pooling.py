@@ -81,11 +81,8 @@ def pool(runs: Iterable[Any] | Mapping[str, Any], depth: int = 10, *, qrels: Qre
     """
     if isinstance(depth, bool) or not isinstance(depth, int | np.integer) or depth < 1:
         raise InputError("depth must be a positive integer", value=depth)
-    items: Sequence[tuple[str | None, Any]]
-    if isinstance(runs, Mapping):
-        items = [(str(k), v) for k, v in runs.items()]
-    else:
-        items = [(None, r) for r in runs]
+    items: Sequence[tuple[str | None, Any]] = (
+        [(str(k), v) for k, v in runs.items()] if isinstance(runs, Mapping) else [(None, r) for r in runs])
     if not items:
         raise InputError("pooling needs at least one run")
     frames = []

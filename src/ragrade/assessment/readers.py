@@ -126,32 +126,34 @@ def read_queries(path: PathLike, *, format: str | None = None, id_col: str | Non
 
     if fmt == "tsv":
         header = _tsv_header(p, QUERY_ID_NAMES, QUERY_TEXT_NAMES)
+        qi = ti = 0
+        width = 0
+        if header is not None:
+            names = header[1]
+            qi = names.index(_pick(names, id_col, QUERY_ID_NAMES, "query id", p) or "")
+            ti = names.index(_pick(names, text_col, QUERY_TEXT_NAMES, "query text", p) or "")
+            width = len(names)
         with _open_text(p) as f:
-            for n, line in enumerate(f, start=1):
-                line = line.rstrip("\r\n")
-                if not line.strip():
+            for n, text in enumerate(f, start=1):
+                text = text.rstrip("\r\n")
+                if not text.strip() or (header is not None and n == header[0]):
                     continue
-                fields = line.split("\t")
+                fields = text.split("\t")
                 if header is not None:
-                    if n == header[0]:
-                        names = fields
-                        qi = names.index(_pick(names, id_col, QUERY_ID_NAMES, "query id", p) or "")
-                        ti = names.index(_pick(names, text_col, QUERY_TEXT_NAMES, "query text", p) or "")
-                        continue
-                    if len(fields) != len(names):
-                        raise ParseError(f"expected {len(names)} tab-separated fields, found {len(fields)}", path=p,
-                                         line=n, text=line)
+                    if len(fields) != width:
+                        raise ParseError(f"expected {width} tab-separated fields, found {len(fields)}", path=p,
+                                         line=n, text=text)
                     add(fields[qi], fields[ti], n)
                 else:
                     if len(fields) < 2:
-                        raise ParseError("expected 'query id<TAB>text'", path=p, line=n, text=line)
+                        raise ParseError("expected 'query id<TAB>text'", path=p, line=n, text=text)
                     add(fields[0], "\t".join(fields[1:]), n)
         return out
-    for row, line in _rows(p, fmt):
+    for row, where in _rows(p, fmt):
         names = list(row)
-        qc = _pick(names, id_col, QUERY_ID_NAMES, "query id", p)
-        tc = _pick(names, text_col, QUERY_TEXT_NAMES, "query text", p)
-        add(row[qc], row[tc], line)  # type: ignore[index]
+        qc = _pick(names, id_col, QUERY_ID_NAMES, "query id", p) or ""
+        tc = _pick(names, text_col, QUERY_TEXT_NAMES, "query text", p) or ""
+        add(row[qc], row[tc], where)
     return out
 
 

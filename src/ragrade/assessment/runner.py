@@ -238,7 +238,7 @@ def _estimate_tokens(judge: Judge, inputs: Mapping[str, str]) -> tuple[int, int]
         return 0, 0
     msgs = judge.messages(_prompt.TASK, inputs)  # type: ignore[attr-defined]
     chars = sum(len(m["content"]) for m in msgs)
-    return int(math.ceil(chars / CHARS_PER_TOKEN)) + 4 * len(msgs), EXPECTED_COMPLETION_TOKENS
+    return math.ceil(chars / CHARS_PER_TOKEN) + 4 * len(msgs), EXPECTED_COMPLETION_TOKENS
 
 
 def _open_cache(cache: Any, judge: Judge) -> tuple[JudgmentCache | None, bool]:
@@ -437,12 +437,12 @@ async def aassess(pool: Pool, queries: Mapping[str, str], passages: Passages | M
         try:
             for key in todo:
                 while len(inflight) >= limit and not fatal:
-                    done, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
+                    _, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
                 while not fatal and not fits(key):
                     if not inflight:
                         budget_reached = True
                         break
-                    done, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
+                    _, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
                 if fatal or budget_reached:
                     break
                 reserve = worst(key)
@@ -451,7 +451,7 @@ async def aassess(pool: Pool, queries: Mapping[str, str], passages: Passages | M
                 state["started"] += 1
                 inflight.add(asyncio.ensure_future(one(key, reserve)))
             while inflight and not fatal:
-                done, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
+                _, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
         finally:
             for t in inflight:
                 t.cancel()
@@ -470,13 +470,13 @@ async def aassess(pool: Pool, queries: Mapping[str, str], passages: Passages | M
     failures: list[dict[str, str]] = []
     unasked: list[tuple[str, str]] = []
     for q, d, key in rows:
-        j = results.get(key)
-        if j is None:
+        got = results.get(key)
+        if got is None:
             unasked.append((q, d))
-        elif j.ok and j.output is not None:
-            graded.append((q, d, int(j.output["grade"])))
+        elif got.ok and got.output is not None:
+            graded.append((q, d, int(got.output["grade"])))
         else:
-            failures.append({"query": q, "doc": d, "reason": scrub(j.error or "failed", secrets)})
+            failures.append({"query": q, "doc": d, "reason": scrub(got.error or "failed", secrets)})
     grades = pd.DataFrame(graded, columns=["query", "doc", "grade"])
     grades["grade"] = grades["grade"].astype(np.int64)
     counts = {

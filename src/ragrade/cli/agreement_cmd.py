@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from typing import Any
 
 import click
@@ -46,13 +47,11 @@ def command(reference: str, candidate: str, runs: tuple[str, ...], metrics: tupl
         from ragrade.assessment.calibration import agreement
         from ragrade.io import read_qrels, read_run
 
-        ref = read_qrels(reference, **({"prefer": reference_prefer} if reference_prefer else {}))
-        cand = read_qrels(candidate, **({"prefer": candidate_prefer} if candidate_prefer else {}))
+        ref = read_qrels(reference, prefer=reference_prefer)
+        cand = read_qrels(candidate, prefer=candidate_prefer)
         run_map: dict[str, Any] = {}
         for path in runs:
             r = read_run(path)
-            import os
-
             name = r.name if r.name and r.name not in run_map else os.path.basename(path)
             run_map[name] = r
         mlist = [p.strip() for m in metrics for p in m.split(",") if p.strip()] or ["ndcg@10"]
