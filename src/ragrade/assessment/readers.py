@@ -34,7 +34,7 @@ TITLE_NAMES = ("title",)
 QUERY_ID_NAMES = ("qid", "query_id", "_id", "id", "topic", "query-id", "queryid")
 QUERY_TEXT_NAMES = ("text", "query", "question", "title")
 
-BLOCK_SIZE = 8 << 20  # bytes per Arrow block while streaming
+BLOCK_SIZE = 1 << 20  # bytes per Arrow block while streaming (Arrow's JSON reader holds more with larger blocks)
 
 
 def _format(path: str, fmt: str | None) -> str:
@@ -231,15 +231,16 @@ def read_passages(path: PathLike, ids: set[str] | frozenset[str] | None, *, form
     out = Passages()
     if wanted is not None and not wanted:
         return out
-    if fmt == "parquet":
-        _stream_parquet(p, wanted, out, id_col, text_col, title_col, progress)
-    elif fmt == "tsv":
-        _stream_tsv(p, wanted, out, id_col, text_col, title_col, progress, block_size)
-    else:
-        import pyarrow as pa
+    import pyarrow as pa
 
+    value_set = None if wanted is None else pa.array(sorted(wanted), type=pa.string())
+    if fmt == "parquet":
+        _stream_parquet(p, value_set, out, id_col, text_col, title_col, progress)
+    elif fmt == "tsv":
+        _stream_tsv(p, value_set, out, id_col, text_col, title_col, progress, block_size)
+    else:
         try:
-            _stream_jsonl_arrow(p, wanted, out, id_col, text_col, title_col, progress, block_size)
+            _stream_jsonl_arrow(p, value_set, out, id_col, text_col, title_col, progress, block_size)
         except (pa.ArrowInvalid, pa.ArrowTypeError, _ArrowCannot):
             out = Passages()
             _stream_jsonl_python(p, wanted, out, id_col, text_col, title_col, progress)
@@ -267,8 +268,8 @@ def _add(out: Passages, pid: str, title: str, text: str, where: str, line: int |
     out.texts[pid] = (title, text)
 
 
-def _keep_batch(batch: Any, idc: str, tc: str, tic: str | None, wanted: frozenset[str] | None, out: Passages,
-                where: str) -> None:
+def _keep_batch(batch: Any, idc: str, tc: str, tic: str | None, wanted: Any, out: Passages, where: str) -> None:
+    """Keep the rows of ``batch`` whose id is in ``wanted`` (an Arrow string array, or None for all)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -277,7 +278,7 @@ def _keep_batch(batch: Any, idc: str, tc: str, tic: str | None, wanted: frozense
         ids = pc.cast(ids, pa.string())
     out.scanned += batch.num_rows
     if wanted is not None:
-        mask = pc.is_in(ids, value_set=pa.array(sorted(wanted), type=pa.string()))
+        mask = pc.is_in(ids, value_set=wanted)
         mask = pc.fill_null(mask, False)
         if not pc.any(mask).as_py():
             return
@@ -292,7 +293,7 @@ def _keep_batch(batch: Any, idc: str, tc: str, tic: str | None, wanted: frozense
         _add(out, str(pid), str(title), "" if text is None else str(text), where)
 
 
-def _stream_parquet(path: str, wanted: frozenset[str] | None, out: Passages, id_col: str | None,
+def _stream_parquet(path: str, wanted: Any, out: Passages, id_col: str | None,
                     text_col: str | None, title_col: str | None, progress: Callable[[int, int], None] | None) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -307,7 +308,7 @@ def _stream_parquet(path: str, wanted: frozenset[str] | None, out: Passages, id_
         cols = [c for c in (idc, tc, tic) if c is not None]
         total = pf.metadata.num_rows
         done = 0
-        for batch in pf.iter_batches(batch_size=65536, columns=cols):
+        for batch in pf.iter_batches(batch_size=8192, columns=cols):
             _keep_batch(batch, idc or "", tc or "", tic, wanted, out, path)
             done += batch.num_rows
             if progress:
@@ -339,7 +340,7 @@ class _Counting(io.RawIOBase):
         super().close()
 
 
-def _stream_tsv(path: str, wanted: frozenset[str] | None, out: Passages, id_col: str | None, text_col: str | None,
+def _stream_tsv(path: str, wanted: Any, out: Passages, id_col: str | None, text_col: str | None,
                 title_col: str | None, progress: Callable[[int, int], None] | None, block_size: int) -> None:
     import pyarrow as pa
     import pyarrow.csv as pacsv
@@ -377,7 +378,7 @@ def _stream_tsv(path: str, wanted: frozenset[str] | None, out: Passages, id_col:
         src.close()
 
 
-def _stream_jsonl_arrow(path: str, wanted: frozenset[str] | None, out: Passages, id_col: str | None,
+def _stream_jsonl_arrow(path: str, wanted: Any, out: Passages, id_col: str | None,
                         text_col: str | None, title_col: str | None, progress: Callable[[int, int], None] | None,
                         block_size: int) -> None:
     import pyarrow as pa
