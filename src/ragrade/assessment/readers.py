@@ -300,7 +300,7 @@ def _stream_parquet(path: str, wanted: Any, out: Passages, id_col: str | None,
 
     out.reader = "parquet"
     try:
-        pf = pq.ParquetFile(path)
+        pf = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)  # read column chunks piecewise
         names = pf.schema_arrow.names
         idc = _pick(names, id_col, PASSAGE_ID_NAMES, "passage id", path)
         tc = _pick(names, text_col, PASSAGE_TEXT_NAMES, "passage text", path)
