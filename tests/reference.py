@@ -320,3 +320,18 @@ def untie(run: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]
         n = len(ranked)
         out[q] = {d: float(n - i) for i, d in enumerate(ranked)}
     return out
+
+
+# -- the profile and text paths under their former names (thin over the one entry point) -------------
+def evaluate_profile(truth: Any, run: Any, metrics: Any, profile: Any, **kwargs: Any) -> Any:
+    """``ragrade.evaluate(truth, run, metrics, profile=profile, ...)``."""
+    import ragrade
+
+    return ragrade.evaluate(truth, run, metrics, profile=profile, **kwargs)
+
+
+def evaluate_rag(truth: Any, run: Any, metrics: Any, **kwargs: Any) -> Any:
+    """``ragrade.evaluate(truth, run, metrics, ...)`` (groups, or texts with ``matcher=``)."""
+    import ragrade
+
+    return ragrade.evaluate(truth, run, metrics, **kwargs)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ragrade.compat.remem import RetrievalNDCGAny, RetrievalRecall, RetrievalRecallAll
-from ragrade.rag import evaluate_profile
+from reference import evaluate_profile
 
 
 def autorag_row(gt: list[list[str]], pred: list[str]) -> dict[str, float]:

@@ -435,7 +435,7 @@ def compare(
     >>> print(f"delta {row['delta']:.4f}, wins/ties/losses {row['wins']}/{row['ties']}/{row['losses']}")
     delta 0.3333, wins/ties/losses 2/1/0
     """
-    from ragrade.evaluation import Evaluator
+    from ragrade.engine.core import Evaluator
 
     labels = metric_labels(metrics)
     if not isinstance(runs, Mapping):

@@ -17,8 +17,8 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Sequence
 
+from ragrade.engine.core import Evaluator
 from ragrade.errors import InputError, RagradeWarning
-from ragrade.evaluation import Evaluator
 
 
 def _check(relevance: Sequence[float]) -> list[float]:

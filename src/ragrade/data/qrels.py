@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ragrade.data._columns import encode, first_duplicate, numeric_column, offsets_from_counts
+from ragrade.data._columns import encode, first_duplicate, id_string, numeric_column, offsets_from_counts
 from ragrade.data.base import ColumnarTable, _frozen
 from ragrade.errors import InputError
 
@@ -58,14 +58,16 @@ class Qrels(ColumnarTable):
         def where(row: int) -> tuple[str, str]:
             return str(list_at(query_ids, row)), str(list_at(doc_ids, row))
 
-        g = np.ones(n, dtype=np.float64) if grades is None else _grades_array(grades, source, where)
+        g: np.ndarray = np.ones(n, dtype=np.float64) if grades is None else _grades_array(grades, source, where)
         u = None if units is None else np.array(units, dtype=np.int64, copy=True)
         if u is not None:
             order_q, offsets, codes, vocab, g2 = cls._rows_to_columns(query_ids, doc_ids, np.c_[g, u], what=source)
             assert g2 is not None
             g, u = np.ascontiguousarray(g2[:, 0]), np.ascontiguousarray(g2[:, 1]).astype(np.int64)
         else:
-            order_q, offsets, codes, vocab, g = cls._rows_to_columns(query_ids, doc_ids, g, what=source)
+            order_q, offsets, codes, vocab, g3 = cls._rows_to_columns(query_ids, doc_ids, g, what=source)
+            assert g3 is not None
+            g = g3
         seg = np.repeat(np.arange(len(order_q)), np.diff(offsets))
         dup = first_duplicate(seg, codes, len(vocab))
         if dup.any() and u is None:
@@ -87,14 +89,13 @@ class Qrels(ColumnarTable):
         qids = list(qrels.keys())
         values = list(qrels.values())
         if all(map(isinstance, values, repeat(dict))):
-            fast = _flatten_dicts(values)
+            fast = _flatten_dicts(values)  # type: ignore[arg-type]
             if fast is not None:
-                counts, docs, grades = fast
-                return cls._from_grouped(qids, counts, docs, grades, "qrels", unique=True, has_empty=False,
+                return cls._from_grouped(qids, fast[0], fast[1], fast[2], "qrels", unique=True, has_empty=False,
                                          docs_are_str=True)
         docs: list[Any] = []
         grades: list[Any] = []
-        counts = []
+        counts: list[int] = []
         for q, judged in zip(qids, values, strict=True):
             if not isinstance(judged, Mapping):
                 raise InputError("qrels: each query must map to {doc id: grade}", query=str(q), value=judged)
@@ -108,10 +109,10 @@ class Qrels(ColumnarTable):
                       has_empty: bool | None = None, docs_are_str: bool = False) -> Qrels:
         from ragrade.data._columns import _all_str, as_object_strings, check_raw, check_vocab, distinct
 
-        q = np.fromiter(qids, dtype=object, count=len(qids)) if isinstance(qids, list) else None
-        all_str = q is not None and _all_str(q)
-        if not all_str:  # ids to convert (ints, ...): converted ids may collide, so check
-            q = as_object_strings(qids, f"{source} query ids")
+        listed = np.fromiter(qids, dtype=object, count=len(qids)) if isinstance(qids, list) else None
+        all_str = listed is not None and _all_str(listed)
+        # ids to convert (ints, ...): converted ids may collide, so check
+        q: np.ndarray = listed if listed is not None and all_str else as_object_strings(qids, f"{source} query ids")
         if not distinct(q, already_unique=unique and all_str):
             # The same query id twice (e.g. 1 and "1"): merge through the row path, which groups them.
             per_row = np.repeat(q, counts)
@@ -168,7 +169,7 @@ class Qrels(ColumnarTable):
             seen: dict[Any, Any] = {}
             gi = None if grades is None else grades[i]
             for j, d in enumerate(docs):
-                key = str(d)
+                key = id_string(d, "gold_docs id", query=str(q))
                 g = 1 if gi is None else gi[j]
                 seen[key] = max(seen.get(key, g), g)
             rows_q.append(q)
@@ -210,7 +211,7 @@ class Qrels(ColumnarTable):
                 if len(grp) == 0:
                     raise InputError("groups: empty group (it could never be satisfied)", query=str(q))
                 for d in grp:
-                    key = str(d)
+                    key = id_string(d, "groups id", query=str(q))
                     if key in seen:
                         continue
                     seen.add(key)
@@ -264,7 +265,7 @@ class Qrels(ColumnarTable):
     def to_groups(self) -> dict[str, list[list[str]]]:
         """``{query: [[ids of group 1], ...]}`` (plain qrels: one group per relevant doc, grade > 0)."""
         out: dict[str, list[list[str]]] = {}
-        docs = self._per_row_docs()
+        docs = self.per_row_docs()
         units = self.unit_ids()
         for i, q in enumerate(self._query_ids.tolist()):
             a, b = int(self._offsets[i]), int(self._offsets[i + 1])
@@ -279,7 +280,7 @@ class Qrels(ColumnarTable):
         import pandas as pd
 
         return pd.DataFrame(
-            {"query": self._per_row_queries(), "doc": self._per_row_docs(), "grade": self.grades}
+            {"query": self.per_row_queries(), "doc": self.per_row_docs(), "grade": self.grades}
         )
 
     def __repr__(self) -> str:
@@ -294,7 +295,7 @@ def _flatten_dicts(values: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     from ragrade._ingest import OK, scan_items
 
     status, counts, vals, docs = scan_items(values)
-    if status != OK:
+    if status != OK or docs is None:
         return None
     return counts, docs, vals
 

@@ -238,15 +238,15 @@ def _plan(
         return key
 
     name = metric.name
-    for need in metric.info.needs:
+    for need in metric.family.needs:
         if not getattr(ex, need).strip():
             return _Cell("missing", reason=f"empty {need}")
     chunks = ex.contexts if metric.k is None else ex.contexts[: metric.k]
     if not any(c.strip() for c in chunks):
         return _Cell("degenerate", value=0.0, reason="no non-empty retrieved context")
     cell = _Cell("pending")
-    if name in ("context_precision", "context_precision_noref"):
-        answer = ex.reference if name == "context_precision" else ex.response
+    if name in ("llm_context_precision", "llm_context_precision_noref"):
+        answer = ex.reference if name == "llm_context_precision" else ex.response
         for i, c in enumerate(chunks):
             cell.roles.append(str(i))
             cell.keys.append(
@@ -366,7 +366,7 @@ def _score(
     name = metric.name
     num = np.zeros(len(ready))
     den = np.zeros(len(ready))
-    if name in ("context_precision", "context_precision_noref"):
+    if name in ("llm_context_precision", "llm_context_precision_noref"):
         flat: list[int] = []
         offsets = [0]
         for q in ready:
@@ -501,7 +501,7 @@ def evaluate_judged(data: Any, metrics: Iterable[str | JudgeMetric] | str | None
 
     ``data``: a DataFrame or a list of rows with a question, a reference answer and the retrieved contexts
     (rank order); ``columns`` maps the names (``question``, ``reference``, ``contexts``, ``id``,
-    ``response``) to yours. ``metrics``: names such as ``"context_precision@3"`` (default: all five).
+    ``response``) to yours. ``metrics``: names such as ``"llm_context_precision@3"`` (default: all five).
     ``judge``: any :class:`~ragrade.judges.base.Judge` (default: the offline lexical judge). ``profile``:
     ``"default"``, ``"ragas"`` or ``"deepeval"``. ``cache``: True (user cache directory), a path, a
     :class:`JudgmentCache`, or False. Failed transient judgments in the cache are retried; permanent failures

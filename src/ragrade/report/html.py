@@ -246,7 +246,7 @@ def render_html(
     import pandas as pd
 
     from ragrade.compare.core import compare_scores, metric_labels
-    from ragrade.evaluation import Evaluator
+    from ragrade.engine.core import Evaluator
 
     labels = metric_labels(metrics)
     runs = {str(k): _read(v, "run") for k, v in runs.items()}

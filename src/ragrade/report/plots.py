@@ -54,7 +54,7 @@ def metric_at_k(
     ``metric`` is a metric name with or without a cutoff (``"ndcg"`` or ``"ndcg@10"``: the cutoff is
     replaced by each ``k``). Uses :class:`ragrade.Evaluator` with ``policies``.
     """
-    from ragrade.evaluation import Evaluator
+    from ragrade.engine.core import Evaluator
 
     base = re.sub(r"@\d+$", "", str(metric))
     ks = sorted({int(k) for k in ks})
