@@ -193,6 +193,22 @@ class Run(ColumnarTable):
     def has_scores(self) -> bool:
         return self._values is not None
 
+    @property
+    def nonfinite_scores(self) -> int:
+        """How many scores are +inf or -inf (an overflowing number such as ``1e400`` reads as inf). They
+        are ranked like any score (+inf first, -inf last) and should be counted in the result's summary
+        with a note, as NaN scores are refused. 0 for ranked lists.
+
+        >>> Run.from_dict({"q1": {"a": float("inf"), "b": 0.5, "c": float("-inf")}}).nonfinite_scores
+        2
+        """
+        if self._values is None:
+            return 0
+        key = "nonfinite"
+        if key not in self._cache:
+            self._cache[key] = int(np.count_nonzero(np.isinf(self._values)))
+        return self._cache[key]
+
     def with_name(self, name: str) -> Run:
         return Run(self._query_ids, self._offsets, self._codes, self._vocab, self._values, name=name,
                    unique=None if self._has_duplicates is None else not self._has_duplicates, raw_docs=self._raw)
