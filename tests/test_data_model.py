@@ -100,8 +100,8 @@ def test_run_from_pandas_does_not_share_the_score_column():
 
 # -- arrays are read-only --------------------------------------------------------------------------
 def _arrays(obj):
-    out = {"query_ids": obj.query_ids, "offsets": obj._offsets, "doc_codes": obj._doc_codes,
-           "doc_vocab": obj._doc_vocab}
+    out = {"query_ids": obj.query_ids, "offsets": obj.offsets, "doc_codes": obj.doc_codes,
+           "doc_vocab": obj.doc_vocab}
     out["values"] = obj.grades if isinstance(obj, Qrels) else obj.scores
     return out
 

@@ -9,9 +9,9 @@ import pytest
 
 import ragrade
 from ragrade import Run
-from ragrade.metrics import REGISTRY
+from ragrade.metrics import ID_FAMILIES
 
-METRICS = [f"{d.name}@{k}" for d in REGISTRY if d.cutoff != "none" for k in (1, 3, 10)] + [
+METRICS = [f"{d.name}@{k}" for d in ID_FAMILIES if d.cutoff != "none" for k in (1, 3, 10)] + [
     "r_precision", "rr", "ap", "ndcg", "precision(rel=2)@5", "ndcg(gain=exp)@5", "ndcg(rel=2)@5",
 ]
 

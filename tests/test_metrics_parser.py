@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragrade import MetricError
+from ragrade import MetricError, UnknownNameError
 from ragrade.metrics import REGISTRY, Metric, parse_metric, parse_metrics
 from reference import PROPERTY_SETTINGS
 
@@ -77,7 +77,7 @@ def test_cutoff_list_expands_with_user_labels():
      ("r_precison", "r_precision"), ("contxt_precision@3", "context_precision")],
 )
 def test_typos_suggest_the_nearest_name(typo, suggestion):
-    with pytest.raises(MetricError, match=f"Did you mean.*'{suggestion}'"):
+    with pytest.raises(UnknownNameError, match=f"Did you mean.*'{suggestion}'"):
         parse_metrics(typo)
 
 

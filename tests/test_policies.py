@@ -1,4 +1,4 @@
-"""The named policies of SPEC section 3: defaults, validation, the effect of each option on a minimal
+"""The named policies of docs/conventions.md (Policies): defaults, validation, the effect of each option on a minimal
 input, the summary counts and the warnings."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import warnings
 import pytest
 
 import ragrade
-from ragrade import Evaluator, PolicyError, RagradeWarning, Run
+from ragrade import Evaluator, PolicyError, RagradeWarning, Run, UnknownNameError
 from ragrade.policies import Policies
 
 
@@ -35,10 +35,10 @@ def test_every_option_is_accepted_and_others_rejected():
 
 
 def test_unknown_policy_suggests_the_nearest():
-    with pytest.raises(PolicyError, match="Did you mean 'missing_run'"):
+    with pytest.raises(UnknownNameError, match="Did you mean 'missing_run'"):
         Policies().update(missing_rn="drop")
-    with pytest.raises(PolicyError):
-        ragrade.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "P@1", tie="input")
+    with pytest.raises(UnknownNameError, match="Did you mean 'ties'"):
+        ragrade.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "P@1", tie="input")  # type: ignore[call-arg]
 
 
 # -- missing_run -----------------------------------------------------------------------------------

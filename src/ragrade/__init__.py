@@ -1,47 +1,91 @@
-"""ragrade: grade the retrieval step of RAG pipelines and search systems."""
+"""ragrade: grade the retrieval step of RAG pipelines and search systems.
+
+The public API is listed in ``__all__``. Importing ``ragrade`` loads nothing heavy: every name is
+imported on first use (PEP 562), so ``import ragrade`` and the command line start fast and optional
+extras are only imported by the code that needs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-from ragrade.data import Qrels, Run
-from ragrade.errors import (
-    InputError,
-    MetricError,
-    MissingDependencyError,
-    ParseError,
-    PolicyError,
-    RagradeError,
-    RagradeWarning,
-)
-from ragrade.evaluation import Evaluator, Result, Summary, evaluate
-from ragrade.io import read_qrels, read_run, write_qrels, write_run
-from ragrade.metrics import Metric, parse_metric, parse_metrics
-from ragrade.policies import Policies
-
-_LAZY = {  # RAG inputs, profiles and the conventions report (imported on first use)
-    "conventions": "ragrade.conventions",
-    "evaluate_rag": "ragrade.rag",
-    "evaluate_profile": "ragrade.rag",
-    "get_profile": "ragrade.profiles",
-    "Profile": "ragrade.profiles",
-    "get_matcher": "ragrade.matching",
-    "compare": "ragrade.compare",
-    "Comparison": "ragrade.compare",
-    "report": "ragrade.report",
+# public name -> (module, attribute); attribute None: the module itself
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "evaluate": ("ragrade.engine.api", "evaluate"),
+    "Evaluator": ("ragrade.engine.core", "Evaluator"),
+    "Result": ("ragrade.engine.result", "Result"),
+    "Summary": ("ragrade.engine.result", "Summary"),
+    "Qrels": ("ragrade.data", "Qrels"),
+    "Run": ("ragrade.data", "Run"),
+    "read_qrels": ("ragrade.io", "read_qrels"),
+    "read_run": ("ragrade.io", "read_run"),
+    "write_qrels": ("ragrade.io", "write_qrels"),
+    "write_run": ("ragrade.io", "write_run"),
+    "Metric": ("ragrade.metrics.parser", "Metric"),
+    "parse_metric": ("ragrade.metrics.parser", "parse_metric"),
+    "parse_metrics": ("ragrade.metrics.parser", "parse_metrics"),
+    "Policies": ("ragrade.policies", "Policies"),
+    "Profile": ("ragrade.profiles", "Profile"),
+    "get_profile": ("ragrade.profiles", "get_profile"),
+    "get_matcher": ("ragrade.matching", "get_matcher"),
+    "conventions": ("ragrade.profiles.report", "conventions"),
+    "ConventionsReport": ("ragrade.profiles.report", "ConventionsReport"),
+    "compare": ("ragrade.comparison", "compare"),
+    "Comparison": ("ragrade.comparison", "Comparison"),
+    "report": ("ragrade.report", None),
+    "RagradeError": ("ragrade.errors", "RagradeError"),
+    "RagradeWarning": ("ragrade.errors", "RagradeWarning"),
+    "InputError": ("ragrade.errors", "InputError"),
+    "ParseError": ("ragrade.errors", "ParseError"),
+    "MetricError": ("ragrade.errors", "MetricError"),
+    "UnknownNameError": ("ragrade.errors", "UnknownNameError"),
+    "PolicyError": ("ragrade.errors", "PolicyError"),
+    "MissingDependencyError": ("ragrade.errors", "MissingDependencyError"),
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
+def __getattr__(name: str) -> Any:
+    entry = _LAZY.get(name)
+    if entry is None:
+        raise AttributeError(f"module 'ragrade' has no attribute {name!r}")
+    module = importlib.import_module(entry[0])
+    return module if entry[1] is None else getattr(module, entry[1])
 
-        module = importlib.import_module(_LAZY[name])
-        # ragrade.conventions is a callable module (the module and the function in one name)
-        return module if name in ("conventions", "compare", "report") else getattr(module, name)
-    raise AttributeError(f"module 'ragrade' has no attribute {name!r}")
 
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
+    from ragrade import report
+    from ragrade.comparison import Comparison, compare
+    from ragrade.data import Qrels, Run
+    from ragrade.engine.api import evaluate
+    from ragrade.engine.core import Evaluator
+    from ragrade.engine.result import Result, Summary
+    from ragrade.errors import (
+        InputError,
+        MetricError,
+        MissingDependencyError,
+        ParseError,
+        PolicyError,
+        RagradeError,
+        RagradeWarning,
+        UnknownNameError,
+    )
+    from ragrade.io import read_qrels, read_run, write_qrels, write_run
+    from ragrade.matching import get_matcher
+    from ragrade.metrics.parser import Metric, parse_metric, parse_metrics
+    from ragrade.policies import Policies
+    from ragrade.profiles import Profile, get_profile
+    from ragrade.profiles.report import ConventionsReport, conventions
 
 __all__ = [
     "Comparison",
+    "ConventionsReport",
     "Evaluator",
     "InputError",
     "Metric",
@@ -57,12 +101,11 @@ __all__ = [
     "Result",
     "Run",
     "Summary",
+    "UnknownNameError",
     "__version__",
     "compare",
     "conventions",
     "evaluate",
-    "evaluate_profile",
-    "evaluate_rag",
     "get_matcher",
     "get_profile",
     "parse_metric",

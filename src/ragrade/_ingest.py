@@ -76,6 +76,7 @@ def _c_scan(dicts: list, want_keys: bool, which: np.ndarray, find: np.ndarray,
         except TypeError:  # not all dicts: the scan reports it
             n = 0
         keys = np.empty(n, dtype=object)
+    assert _accel is not None
     status, counts, values, found = _accel.scan(dicts, keys, np.ascontiguousarray(which, dtype=np.int64),
                                                 np.ascontiguousarray(find, dtype=object),
                                                 np.ascontiguousarray(find_idx, dtype=np.int64))

@@ -5,12 +5,18 @@ class. Errors about input say *where* (file, line, query, item) and *what* (the 
 was expected)::
 
     RagradeError
-    ├── MetricError          a metric string or metric parameter is invalid (suggests the nearest name)
+    ├── UnknownNameError     a name is not known: a metric (id, token or judge), a profile, a policy, a
+    │                        matcher, a format, a test... (one class; ``kind`` says which, and the
+    │                        message suggests the nearest names)
+    ├── MetricError          a metric string or metric parameter is invalid (syntax, value out of range)
     ├── InputError           data handed to ragrade is malformed
     │   └── ParseError       a file could not be read: carries ``path``, ``line`` and the offending text
-    ├── PolicyError          a named policy (SPEC section 3) was set to ``"error"`` and the case occurred,
-    │                        or a policy was given an unknown value
+    ├── PolicyError          a named policy (docs/conventions.md, "Policies") was set to ``"error"`` and
+    │                        the case occurred, or a policy was given a value it does not take
     └── MissingDependencyError   an optional extra is not installed (the message gives the pip command)
+
+Only these classes (and :class:`RagradeWarning`) escape ragrade's public entry points; anything else is a
+bug (a property test feeds random junk to every public entry point to check it).
 
 Warnings derive from :class:`RagradeWarning` (a ``UserWarning``): undefined cases that a policy resolved
 (queries without relevant judgments, duplicate items, queries missing on one side) are reported this way
@@ -19,13 +25,44 @@ and are also counted in the result's summary, never silently.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from types import ModuleType
+
 
 class RagradeError(Exception):
     """Base class of every error raised by ragrade."""
 
 
 class MetricError(RagradeError, ValueError):
-    """A metric name, alias or parameter is not valid."""
+    """A metric string or one of its parameters is not valid (the name itself is known)."""
+
+
+class UnknownNameError(RagradeError, ValueError):
+    """A name ragrade does not know. ``kind`` says what was being named (``"metric"``, ``"profile"``,
+    ``"policy"``, ...), ``name`` is what was given and ``suggestions`` the nearest known names.
+
+    >>> err = UnknownNameError("metric", "ndgc", ["ndcg", "dcg", "rr"], hint="Run `ragrade metrics` for the list.")
+    >>> str(err)
+    "unknown metric 'ndgc'. Did you mean 'ndcg' or 'dcg'? Run `ragrade metrics` for the list."
+    """
+
+    def __init__(self, kind: str, name: object, known: Iterable[str], *, hint: str = "",
+                 show_known: bool = False) -> None:
+        import difflib
+
+        choices = sorted({str(k) for k in known})
+        text = str(name).strip().lower() if isinstance(name, str) else str(name)
+        self.kind = kind
+        self.name = name
+        self.suggestions = difflib.get_close_matches(text, choices, n=2, cutoff=0.5)
+        message = f"unknown {kind} {name!r}."
+        if self.suggestions:
+            message += f" Did you mean {' or '.join(repr(c) for c in self.suggestions)}?"
+        if show_known:
+            message += f" Known: {', '.join(choices)}."
+        if hint:
+            message += f" {hint}"
+        super().__init__(message)
 
 
 class InputError(RagradeError, ValueError):
@@ -76,7 +113,7 @@ class ParseError(InputError):
 
 
 class PolicyError(RagradeError, ValueError):
-    """A policy set to ``"error"`` was triggered, or a policy value is unknown."""
+    """A policy set to ``"error"`` was triggered, or a policy was given a value it does not take."""
 
 
 class MissingDependencyError(RagradeError, ImportError):
@@ -94,7 +131,7 @@ class RagradeWarning(UserWarning):
     """Base class of warnings about undefined or messy cases resolved by a policy."""
 
 
-def require(module: str, *, package: str | None = None, extra: str, purpose: str):
+def require(module: str, *, package: str | None = None, extra: str, purpose: str) -> ModuleType:
     """Import an optional module lazily, raising :class:`MissingDependencyError` with an install hint."""
     import importlib
 

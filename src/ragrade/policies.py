@@ -1,4 +1,4 @@
-"""Named policies for undefined and messy cases (SPEC section 3).
+"""Named policies for undefined and messy cases (``docs/conventions.md``, "Policies").
 
 Every case that has no single right answer is a named option with a documented default; when a case
 occurs, ragrade counts it in the result summary and emits a :class:`~ragrade.errors.RagradeWarning`
@@ -28,33 +28,36 @@ policy              default                                          options
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, Literal
 
-from ragrade.errors import PolicyError
+from ragrade.errors import PolicyError, UnknownNameError
 
-_CHOICES: dict[str, tuple[str, ...]] = {
-    "missing_run": ("zero", "drop", "error"),
-    "missing_qrels": ("ignore", "error"),
-    "no_relevant": ("skip", "zero", "nan", "error"),
-    "duplicates": ("credit_once", "drop", "keep_last", "error"),
-    "identical_ids": ("keep", "drop"),
-    "ties": ("docid_desc", "input", "docid_asc"),
-    "empty_run": ("zero", "error"),
-}
+MissingRun = Literal["zero", "drop", "error"]
+MissingQrels = Literal["ignore", "error"]
+NoRelevant = Literal["skip", "zero", "nan", "error"]
+Duplicates = Literal["credit_once", "drop", "keep_last", "error"]
+IdenticalIds = Literal["keep", "drop"]
+Ties = Literal["docid_desc", "input", "docid_asc"]
+EmptyRun = Literal["zero", "error"]
 
 
 @dataclass(frozen=True)
 class Policies:
-    """The policy settings of one evaluation (immutable). See the module docstring for meanings."""
+    """The policy settings of one evaluation (immutable). See the module docstring for meanings.
 
-    missing_run: str = "zero"
-    missing_qrels: str = "ignore"
-    no_relevant: str = "skip"
-    duplicates: str = "credit_once"
-    identical_ids: str = "keep"
-    ties: str = "docid_desc"
-    empty_run: str = "zero"
+    >>> Policies(no_relevant="zero").no_relevant
+    'zero'
+    """
+
+    missing_run: MissingRun = "zero"
+    missing_qrels: MissingQrels = "ignore"
+    no_relevant: NoRelevant = "skip"
+    duplicates: Duplicates = "credit_once"
+    identical_ids: IdenticalIds = "keep"
+    ties: Ties = "docid_desc"
+    empty_run: EmptyRun = "zero"
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -65,15 +68,19 @@ class Policies:
                 )
 
     def update(self, **changes: Any) -> Policies:
+        """A copy with some policies changed (``None`` values are ignored); an unknown policy name is an
+        :class:`~ragrade.errors.UnknownNameError` suggesting the nearest."""
         unknown = [k for k in changes if k not in _CHOICES]
         if unknown:
-            import difflib
-
-            close = difflib.get_close_matches(unknown[0], list(_CHOICES), n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise PolicyError(f"unknown policy {unknown[0]!r}.{hint} Policies: {', '.join(_CHOICES)}")
+            raise UnknownNameError("policy", unknown[0], _CHOICES, hint=f"Policies: {', '.join(_CHOICES)}.")
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
     @staticmethod
     def choices() -> dict[str, tuple[str, ...]]:
+        """Every policy with its allowed values (the first is the default)."""
         return dict(_CHOICES)
+
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    f.name: typing.get_args(typing.get_type_hints(Policies)[f.name]) for f in fields(Policies)
+}

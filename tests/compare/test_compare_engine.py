@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ragrade
-from ragrade.compare import Comparison
+from ragrade.comparison import Comparison
 
 
 def _data(n_queries: int = 150, seed: int = 0):
@@ -120,7 +120,7 @@ def test_cutoff_lists_expand_like_evaluate(data) -> None:
     qrels, runs = data
     cmp = ragrade.compare(qrels, runs, ["P@[5,10]"], n_resamples=50)
     assert cmp.metrics == ["P@5", "P@10"]
-    with pytest.raises(ragrade.MetricError):
+    with pytest.raises(ragrade.UnknownNameError):
         ragrade.compare(qrels, runs, ["ndgc@10"], n_resamples=50)
 
 

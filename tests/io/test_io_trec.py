@@ -80,9 +80,9 @@ def test_grouped_file_is_built_without_permutation(tmp_path):
     _write(path, "a Q0 x 1 2 t\na Q0 y 2 1 t\nb Q0 x 1 5 t\n")
     run = read_run(path, chunk_size=5)
     assert run.query_ids.tolist() == ["a", "b"]
-    assert run._offsets.tolist() == [0, 2, 3]
-    assert run._doc_codes.dtype == np.int32
-    assert run._doc_vocab.tolist() == ["x", "y"]  # one entry per distinct id, across chunks
+    assert run.offsets.tolist() == [0, 2, 3]
+    assert run.doc_codes.dtype == np.int32
+    assert run.doc_vocab.tolist() == ["x", "y"]  # one entry per distinct id, across chunks
 
 
 def test_qrels_streaming_and_gzip(tmp_path):
@@ -167,7 +167,7 @@ def test_example_files_evaluate():
     r = read_run(root / "run.tsv")
     assert isinstance(q, Qrels) and q.n_queries == 36
     assert r.name == "bm25" and r.n_queries == 35
-    assert (np.diff(r._offsets) == 20).all()
+    assert (np.diff(r.offsets) == 20).all()
     with pytest.warns(Warning):
         res = evaluate(q, r, ["ndcg@10", "recall@5"])
     assert res.counts["ndcg@10"] == 34  # two queries have no relevant judgment

@@ -47,8 +47,8 @@ def _both(path, reader, monkeypatch, small_parts: bool = True):
 
 def _same_table(a, b):
     assert a.query_ids.tolist() == b.query_ids.tolist()
-    assert a._offsets.tolist() == b._offsets.tolist()
-    assert a._per_row_docs().tolist() == b._per_row_docs().tolist()
+    assert a.offsets.tolist() == b.offsets.tolist()
+    assert a.per_row_docs().tolist() == b.per_row_docs().tolist()
 
 
 def _random_run_lines(rng, n_queries=40, grouped=True, score_style="fixed"):
@@ -93,7 +93,7 @@ def test_qrels_fast_path_equals_pyarrow_path(tmp_path, rng, monkeypatch):
     assert taken == [True]
     _same_table(fast, slow)
     assert np.array_equal(fast.grades, slow.grades)
-    assert fast._raw_is_arrow  # ids stay raw Arrow strings: coded only if something asks
+    assert fast.raw_is_arrow  # ids stay raw Arrow strings: coded only if something asks
     assert fast.to_dict() == slow.to_dict()
 
 
@@ -111,7 +111,7 @@ def test_a_query_straddling_the_cut_between_threads(tmp_path, monkeypatch):
     fast, slow, taken = _both(path, read_run, monkeypatch)
     assert taken == [True]
     assert fast.query_ids.tolist() == ["q1", "q2"]
-    assert fast._offsets.tolist() == [0, 50, 51]
+    assert fast.offsets.tolist() == [0, 50, 51]
     _same_table(fast, slow)
 
 

@@ -26,7 +26,7 @@ ROWS = [
     }
     for i in range(30)
 ]
-METRICS = ["context_precision", "context_recall"]
+METRICS = ["llm_context_precision", "context_recall"]
 
 _CHILD = textwrap.dedent(
     """

@@ -26,13 +26,13 @@ def _invoke(*args):
 
 def test_offline_json_output(tmp_path):
     data = _jsonl(tmp_path / "d.jsonl", SEED_ROWS)
-    r = _invoke(data, "--format", "json", "--no-progress", "-m", "context_precision@3", "-m", "context_recall")
+    r = _invoke(data, "--format", "json", "--no-progress", "-m", "llm_context_precision@3", "-m", "context_recall")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert set(out["means"]) == {"context_precision@3", "context_recall"}
+    assert set(out["means"]) == {"llm_context_precision@3", "context_recall"}
     assert set(out["per_query"]) == {"precision", "recall", "entities", "relevancy"}
     assert out["judge"] == "lexical"
-    assert out["per_query"]["precision"]["context_precision@3"] == 1.0
+    assert out["per_query"]["precision"]["llm_context_precision@3"] == 1.0
 
 
 def test_table_output_and_details_file(tmp_path):
@@ -85,7 +85,7 @@ def test_contexts_not_a_list_names_query(tmp_path):
 
 def test_unknown_metric_suggests(tmp_path):
     r = _invoke(_jsonl(tmp_path / "d.jsonl", SEED_ROWS), "-m", "context_recal", "--no-progress")
-    assert r.exit_code == 2 and "did you mean 'context_recall'" in r.stderr and r.stderr.startswith("error: ")
+    assert r.exit_code == 2 and "Did you mean 'context_recall'" in r.stderr and r.stderr.startswith("error: ")
 
 
 def test_openai_judge_progress_and_second_run_zero_calls(tmp_path):

@@ -33,7 +33,7 @@ def _judge(base_url):
 
 def test_every_metric_end_to_end_then_zero_calls(base_url, tmp_path):
     rows = [PRECISION, RECALL, ENTITIES]
-    metrics = [*JUDGE_METRICS, "context_precision@2"]
+    metrics = [*JUDGE_METRICS, "llm_context_precision@2"]
     first = evaluate_judged(rows, metrics, judge=_judge(base_url), cache=tmp_path / "cache.sqlite3")
     j = first.summary["judgments"]
     assert j["needed"] > 0 and j["calls"] == j["needed"] and j["cache_hits"] == 0
@@ -53,7 +53,7 @@ def test_every_metric_end_to_end_then_zero_calls(base_url, tmp_path):
     assert ok_cells >= len(first.per_query.columns)  # the model answers well-formed JSON most of the time
     # verdict lists line up with the retrieved chunks
     for q, row in zip(first.per_query.index, rows, strict=True):
-        d = first.details[q]["context_precision"]
+        d = first.details[q]["llm_context_precision"]
         if d["status"] == "ok":
             assert len(d["verdicts"]) == len(row["contexts"])
             assert all(v["verdict"] in (0, 1) for v in d["verdicts"])

@@ -10,12 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from seed_data import PRECISION, RECALL, seed_script
 
-from ragrade.errors import InputError, MetricError
+from ragrade.errors import InputError, MetricError, UnknownNameError
 from ragrade.judges import JUDGE_METRICS, JudgeMetric, ScriptedJudge, evaluate_judged, parse
 from ragrade.judges.metrics import ranked_precision, split_sentences
 from ragrade.judges.prompts import OutputError, build_messages, extract_json, normalize_output, parse_output
 
-ALL = [JudgeMetric(n) for n in JUDGE_METRICS] + [JudgeMetric(n, 3) for n, i in JUDGE_METRICS.items() if i.takes_k]
+ALL = [JudgeMetric(n) for n in JUDGE_METRICS] + [JudgeMetric(n, 3) for n, i in JUDGE_METRICS.items() if i.cutoff != "none"]
 
 
 @pytest.mark.parametrize("metric", ALL, ids=str)
@@ -30,14 +30,14 @@ def test_aliases_resolve(name):
 
 
 def test_parse_errors():
-    with pytest.raises(MetricError, match="did you mean 'context_recall'"):
+    with pytest.raises(UnknownNameError, match="Did you mean 'context_recall'"):
         parse("context_recal")
     with pytest.raises(MetricError, match="takes no cutoff"):
         parse("context_recall@3")
     with pytest.raises(MetricError, match="positive integer"):
-        parse("context_precision@0")
+        parse("llm_context_precision@0")
     with pytest.raises(MetricError, match="positive integer"):
-        parse("context_precision@x")
+        parse("llm_context_precision@x")
 
 
 @pytest.mark.parametrize(
@@ -86,10 +86,10 @@ def test_degenerate_inputs_make_no_call():
     assert judge.calls == 2 * len(RECALL["contexts"])
     pq = res.per_query
     assert (pq.loc["empty-ctx"] == 0.0).all() and (pq.loc["blank-ctx"] == 0.0).all()
-    for m in ("context_precision", "context_recall", "context_entities_recall"):
+    for m in ("llm_context_precision", "context_recall", "context_entities_recall"):
         assert math.isnan(pq.loc["no-ref", m])
         assert res.details["no-ref"][m] == {"status": "missing", "reason": "empty reference"}
-    assert not math.isnan(pq.loc["no-ref", "context_precision_noref"])
+    assert not math.isnan(pq.loc["no-ref", "llm_context_precision_noref"])
     assert pq.loc["no-question"].isna().all()
     assert res.summary["metrics"]["context_recall"] == {
         "scored": 0, "failed": 0, "missing": 2, "degenerate": 2, "undefined": 0
@@ -99,10 +99,10 @@ def test_degenerate_inputs_make_no_call():
 def test_empty_chunk_inside_list_is_not_useful_and_not_asked():
     judge = ScriptedJudge(seed_script)
     row = {**PRECISION, "contexts": ["", PRECISION["contexts"][0]]}
-    res = evaluate_judged([row], ["context_precision"], judge=judge, cache=False)
+    res = evaluate_judged([row], ["llm_context_precision"], judge=judge, cache=False)
     assert judge.calls == 1
     assert res.per_query.iloc[0, 0] == 0.5
-    assert res.details["precision"]["context_precision"]["verdicts"][0] == {"verdict": 0, "reason": "empty chunk"}
+    assert res.details["precision"]["llm_context_precision"]["verdicts"][0] == {"verdict": 0, "reason": "empty chunk"}
 
 
 def test_judge_failure_is_nan_with_reason_and_others_still_score():
@@ -111,11 +111,11 @@ def test_judge_failure_is_nan_with_reason_and_others_still_score():
             raise TimeoutError("simulated")
         return seed_script(task, inputs)
 
-    res = evaluate_judged([RECALL, PRECISION], ["context_recall", "context_precision"], judge=ScriptedJudge(script), cache=False)
+    res = evaluate_judged([RECALL, PRECISION], ["context_recall", "llm_context_precision"], judge=ScriptedJudge(script), cache=False)
     assert res.per_query["context_recall"].isna().all()
     assert res.summary["metrics"]["context_recall"]["failed"] == 2
     assert "simulated" in res.details["recall"]["context_recall"]["reason"]
-    assert res.per_query["context_precision"].notna().all()
+    assert res.per_query["llm_context_precision"].notna().all()
 
 
 def test_undefined_cases():
@@ -164,7 +164,7 @@ def test_dataframe_input_and_profiles_checked():
 
     res = evaluate_judged(pd.DataFrame([RECALL]), ["context_recall"], judge=ScriptedJudge(seed_script), cache=False)
     assert res.per_query.loc["recall", "context_recall"] == 0.75
-    with pytest.raises(MetricError, match="unknown judge profile"):
+    with pytest.raises(UnknownNameError, match="unknown judge profile"):
         evaluate_judged([RECALL], None, judge=ScriptedJudge(seed_script), cache=False, profile="trulens")
 
 

@@ -46,7 +46,7 @@ def test_content_words_fold_case_accents_and_suffixes():
 @pytest.mark.parametrize(
     ("row", "metric", "expected"),
     [
-        (PRECISION, "context_precision@3", 1.0),
+        (PRECISION, "llm_context_precision@3", 1.0),
         (RECALL, "context_recall", 0.75),
         (ENTITIES, "context_entities_recall", 2 / 3),
         (RELEVANCY, "context_relevancy", 2 / 3),

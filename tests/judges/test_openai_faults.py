@@ -138,17 +138,17 @@ def test_schema_rejection_falls_back_to_json_object_with_schema(server):
 def test_failed_judgments_make_nan_never_zero_and_run_goes_on(server, tmp_path):
     server.always = "500"
     res = evaluate_judged(
-        ROWS, ["context_precision", "context_recall"], judge=_judge(server, max_retries=1), cache=tmp_path / "c.db"
+        ROWS, ["llm_context_precision", "context_recall"], judge=_judge(server, max_retries=1), cache=tmp_path / "c.db"
     )
     assert res.per_query.isna().all().all()
-    for m in ("context_precision", "context_recall"):
+    for m in ("llm_context_precision", "context_recall"):
         assert res.summary["metrics"][m]["failed"] == 2
         assert res.summary["metrics"][m]["scored"] == 0
     assert "HTTP 500" in res.details["q1"]["context_recall"]["reason"]
     assert math.isnan(res.means["context_recall"])
     # transient failures are cached as failed and retried on the next run, which now succeeds
     server.always = None
-    again = evaluate_judged(ROWS, ["context_precision", "context_recall"], judge=_judge(server), cache=tmp_path / "c.db")
+    again = evaluate_judged(ROWS, ["llm_context_precision", "context_recall"], judge=_judge(server), cache=tmp_path / "c.db")
     assert again.per_query.notna().all().all()
     assert again.summary["judgments"]["calls"] == again.summary["judgments"]["needed"]
 

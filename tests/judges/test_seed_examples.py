@@ -16,14 +16,14 @@ def _one(row, metric, judge, profile="default"):
 
 
 def test_context_precision_at_3_is_one(seed_judge):
-    value, res = _one(PRECISION, "context_precision@3", seed_judge)
+    value, res = _one(PRECISION, "llm_context_precision@3", seed_judge)
     assert value == 1.0
-    assert [v["verdict"] for v in res.details["precision"]["context_precision@3"]["verdicts"]] == [1, 0, 0]
+    assert [v["verdict"] for v in res.details["precision"]["llm_context_precision@3"]["verdicts"]] == [1, 0, 0]
 
 
 def test_context_precision_profiles(seed_judge):
-    assert _one(PRECISION, "context_precision@3", seed_judge, "ragas")[0] == pytest.approx(1 / (1 + 1e-10), abs=0)
-    assert _one(PRECISION, "context_precision@3", seed_judge, "deepeval")[0] == 1.0
+    assert _one(PRECISION, "llm_context_precision@3", seed_judge, "ragas")[0] == pytest.approx(1 / (1 + 1e-10), abs=0)
+    assert _one(PRECISION, "llm_context_precision@3", seed_judge, "deepeval")[0] == 1.0
 
 
 def test_context_recall_is_three_quarters(seed_judge):

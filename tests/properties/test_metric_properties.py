@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import ragrade
 from ragrade import RagradeWarning, Run
-from ragrade.metrics import REGISTRY
+from ragrade.metrics import ID_FAMILIES
 from reference import PROPERTY_SETTINGS
 
 DOCS = [f"d{i}" for i in range(1, 13)]
@@ -62,9 +62,9 @@ def ids(defs):
     return [d.name for d in defs]
 
 
-BOUNDED = [d for d in REGISTRY if d.bounded]
-MONOTONE = [d for d in REGISTRY if d.monotone_in_k]
-IDEAL = [d for d in REGISTRY if d.ideal_is_one]
+BOUNDED = [d for d in ID_FAMILIES if d.bounded]
+MONOTONE = [d for d in ID_FAMILIES if d.monotone_in_k]
+IDEAL = [d for d in ID_FAMILIES if d.ideal_is_one]
 
 
 def test_registry_flags_cover_the_issue_properties():
@@ -117,7 +117,7 @@ def test_the_ideal_ranking_scores_one(defn, case):
         assert (col.sub(1.0).abs() <= 1e-12).all(), (label, frame[label].to_dict(), qrels)
 
 
-ALL = [m for d in REGISTRY for m in variants(d, cutoffs=(None, 1, 3, 10))]
+ALL = [m for d in ID_FAMILIES for m in variants(d, cutoffs=(None, 1, 3, 10))]
 
 
 def _same(a: pd.DataFrame, b: pd.DataFrame) -> None:

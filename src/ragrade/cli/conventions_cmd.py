@@ -34,9 +34,9 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], profiles: tuple[str,
     Example:
       ragrade conventions qrels.tsv run.tsv -m ap -m ndcg@10 -m rr -o conventions.md
     """
-    from ragrade.conventions import conventions
     from ragrade.io import read_qrels, read_run
     from ragrade.profiles import get_profile
+    from ragrade.profiles.report import conventions
 
     with input_errors():
         for p in profiles:

@@ -42,7 +42,7 @@ class _Percent(click.ParamType):
 @click.command(
     "judge",
     epilog=(
-        "Metrics: context_precision[@K], context_precision_noref[@K], context_recall, "
+        "Metrics: llm_context_precision[@K], llm_context_precision_noref[@K], context_recall, "
         "context_entities_recall, context_relevancy (default: all). Judges: offline (rapidfuzz word overlap, "
         "no server), semantic (offline sentence embeddings, needs ragrade[semantic]), openai (any "
         "OpenAI-compatible server, needs ragrade[llm]; the key is read from the variable named by "
@@ -62,7 +62,7 @@ class _Percent(click.ParamType):
 @click.option("--contexts-col", default="contexts", show_default=True,
               help="Column with the retrieved contexts, rank 1 first (a JSON list in CSV/TSV).")
 @click.option("--id-col", default=None, help="Query id column (default: 'id' if present, else the row number).")
-@click.option("--response-col", default=None, help="Generated response column (used by context_precision_noref).")
+@click.option("--response-col", default=None, help="Generated response column (used by llm_context_precision_noref).")
 @click.option("--base-url", envvar="RAGRADE_JUDGE_BASE_URL", default="https://api.openai.com/v1", show_default=True,
               help="OpenAI-compatible endpoint (env RAGRADE_JUDGE_BASE_URL).")
 @click.option("--model", envvar="RAGRADE_JUDGE_MODEL", default="gpt-4o-mini", show_default=True,

@@ -1,4 +1,4 @@
-"""AutoRAG-style per-row retrieval metrics (seed 000) over the ``autorag`` profile.
+"""AutoRAG-style per-row retrieval metrics (AutoRAG's per-row shapes) over the ``autorag`` profile.
 
 Each function takes the rows' ground truth (``retrieval_gt``: per row a list of groups, every group
 needed, any id of a group satisfies it) and retrieved ids, and returns one value per row; a row with an
@@ -17,13 +17,13 @@ from ragrade.errors import InputError
 
 
 def _rows(metric: str, gt: Sequence, pred: Sequence, matcher: str | None = None) -> list[float | None]:
-    from ragrade.rag import evaluate_profile
+    from ragrade.engine.api import evaluate
 
     gt, pred = list(gt), list(pred)
     if len(gt) != len(pred):
         raise InputError(f"{len(gt)} ground-truth rows but {len(pred)} retrieved rows")
     groups = [[list(g) if isinstance(g, list | tuple) else [g] for g in row] for row in gt]
-    res = evaluate_profile(groups, [list(p) for p in pred], [metric], "autorag", matcher=matcher)
+    res = evaluate(groups, [list(p) for p in pred], [metric], profile="autorag", matcher=matcher)
     return [None if (isinstance(v, float) and math.isnan(v)) else float(v) for v in res.per_query.iloc[:, 0]]
 
 

@@ -1,4 +1,4 @@
-"""continuous-eval's retrieval metrics (seed 003 shape) over the ``continuous-eval`` profile.
+"""continuous-eval's retrieval metrics (in continuous-eval's shapes) over the ``continuous-eval`` profile.
 
 >>> m = RankedRetrievalMetrics(RougeChunkMatch())
 >>> m.calculate(retrieved_contexts=["Lyon is a major city in France.",
@@ -94,15 +94,15 @@ class _Metric:
 def _run(rets: list[list[str]], gts: list[list[str]], metrics: list[str], matcher: Matcher) -> list[dict]:
     import warnings
 
+    from ragrade.engine.api import evaluate
     from ragrade.errors import RagradeWarning
-    from ragrade.rag import evaluate_profile
 
     if len(rets) != len(gts):
         raise InputError(f"{len(rets)} retrieved lists but {len(gts)} ground-truth lists")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RagradeWarning)
-        res = evaluate_profile([[[g] for g in gt] for gt in gts], rets, metrics, "continuous-eval",
-                               matcher=matcher)
+        res = evaluate([[[g] for g in gt] for gt in gts], rets, metrics, profile="continuous-eval",
+                       matcher=matcher)
     return res.per_query.to_dict(orient="records")
 
 

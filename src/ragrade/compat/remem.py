@@ -1,4 +1,4 @@
-"""REMem's retrieval metric classes (seed 004 shape) over the ``remem`` profile.
+"""REMem's retrieval metric classes (in REMem's shapes) over the ``remem`` profile.
 
 ``calculate_metric_scores(gold_docs, retrieved_chunks, k_list)`` returns ``(pooled, per_example)``:
 per-example dicts keyed ``"Recall@k"`` / ``"Recall_all@k"`` / ``"NDCG_any@k"`` for the sorted distinct
@@ -24,7 +24,7 @@ class _RememMetric:
     def calculate_metric_scores(self, gold_docs: Sequence[Sequence[str]], retrieved_chunks: Sequence[Sequence[str]],
                                 k_list: Sequence[int] = (1, 5, 10, 20)
                                 ) -> tuple[dict[str, float], list[dict[str, float]]]:
-        from ragrade.rag import evaluate_profile
+        from ragrade.engine.api import evaluate
 
         gold, ret = list(gold_docs), list(retrieved_chunks)
         if len(gold) != len(ret):
@@ -35,8 +35,8 @@ class _RememMetric:
         if not ks or ks[0] < 1:
             raise InputError("k_list needs positive cutoffs", value=list(k_list))
         labels = [f"{self._metric}@{k}" for k in ks]
-        res = evaluate_profile([[[str(d)] for d in g] for g in gold], [[str(c) for c in r] for r in ret],
-                               labels, "remem")
+        res = evaluate([[[str(d)] for d in g] for g in gold], [[str(c) for c in r] for r in ret],
+                       labels, profile="remem")
         cols = [res.per_query[lab].tolist() for lab in labels]
         keys = [f"{self._key}@{k}" for k in ks]
         per_example = [{key: float(col[i]) for key, col in zip(keys, cols, strict=True)} for i in range(len(gold))]

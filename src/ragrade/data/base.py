@@ -1,9 +1,15 @@
 """Shared columnar storage of :class:`~ragrade.data.Qrels` and :class:`~ragrade.data.Run`.
 
-Rows are grouped by query: the rows of query ``i`` are ``offsets[i]:offsets[i+1]``. Ids are
-integer-coded (``doc_codes`` into ``doc_vocab``). Arrays are made read-only, so an object can be shared
-between evaluations and threads; constructors copy what the caller passed rather than keeping a view
-that the caller could later change.
+Rows are grouped by query: the rows of query ``i`` are ``offsets[i]:offsets[i+1]``. Document ids are
+kept either raw (one string per row: a NumPy object array, or an Arrow string array for data read from
+files) or integer-coded (``doc_codes`` into ``doc_vocab``); raw ids are coded lazily, on first use.
+Arrays are made read-only, so an object can be shared between evaluations and threads; constructors
+copy what the caller passed rather than keeping a view that the caller could later change.
+
+The columnar view (``offsets``, ``raw_docs``, ``raw_is_arrow``, ``doc_codes``, ``doc_vocab``,
+``docs_at``, ``per_row_docs``, ``per_row_queries``, ``segments``) is the small internal API through
+which the engine and the readers use the storage (``docs/architecture.md``); nothing outside ``data/``
+reads the underscored attributes.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ragrade.data._columns import as_object_strings, check_vocab, encode, group_rows, segment_ids
+from ragrade.errors import InputError
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -75,13 +82,47 @@ class ColumnarTable:
         self._values = None if values is None else _frozen(values)
         self._qindex: dict[str, int] | None = None
 
+    # -- columnar view (the engine's internal API) ------------------------------------------------
     @property
-    def _raw_is_arrow(self) -> bool:
+    def offsets(self) -> np.ndarray:
+        """int64[n_queries + 1]: the rows of query ``i`` are ``offsets[i]:offsets[i+1]`` (read-only)."""
+        return self._offsets
+
+    @property
+    def raw_docs(self) -> Any:
+        """The raw document ids (an object array of str or an Arrow string array), or None when the
+        table was built from codes."""
+        return self._raw
+
+    @property
+    def raw_is_arrow(self) -> bool:
+        """Whether the raw ids are an Arrow array (data read from a file)."""
         return self._raw is not None and not isinstance(self._raw, np.ndarray)
+
+    @property
+    def is_coded(self) -> bool:
+        """Whether the ids are integer-coded already (raw ids are coded on first use of the codes)."""
+        return self._codes is not None
+
+    @property
+    def doc_codes(self) -> np.ndarray:
+        """Integer code of every row's document id (coded on first use)."""
+        if self._codes is None:
+            self._encode()
+        assert self._codes is not None
+        return self._codes
+
+    @property
+    def doc_vocab(self) -> np.ndarray:
+        """The distinct document ids, indexed by :attr:`doc_codes`."""
+        if self._vocab is None:
+            self._encode()
+        assert self._vocab is not None
+        return self._vocab
 
     def _encode(self) -> None:
         assert self._raw is not None
-        if self._raw_is_arrow:
+        if self.raw_is_arrow:
             import pyarrow.compute as pc
 
             enc = pc.dictionary_encode(self._raw)
@@ -93,20 +134,6 @@ class ColumnarTable:
             codes, vocab = encode(self._raw)
         self._codes, self._vocab = _frozen(codes), _frozen(vocab)
 
-    @property
-    def _doc_codes(self) -> np.ndarray:
-        if self._codes is None:
-            self._encode()
-        assert self._codes is not None
-        return self._codes
-
-    @property
-    def _doc_vocab(self) -> np.ndarray:
-        if self._vocab is None:
-            self._encode()
-        assert self._vocab is not None
-        return self._vocab
-
     # -- construction from per-row columns --------------------------------------------------------
     @classmethod
     def _rows_to_columns(
@@ -115,7 +142,9 @@ class ColumnarTable:
         q = as_object_strings(queries, f"{what} query ids")
         d = as_object_strings(docs, f"{what} document ids")
         if len(q) != len(d) or (values is not None and len(values) != len(q)):
-            raise ValueError("columns have different lengths")
+            extra = "" if values is None else f", {len(values)} values"
+            raise InputError(f"{what}: the columns have different lengths ({len(q)} query ids, {len(d)} document "
+                             f"ids{extra})")
         qids, offsets, perm = group_rows(q)
         if perm is not None:
             d = d[perm]
@@ -162,31 +191,35 @@ class ColumnarTable:
     def docs_of(self, query_id: str) -> list[str]:
         """Document ids of one query in storage (input) order."""
         s = self._slice(query_id)
-        return self._per_row_docs()[s].tolist()
+        return self.per_row_docs()[s].tolist()
 
-    def _segments(self) -> np.ndarray:
+    def segments(self) -> np.ndarray:
+        """Query index (0..n_queries-1) of every row."""
         return segment_ids(self._offsets)
 
-    def _per_row_queries(self) -> np.ndarray:
-        return self._query_ids[self._segments()]
+    def per_row_queries(self) -> np.ndarray:
+        """Query id of every row."""
+        return self._query_ids[self.segments()]
 
-    def _docs_at(self, rows: np.ndarray) -> np.ndarray:
+    def docs_at(self, rows: np.ndarray) -> np.ndarray:
         """Document ids (str) of the given storage rows."""
-        if self._raw_is_arrow:
+        if self.raw_is_arrow:
             return _take_arrow(self._raw, np.asarray(rows, dtype=np.int64))
         if self._raw is not None:
             return self._raw[rows]
-        return self._doc_vocab[self._doc_codes[rows]]
+        return self.doc_vocab[self.doc_codes[rows]]
 
-    def _per_row_docs(self) -> np.ndarray:
-        if self._raw_is_arrow:
-            return np.asarray(self._raw.to_numpy(zero_copy_only=False), dtype=object)
-        if self._raw is not None:
-            return self._raw
-        return self._doc_vocab[self._doc_codes]
+    def per_row_docs(self) -> np.ndarray:
+        """Document id of every row (object array of str)."""
+        raw: Any = self._raw
+        if self.raw_is_arrow:
+            return np.asarray(raw.to_numpy(zero_copy_only=False), dtype=object)
+        if raw is not None:
+            return raw
+        return self.doc_vocab[self.doc_codes]
 
     def _nested(self, values: np.ndarray) -> dict[str, dict[str, Any]]:
-        docs = self._per_row_docs().tolist()
+        docs = self.per_row_docs().tolist()
         vals = values.tolist()
         off = self._offsets.tolist()
         return {q: dict(zip(docs[off[i] : off[i + 1]], vals[off[i] : off[i + 1]], strict=True))
@@ -195,7 +228,7 @@ class ColumnarTable:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
+        return self.to_dict() == other.to_dict()
 
     __hash__ = None  # type: ignore[assignment]
 

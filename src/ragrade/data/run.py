@@ -16,6 +16,8 @@ from ragrade.data._columns import (
     distinct,
     encode,
     first_duplicate,
+    need_mapping,
+    need_sequence,
     numeric_column,
     offsets_from_counts,
 )
@@ -64,7 +66,7 @@ class Run(ColumnarTable):
         qids: list[Any] = list(run.keys())
         values = list(run.values())
         if all(map(isinstance, values, repeat(dict))):
-            fast = _flatten_dicts(values)
+            fast = _flatten_dicts(values)  # type: ignore[arg-type]
             if fast is not None and not np.isnan(fast[2]).any():
                 return cls._from_grouped(qids, fast[0], fast[1], fast[2], name=name, unique=True, source="run",
                                          docs_are_str=True)
@@ -91,6 +93,7 @@ class Run(ColumnarTable):
     @classmethod
     def from_ranked(cls, run: Mapping[str, Sequence[Any]], name: str | None = None) -> Run:
         """From ``{query_id: [doc ids in rank order]}``."""
+        need_mapping(run, "run")
         qids = list(run.keys())
         lists = [run[q] for q in qids]
         return cls.from_lists(lists, query_ids=qids, name=name)
@@ -105,8 +108,9 @@ class Run(ColumnarTable):
     ) -> Run:
         """From aligned ranked lists (``retrieved=[["d1","d3"],["d4"]]``); query ids default to
         ``"0", "1", ...``. Duplicates in a list are kept (the duplicates policy decides at evaluation)."""
-        lists = list(retrieved)
-        qids = [str(i) for i in range(len(lists))] if query_ids is None else list(query_ids)
+        lists = list(need_sequence(retrieved, "retrieved"))
+        qids = [str(i) for i in range(len(lists))] if query_ids is None else list(need_sequence(query_ids,
+                                                                                                "query_ids"))
         if len(qids) != len(lists):
             raise InputError(f"query_ids has {len(qids)} entries but retrieved has {len(lists)}")
         counts = []
@@ -131,10 +135,13 @@ class Run(ColumnarTable):
         """From per-row columns. Without scores, rows keep their order within each query."""
         from ragrade.data.qrels import list_at
 
+        need_sequence(query_ids, f"{source}: query ids")
+        need_sequence(doc_ids, f"{source}: document ids")
+
         def where(row: int) -> tuple[str, str]:
             return str(list_at(query_ids, row)), str(list_at(doc_ids, row))
 
-        s = None if scores is None else _scores_array(scores, source, where)
+        s = None if scores is None else _scores_array(need_sequence(scores, f"{source}: scores"), source, where)
         q, offsets, codes, vocab, s = cls._rows_to_columns(query_ids, doc_ids, s, what=source)
         return cls(q, offsets, codes, vocab, s, name=name)
 
@@ -206,6 +213,12 @@ class Run(ColumnarTable):
         return Run(self._query_ids, self._offsets, self._codes, self._vocab, self._values, name=name,
                    unique=None if self._has_duplicates is None else not self._has_duplicates, raw_docs=self._raw)
 
+    @property
+    def duplicates_known(self) -> bool:
+        """Whether it is already known if some query lists a document twice (dict input: never; a scan
+        done once: the answer is kept)."""
+        return self._has_duplicates is not None
+
     def duplicate_mask(self) -> np.ndarray:
         """Rows whose document already appeared earlier (storage order) in the same query's list."""
         key = "dupmask"
@@ -213,7 +226,7 @@ class Run(ColumnarTable):
             if self._has_duplicates is False:
                 self._cache[key] = np.zeros(self.n_rows, dtype=bool)
             else:
-                m = first_duplicate(self._segments(), self._doc_codes, len(self._doc_vocab))
+                m = first_duplicate(self.segments(), self.doc_codes, len(self.doc_vocab))
                 self._has_duplicates = bool(m.any())
                 self._cache[key] = m
         return self._cache[key]
@@ -225,9 +238,9 @@ class Run(ColumnarTable):
 
     def _ranking(self, ties: str = "docid_desc") -> np.ndarray | None:
         """As :meth:`ranking`, but None when storage order already is rank order."""
-        return self._ranking_sparse(ties)[0]
+        return self.ranking_sparse(ties)[0]
 
-    def _ranking_sparse(self, ties: str = "docid_desc") -> tuple[np.ndarray | None, np.ndarray | None]:
+    def ranking_sparse(self, ties: str = "docid_desc") -> tuple[np.ndarray | None, np.ndarray | None]:
         """``(permutation or None, moved rows or None)``, see :func:`ragrade.kernels.ranking.rank_rows_sparse`."""
         if ties not in TIE_POLICIES:
             raise PolicyError(f"ties must be one of {', '.join(TIE_POLICIES)}; got {ties!r}")
@@ -235,14 +248,14 @@ class Run(ColumnarTable):
         if key not in self._cache:
             from ragrade.kernels.ranking import rank_rows_sparse
 
-            self._cache[key] = rank_rows_sparse(self._offsets, self._values, self._docs_at, ties)
+            self._cache[key] = rank_rows_sparse(self._offsets, self._values, self.docs_at, ties)
         return self._cache[key]
 
     def ranked(self, query_id: str, ties: str = "docid_desc") -> list[tuple[str, float | None]]:
         """``[(doc, score), ...]`` of one query in rank order (scores None for ranked lists)."""
         s = self._slice(query_id)
         rows = self.ranking(ties)[s]
-        docs = self._per_row_docs()[rows].tolist()
+        docs = self.per_row_docs()[rows].tolist()
         sc = [None] * len(docs) if self._values is None else self._values[rows].tolist()
         return list(zip(docs, sc, strict=True))
 
@@ -259,8 +272,8 @@ class Run(ColumnarTable):
         if keep.all():
             return self._nested(vals)
         out: dict[str, dict[str, Any]] = {q: {} for q in self._query_ids.tolist()}
-        qs = self._per_row_queries()
-        docs = self._per_row_docs()
+        qs = self.per_row_queries()
+        docs = self.per_row_docs()
         for i in np.flatnonzero(keep):
             out[qs[i]][docs[i]] = vals[i].item()
         return out
@@ -268,7 +281,7 @@ class Run(ColumnarTable):
     def to_lists(self, ties: str = "docid_desc") -> dict[str, list[str]]:
         """``{query: [docs in rank order]}``."""
         order = self.ranking(ties)
-        docs = self._per_row_docs()[order].tolist()
+        docs = self.per_row_docs()[order].tolist()
         off = self._offsets.tolist()
         return {q: docs[off[i]: off[i + 1]] for i, q in enumerate(self._query_ids.tolist())}
 
@@ -278,7 +291,7 @@ class Run(ColumnarTable):
 
         order = self.ranking(ties)
         pos = np.arange(self.n_rows) - np.repeat(self._offsets[:-1], np.diff(self._offsets))
-        data = {"query": self._per_row_queries(), "doc": self._per_row_docs()[order], "rank": pos + 1}
+        data = {"query": self.per_row_queries(), "doc": self.per_row_docs()[order], "rank": pos + 1}
         if self._values is not None:
             data["score"] = self._values[order]
         return pd.DataFrame(data)

@@ -106,10 +106,12 @@ def read_qrels(path: PathLike, format: str | None = None, *, progress: Progress 
     ``format`` overrides detection. Table formats take ``query_col``, ``doc_col``, ``grade_col``,
     ``list_col`` and ``unit_col`` (rows sharing a unit form one group). Without a grade column every listed
     document has grade 1. A document judged twice for one query is an error (naming both the file and the
-    line of the second judgment).
+    line of the second judgment). A table with an ``origin`` column (merged human + LLM qrels, see
+    ``docs/assessment.md``) gives one judgment per pair: ``prefer="human"`` (default), ``"llm"`` or ``"error"``.
     """
     p = _check_exists(path)
     fmt = detect_format(p, format)
+    prefer = opts.pop("prefer", None)
     if fmt == "qid-doc-score":
         raise InputError("format 'qid-doc-score' is a run layout; qrels files are read with format 'trec' "
                          "(qid iter doc grade, or qid doc) or as a table (tsv, csv, jsonl, parquet)")
@@ -118,9 +120,11 @@ def read_qrels(path: PathLike, format: str | None = None, *, progress: Progress 
         from ragrade.io.trec import read_trec_qrels
 
         return read_trec_qrels(p, chunk_size=chunk_size, progress=progress)
+    from ragrade.assessment.origins import resolve_origins
     from ragrade.io import tables
 
     table, locate = _load(p, fmt, "qrels", progress, opts)
+    table, locate = resolve_origins(table, locate, p, prefer, opts.get("query_col"), opts.get("doc_col"))
     return tables.table_to_qrels(table, p, locate, **_pick(opts, "query_col", "doc_col", "grade_col", "list_col",
                                                            "unit_col"))
 

@@ -482,8 +482,8 @@ def _with_empty_lists(run: Run, table: pa.Table, qcol: str, lengths_zero: np.nda
     if not new:
         return run
     qids = np.concatenate([run.query_ids, np.asarray(new, dtype=object)])
-    offsets = np.concatenate([run._offsets, np.full(len(new), run._offsets[-1], dtype=np.int64)])
-    return Run(qids, offsets, run._doc_codes.copy(), run._doc_vocab.copy(),
+    offsets = np.concatenate([run.offsets, np.full(len(new), run.offsets[-1], dtype=np.int64)])
+    return Run(qids, offsets, run.doc_codes.copy(), run.doc_vocab.copy(),
                None if run.scores is None else run.scores.copy(), name=run.name)
 
 

@@ -13,7 +13,7 @@ chunks cut at a newline, normalises whitespace with bytes operations (tabs and r
 space; spaces at line ends are removed), drops comment lines and extra run columns, and parses each chunk
 with ``pyarrow.csv``. Only on an error does it look at lines in Python, to report the line.
 
-The rank column of a six-column run is ignored (ranking is by score); so are the ``iter`` and ``Q0``
+The rank column of a six-column run is ignored (ranking is by score: docs/conventions.md); so are the ``iter`` and ``Q0``
 columns.
 """
 
@@ -795,19 +795,19 @@ def write_trec_run(run: Run, path: PathLike, tag: str | None = None, ties: str =
     if any(c.isspace() for c in tag):
         raise InputError("the run tag cannot contain whitespace", value=tag)
     _check_ids(run.query_ids, "query id")
-    _check_ids(run._doc_vocab, "document id")
+    _check_ids(run.doc_vocab, "document id")
     order = run.ranking(ties)
-    counts = np.diff(run._offsets)
+    counts = np.diff(run.offsets)
     seg = np.repeat(np.arange(run.n_queries, dtype=np.int32), counts)
-    pos = np.arange(run.n_rows, dtype=np.int64) - np.repeat(run._offsets[:-1], counts)
+    pos = np.arange(run.n_rows, dtype=np.int64) - np.repeat(run.offsets[:-1], counts)
     # ranked lists: descending pseudo-scores keep the order
     scores = (np.repeat(counts, counts) - pos).astype(np.float64) if run.scores is None else run.scores[order]
     n = run.n_rows
     table = pa.table({
         "query": pa.DictionaryArray.from_arrays(pa.array(seg), pa.array(run.query_ids, type=pa.string())),
         "q0": _const("Q0", n),
-        "doc": pa.DictionaryArray.from_arrays(pa.array(run._doc_codes[order]),
-                                              pa.array(run._doc_vocab, type=pa.string())),
+        "doc": pa.DictionaryArray.from_arrays(pa.array(run.doc_codes[order]),
+                                              pa.array(run.doc_vocab, type=pa.string())),
         "rank": pa.array(pos + 1),
         "score": pa.array(scores, type=pa.float64()),
         "tag": _const(tag, n),
@@ -821,14 +821,14 @@ def write_trec_qrels(qrels: Qrels, path: PathLike) -> None:
         raise InputError("qrels with groups cannot be written as TREC qrels (one line per document loses the "
                          "groups); write JSONL or Parquet instead")
     _check_ids(qrels.query_ids, "query id")
-    _check_ids(qrels._doc_vocab, "document id")
+    _check_ids(qrels.doc_vocab, "document id")
     g = qrels.grades
     grades = pa.array(g.astype(np.int64)) if np.all(np.mod(g, 1) == 0) else pa.array(g)
-    seg = np.repeat(np.arange(qrels.n_queries, dtype=np.int32), np.diff(qrels._offsets))
+    seg = np.repeat(np.arange(qrels.n_queries, dtype=np.int32), np.diff(qrels.offsets))
     table = pa.table({
         "query": pa.DictionaryArray.from_arrays(pa.array(seg), pa.array(qrels.query_ids, type=pa.string())),
         "iter": _const("0", qrels.n_rows),
-        "doc": pa.DictionaryArray.from_arrays(pa.array(qrels._doc_codes), pa.array(qrels._doc_vocab,
+        "doc": pa.DictionaryArray.from_arrays(pa.array(qrels.doc_codes), pa.array(qrels.doc_vocab,
                                                                                    type=pa.string())),
         "grade": grades,
     })

@@ -28,12 +28,12 @@ def _dict_col(codes: np.ndarray, vocab: np.ndarray) -> pa.DictionaryArray:
 
 def run_table(run: Run, ties: str = "docid_desc") -> pa.Table:
     order = run.ranking(ties)
-    counts = np.diff(run._offsets)
+    counts = np.diff(run.offsets)
     seg = np.repeat(np.arange(run.n_queries, dtype=np.int32), counts)
-    pos = np.arange(run.n_rows, dtype=np.int64) - np.repeat(run._offsets[:-1], counts)
+    pos = np.arange(run.n_rows, dtype=np.int64) - np.repeat(run.offsets[:-1], counts)
     cols = {
         "query": _dict_col(seg, run.query_ids),
-        "doc": _dict_col(run._doc_codes[order], run._doc_vocab),
+        "doc": _dict_col(run.doc_codes[order], run.doc_vocab),
         "rank": pa.array(pos + 1),
     }
     if run.scores is not None:
@@ -49,10 +49,10 @@ def _grades(g: np.ndarray) -> pa.Array:
 
 
 def qrels_table(qrels: Qrels) -> pa.Table:
-    seg = np.repeat(np.arange(qrels.n_queries, dtype=np.int32), np.diff(qrels._offsets))
+    seg = np.repeat(np.arange(qrels.n_queries, dtype=np.int32), np.diff(qrels.offsets))
     cols = {
         "query": _dict_col(seg, qrels.query_ids),
-        "doc": _dict_col(qrels._doc_codes, qrels._doc_vocab),
+        "doc": _dict_col(qrels.doc_codes, qrels.doc_vocab),
         "grade": _grades(qrels.grades),
     }
     if qrels.has_groups:

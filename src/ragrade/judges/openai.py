@@ -151,6 +151,20 @@ class OpenAIJudge:
 
     __str__ = __repr__
 
+    # The questions asked: overridable by a judge that asks its own task with its own prompt, schema and
+    # strict reply parser (ragrade.assessment's graded relevance judge does). ``parse`` raises OutputError.
+    def messages(self, task: str, inputs: Mapping[str, str]) -> list[dict[str, str]]:
+        """The chat messages of one judgment."""
+        return build_messages(task, inputs)
+
+    def schema(self, task: str) -> dict[str, Any] | None:
+        """The JSON schema of a task's reply, or None for a task this judge does not answer."""
+        return SCHEMAS.get(task)
+
+    def parse(self, task: str, text: str) -> dict[str, Any]:
+        """The canonical output read from the reply text (raises OutputError when it cannot be read)."""
+        return parse_output(task, text)
+
     async def __aenter__(self) -> OpenAIJudge:
         return self
 
@@ -195,7 +209,7 @@ class OpenAIJudge:
         s = self.settings
         body: dict[str, Any] = {
             "model": s.model,
-            "messages": build_messages(task, inputs),
+            "messages": self.messages(task, inputs),
             "temperature": s.temperature,
         }
         if s.seed is not None:
@@ -205,10 +219,10 @@ class OpenAIJudge:
         if mode == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": task, "schema": SCHEMAS[task], "strict": True},
+                "json_schema": {"name": task, "schema": self.schema(task), "strict": True},
             }
         elif mode == "json_object_schema":  # llama.cpp / vLLM / Ollama-style schema-constrained JSON mode
-            body["response_format"] = {"type": "json_object", "schema": _bounded(SCHEMAS[task], s.max_items)}
+            body["response_format"] = {"type": "json_object", "schema": _bounded(self.schema(task) or {}, s.max_items)}
         elif mode == "json_object":
             body["response_format"] = {"type": "json_object"}
         body.update(s.extra_body)
@@ -286,7 +300,7 @@ class OpenAIJudge:
 
     async def judge(self, task: str, inputs: Mapping[str, str]) -> Judgment:
         """Answer one judgment (never raises for a failed call)."""
-        if task not in SCHEMAS:
+        if self.schema(task) is None:
             return Judgment.failed(f"unknown task {task!r}", transient=False)
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
@@ -337,7 +351,7 @@ class OpenAIJudge:
                 # Redact the whole reply first: an error quoting a clipped piece of it can then never hold
                 # part of the key (a server may echo the request, headers included).
                 text = _message_text(redact(data, [self._api_key]))
-                output = parse_output(task, text)
+                output = self.parse(task, text)
             except OutputError as exc:
                 parse_failures += 1
                 last = f"unreadable reply: {self._scrub(str(exc))}"

@@ -9,7 +9,7 @@ Policies (documented in ``docs/judges.md``):
 * A judgment that failed after the judge's retries makes the metrics that needed it NaN for that query,
   with the reason kept in ``details`` and counted in ``summary`` — never a silent 0. The run goes on.
 * Degenerate inputs are scored without calling the judge: no non-empty retrieved chunk scores 0 on every
-  metric (SPEC section 3: an empty retrieved list scores 0) and is counted as ``degenerate``; an empty
+  metric (docs/conventions.md, Policies: an empty retrieved list scores 0) and is counted as ``degenerate``; an empty
   reference makes the reference-based metrics NaN and an empty question the question-based ones, counted
   as ``missing``. An empty chunk inside a list is a non-useful chunk with no statements (no call).
 * A judgment the judge answered but from which the formula is undefined (a reference with no statements,
@@ -143,8 +143,8 @@ def examples_from(
     """
     if isinstance(data, pd.DataFrame):
         records: Sequence[Any] = data.to_dict(orient="records")
-    elif isinstance(data, Mapping):
-        raise InputError("judge dataset must be a table or a list of rows, got a mapping")
+    elif isinstance(data, (Mapping, str | bytes)) or not hasattr(data, "__iter__"):
+        raise InputError(f"judge dataset must be a table or a list of rows, got a {type(data).__name__}")
     else:
         records = list(data)
     out: list[Example] = []
@@ -246,15 +246,15 @@ def _plan(
         return key
 
     name = metric.name
-    for need in metric.info.needs:
+    for need in metric.family.needs:
         if not getattr(ex, need).strip():
             return _Cell("missing", reason=f"empty {need}")
     chunks = ex.contexts if metric.k is None else ex.contexts[: metric.k]
     if not any(c.strip() for c in chunks):
         return _Cell("degenerate", value=0.0, reason="no non-empty retrieved context")
     cell = _Cell("pending")
-    if name in ("context_precision", "context_precision_noref"):
-        answer = ex.reference if name == "context_precision" else ex.response
+    if name in ("llm_context_precision", "llm_context_precision_noref"):
+        answer = ex.reference if name == "llm_context_precision" else ex.response
         for i, c in enumerate(chunks):
             cell.roles.append(str(i))
             cell.keys.append(
@@ -417,7 +417,7 @@ def _score(
     name = metric.name
     num = np.zeros(len(ready))
     den = np.zeros(len(ready))
-    if name in ("context_precision", "context_precision_noref"):
+    if name in ("llm_context_precision", "llm_context_precision_noref"):
         flat: list[int] = []
         offsets = [0]
         for q in ready:
@@ -557,7 +557,7 @@ def evaluate_judged(data: Any, metrics: Iterable[str | JudgeMetric] | str | None
 
     ``data``: a DataFrame or a list of rows with a question, a reference answer and the retrieved contexts
     (rank order); ``columns`` maps the names (``question``, ``reference``, ``contexts``, ``id``,
-    ``response``) to yours. ``metrics``: names such as ``"context_precision@3"`` (default: all five).
+    ``response``) to yours. ``metrics``: names such as ``"llm_context_precision@3"`` (default: all five).
     ``judge``: any :class:`~ragrade.judges.base.Judge` (default: the offline lexical judge). ``profile``:
     ``"default"``, ``"ragas"`` or ``"deepeval"``. ``cache``: True (user cache directory), a path, a
     :class:`JudgmentCache`, or False. Failed transient judgments in the cache are retried; permanent failures

@@ -3,18 +3,24 @@
 Input is a :class:`Judged` table: only the *credited* retrieved rows that carry a positive grade (the
 first rank at which each ground-truth unit was retrieved), as parallel arrays sorted by (query,
 position), plus list lengths per query and the units' grades from the ground truth. Every metric of
-the default convention (SPEC section 2) is a handful of ``bincount`` / cumulative operations over those
-arrays; none loops over queries or items in Python.
+the default convention (``docs/conventions.md``, "Default definitions") is a handful of ``bincount`` /
+cumulative operations over those arrays; none loops over queries or items in Python.
+
+Each kernel is ``(Metric, Judged) -> float64[nq]``, referenced by its family in the registry
+(:mod:`ragrade.metrics.registry`); the engine applies the family's definedness rule and the policies.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragrade.metrics.parser import Metric
+from ragrade.kernels._common import precision_sum, rank_within_group, safe_div, sum_by_query
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ragrade.metrics.parser import Metric
 
 
 @dataclass
@@ -28,7 +34,7 @@ class Judged:
     grade: np.ndarray  # float64[m]
     unit_q: np.ndarray  # int64[u]: query of each ground-truth unit
     unit_grade: np.ndarray  # float64[u]
-    _cache: dict = field(default_factory=dict, repr=False)
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     # -- cached building blocks ------------------------------------------------------------------
     def n_relevant(self, rel: float) -> np.ndarray:
@@ -76,7 +82,7 @@ class Judged:
         levels = np.unique(g)[::-1]
         if len(levels) > 16:  # many distinct grades: sort
             iq, ipos, igain = self.ideal(rel, gain)
-            out = _sum(iq, igain / np.log2(ipos + 2.0), _within(ipos, k), self.nq)
+            out = sum_by_query(iq, igain / np.log2(ipos + 2.0), self.nq, _within(ipos, k))
         else:
             longest = int(np.bincount(q, minlength=self.nq).max()) if len(q) else 0
             depth = longest if k is None else min(k, longest)
@@ -94,18 +100,6 @@ class Judged:
         return out
 
 
-def rank_within_group(q: np.ndarray) -> np.ndarray:
-    """1-based index of each element within its run of equal (sorted) values."""
-    n = len(q)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    start = np.ones(n, dtype=bool)
-    start[1:] = q[1:] != q[:-1]
-    first = np.flatnonzero(start)
-    counts = np.diff(np.append(first, n))
-    return np.arange(n, dtype=np.int64) - np.repeat(first, counts) + 1
-
-
 def _gain(g: np.ndarray, kind: str) -> np.ndarray:
     return np.exp2(g) - 1.0 if kind == "exp" else g.astype(np.float64, copy=False)
 
@@ -114,24 +108,12 @@ def _within(pos: np.ndarray, k: int | None) -> np.ndarray | None:
     return None if k is None else pos < k
 
 
-def _sum(q: np.ndarray, w: np.ndarray, mask: np.ndarray | None, nq: int) -> np.ndarray:
-    if mask is not None:
-        q, w = q[mask], w[mask]
-    return np.bincount(q, weights=w, minlength=nq).astype(np.float64, copy=False)
-
-
-def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    out = np.zeros_like(a, dtype=np.float64)
-    np.divide(a, b, out=out, where=b > 0)
-    return out
-
-
 # -- the kernels: Metric, Judged -> float64[nq] ------------------------------------------------------
 
 
 def hits(m: Metric, j: Judged) -> np.ndarray:
     q, pos, _ = j.relevant_rows(m.rel)
-    return _sum(q, np.ones(len(q)), _within(pos, m.k), j.nq)
+    return sum_by_query(q, np.ones(len(q)), j.nq, _within(pos, m.k))
 
 
 def hit_rate(m: Metric, j: Judged) -> np.ndarray:
@@ -141,17 +123,17 @@ def hit_rate(m: Metric, j: Judged) -> np.ndarray:
 def precision(m: Metric, j: Judged) -> np.ndarray:
     h = hits(m, j)
     if m.k is None:
-        return _div(h, j.n_ret.astype(np.float64))
+        return safe_div(h, j.n_ret.astype(np.float64))
     return h / float(m.k)
 
 
 def recall(m: Metric, j: Judged) -> np.ndarray:
-    return _div(hits(m, j), j.n_relevant(m.rel))
+    return safe_div(hits(m, j), j.n_relevant(m.rel))
 
 
 def f1(m: Metric, j: Judged) -> np.ndarray:
     p, r = precision(m, j), recall(m, j)
-    return _div(2.0 * p * r, p + r)
+    return safe_div(2.0 * p * r, p + r)
 
 
 def recall_all(m: Metric, j: Judged) -> np.ndarray:
@@ -162,8 +144,8 @@ def recall_all(m: Metric, j: Judged) -> np.ndarray:
 def r_precision(m: Metric, j: Judged) -> np.ndarray:
     q, pos, _ = j.relevant_rows(m.rel)
     r = j.n_relevant(m.rel)
-    h = _sum(q, np.ones(len(q)), pos < r[q], j.nq)
-    return _div(h, r)
+    h = sum_by_query(q, np.ones(len(q)), j.nq, pos < r[q])
+    return safe_div(h, r)
 
 
 def rr(m: Metric, j: Judged) -> np.ndarray:
@@ -176,17 +158,17 @@ def rr(m: Metric, j: Judged) -> np.ndarray:
     return out
 
 
-def _precision_sum(m: Metric, j: Judged) -> np.ndarray:
+def _weighted_precision(m: Metric, j: Judged) -> np.ndarray:
     q, pos, hitnum = j.relevant_rows(m.rel)
-    return _sum(q, hitnum / (pos + 1.0), _within(pos, m.k), j.nq)
+    return precision_sum(q, pos, j.nq, m.k, hitnum)[0]
 
 
 def ap(m: Metric, j: Judged) -> np.ndarray:
-    return _div(_precision_sum(m, j), j.n_relevant(m.rel))
+    return safe_div(_weighted_precision(m, j), j.n_relevant(m.rel))
 
 
 def context_precision(m: Metric, j: Judged) -> np.ndarray:
-    return _div(_precision_sum(m, j), hits(m, j))
+    return safe_div(_weighted_precision(m, j), hits(m, j))
 
 
 def _dcg_rows(m: Metric, j: Judged) -> np.ndarray:
@@ -204,35 +186,4 @@ def dcg(m: Metric, j: Judged) -> np.ndarray:
 
 
 def ndcg(m: Metric, j: Judged) -> np.ndarray:
-    return _div(_dcg_rows(m, j), j.ideal_dcg(m.get("rel"), m.get("gain"), m.k))
-
-
-KERNELS: dict[str, Callable[[Metric, Judged], np.ndarray]] = {
-    "hits": hits,
-    "hit_rate": hit_rate,
-    "precision": precision,
-    "recall": recall,
-    "f1": f1,
-    "recall_all": recall_all,
-    "r_precision": r_precision,
-    "rr": rr,
-    "ap": ap,
-    "context_precision": context_precision,
-    "dcg": dcg,
-    "ndcg": ndcg,
-}
-
-
-def defined_mask(m: Metric, j: Judged) -> np.ndarray:
-    """Queries for which the metric is defined in the default convention: R > 0 at the metric's
-    relevance threshold (for dcg/ndcg: at least one positive grade counted)."""
-    if m.name in ("dcg", "ndcg"):
-        rel = m.get("rel")
-        thr = 1e-300 if rel is None else rel
-        return j.n_relevant(thr) > 0
-    return j.n_relevant(m.rel) > 0
-
-
-def compute(m: Metric, j: Judged) -> np.ndarray:
-    """Per-query values of one metric (before the R = 0 policy is applied)."""
-    return KERNELS[m.name](m, j)
+    return safe_div(_dcg_rows(m, j), j.ideal_dcg(m.get("rel"), m.get("gain"), m.k))

@@ -4,10 +4,10 @@
 units (an AutoRAG group, a gold id, a gold text) and every (row, unit) pair that matches. It is built
 once (by id equality or by a text matcher) and read by
 
-* :func:`greedy_credit`: SPEC section 5's crediting by rank (each row credits at most one unit not yet
-  credited), whose output feeds the default kernels of :mod:`ragrade.kernels.metrics` (one engine);
-* the profile kernels below, which read the named conventions of a
-  :class:`ragrade.profiles.Profile` (``ap_denominator``, ``ndcg_ideal``, ``epsilon``, ...).
+* :func:`greedy_credit`: the crediting by rank of ``docs/matching.md`` (each row credits at most one unit
+  not yet credited), whose output feeds the default kernels of :mod:`ragrade.kernels.metrics` (one engine);
+* the list-profile kernels below, ``(Matches, ListContext) -> float64[nq]``, referenced by their family in
+  the registry; each reads its rule from the profile (:mod:`ragrade.kernels.rules`) through the context.
 
 All kernels are ``bincount``/``minimum.at``/cumulative operations over the flat arrays; none loops over
 queries, rows or pairs in Python (greedy crediting loops over *rank positions*, each step vectorised
@@ -17,14 +17,23 @@ over all queries).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
 
-from ragrade.kernels.metrics import rank_within_group
+from ragrade.kernels._common import precision_sum, safe_div, sum_by_query
+from ragrade.kernels.rules import AP, NDCG, RR, ContextPrecision, Precision, Recall, RecallAll
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ragrade.profiles import Profile
+    from ragrade.kernels.rules import Rule
+
+    RuleT = TypeVar("RuleT", bound=Rule)
+
+
+class RuleSource(Protocol):
+    """What the kernels need of a profile: its rule of a given class (the default rule if unchanged)."""
+
+    def rule(self, cls: type[RuleT]) -> RuleT: ...
 
 
 @dataclass(frozen=True)
@@ -43,8 +52,8 @@ class Matches:
     gt_len: np.ndarray  # int64[nq] total entries over all units (AutoRAG's flattened gt length)
     p_row: np.ndarray  # int64[m] matching pairs: retrieved row ...
     p_unit: np.ndarray  # int64[m] ... and unit; sorted by (row, unit), unique
-    invalid: np.ndarray = field(default=None)  # bool[nq] rows a peer rejects (AutoRAG's None)
-    r_code: np.ndarray = field(default=None)  # int64[n] code of the row's item (equal text -> equal code)
+    invalid: np.ndarray = field(default=None)  # type: ignore[arg-type]  # bool[nq] rows a peer rejects
+    r_code: np.ndarray | None = field(default=None)  # int64[n] code of the row's item (equal text -> equal code)
 
     def __post_init__(self) -> None:
         if self.invalid is None:
@@ -82,10 +91,18 @@ class Matches:
 # -- helpers ---------------------------------------------------------------------------------------
 
 
-def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    out = np.zeros(np.broadcast(a, b).shape, dtype=np.float64)
-    np.divide(a, b, out=out, where=b > 0)
-    return out
+@dataclass(frozen=True)
+class ListContext:
+    """What a list kernel reads besides the (cut) table: the profile's rules, the uncut table, the cutoff
+    and whether the items are texts."""
+
+    rules: RuleSource
+    full: Matches
+    k: int | None
+    texts: bool = False
+
+    def rule(self, cls: type[RuleT]) -> RuleT:
+        return self.rules.rule(cls)
 
 
 def _qkey(m: Matches) -> np.ndarray:
@@ -93,16 +110,12 @@ def _qkey(m: Matches) -> np.ndarray:
     return m.u_q * (int(m.u_key.max()) + 1 if len(m.u_key) else 1) + m.u_key
 
 
-def _sum_by_q(q: np.ndarray, w: np.ndarray, nq: int) -> np.ndarray:
-    return np.bincount(q, weights=w, minlength=nq).astype(np.float64, copy=False)
-
-
 def _ln_ratio_log2(x: np.ndarray) -> np.ndarray:
     # math.log(x, 2) == log(x) / log(2) (continuous-eval), which differs from log2 in the last bit.
     return np.log(x) / np.log(2.0)
 
 
-# -- greedy crediting (SPEC 5) ---------------------------------------------------------------------
+# -- greedy crediting (docs/matching.md) ---------------------------------------------------------------------
 
 
 def greedy_credit(m: Matches, by: str = "unit") -> np.ndarray:
@@ -139,64 +152,64 @@ def greedy_credit(m: Matches, by: str = "unit") -> np.ndarray:
     return out
 
 
-# -- profile kernels: (Matches, Profile) -> float64[nq] -------------------------------------------
+# -- list kernels: (Matches, ListContext) -> float64[nq] -------------------------------------------
 
 
-def precision(m: Matches, p: Profile) -> np.ndarray:
+def precision(m: Matches, ctx: ListContext) -> np.ndarray:
+    rule = ctx.rule(Precision)
     rel = m.row_rel()
-    if p.precision_hits == "distinct":
-        hits = _sum_by_q(m.r_q, (rel & m.r_first).astype(np.float64), m.nq)
+    if rule.hits == "distinct":
+        hits = sum_by_query(m.r_q, (rel & m.r_first).astype(np.float64), m.nq)
     else:
-        hits = _sum_by_q(m.r_q, rel.astype(np.float64), m.nq)
-    denom = m.n_distinct_ret if p.precision_denominator == "distinct" else m.n_ret
-    return _div(hits, denom.astype(np.float64))
+        hits = sum_by_query(m.r_q, rel.astype(np.float64), m.nq)
+    denom = m.n_distinct_ret if rule.denominator == "distinct" else m.n_ret
+    return safe_div(hits, denom.astype(np.float64))
 
 
 def _unit_hit(m: Matches) -> np.ndarray:
     return np.bincount(m.p_unit, minlength=len(m.u_q)) > 0
 
 
-def recall(m: Matches, p: Profile, distinct: bool | None = None) -> np.ndarray:
-    hit = _unit_hit(m)
-    use_distinct = p.recall_denominator == "distinct_units" if distinct is None else distinct
-    if use_distinct:
-        # a content is recalled if any unit with that content is matched
-        _, kc = np.unique(_qkey(m), return_inverse=True)
-        content_hit = np.zeros(int(kc.max()) + 1 if len(kc) else 0, dtype=bool)
-        content_hit[kc[hit]] = True
-        num = _sum_by_q(m.u_q[m.u_first], content_hit[kc[m.u_first]].astype(np.float64), m.nq)
-        return _div(num, m.n_distinct_units.astype(np.float64))
-    return _div(_sum_by_q(m.u_q, hit.astype(np.float64), m.nq), m.n_units.astype(np.float64))
-
-
-def f1(m: Matches, p: Profile) -> np.ndarray:
-    pr, rc = precision(m, p), recall(m, p)
-    return _div(2.0 * (pr * rc), pr + rc)
-
-
-def hit_rate(m: Matches, p: Profile) -> np.ndarray:
-    return (_sum_by_q(m.r_q, m.row_rel().astype(np.float64), m.nq) > 0).astype(np.float64)
-
-
-def recall_all(m: Matches, p: Profile) -> np.ndarray:
-    """remem: every gold doc matched. Matched docs are counted as distinct contents and compared with
-    the gold *list* length (so a gold list with a repeated doc never scores 1, as in remem)."""
+def _distinct_matched(m: Matches) -> np.ndarray:
+    """Per query, the distinct unit contents matched by at least one row."""
     hit = _unit_hit(m)
     _, kc = np.unique(_qkey(m), return_inverse=True)
     content_hit = np.zeros(int(kc.max()) + 1 if len(kc) else 0, dtype=bool)
     content_hit[kc[hit]] = True
-    matched = _sum_by_q(m.u_q[m.u_first], content_hit[kc[m.u_first]].astype(np.float64), m.nq)
-    target = m.n_units if p.recall_all_target == "list" else m.n_distinct_units
-    return ((matched == target) & (m.n_units > 0)).astype(np.float64)
+    return sum_by_query(m.u_q[m.u_first], content_hit[kc[m.u_first]].astype(np.float64), m.nq)
 
 
-def rr(m: Matches, p: Profile) -> np.ndarray:
-    if p.rr_mode == "per_unit":
+def recall(m: Matches, ctx: ListContext) -> np.ndarray:
+    rule = ctx.rule(Recall)
+    denominator = rule.text_denominator if ctx.texts and rule.text_denominator else rule.denominator
+    if denominator == "distinct_units":  # a content is recalled if any unit with that content is matched
+        return safe_div(_distinct_matched(m), m.n_distinct_units.astype(np.float64))
+    return safe_div(sum_by_query(m.u_q, _unit_hit(m).astype(np.float64), m.nq), m.n_units.astype(np.float64))
+
+
+def f1(m: Matches, ctx: ListContext) -> np.ndarray:
+    pr, rc = precision(m, ctx), recall(m, ctx)
+    return safe_div(2.0 * (pr * rc), pr + rc)
+
+
+def hit_rate(m: Matches, ctx: ListContext) -> np.ndarray:
+    return (sum_by_query(m.r_q, m.row_rel().astype(np.float64), m.nq) > 0).astype(np.float64)
+
+
+def recall_all(m: Matches, ctx: ListContext) -> np.ndarray:
+    """Every gold unit matched. Matched units are counted as distinct contents and compared with the
+    distinct units, or with the gold *list* length (REMem: a gold list with a repeated doc never scores 1)."""
+    target = m.n_units if ctx.rule(RecallAll).target == "list" else m.n_distinct_units
+    return ((_distinct_matched(m) == target) & (m.n_units > 0)).astype(np.float64)
+
+
+def rr(m: Matches, ctx: ListContext) -> np.ndarray:
+    if ctx.rule(RR).mode == "per_unit":
         # AutoRAG: for each unit 1/first rank (0 if missed), summed, / number of units
         first = np.full(len(m.u_q), np.iinfo(np.int64).max, dtype=np.int64)
         np.minimum.at(first, m.p_unit, m.r_pos[m.p_row])
         ok = first < np.iinfo(np.int64).max
-        return _div(_sum_by_q(m.u_q[ok], 1.0 / (first[ok] + 1.0), m.nq), m.n_units.astype(np.float64))
+        return safe_div(sum_by_query(m.u_q[ok], 1.0 / (first[ok] + 1.0), m.nq), m.n_units.astype(np.float64))
     rel = m.row_rel()
     best = np.full(m.nq, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(best, m.r_q[rel], m.r_pos[rel])
@@ -206,40 +219,32 @@ def rr(m: Matches, p: Profile) -> np.ndarray:
     return out
 
 
-def _weighted_precision_sum(m: Matches) -> tuple[np.ndarray, np.ndarray]:
+def _weighted_precision(m: Matches) -> tuple[np.ndarray, np.ndarray]:
     """(sum over relevant rows of hits_so_far / rank, number of relevant rows) per query; duplicates
     of a relevant item count again (as in Ragas, continuous-eval and LlamaIndex)."""
     rel = m.row_rel()
-    q, pos = m.r_q[rel], m.r_pos[rel]
-    hitnum = rank_within_group(q)
-    return _sum_by_q(q, hitnum / (pos + 1.0), m.nq), _sum_by_q(q, np.ones(len(q)), m.nq)
+    return precision_sum(m.r_q[rel], m.r_pos[rel], m.nq)
 
 
-def ap(m: Matches, p: Profile) -> np.ndarray:
-    if p.ap_denominator == "per_unit":
+def ap(m: Matches, ctx: ListContext) -> np.ndarray:
+    rule = ctx.rule(AP)
+    if rule.denominator == "per_unit":
         # AutoRAG: AP_g = mean over rows in g of (g's hits so far / rank); MAP = sum AP_g / groups
         order = np.lexsort((m.r_pos[m.p_row], m.p_unit))
         unit, pos = m.p_unit[order], m.r_pos[m.p_row[order]]
-        hitnum = rank_within_group(unit)
-        s = np.bincount(unit, weights=hitnum / (pos + 1.0), minlength=len(m.u_q))
-        c = np.bincount(unit, minlength=len(m.u_q)).astype(np.float64)
-        ap_g = _div(s, c)
-        return _div(_sum_by_q(m.u_q, ap_g, m.nq), m.n_units.astype(np.float64))
-    num, hits = _weighted_precision_sum(m)
-    if p.ap_denominator == "retrieved_hits":
-        if p.epsilon:
-            return num / (hits + p.epsilon)
-        return _div(num, hits)
-    if p.ap_denominator == "distinct_units":
-        return _div(num, m.n_distinct_units.astype(np.float64))
-    return _div(num, m.n_units.astype(np.float64))
+        s, c = precision_sum(unit, pos, len(m.u_q))
+        return safe_div(sum_by_query(m.u_q, safe_div(s, c), m.nq), m.n_units.astype(np.float64))
+    num, hits = _weighted_precision(m)
+    if rule.denominator == "retrieved_hits":
+        return safe_div(num, hits, eps=rule.epsilon)
+    if rule.denominator == "distinct_units":
+        return safe_div(num, m.n_distinct_units.astype(np.float64))
+    return safe_div(num, m.n_units.astype(np.float64))
 
 
-def context_precision(m: Matches, p: Profile) -> np.ndarray:
-    num, hits = _weighted_precision_sum(m)
-    if p.epsilon:
-        return num / (hits + p.epsilon)
-    return _div(num, hits)
+def context_precision(m: Matches, ctx: ListContext) -> np.ndarray:
+    num, hits = _weighted_precision(m)
+    return safe_div(num, hits, eps=ctx.rule(ContextPrecision).epsilon)
 
 
 def _discount(pos: np.ndarray, kind: str) -> np.ndarray:
@@ -258,38 +263,22 @@ def _ideal_sum(count: np.ndarray, kind: str) -> np.ndarray:
         return np.zeros(len(c))
     q = np.repeat(np.arange(len(c), dtype=np.int64), c)
     pos = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(c) - c, c)
-    return _sum_by_q(q, 1.0 / _discount(pos, kind), len(c))
+    return sum_by_query(q, 1.0 / _discount(pos, kind), len(c))
 
 
-def ndcg(m: Matches, p: Profile, full: Matches | None = None, k: int | None = None) -> np.ndarray:
-    """Profile NDCG on a table already cut at ``k``. The 'own_labels' ideal (remem) re-sorts the
-    relevance labels of the *whole* list (``full``, the uncut table) and then cuts at ``k``."""
-    if p.ndcg_gain == "greedy_once":
-        credited = greedy_credit(m, by=p.ndcg_credit_key) >= 0
-        gain = credited
-    else:
-        gain = m.row_rel()
-    dcg = _sum_by_q(m.r_q[gain], 1.0 / _discount(m.r_pos[gain], p.ndcg_discount), m.nq)
-    if p.ndcg_ideal == "min_gt_list":
+def ndcg(m: Matches, ctx: ListContext) -> np.ndarray:
+    """Profile NDCG on a table already cut at ``k``. The 'own_labels' ideal (REMem) re-sorts the
+    relevance labels of the *whole* list (``ctx.full``, the uncut table) and then cuts at ``k``."""
+    rule = ctx.rule(NDCG)
+    gain = greedy_credit(m, by=rule.credit_key) >= 0 if rule.gain == "greedy_once" else m.row_rel()
+    dcg = sum_by_query(m.r_q[gain], 1.0 / _discount(m.r_pos[gain], rule.discount), m.nq)
+    if rule.ideal == "min_gt_list":
         ideal_n = np.minimum(m.gt_len, m.n_ret)
-    elif p.ndcg_ideal == "gt_list":
+    elif rule.ideal == "gt_list":
         ideal_n = m.gt_len
     else:  # own labels of the whole list, cut at k
-        src = m if full is None else full
-        ideal_n = _sum_by_q(src.r_q, src.row_rel().astype(np.float64), src.nq).astype(np.int64)
-        if k is not None:
-            ideal_n = np.minimum(ideal_n, k)
-    return _div(dcg, _ideal_sum(ideal_n, p.ndcg_discount))
-
-
-KERNELS = {
-    "precision": precision,
-    "recall": recall,
-    "f1": f1,
-    "hit_rate": hit_rate,
-    "recall_all": recall_all,
-    "rr": rr,
-    "ap": ap,
-    "context_precision": context_precision,
-    "ndcg": ndcg,
-}
+        src = ctx.full
+        ideal_n = sum_by_query(src.r_q, src.row_rel().astype(np.float64), src.nq).astype(np.int64)
+        if ctx.k is not None:
+            ideal_n = np.minimum(ideal_n, ctx.k)
+    return safe_div(dcg, _ideal_sum(ideal_n, rule.discount))

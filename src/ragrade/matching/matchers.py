@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ragrade.errors import InputError, require
+from ragrade.errors import InputError, UnknownNameError, require
 from ragrade.matching._text import codes_of, find_pairs, fold, squad_normalize, stripped_lengths
 
 _OPS: dict[str, Callable[[Any, Any], Any]] = {
@@ -67,11 +67,11 @@ class Matcher:
         if len(a) != len(b):
             raise InputError(f"{self.name}: {len(a)} retrieved texts but {len(b)} ground-truth texts")
         key = self.decision_key() if cache is not None else None
-        if key is not None and key in cache:
+        if cache is not None and key is not None and key in cache:
             s = cache[key]
         else:
             s = self._decision_scores(a, b) if a else np.zeros(0)
-            if key is not None:
+            if cache is not None and key is not None:
                 cache[key] = s
         with np.errstate(invalid="ignore"):
             out = _OPS[self.op](s, self.threshold) & ~np.isnan(s)
@@ -391,5 +391,6 @@ def get_matcher(spec: Matcher | str | None, **kwargs: Any) -> Matcher:
         return RougeL(variant="standard", **kwargs)
     cls = _BY_NAME.get(key)
     if cls is None:
-        raise InputError(f"unknown matcher {spec!r}; choose from {', '.join(sorted(_BY_NAME))}")
+        known = [*_BY_NAME, "levenshtein", "jaro", "jaro_winkler", "ratio", "hamming", "rouge_l_standard"]
+        raise UnknownNameError("matcher", spec, known, show_known=True)
     return cls(**kwargs)

@@ -1,15 +1,19 @@
-"""Metric definitions: the registry (single source of truth) and the metric-string parser."""
+"""Metric definitions: the registry (single source of truth), parameters, and the metric-string parser."""
 
+from ragrade.metrics.params import Param
 from ragrade.metrics.parser import Metric, expand_labels, parse_metric, parse_metrics
-from ragrade.metrics.registry import REGISTRY, MetricDef, ParamSpec, all_names, lookup
+from ragrade.metrics.registry import ID_FAMILIES, REGISTRY, Family, all_names, families, find, lookup
 
 __all__ = [
+    "ID_FAMILIES",
     "REGISTRY",
+    "Family",
     "Metric",
-    "MetricDef",
-    "ParamSpec",
+    "Param",
     "all_names",
     "expand_labels",
+    "families",
+    "find",
     "lookup",
     "parse_metric",
     "parse_metrics",

@@ -1,4 +1,4 @@
-"""Metric value objects and the metric-string parser.
+"""Metric value objects and the one metric-string parser (every family of the registry).
 
 Grammar (case-insensitive names, spaces ignored)::
 
@@ -7,8 +7,8 @@ Grammar (case-insensitive names, spaces ignored)::
     cutoffs  := INT | "[" INT ("," INT)* "]"
 
 ``ndcg@10``, ``ndcg(gain=exp)@10``, ``P(rel=2)@5``, ``recall@[1,5,10]`` (three metrics), ``rr``,
-``r_precision``. trec_eval-style names with an underscore cutoff (``ndcg_cut_10``, ``P_5``,
-``recall_100``, ``map_cut_100``, ``success_10``) are accepted too.
+``r_precision``, ``token_f1@5``, ``llm_context_precision@3``. trec_eval-style names with an underscore
+cutoff (``ndcg_cut_10``, ``P_5``, ``recall_100``, ``map_cut_100``, ``success_10``) are accepted too.
 
 ``str(metric)`` is canonical (registry name, non-default parameters in registry order, cutoff) and
 parses back to an equal metric.
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragrade.errors import MetricError
-from ragrade.metrics.registry import MetricDef, lookup
+from ragrade.metrics.registry import Family, find, lookup
 
 _RE = re.compile(
     r"""^\s*(?P<name>[A-Za-z][A-Za-z0-9_\-]*)\s*
@@ -35,6 +35,10 @@ _TREC_SUFFIX = re.compile(r"^(?P<base>[A-Za-z][A-Za-z_\-]*?)_(?P<k>\d+)$")
 @dataclass(frozen=True, order=True)
 class Metric:
     """One metric at one cutoff with its parameters: immutable and hashable.
+
+    ``name`` is the family's canonical name, ``k`` the cutoff (None: the whole list) and ``params`` the
+    parameters that differ from the family's defaults, in registry order, so that equal metrics compare
+    equal however they were written.
 
     >>> m = Metric.parse("ndcg(gain=exp)@10")
     >>> m.name, m.k, m.get("gain")
@@ -50,15 +54,26 @@ class Metric:
     params: tuple[tuple[str, Any], ...] = ()
 
     @property
-    def definition(self) -> MetricDef:
+    def family(self) -> Family:
+        """The registry entry of this metric."""
         return lookup(self.name)
+
+    @property
+    def definition(self) -> Family:
+        """Alias of :attr:`family`."""
+        return self.family
+
+    @property
+    def kind(self) -> str:
+        """``"id"``, ``"text"`` or ``"judge"`` (see :mod:`ragrade.metrics.registry`)."""
+        return self.family.kind
 
     def get(self, param: str) -> Any:
         """The value of a parameter (its registry default when not set)."""
         for key, value in self.params:
             if key == param:
                 return value
-        spec = self.definition.param(param)
+        spec = self.family.param(param)
         if spec is None:
             raise MetricError(f"{self.name} has no parameter {param!r}")
         return spec.default
@@ -91,30 +106,31 @@ class Metric:
     @classmethod
     def make(cls, name: str, k: int | None = None, **params: Any) -> Metric:
         """Build a metric from Python values, with the same validation as the parser."""
-        return _build(lookup(name), k, {p: v for p, v in params.items()}, text=name)
+        return _build(lookup(name), k, dict(params), text=name)
 
 
-def _build(defn: MetricDef, k: Any, raw_params: dict[str, Any], *, text: str) -> Metric:
+def _build(fam: Family, k: Any, raw_params: dict[str, Any], *, text: str) -> Metric:
+    """A validated :class:`Metric` of ``fam`` (``text`` is what the user wrote, for messages)."""
     if k is not None:
-        if defn.cutoff == "none":
-            raise MetricError(f"{text!r}: {defn.name} takes no cutoff (it is defined over the whole ranking)")
+        if fam.cutoff == "none":
+            raise MetricError(f"{text!r}: {fam.name} takes no cutoff (it is defined over the whole ranking)")
         if isinstance(k, bool) or not isinstance(k, int):
             raise MetricError(f"{text!r}: the cutoff must be a positive integer, got {k!r}")
         if k < 1:
-            raise MetricError(f"{text!r}: the cutoff must be >= 1, got {k}")
+            raise MetricError(f"{text!r}: the cutoff must be a positive integer (>= 1), got {k}")
     values: dict[str, Any] = {}
     for key, raw in raw_params.items():
-        spec = defn.param(key.lower())
+        spec = fam.param(str(key).lower())
         if spec is None:
-            allowed = ", ".join(p.name for p in defn.params) or "none"
-            raise MetricError(f"{text!r}: {defn.name} has no parameter {key!r} (accepted: {allowed})")
+            allowed = ", ".join(p.name for p in fam.params) or "none"
+            raise MetricError(f"{text!r}: {fam.name} has no parameter {key!r} (accepted: {allowed})")
         if spec.name in values:
             raise MetricError(f"{text!r}: parameter {spec.name!r} given twice")
         values[spec.name] = spec.coerce(text, raw)
     params = tuple(
-        (p.name, values[p.name]) for p in defn.params if p.name in values and values[p.name] != p.default
+        (p.name, values[p.name]) for p in fam.params if p.name in values and values[p.name] != p.default
     )
-    return Metric(defn.name, k, params)
+    return Metric(fam.name, k, params)
 
 
 def _parse_cutoffs(text: str, cut: str) -> list[int]:
@@ -146,13 +162,14 @@ def parse_metrics(text: str) -> list[Metric]:
             f"cannot parse metric {text!r}: expected NAME[(param=value,...)][@k], e.g. 'ndcg@10' or 'P(rel=2)@5'"
         )
     name, params_text, cut = match.group("name"), match.group("params"), match.group("cut")
-    try:
-        defn = lookup(name)
-    except MetricError:
+    fam = find(name)
+    if fam is None:
         trec = _TREC_SUFFIX.match(name)
-        if trec is None or cut is not None:
-            raise
-        defn = lookup(trec.group("base"))
+        base = find(trec.group("base")) if trec is not None and cut is None else None
+        if trec is None or base is None:
+            lookup(name)  # raises UnknownNameError with the nearest names
+            raise AssertionError("unreachable")  # pragma: no cover
+        fam = base
         cut = trec.group("k")
     raw: dict[str, Any] = {}
     if params_text is not None and params_text.strip():
@@ -164,7 +181,7 @@ def parse_metrics(text: str) -> list[Metric]:
                 raise MetricError(f"{text!r}: parameter {key!r} given twice")
             raw[key.lower()] = value
     cutoffs: list[int | None] = [None] if cut is None else list(_parse_cutoffs(text, cut))
-    return [_build(defn, k, raw, text=text) for k in cutoffs]
+    return [_build(fam, k, raw, text=text) for k in cutoffs]
 
 
 def expand_labels(text: str) -> list[tuple[str, Metric]]:

@@ -1,95 +1,149 @@
-"""Peer conventions as declarative data (SPEC section 4).
+"""Peer conventions as validated strategy objects (``docs/profiles.md``).
 
-A :class:`Profile` is a small frozen record of *named conventions*; it holds no code. Two kinds:
+A :class:`Profile` states what it changes and inherits the rest from the default convention:
 
-* ``kind="engine"`` (``default``, ``trec_eval``, ``pytrec_eval``, ``beir``, ``ir_measures``): the default
-  kernels with different policies (SPEC 3), score precision, rounding and BEIR's MRR variant.
-* ``kind="list"`` (``autorag``, ``ragas``, ``continuous-eval``, ``remem``, ``llamaindex``, ``deepeval``):
-  the profile kernels of :mod:`ragrade.kernels.profile_kernels`, which read the fields below over a
-  flat match table.
+* an **engine** profile (``default``, ``trec_eval``, ``pytrec_eval``, ``beir``, ``ir_measures``, ``ranx``)
+  computes every id family with the default kernels and changes only policies, score precision,
+  rounding and BEIR's MRR variant;
+* a **list** profile (``autorag``, ``ragas``, ``continuous-eval``, ``remem``, ``llamaindex``,
+  ``deepeval``) defines the families the peer has, each with a :class:`Convention` (a rule from
+  :mod:`ragrade.kernels.rules`, what an empty side is worth, an id matcher); rules left out are the
+  default convention's. Families the peer does not define are refused with the list of those it does.
 
-Every field is documented in ``docs/profiles.md``; ``reasons`` gives the one-line explanation the
-conventions report prints when a profile's number differs from the default.
+Every option is validated when the profile is built (an unknown option or family is an
+:class:`~ragrade.errors.UnknownNameError`). ``reason`` gives the one-line explanation the conventions
+report prints when a profile's number differs from the default.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal, TypeVar
 
-from ragrade.errors import InputError
+from ragrade.errors import UnknownNameError
+from ragrade.kernels.rules import AP, NDCG, RR, ContextPrecision, Empty, Precision, Recall, RecallAll, Rule
 from ragrade.matching.matchers import Fuzzy, Matcher, RougeL
 from ragrade.matching.remem import RememChunk
+from ragrade.metrics.registry import Family, find
+from ragrade.policies import Policies
+
+R = TypeVar("R", bound=Rule)
 
 
 @dataclass(frozen=True)
+class Convention:
+    """How a list profile computes one family: its ``rule`` (None: the default rule of the family's
+    kind), what an empty side is worth (None: the profile's ``empty``), an ``id_matcher`` applied to ids
+    (REMem's substring rule), and the one-line ``reason`` it differs from the default."""
+
+    rule: Rule | None = None
+    empty: Empty | None = None
+    id_matcher: Matcher | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True, eq=False)
 class Profile:
-    """Named conventions of one peer system."""
+    """Named conventions of one peer system (see the module docstring)."""
 
     name: str
     title: str
-    kind: str = "list"  # "engine" | "list"
-    # -- engine profiles -----------------------------------------------------------------------
-    policies: tuple[tuple[str, str], ...] = ()  # overrides of ragrade.policies.Policies
-    score_dtype: str = "float64"  # "float32": scores stored as 32-bit floats (pytrec_eval)
-    mrr_variant: str | None = None  # "beir": input-order ties, mean over all qrels queries
-    # -- list profiles -------------------------------------------------------------------------
-    cutoff_applies: bool = True  # False: the peer has no cutoff; @k truncates the list (top_k)
-    precision_hits: str = "rows"  # "rows": every matching row | "distinct": distinct matching items
-    precision_denominator: str = "list"  # "list": len(L) with duplicates | "distinct": set size
-    recall_denominator: str = "distinct_units"  # "units": as listed | "distinct_units": as a set
-    text_recall_denominator: str | None = None  # override of recall_denominator for text input
-    recall_all_target: str = "distinct_units"  # "list": gold list length (remem)
-    rr_mode: str = "first"  # "first" | "per_unit": mean over units of 1/first rank (AutoRAG)
-    ap_denominator: str = "R"  # "R" | "distinct_units" | "retrieved_hits" | "per_unit"
-    epsilon: float = 0.0  # added to the denominator of weighted precision (Ragas: 1e-10)
-    ndcg_gain: str = "every_match"  # "every_match": duplicates credited every time | "greedy_once"
-    ndcg_credit_key: str = "unit"  # greedy crediting per "unit" or per distinct "content"
-    ndcg_ideal: str = "gt_list"  # "min_gt_list" | "gt_list" | "own_labels"
-    ndcg_discount: str = "log2"  # "log2": log2(i+1) | "ln_ratio": ln(i+1)/ln 2 | "remem"
-    duplicates_credit: str = "every"  # documentation of how repeated retrieved items are credited
-    empty_retrieved: str = "zero"  # value when the retrieved list is empty: "zero" | "nan"
-    empty_truth: str = "zero"  # value when the ground truth is empty: "zero" | "nan"
-    empty_overrides: tuple[tuple[str, str, str], ...] = ()  # (metric, side, value); side may end "_text"
-    empty_decider: tuple[tuple[str, str], ...] = ()  # (metric, side) whose rule wins when both are empty
-    invalid_rows: str = "keep"  # "skip": empty list/group/whitespace id -> no score (AutoRAG)
-    rounding: int | None = None  # decimals of the reported means
-    id_matchers: tuple[tuple[str, Matcher], ...] = ()  # metric -> matcher applied to *ids*
+    kind: Literal["engine", "list"] = "list"
+    source: str = ""
+    # -- engine profiles -----------------------------------------------------------------------------
+    policies: Mapping[str, str] = field(default_factory=dict)  # overrides of ragrade.policies.Policies
+    score_dtype: Literal["float64", "float32"] = "float64"  # float32: scores stored as 32-bit (pytrec_eval)
+    mrr_variant: Literal["default", "beir"] = "default"  # beir: input-order ties, mean over all qrels queries
+    # -- list profiles -------------------------------------------------------------------------------
+    families: Mapping[str, Convention] = field(default_factory=dict)  # what the peer defines
+    empty: Empty = field(default_factory=Empty)  # default value of a query with an empty side
+    invalid_rows: Literal["keep", "skip"] = "keep"  # skip: empty list/group/blank id -> no score (AutoRAG)
     text_matcher: Matcher | None = None  # the peer's text matching (None: exact string equality)
     text_recall_matcher: Matcher | None = None  # a different one for recall (Ragas: > 0.5)
-    metrics: tuple[str, ...] = ()  # metrics the peer defines
-    reasons: tuple[tuple[str, str], ...] = field(default=())  # metric -> why it differs from default
-    source: str = ""  # what the profile was checked against
+    # -- both ---------------------------------------------------------------------------------------
+    rounding: int | None = None  # decimals of the reported means
+    reason_all: str = ""  # why every number may differ from the default (engine profiles)
 
-    def reason(self, metric: str) -> str:
-        for m, r in self.reasons:
-            if m == metric:
-                return r
-        return ""
+    def __post_init__(self) -> None:
+        if self.kind not in ("engine", "list"):
+            raise UnknownNameError("profile kind", self.kind, ["engine", "list"], show_known=True)
+        if self.score_dtype not in ("float64", "float32"):
+            raise UnknownNameError("score_dtype", self.score_dtype, ["float64", "float32"], show_known=True)
+        if self.mrr_variant not in ("default", "beir"):
+            raise UnknownNameError("mrr_variant", self.mrr_variant, ["default", "beir"], show_known=True)
+        if self.invalid_rows not in ("keep", "skip"):
+            raise UnknownNameError("invalid_rows option", self.invalid_rows, ["keep", "skip"], show_known=True)
+        Policies().update(**dict(self.policies))  # unknown policy or value: an error now, not later
+        for name, conv in self.families.items():
+            fam = find(name)
+            if fam is None or fam.kind == "judge":
+                raise UnknownNameError("family of a list profile", name,
+                                       [f.name for f in _list_families()], show_known=True)
+            if conv.rule is not None and conv.rule.family and conv.rule.family != name:
+                raise UnknownNameError(f"rule for family {name!r}", type(conv.rule).__name__,
+                                       [r.__name__ for r in _rules_for(name)], show_known=True)
+        if self.families and self.kind == "engine":
+            raise UnknownNameError("option of an engine profile", "families", ["policies", "score_dtype"])
 
-    def empty_value(self, metric: str, side: str, texts: bool = False) -> str:
-        """Value ("zero" or "nan") of ``metric`` for a query whose ``side`` ("retrieved" or "truth") is
-        empty; an override for ``side + "_text"`` applies to text input only."""
-        for key in ((side + "_text", side) if texts else (side,)):
-            for m, s, v in self.empty_overrides:
-                if m == metric and s == key:
-                    return v
-        return self.empty_retrieved if side == "retrieved" else self.empty_truth
+    # -- what the profile defines ------------------------------------------------------------------
+    def defines(self, family: str) -> bool:
+        """Whether the profile computes ``family`` (engine profiles: every id family)."""
+        fam = find(family)
+        if fam is None:
+            return False
+        if self.kind == "engine":
+            return fam.kind == "id"
+        return family in self.families
 
-    def decides_when_both_empty(self, metric: str) -> str:
-        """The side ("retrieved" or "truth", default) whose empty rule applies when both are empty."""
-        for m, side in self.empty_decider:
-            if m == metric:
-                return side
-        return "truth"
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The families the profile computes, in registry order."""
+        from ragrade.metrics.registry import REGISTRY
 
-    def id_matcher(self, metric: str) -> Matcher | None:
-        for m, mt in self.id_matchers:
-            if m == metric:
-                return mt
-        return None
+        return tuple(f.name for f in REGISTRY if self.defines(f.name))
+
+    def convention(self, family: str) -> Convention:
+        return self.families.get(family, Convention())
+
+    def rule(self, cls: type[R]) -> R:
+        """The profile's rule of class ``cls`` (the default rule when the profile does not change it)."""
+        conv = self.families.get(cls.family)
+        if conv is not None and isinstance(conv.rule, cls):
+            return conv.rule
+        return cls()
+
+    def empty_rule(self, family: str) -> Empty:
+        conv = self.families.get(family)
+        return conv.empty if conv is not None and conv.empty is not None else self.empty
+
+    def id_matcher(self, family: str) -> Matcher | None:
+        conv = self.families.get(family)
+        return None if conv is None else conv.id_matcher
+
+    def reason(self, family: str) -> str:
+        """Why ``family``'s number differs from the default under this profile ("" if unknown)."""
+        conv = self.families.get(family)
+        return (conv.reason if conv is not None and conv.reason else "") or self.reason_all
+
+    def policy_overrides(self) -> dict[str, str]:
+        return dict(self.policies)
+
+
+def _list_families() -> list[Family]:
+    from ragrade.metrics.registry import REGISTRY
+
+    return [f for f in REGISTRY if f.kind != "judge"]
+
+
+def _rules_for(name: str) -> list[type[Rule]]:
+    from ragrade.kernels.rules import RULES
+
+    return [r for r in RULES if r.family == name]
 
 
 _LEV = "levenshtein"
+_TEXT_FROM_IDS = "AutoRAG's token metrics compare the items as texts"
 
 PROFILES: dict[str, Profile] = {}
 
@@ -98,148 +152,161 @@ def _add(p: Profile) -> None:
     PROFILES[p.name] = p
 
 
-_add(Profile(
-    "default", "ragrade default (trec_eval formulas, SPEC 2)", kind="engine",
-    metrics=("hits", "hit_rate", "precision", "recall", "f1", "recall_all", "r_precision", "rr", "ap",
-             "dcg", "ndcg", "context_precision"),
-    source="SPEC section 2",
-))
+_add(Profile("default", "ragrade default (trec_eval formulas)", kind="engine",
+             source="docs/conventions.md, Default definitions"))
 _add(Profile(
     "trec_eval", "trec_eval 10", kind="engine",
-    policies=(("no_relevant", "zero"), ("missing_run", "drop"), ("duplicates", "error")),
-    metrics=("hits", "precision", "recall", "r_precision", "rr", "ap", "ndcg", "hit_rate"),
-    reasons=(("*", "trec_eval scores queries with no relevant judgment 0 and ignores queries missing "
-                    "from the run"),),
-    source="SPEC 4.5; default kernels (checked against pytrec_eval by the parity suite)",
+    policies={"no_relevant": "zero", "missing_run": "drop", "duplicates": "error"},
+    reason_all="trec_eval scores queries with no relevant judgment 0 and ignores queries missing from the run",
+    source="docs/profiles.md; default kernels (checked against pytrec_eval by the parity suite)",
 ))
 _add(Profile(
     "pytrec_eval", "pytrec_eval", kind="engine",
-    policies=(("no_relevant", "zero"), ("missing_run", "drop")), score_dtype="float32",
-    metrics=("precision", "recall", "r_precision", "rr", "ap", "ndcg", "hit_rate"),
-    reasons=(("*", "pytrec_eval stores scores as float32 (near-equal scores tie), averages only "
-                    "queries present in both run and qrels, and scores R = 0 queries 0"),),
-    source="SPEC 4.5; differential tests against pytrec_eval-terrier",
+    policies={"no_relevant": "zero", "missing_run": "drop"}, score_dtype="float32",
+    reason_all="pytrec_eval stores scores as float32 (near-equal scores tie), averages only queries present "
+               "in both run and qrels, and scores R = 0 queries 0",
+    source="docs/profiles.md; differential tests against pytrec_eval-terrier",
 ))
 _add(Profile(
     "beir", "BEIR / MTEB", kind="engine",
-    policies=(("no_relevant", "zero"), ("missing_run", "drop"), ("identical_ids", "drop")),
+    policies={"no_relevant": "zero", "missing_run": "drop", "identical_ids": "drop"},
     score_dtype="float32", mrr_variant="beir", rounding=5,
-    metrics=("precision", "recall", "ap", "ndcg", "rr"),
-    reasons=(("*", "BEIR drops documents whose id equals the query id, uses pytrec_eval's float32 "
-                    "scores and rounds to 5 decimals"),
-             ("rr", "BEIR's MRR@k keeps input order on ties and divides by every qrels query")),
-    source="SPEC 4.5",
+    reason_all="BEIR drops documents whose id equals the query id, uses pytrec_eval's float32 scores and "
+               "rounds to 5 decimals; its MRR@k keeps input order on ties and divides by every qrels query",
+    source="docs/profiles.md",
 ))
 _add(Profile(
     "ir_measures", "ir-measures", kind="engine",
-    policies=(("no_relevant", "zero"), ("missing_run", "zero"), ("duplicates", "keep_last")),
-    score_dtype="float32",
-    metrics=("precision", "recall", "r_precision", "rr", "ap", "ndcg", "hit_rate"),
-    reasons=(("*", "ir-measures counts every qrels query (missing ones score 0), scores R = 0 queries 0 "
-                    "and, through pytrec_eval, compares scores as float32"),),
-    source="SPEC 4.5; differential tests against ir_measures",
+    policies={"no_relevant": "zero", "missing_run": "zero", "duplicates": "keep_last"}, score_dtype="float32",
+    reason_all="ir-measures counts every qrels query (missing ones score 0), scores R = 0 queries 0 and, "
+               "through pytrec_eval, compares scores as float32",
+    source="docs/profiles.md; differential tests against ir_measures",
 ))
 _add(Profile(
     "ranx", "ranx", kind="engine",
-    policies=(("no_relevant", "zero"), ("missing_run", "zero"), ("duplicates", "keep_last")),
-    metrics=("hits", "hit_rate", "precision", "recall", "f1", "r_precision", "rr", "ap", "dcg", "ndcg"),
-    reasons=(("*", "ranx scores queries with no relevant judgment 0 and averages them in, keeps the last "
-                    "of duplicate lines, and counts queries missing from the run as 0 (make_comparable); "
-                    "its order among equal scores follows its own sort and is not reproduced"),),
-    source="SPEC 4.5; differential tests against ranx (tests/parity/test_ranx_comparison.py)",
+    policies={"no_relevant": "zero", "missing_run": "zero", "duplicates": "keep_last"},
+    reason_all="ranx scores queries with no relevant judgment 0 and averages them in, keeps the last of "
+               "duplicate lines, and counts queries missing from the run as 0 (make_comparable); its order "
+               "among equal scores follows its own sort and is not reproduced",
+    source="docs/profiles.md; differential tests against ranx (tests/parity/test_ranx_comparison.py)",
 ))
 _add(Profile(
     "autorag", "AutoRAG retrieval metrics",
-    cutoff_applies=False, precision_hits="distinct", precision_denominator="list",
-    recall_denominator="units", rr_mode="per_unit", ap_denominator="per_unit",
-    ndcg_gain="every_match", ndcg_ideal="min_gt_list", ndcg_discount="log2",
-    invalid_rows="skip", empty_retrieved="nan", empty_truth="nan",
-    metrics=("precision", "recall", "f1", "rr", "ap", "ndcg", "token_precision", "token_recall",
-             "token_f1"),
-    reasons=(
-        ("precision", "AutoRAG counts distinct retrieved ids but divides by the list length, with no cutoff"),
-        ("recall", "AutoRAG counts a group as found when any of its ids is retrieved, over the whole list"),
-        ("rr", "AutoRAG averages 1/first rank over every group (0 for a missed group), not the first hit"),
-        ("ap", "AutoRAG divides each group's AP by the group's hits, not its size, and averages groups"),
-        ("ndcg", "AutoRAG credits duplicates every time and takes min(gt ids, list length) as the ideal"),
-        ("f1", "AutoRAG's F1 combines its list-length precision and group recall"),
-    ),
-    source="SPEC 4.1 and 6 vectors (AutoRAG not installed: SPEC-only)",
+    families={
+        "precision": Convention(Precision(hits="distinct", denominator="list"),
+                                reason="AutoRAG counts distinct retrieved ids but divides by the list length, "
+                                       "with no cutoff"),
+        "recall": Convention(Recall(denominator="units"),
+                             reason="AutoRAG counts a group as found when any of its ids is retrieved, over the "
+                                    "whole list"),
+        "f1": Convention(reason="AutoRAG's F1 combines its list-length precision and group recall"),
+        "rr": Convention(RR(mode="per_unit"),
+                         reason="AutoRAG averages 1/first rank over every group (0 for a missed group), not the "
+                                "first hit"),
+        "ap": Convention(AP(denominator="per_unit"),
+                         reason="AutoRAG divides each group's AP by the group's hits, not its size, and averages "
+                                "groups"),
+        "ndcg": Convention(NDCG(gain="every_match", ideal="min_gt_list", discount="log2"),
+                           reason="AutoRAG credits duplicates every time and takes min(gt ids, list length) as "
+                                  "the ideal"),
+        "token_precision": Convention(reason=_TEXT_FROM_IDS),
+        "token_recall": Convention(reason=_TEXT_FROM_IDS),
+        "token_f1": Convention(reason=_TEXT_FROM_IDS),
+    },
+    invalid_rows="skip", empty=Empty(retrieved="nan", truth="nan"),
+    source="docs/profiles.md (AutoRAG is not installable here: checked against its published formulas and "
+           "the parity vectors)",
 ))
 _add(Profile(
     "ragas", "Ragas (non-LLM and ID-based context metrics)",
-    precision_hits="distinct", precision_denominator="distinct",
-    recall_denominator="distinct_units", text_recall_denominator="units",
-    ap_denominator="retrieved_hits", epsilon=1e-10,
-    empty_retrieved="nan", empty_truth="nan",
-    empty_overrides=(("context_precision", "retrieved", "zero"), ("ap", "retrieved", "zero"),
-                     ("precision", "truth", "zero"), ("recall", "retrieved", "zero"),
-                     ("recall", "retrieved_text", "nan")),
-    empty_decider=(("context_precision", "retrieved"), ("ap", "retrieved"), ("precision", "retrieved")),
+    families={
+        "context_precision": Convention(ContextPrecision(epsilon=1e-10),
+                                        empty=Empty(retrieved="zero", truth="nan", decider="retrieved"),
+                                        reason="Ragas adds 1e-10 to the number of relevant retrieved items"),
+        "ap": Convention(AP(denominator="retrieved_hits", epsilon=1e-10),
+                         empty=Empty(retrieved="zero", truth="nan", decider="retrieved"),
+                         reason="Ragas' context precision divides by the relevant *retrieved* items (+1e-10), "
+                                "not by R"),
+        "precision": Convention(Precision(hits="distinct", denominator="distinct"),
+                                empty=Empty(retrieved="nan", truth="zero", decider="retrieved"),
+                                reason="Ragas' ID-based precision divides by the distinct retrieved ids (sets), "
+                                       "no cutoff"),
+        "recall": Convention(Recall(denominator="distinct_units", text_denominator="units"),
+                             empty=Empty(retrieved="zero", truth="nan", retrieved_text="nan"),
+                             reason="Ragas recalls a reference when its best Levenshtein similarity is > 0.5 "
+                                    "(texts)"),
+    },
+    empty=Empty(retrieved="nan", truth="nan"),
     text_matcher=Fuzzy(threshold=0.5, scorer=_LEV, op=">=", allow_empty=True),
     text_recall_matcher=Fuzzy(threshold=0.5, scorer=_LEV, op=">", allow_empty=True),
-    metrics=("context_precision", "ap", "precision", "recall"),
-    reasons=(
-        ("context_precision", "Ragas adds 1e-10 to the number of relevant retrieved items"),
-        ("ap", "Ragas' context precision divides by the relevant *retrieved* items (+1e-10), not by R"),
-        ("precision", "Ragas' ID-based precision divides by the distinct retrieved ids (sets), no cutoff"),
-        ("recall", "Ragas recalls a reference when its best Levenshtein similarity is > 0.5 (texts)"),
-    ),
     source="ragas 0.4.3 (differential tests)",
 ))
 _add(Profile(
     "deepeval", "DeepEval contextual precision",
-    ap_denominator="retrieved_hits", epsilon=0.0,
-    empty_retrieved="zero", empty_truth="nan",
-    metrics=("context_precision", "ap"),
-    reasons=(("context_precision", "DeepEval divides by the relevant retrieved items, with no epsilon"),
-             ("ap", "DeepEval's contextual precision divides by the relevant retrieved items, not by R")),
-    source="SPEC 4.5 (deepeval's metric is LLM-judged; the formula is reproduced on given verdicts)",
+    families={
+        "context_precision": Convention(reason="DeepEval divides by the relevant retrieved items, with no epsilon"),
+        "ap": Convention(AP(denominator="retrieved_hits"),
+                         reason="DeepEval's contextual precision divides by the relevant retrieved items, not "
+                                "by R"),
+    },
+    empty=Empty(retrieved="zero", truth="nan"),
+    source="docs/profiles.md (deepeval's metric is LLM-judged; the formula is reproduced on given verdicts)",
 ))
 _add(Profile(
     "continuous-eval", "continuous-eval (PrecisionRecallF1, RankedRetrievalMetrics)",
-    precision_hits="rows", precision_denominator="list", recall_denominator="distinct_units",
-    ap_denominator="retrieved_hits", ndcg_gain="greedy_once", ndcg_credit_key="content",
-    ndcg_ideal="gt_list", ndcg_discount="ln_ratio",
-    empty_retrieved="zero", empty_truth="zero", empty_overrides=(("ndcg", "truth", "nan"),),
+    families={
+        "precision": Convention(Precision(hits="rows", denominator="list"),
+                                reason="continuous-eval counts every matching retrieved chunk (duplicates too) "
+                                       "over the list"),
+        "recall": Convention(Recall(denominator="distinct_units"),
+                             reason="continuous-eval counts distinct ground-truth items matched by the whole list"),
+        "f1": Convention(),
+        "ap": Convention(AP(denominator="retrieved_hits"),
+                         reason="continuous-eval divides AP by the relevant retrieved chunks, not by the ground "
+                                "truth size"),
+        "rr": Convention(),
+        "ndcg": Convention(NDCG(gain="greedy_once", credit_key="content", ideal="gt_list", discount="ln_ratio"),
+                           empty=Empty(retrieved="zero", truth="nan"),
+                           reason="continuous-eval's ideal DCG spans the whole ground-truth list, uncapped by "
+                                  "the list length"),
+    },
+    empty=Empty(retrieved="zero", truth="zero"),
     text_matcher=RougeL(threshold=0.7, variant="union", measure="recall"),
-    id_matchers=(),
-    metrics=("precision", "recall", "f1", "ap", "rr", "ndcg"),
-    reasons=(
-        ("precision", "continuous-eval counts every matching retrieved chunk (duplicates too) over the list"),
-        ("ap", "continuous-eval divides AP by the relevant retrieved chunks, not by the ground truth size"),
-        ("ndcg", "continuous-eval's ideal DCG spans the whole ground-truth list, uncapped by the list length"),
-        ("recall", "continuous-eval counts distinct ground-truth items matched by the whole list"),
-    ),
     source="continuous-eval 0.3.14 with rouge 1.0.1 (differential tests)",
 ))
 _add(Profile(
     "llamaindex", "LlamaIndex retrieval metrics",
-    precision_hits="distinct", precision_denominator="distinct", recall_denominator="distinct_units",
-    ap_denominator="distinct_units", ndcg_gain="every_match", ndcg_ideal="gt_list", ndcg_discount="log2",
-    empty_retrieved="nan", empty_truth="nan",
-    metrics=("hit_rate", "rr", "precision", "recall", "ap", "ndcg"),
-    reasons=(
-        ("precision", "LlamaIndex divides distinct relevant ids by distinct retrieved ids (sets), no cutoff"),
-        ("ap", "LlamaIndex counts duplicate relevant ids again and divides by the expected set size"),
-        ("ndcg", "LlamaIndex's ideal DCG spans the expected list length and duplicates gain every time"),
-    ),
+    families={
+        "hit_rate": Convention(),
+        "rr": Convention(),
+        "precision": Convention(Precision(hits="distinct", denominator="distinct"),
+                                reason="LlamaIndex divides distinct relevant ids by distinct retrieved ids (sets), "
+                                       "no cutoff"),
+        "recall": Convention(Recall(denominator="distinct_units")),
+        "ap": Convention(AP(denominator="distinct_units"),
+                         reason="LlamaIndex counts duplicate relevant ids again and divides by the expected set "
+                                "size"),
+        "ndcg": Convention(NDCG(gain="every_match", ideal="gt_list", discount="log2"),
+                           reason="LlamaIndex's ideal DCG spans the expected list length and duplicates gain "
+                                  "every time"),
+    },
+    empty=Empty(retrieved="nan", truth="nan"),
     source="llama-index-core 0.14.25 (differential tests)",
 ))
 _add(Profile(
     "remem", "REMem retrieval metrics",
-    recall_denominator="distinct_units", recall_all_target="list",
-    ndcg_gain="every_match", ndcg_ideal="own_labels", ndcg_discount="remem",
-    empty_retrieved="zero", empty_truth="zero", rounding=4,
-    id_matchers=(("recall_all", RememChunk()), ("ndcg", RememChunk()), ("hit_rate", RememChunk())),
-    text_matcher=None,
-    metrics=("recall", "recall_all", "ndcg"),
-    reasons=(
-        ("recall", "REMem's Recall@k uses exact string sets and pools with rounding to 4 decimals"),
-        ("recall_all", "REMem matches chunks to gold docs by substring (its fuzzy rule)"),
-        ("ndcg", "REMem's NDCG_any weighs ranks 1 and 2 alike and takes the ideal from the list's own labels"),
-    ),
-    source="remem's retrieval_eval (read; not installable offline) and SPEC 4.4 vectors",
+    families={
+        "recall": Convention(Recall(denominator="distinct_units"),
+                             reason="REMem's Recall@k uses exact string sets and pools with rounding to 4 "
+                                    "decimals"),
+        "recall_all": Convention(RecallAll(target="list"), id_matcher=RememChunk(),
+                                 reason="REMem matches chunks to gold docs by substring (its fuzzy rule)"),
+        "ndcg": Convention(NDCG(gain="every_match", ideal="own_labels", discount="remem"), id_matcher=RememChunk(),
+                           reason="REMem's NDCG_any weighs ranks 1 and 2 alike and takes the ideal from the "
+                                  "list's own labels"),
+    },
+    empty=Empty(retrieved="zero", truth="zero"), rounding=4,
+    source="remem's retrieval_eval (read; not installable offline) and the parity vectors of docs/profiles.md",
 ))
 
 ALIASES = {"continuous_eval": "continuous-eval", "ce": "continuous-eval", "llama_index": "llamaindex",
@@ -248,17 +315,13 @@ ALIASES = {"continuous_eval": "continuous-eval", "ce": "continuous-eval", "llama
 
 
 def get_profile(name: str | Profile) -> Profile:
-    """A profile by name or alias (case-insensitive)."""
+    """A profile by name or alias (case-insensitive); :class:`UnknownNameError` otherwise."""
     if isinstance(name, Profile):
         return name
     key = str(name).strip().lower()
     key = ALIASES.get(key, key)
     if key not in PROFILES:
-        import difflib
-
-        close = difflib.get_close_matches(key, list(PROFILES), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise InputError(f"unknown profile {name!r}.{hint} Profiles: {', '.join(PROFILES)}")
+        raise UnknownNameError("profile", name, [*PROFILES, *ALIASES], hint=f"Profiles: {', '.join(PROFILES)}.")
     return PROFILES[key]
 
 
@@ -266,4 +329,4 @@ def list_profiles() -> list[str]:
     return list(PROFILES)
 
 
-__all__ = ["ALIASES", "PROFILES", "Profile", "get_profile", "list_profiles"]
+__all__ = ["ALIASES", "PROFILES", "Convention", "Profile", "get_profile", "list_profiles"]

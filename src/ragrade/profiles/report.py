@@ -11,8 +11,6 @@ AutoRAG divides each group's AP by the group's hits, not its size, and averages 
 from __future__ import annotations
 
 import math
-import sys
-import types
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ragrade.errors import InputError, MetricError, RagradeWarning
+from ragrade.metrics.parser import parse_metrics
 from ragrade.profiles import PROFILES, Profile, get_profile
 
 _TOL = 1e-12
@@ -75,14 +74,7 @@ def _labels(metrics: str | Iterable[str]) -> list[str]:
 
 
 def _base(label: str) -> str:
-    from ragrade.rag import TOKEN_METRICS
-
-    head = label.split("@")[0].split("(")[0].strip().lower()
-    if head in TOKEN_METRICS:
-        return head
-    from ragrade.metrics.registry import lookup
-
-    return lookup(head).name
+    return parse_metrics(label)[0].name
 
 
 def conventions(qrels: Any, run: Any, metrics: str | Iterable[str],
@@ -94,48 +86,45 @@ def conventions(qrels: Any, run: Any, metrics: str | Iterable[str],
     and engine profiles are skipped for text input (``matcher`` given; ``"profile"`` lets each peer
     match texts its own way). ``top``: how many moving queries to list per metric.
     """
-    from ragrade import rag
-    from ragrade.evaluation import evaluate
+    from ragrade.engine.api import evaluate
 
     labels = _labels(metrics)
     bases = {lab: _base(lab) for lab in labels}
     chosen = [get_profile(p) for p in (profiles or list(PROFILES))]
     results: dict[str, pd.DataFrame] = {}
+    means_of: dict[str, dict[str, float]] = {}
     skipped: dict[str, str] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RagradeWarning)
         for prof in chosen:
-            wanted = [lab for lab in labels if not prof.metrics or bases[lab] in prof.metrics]
+            wanted = [lab for lab in labels if prof.defines(bases[lab])]
             if not wanted:
                 skipped[prof.name] = "defines none of the requested metrics"
                 continue
             try:
                 if prof.name == "default":
                     m = None if (isinstance(matcher, str) and matcher == "profile") else matcher
-                    if m is None and not _is_groups(qrels):
-                        res = evaluate(qrels, run, wanted)
-                    else:
-                        res = rag.evaluate_rag(qrels, run, wanted, matcher=m)
+                    res = evaluate(qrels, run, wanted, matcher=m)
                 elif prof.kind == "engine":
                     if matcher is not None:
                         skipped[prof.name] = "scores ids only (text input given)"
                         continue
-                    res = rag.evaluate_profile(qrels, run, wanted, prof)
+                    res = evaluate(qrels, run, wanted, profile=prof)
                 else:
-                    res = rag.evaluate_profile(qrels, run, wanted, prof, matcher=matcher)
+                    res = evaluate(qrels, run, wanted, profile=prof, matcher=matcher)
             except (InputError, MetricError) as exc:
                 skipped[prof.name] = str(exc)
                 continue
-            results[prof.name] = res.per_query.assign(**{"__mean__" + k: v for k, v in res.means.items()})
+            results[prof.name] = res.per_query
+            means_of[prof.name] = dict(res.means)
     if not results:
         raise InputError("no profile applies to these metrics and inputs")
     table = pd.DataFrame(index=pd.Index(labels, name="metric"), columns=list(results), dtype=np.float64)
     per_query: dict[str, pd.DataFrame] = {}
     for name, frame in results.items():
-        means = {c[len("__mean__"):]: frame[c].iloc[0] for c in frame.columns if c.startswith("__mean__")}
-        for lab, v in means.items():
+        for lab, v in means_of[name].items():
             table.loc[lab, name] = v
-        per_query[name] = frame[[c for c in frame.columns if not c.startswith("__mean__")]]
+        per_query[name] = frame
     reasons: dict[tuple[str, str], str] = {}
     ref = "default" if "default" in table.columns else table.columns[0]
     for lab in labels:
@@ -161,20 +150,3 @@ def conventions(qrels: Any, run: Any, metrics: str | Iterable[str],
         frame = frame[spread > _TOL].sort_values("spread", ascending=False, kind="stable").head(top)
         movers[lab] = frame
     return ConventionsReport(table, per_query, movers, reasons, skipped)
-
-
-def _is_groups(truth: Any) -> bool:
-    if isinstance(truth, str) or not isinstance(truth, Sequence):
-        return False
-    return any(isinstance(e, Sequence) and not isinstance(e, str) for e in truth)
-
-
-class _CallableModule(types.ModuleType):
-    """``ragrade.conventions`` is both this module and the function: importing the module (which sets
-    the package attribute) must not hide ``ragrade.conventions(...)``."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> ConventionsReport:
-        return conventions(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

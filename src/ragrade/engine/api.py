@@ -1,0 +1,114 @@
+"""``ragrade.evaluate``: the one entry point, dispatching to the one pipeline.
+
+::
+
+    inputs (any accepted shape, engine/inputs.py)
+      -> metrics parsed once (metrics/parser.py)            -> profile resolved (profiles/)
+      -> [texts: match + greedy credit (engine/texts.py)]   -> [list profile: match table +
+      -> join (engine/join.py) -> rank -> credit                list kernels (engine/lists.py)]
+      -> kernels (kernels/) -> definedness + policies (engine/core.py)
+      -> one Result (engine/result.py)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Never
+
+import numpy as np
+import pandas as pd
+
+from ragrade.engine.core import Evaluator
+from ragrade.engine.inputs import is_path, read_both
+from ragrade.engine.lists import evaluate_engine_profile, evaluate_list_profile
+from ragrade.engine.result import MetricsArg, Result, Summary, metric_labels
+from ragrade.engine.texts import align_texts, evaluate_texts
+from ragrade.errors import InputError, UnknownNameError
+from ragrade.kernels.text import TextLists
+from ragrade.matching.matchers import Matcher, get_matcher
+from ragrade.policies import (
+    Duplicates,
+    EmptyRun,
+    IdenticalIds,
+    MissingQrels,
+    MissingRun,
+    NoRelevant,
+    Policies,
+    Ties,
+)
+from ragrade.profiles import Profile, get_profile
+
+
+def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profile | None = None,
+             matcher: Matcher | str | None = None, missing_run: MissingRun | None = None,
+             missing_qrels: MissingQrels | None = None, no_relevant: NoRelevant | None = None,
+             duplicates: Duplicates | None = None, identical_ids: IdenticalIds | None = None,
+             ties: Ties | None = None, empty_run: EmptyRun | None = None, **unknown: Never) -> Result:
+    """Score ``run`` against ``qrels`` with ``metrics``.
+
+    ``qrels`` and ``run`` may be :class:`~ragrade.data.Qrels` / :class:`~ragrade.data.Run` objects, nested
+    dicts (``{query: {doc: grade}}``, ``{query: {doc: score}}``), ranked lists (``{query: [docs]}``,
+    ``[[docs], ...]``), AutoRAG groups, DataFrames, pyarrow Tables or file paths (``docs/formats.md``).
+    ``metrics`` is a metric string (``"ndcg@10"``, ``"recall@[5,10]"``), a :class:`~ragrade.metrics.Metric`
+    or a list of them (``ragrade metrics`` lists every family).
+
+    ``profile`` (``"autorag"``, ``"ragas"``, ``"pytrec_eval"``, ...) computes the metrics under a peer's
+    conventions (``docs/profiles.md``); ``matcher`` (``"rouge_l"``, ``"fuzzy"``, a
+    :class:`~ragrade.matching.Matcher`; ``"profile"`` for the peer's own) makes the items texts
+    (``docs/matching.md``). The remaining keywords set the policies for undefined cases
+    (``docs/conventions.md``, "Policies"; None keeps the default or the profile's).
+
+    >>> r = evaluate({"q1": {"t1": 1, "t2": 1, "t3": 1}},
+    ...              {"q1": {"t1": 4.0, "p1": 3.0, "t2": 2.0, "p3": 1.0}}, ["ndcg@4", "ap@4", "P@10", "rr"])
+    >>> {k: round(v, 10) for k, v in r.means.items()}
+    {'ndcg@4': 0.703918089, 'ap@4': 0.5555555556, 'P@10': 0.2, 'rr': 1.0}
+    """
+    if unknown:
+        raise UnknownNameError("option", next(iter(unknown)), [*Policies.choices(), "profile", "matcher"])
+    labels = metric_labels(metrics)
+    policies = {k: v for k, v in dict(missing_run=missing_run, missing_qrels=missing_qrels,
+                                      no_relevant=no_relevant, duplicates=duplicates, identical_ids=identical_ids,
+                                      ties=ties, empty_run=empty_run).items() if v is not None}
+    prof = None if profile is None else get_profile(profile)
+    if prof is not None and prof.name == "default":
+        prof = None
+    if prof is not None and prof.kind == "list":
+        pol = Policies().update(**policies)
+        return evaluate_list_profile(qrels, run, labels, prof, matcher, pol)
+    if prof is not None:
+        if matcher is not None:
+            raise InputError(f"the {prof.name} profile scores ids; text matchers apply to list profiles "
+                             f"and to the default convention")
+        return evaluate_engine_profile(qrels, run, labels, prof, policies)
+    pol = Policies().update(**policies)
+    id_labels = [(lab, m) for lab, m in labels if m.family.kind != "text"]
+    text_labels = [(lab, m) for lab, m in labels if m.family.kind == "text"]
+    if isinstance(matcher, str) and matcher.lower() == "profile":
+        raise InputError("matcher='profile' needs a list profile (e.g. profile='ragas')")
+    if is_path(qrels) and is_path(run):
+        qrels, run = read_both(qrels, run)
+    if not id_labels:
+        return _text_metrics(qrels, run, text_labels, pol)
+    if matcher is not None:
+        result = evaluate_texts(qrels, run, id_labels, get_matcher(matcher), pol)
+    else:
+        result = Evaluator(qrels, id_labels, policies=pol).evaluate(run)
+    if text_labels:
+        extra = _text_metrics(qrels, run, text_labels, pol)
+        for label, m in text_labels:
+            result.per_query[label] = extra.per_query[label].reindex(result.per_query.index).to_numpy()
+            result.metrics[label] = m
+    return result
+
+
+def _text_metrics(truth: Any, run: Any, labels: list[Any], pol: Policies) -> Result:
+    """Text families (token overlap) over the items as texts, one row per ground-truth query."""
+    qids, units, lists, missing, only = align_texts(truth, run, pol.ties)
+    texts = TextLists(units, lists)
+    data = {}
+    for label, m in labels:
+        assert m.family.kernel is not None
+        data[label] = np.asarray(m.family.kernel(m, texts), dtype=np.float64)
+    frame = pd.DataFrame(data, index=pd.Index(qids, name="query", dtype=object))
+    summary = Summary(qrels_queries=len(qids), run_queries=len(qids) - len(missing) + len(only),
+                      evaluated=len(qids), missing_from_run=missing, only_in_run=only)
+    return Result(frame, dict(labels), summary, pol)

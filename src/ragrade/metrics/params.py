@@ -1,0 +1,138 @@
+"""Metric parameters and their constraints.
+
+A :class:`Param` is data next to the metric family that declares it: its type, default and constraint.
+The same declaration converts a raw value (a string from the parser, or a Python value), produces the
+error message when the value is out of range, and produces the bad values that the generated tests try
+on every parameter of every family (``tests/test_metrics_parser.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ragrade.errors import MetricError
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter a metric family accepts.
+
+    ``kind`` is ``int``, ``float`` or ``str``. ``choices`` (a closed set) or the interval given by
+    ``minimum``/``maximum`` (each inclusive unless ``open_minimum``/``open_maximum``) constrain the value.
+    ``default=None`` means "unset" (the family's own behaviour, documented in ``doc``).
+    """
+
+    name: str
+    kind: type
+    default: Any
+    choices: tuple[Any, ...] | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    open_minimum: bool = False
+    open_maximum: bool = False
+    doc: str = ""
+
+    # -- conversion and validation ---------------------------------------------------------------
+    def coerce(self, metric: str, raw: Any) -> Any:
+        """Convert ``raw`` and check it against the constraint; :class:`MetricError` naming the metric,
+        the parameter, the constraint and the value otherwise."""
+        value = raw
+        if isinstance(raw, bool):
+            raise self._error(metric, raw)
+        if isinstance(raw, str) and self.kind is not str:
+            text = raw.strip()
+            try:
+                value = float(text) if self.kind is float else int(text)
+            except ValueError:
+                raise self._error(metric, raw) from None
+        if self.kind is int:
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not isinstance(value, int):
+                raise self._error(metric, raw)
+        elif self.kind is float:
+            if not isinstance(value, int | float) or not math.isfinite(float(value)):
+                raise self._error(metric, raw)
+            value = float(value)
+        else:
+            if not isinstance(value, str):
+                raise self._error(metric, raw)
+            value = value.strip().lower()
+        if not self.accepts(value):
+            raise self._error(metric, raw)
+        return value
+
+    def accepts(self, value: Any) -> bool:
+        """Whether an already converted value satisfies the constraint."""
+        if self.choices is not None:
+            return value in self.choices
+        if self.minimum is not None and (value <= self.minimum if self.open_minimum else value < self.minimum):
+            return False
+        return not (self.maximum is not None
+                    and (value >= self.maximum if self.open_maximum else value > self.maximum))
+
+    def constraint(self) -> str:
+        """The constraint in words: ``linear|exp``, ``>= 1``, ``in (0, 1)``; ``""`` when free."""
+        if self.choices is not None:
+            return "|".join(map(str, self.choices))
+        lo, hi = self.minimum, self.maximum
+        if lo is not None and hi is not None:
+            return f"in {'(' if self.open_minimum else '['}{lo:g}, {hi:g}{')' if self.open_maximum else ']'}"
+        if lo is not None:
+            return f"{'>' if self.open_minimum else '>='} {lo:g}"
+        if hi is not None:
+            return f"{'<' if self.open_maximum else '<='} {hi:g}"
+        return ""
+
+    def _error(self, metric: str, raw: Any) -> MetricError:
+        what = {int: "an integer", float: "a number", str: "a word"}.get(self.kind, self.kind.__name__)
+        rule = self.constraint()
+        return MetricError(f"{metric!r}: parameter {self.name!r} must be {what}"
+                           + (f" ({rule})" if rule else "") + f"; got {raw!r}")
+
+    # -- generated tests ---------------------------------------------------------------------------
+    def bad_values(self) -> list[Any]:
+        """Values the constraint must refuse (used by the generated bad-value tests)."""
+        bad: list[Any] = [True, "", "??"]
+        if self.kind is str:
+            bad += [1, "not-a-choice"]
+            return bad
+        bad += [[1]]
+        if self.kind is int:
+            bad += [1.5, "1.5"]
+        else:
+            bad += [math.nan, math.inf, "nan"]
+        if self.minimum is not None:
+            bad.append(self.minimum if self.open_minimum else self.minimum - 1)
+        if self.maximum is not None:
+            bad.append(self.maximum if self.open_maximum else self.maximum + 1)
+        return bad
+
+    def good_value(self) -> Any:
+        """One value the constraint accepts, different from the default when possible."""
+        if self.choices is not None:
+            return next((c for c in self.choices if c != self.default), self.choices[0])
+        lo = self.minimum if self.minimum is not None else 0
+        hi = self.maximum
+        if self.kind is int:
+            v = int(lo) + 1
+            return v if hi is None or v <= hi else int(lo)
+        if hi is not None:
+            return (lo + hi) / 2
+        return float(lo) + 0.5
+
+
+#: Minimum grade counted as relevant (trec_eval's ``-l``, ir-measures' ``rel``).
+REL = Param("rel", int, 1, minimum=1, doc="minimum grade counted as relevant (trec_eval's relevance level)")
+
+#: ``rel`` on DCG-type measures: unset means every positive grade counts, as in trec_eval.
+NDCG_REL = Param(
+    "rel", int, None, minimum=1,
+    doc="if set, grades below it are dropped from both DCG and the ideal list (ranx-style); "
+        "by default every positive grade counts, as in trec_eval",
+)
+
+#: Gain of a grade in DCG-type measures.
+GAIN = Param("gain", str, "linear", choices=("linear", "exp"), doc="gain of a grade g: g or 2^g - 1")
