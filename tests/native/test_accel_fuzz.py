@@ -150,6 +150,7 @@ def test_fuzz_scan_trec_against_its_contract():
         rows_cap = len(buf) + 1 if rng.random() < 0.85 else rng.randrange(0, 6)
         _check_scan(buf, begin, end, ncols, numcol, doccol, cuts, rows_cap, seed)
         n += 1
+    print(f"scan_trec: {n} mutated inputs")
     assert n >= 20
 
 
@@ -172,6 +173,7 @@ def test_fuzz_readers_fast_path_equals_careful_path(tmp_path):
                 outcomes.append(("error", type(exc).__name__, getattr(exc, "line", None)))
         assert outcomes[0] == outcomes[1], (seed, outcomes, data[:300])
         n += 1
+    print(f"readers: {n} mutated files")
     assert n >= 20
 
 
@@ -261,6 +263,7 @@ def test_fuzz_dict_scan_against_the_fallback():
             want = np.array([_lookup(dicts[w], k) for w, k in zip(which, keys, strict=True)], dtype=np.float64)
             np.testing.assert_array_equal(got, want, err_msg=str(seed))
         n += 1
+    print(f"dict scan: {n} random lists of dicts")
     assert n >= 10
 
 
