@@ -92,7 +92,10 @@ def main() -> None:
         verdict = "PASS" if t <= target else "FAIL"
         ok &= t <= target
         print(f"  {label:<30} {t:6.3f} s   target <= {target:.2f} s   {verdict}")
-    for label, argv in (("ragrade --help", ["--help"]), ("ragrade metrics", ["metrics"])):
+    evaluate_args = ["evaluate", str(EXAMPLES / "qrels.tsv"), str(EXAMPLES / "run.tsv"), "-m", "ndcg@10", "-m",
+                     "recall@5"]
+    for label, argv in (("ragrade --help", ["--help"]), ("ragrade metrics", ["metrics"]),
+                        ("ragrade evaluate", evaluate_args)):
         biggest, total, heavy = import_breakdown(argv)
         print(f"\nwhere the imports of `{label}` go (python -X importtime, cumulative, top-level modules; "
               f"{total:.3f} s in all):")

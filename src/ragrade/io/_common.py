@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -353,6 +352,8 @@ def group_codes(qcodes: np.ndarray, qvocab: np.ndarray) -> tuple[np.ndarray, np.
     if len(np.unique(heads)) == len(starts):
         offsets = np.append(starts, n).astype(np.int64)
         return qvocab[heads], offsets, None
+    import pandas as pd  # (only for interleaved queries: the CLI need not import pandas to read a file)
+
     first, uniq = pd.factorize(qcodes, sort=False)
     perm = np.argsort(first, kind="stable")
     counts = np.bincount(first, minlength=len(uniq))

@@ -27,7 +27,6 @@ from itertools import pairwise
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
@@ -664,6 +663,8 @@ def _read_table_or_chunks(p: str, layout: Layout, chunk_size: int, progress: Pro
 
 def _segment_codes(scan: Scanned) -> tuple[np.ndarray, np.ndarray]:
     """Per-row query codes and the query vocabulary, from the runs of equal query ids."""
+    import pandas as pd
+
     codes, vocab = pd.factorize(scan.qids)
     return np.repeat(codes.astype(np.int32), np.diff(scan.starts)), np.asarray(vocab, dtype=object)
 
