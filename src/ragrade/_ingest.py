@@ -66,6 +66,7 @@ def _c_scan(dicts: list, want_keys: bool, which: np.ndarray, find: np.ndarray,
         except TypeError:  # not all dicts: the scan reports it
             n = 0
         keys = np.empty(n, dtype=object)
+    assert _accel is not None
     status, counts, values, found = _accel.scan(dicts, keys, np.ascontiguousarray(which, dtype=np.int64),
                                                 np.ascontiguousarray(find, dtype=object),
                                                 np.ascontiguousarray(find_idx, dtype=np.int64))
@@ -160,6 +161,7 @@ def _string_chunk(arr) -> tuple[np.ndarray, object, int] | None:
     """``(offsets view, data buffer, offset width)`` of one Arrow string array, without copying."""
     import pyarrow as pa
 
+    width: type[np.signedinteger]
     if pa.types.is_string(arr.type):
         width = np.int32
     elif pa.types.is_large_string(arr.type):

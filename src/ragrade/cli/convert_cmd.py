@@ -32,15 +32,15 @@ def command(src: str, dst: str, kind: str | None, in_format: str | None, out_for
             kind = guess_kind(src, in_format)
             if kind is None:
                 fail(f"{src}: cannot tell whether this is a run or qrels; pass --kind run or --kind qrels")
-        with reading(src, kind) as progress:
+        with reading(src, kind or "") as progress:
             if kind == "run":
-                obj = read_run(src, format=in_format, progress=progress)
+                run = read_run(src, format=in_format, progress=progress)
+                write_run(run, dst, format=out_format, tag=tag)
+                n_queries, n_rows = run.n_queries, run.n_rows
             else:
-                obj = read_qrels(src, format=in_format, progress=progress)
-        if kind == "run":
-            write_run(obj, dst, format=out_format, tag=tag)
-        else:
-            if tag is not None:
-                fail("--tag applies to runs only")
-            write_qrels(obj, dst, format=out_format)
-    click.echo(f"wrote {kind} with {obj.n_queries} queries and {obj.n_rows} rows to {dst}", err=True)
+                qrels = read_qrels(src, format=in_format, progress=progress)
+                if tag is not None:
+                    fail("--tag applies to runs only")
+                write_qrels(qrels, dst, format=out_format)
+                n_queries, n_rows = qrels.n_queries, qrels.n_rows
+    click.echo(f"wrote {kind} with {n_queries} queries and {n_rows} rows to {dst}", err=True)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ragrade.data._columns import as_object_strings, check_vocab, encode, group_rows, segment_ids
+from ragrade.errors import InputError
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -141,7 +142,9 @@ class ColumnarTable:
         q = as_object_strings(queries, f"{what} query ids")
         d = as_object_strings(docs, f"{what} document ids")
         if len(q) != len(d) or (values is not None and len(values) != len(q)):
-            raise ValueError("columns have different lengths")
+            extra = "" if values is None else f", {len(values)} values"
+            raise InputError(f"{what}: the columns have different lengths ({len(q)} query ids, {len(d)} document "
+                             f"ids{extra})")
         qids, offsets, perm = group_rows(q)
         if perm is not None:
             d = d[perm]
@@ -208,10 +211,11 @@ class ColumnarTable:
 
     def per_row_docs(self) -> np.ndarray:
         """Document id of every row (object array of str)."""
+        raw: Any = self._raw
         if self.raw_is_arrow:
-            return np.asarray(self._raw.to_numpy(zero_copy_only=False), dtype=object)
-        if self._raw is not None:
-            return self._raw
+            return np.asarray(raw.to_numpy(zero_copy_only=False), dtype=object)
+        if raw is not None:
+            return raw
         return self.doc_vocab[self.doc_codes]
 
     def _nested(self, values: np.ndarray) -> dict[str, dict[str, Any]]:
@@ -224,7 +228,7 @@ class ColumnarTable:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
+        return self.to_dict() == other.to_dict()
 
     __hash__ = None  # type: ignore[assignment]
 

@@ -1,6 +1,6 @@
 """Ground truth: query -> unit -> grade.
 
-A *unit* is what the ground truth counts (SPEC notation): one judged document id, or a *group* of ids
+A *unit* is what the ground truth counts (docs/conventions.md, Notation): one judged document id, or a *group* of ids
 any one of which satisfies the same information need (AutoRAG's ``[["a", "b"], ["c"]]``). Each row of
 the storage is one (query, doc id, grade, unit) judgment; plain qrels have one row per unit.
 """
@@ -13,7 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from ragrade.data._columns import encode, first_duplicate, id_string, numeric_column, offsets_from_counts
+from ragrade.data._columns import (
+    encode,
+    first_duplicate,
+    id_string,
+    need_sequence,
+    numeric_column,
+    offsets_from_counts,
+)
 from ragrade.data.base import ColumnarTable, _frozen
 from ragrade.errors import InputError
 
@@ -53,19 +60,24 @@ class Qrels(ColumnarTable):
         source: str = "qrels",
     ) -> Qrels:
         """Build from per-row columns (sequences or arrays of equal length). Grades default to 1."""
-        n = len(doc_ids)
+        need_sequence(query_ids, f"{source}: query ids")
+        n = len(need_sequence(doc_ids, f"{source}: document ids"))
+        if grades is not None:
+            need_sequence(grades, f"{source}: grades")
 
         def where(row: int) -> tuple[str, str]:
             return str(list_at(query_ids, row)), str(list_at(doc_ids, row))
 
-        g = np.ones(n, dtype=np.float64) if grades is None else _grades_array(grades, source, where)
+        g: np.ndarray = np.ones(n, dtype=np.float64) if grades is None else _grades_array(grades, source, where)
         u = None if units is None else np.array(units, dtype=np.int64, copy=True)
         if u is not None:
             order_q, offsets, codes, vocab, g2 = cls._rows_to_columns(query_ids, doc_ids, np.c_[g, u], what=source)
             assert g2 is not None
             g, u = np.ascontiguousarray(g2[:, 0]), np.ascontiguousarray(g2[:, 1]).astype(np.int64)
         else:
-            order_q, offsets, codes, vocab, g = cls._rows_to_columns(query_ids, doc_ids, g, what=source)
+            order_q, offsets, codes, vocab, g3 = cls._rows_to_columns(query_ids, doc_ids, g, what=source)
+            assert g3 is not None
+            g = g3
         seg = np.repeat(np.arange(len(order_q)), np.diff(offsets))
         dup = first_duplicate(seg, codes, len(vocab))
         if dup.any() and u is None:
@@ -87,14 +99,13 @@ class Qrels(ColumnarTable):
         qids = list(qrels.keys())
         values = list(qrels.values())
         if all(map(isinstance, values, repeat(dict))):
-            fast = _flatten_dicts(values)
+            fast = _flatten_dicts(values)  # type: ignore[arg-type]
             if fast is not None:
-                counts, docs, grades = fast
-                return cls._from_grouped(qids, counts, docs, grades, "qrels", unique=True, has_empty=False,
+                return cls._from_grouped(qids, fast[0], fast[1], fast[2], "qrels", unique=True, has_empty=False,
                                          docs_are_str=True)
         docs: list[Any] = []
         grades: list[Any] = []
-        counts = []
+        counts: list[int] = []
         for q, judged in zip(qids, values, strict=True):
             if not isinstance(judged, Mapping):
                 raise InputError("qrels: each query must map to {doc id: grade}", query=str(q), value=judged)
@@ -108,10 +119,10 @@ class Qrels(ColumnarTable):
                       has_empty: bool | None = None, docs_are_str: bool = False) -> Qrels:
         from ragrade.data._columns import _all_str, as_object_strings, check_raw, check_vocab, distinct
 
-        q = np.fromiter(qids, dtype=object, count=len(qids)) if isinstance(qids, list) else None
-        all_str = q is not None and _all_str(q)
-        if not all_str:  # ids to convert (ints, ...): converted ids may collide, so check
-            q = as_object_strings(qids, f"{source} query ids")
+        listed = np.fromiter(qids, dtype=object, count=len(qids)) if isinstance(qids, list) else None
+        all_str = listed is not None and _all_str(listed)
+        # ids to convert (ints, ...): converted ids may collide, so check
+        q: np.ndarray = listed if listed is not None and all_str else as_object_strings(qids, f"{source} query ids")
         if not distinct(q, already_unique=unique and all_str):
             # The same query id twice (e.g. 1 and "1"): merge through the row path, which groups them.
             per_row = np.repeat(q, counts)
@@ -155,7 +166,9 @@ class Qrels(ColumnarTable):
         Query ids default to ``"0", "1", ...`` (positions), matching :meth:`Run.from_lists`. A gold id
         listed twice for the same query is one unit (counted once).
         """
-        gold = list(gold_docs)
+        gold = list(need_sequence(gold_docs, "gold_docs"))
+        if grades is not None:
+            need_sequence(grades, "grades")
         qids = [str(i) for i in range(len(gold))] if query_ids is None else list(query_ids)
         if len(qids) != len(gold):
             raise InputError(f"query_ids has {len(qids)} entries but gold_docs has {len(gold)}")
@@ -191,7 +204,7 @@ class Qrels(ColumnarTable):
 
         An id that appears in two groups of one query satisfies the first of them (in input order).
         """
-        all_groups = list(groups)
+        all_groups = list(need_sequence(groups, "groups"))
         qids = [str(i) for i in range(len(all_groups))] if query_ids is None else list(query_ids)
         if len(qids) != len(all_groups):
             raise InputError(f"query_ids has {len(qids)} entries but groups has {len(all_groups)}")
@@ -294,7 +307,7 @@ def _flatten_dicts(values: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     from ragrade._ingest import OK, scan_items
 
     status, counts, vals, docs = scan_items(values)
-    if status != OK:
+    if status != OK or docs is None:
         return None
     return counts, docs, vals
 

@@ -18,7 +18,7 @@ import pandas as pd
 from ragrade.engine.inputs import as_qrels, as_run
 from ragrade.engine.join import Joined, TruthIndex, join_dict, join_run
 from ragrade.engine.result import MetricsArg, Result, Summary, metric_labels
-from ragrade.errors import MetricError, PolicyError, RagradeWarning, UnknownNameError
+from ragrade.errors import InputError, MetricError, PolicyError, RagradeWarning, UnknownNameError
 from ragrade.kernels import metrics as K
 from ragrade.kernels.ranking import ties_straddling
 from ragrade.metrics.parser import Metric
@@ -73,6 +73,8 @@ class Evaluator:
                                     duplicates=duplicates, identical_ids=identical_ids, ties=ties,
                                     empty_run=empty_run)
         self.qrels = as_qrels(qrels)
+        if self.qrels.n_queries == 0:
+            raise InputError("the ground truth holds no query: there is nothing to evaluate")
         self.index = TruthIndex(self.qrels)
 
     def evaluate(self, run: Any, name: str | None = None) -> Result:

@@ -152,7 +152,7 @@ def as_run(run: Any) -> Run:
     if isinstance(run, Run):
         return run
     if isinstance(run, Mapping):
-        first = next(iter(run.values()), {})
+        first: Any = next(iter(run.values()), {})
         return Run.from_dict(run) if isinstance(first, Mapping) else Run.from_ranked(run)
     if isinstance(run, pd.DataFrame) or _is_polars(run):
         query, doc, score = _frame_columns(run, "run")

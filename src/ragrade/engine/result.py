@@ -86,7 +86,7 @@ class MetricValues(dict[str, Any]):
     def __contains__(self, key: object) -> bool:
         return self.label_of(key) is not None
 
-    def get(self, key: object, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: object, default: Any = None) -> Any:  # any spelling of the metric
         label = self.label_of(key)
         return default if label is None else dict.__getitem__(self, label)
 
@@ -167,7 +167,10 @@ class Result:
         return int(self.per_query.notna().any(axis=1).sum())
 
     def __getitem__(self, label: str | Metric) -> float:
-        return float(self.means[label])
+        key = self.means.label_of(label)
+        if key is None:
+            raise KeyError(label)
+        return float(self.means[key])
 
     def label_of(self, metric: str | Metric) -> str:
         """The column label of ``metric`` (any spelling)."""

@@ -52,7 +52,7 @@ class Matches:
     gt_len: np.ndarray  # int64[nq] total entries over all units (AutoRAG's flattened gt length)
     p_row: np.ndarray  # int64[m] matching pairs: retrieved row ...
     p_unit: np.ndarray  # int64[m] ... and unit; sorted by (row, unit), unique
-    invalid: np.ndarray = field(default=None)  # type: ignore[assignment]  # bool[nq] rows a peer rejects
+    invalid: np.ndarray = field(default=None)  # type: ignore[arg-type]  # bool[nq] rows a peer rejects
     r_code: np.ndarray | None = field(default=None)  # int64[n] code of the row's item (equal text -> equal code)
 
     def __post_init__(self) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ragrade.metrics.model import Metric
+    from ragrade.metrics.parser import Metric
 
 
 @dataclass(frozen=True)

@@ -67,11 +67,11 @@ class Matcher:
         if len(a) != len(b):
             raise InputError(f"{self.name}: {len(a)} retrieved texts but {len(b)} ground-truth texts")
         key = self.decision_key() if cache is not None else None
-        if key is not None and key in cache:
+        if cache is not None and key is not None and key in cache:
             s = cache[key]
         else:
             s = self._decision_scores(a, b) if a else np.zeros(0)
-            if key is not None:
+            if cache is not None and key is not None:
                 cache[key] = s
         with np.errstate(invalid="ignore"):
             out = _OPS[self.op](s, self.threshold) & ~np.isnan(s)

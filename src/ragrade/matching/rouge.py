@@ -7,7 +7,7 @@ Two variants:
   (precision) and their F1. LCS lengths come from rapidfuzz's bit-parallel ``LCSseq`` over token
   sequences encoded one character per token, for all pairs in one ``cpdist`` call.
 * ``"union"``: the summary-level *union-LCS* of the ``rouge`` package used by continuous-eval's
-  ``RougeChunkMatch`` (SPEC 4.3): both texts split into sentences on every ``.``, whitespace collapsed,
+  ``RougeChunkMatch`` (docs/profiles.md, continuous-eval): both texts split into sentences on every ``.``, whitespace collapsed,
   words split on single spaces (no lower-casing); for every (reference sentence, candidate sentence)
   pair one LCS is reconstructed with that package's back-tracking rule and reduced to its set of
   words; the union of those sets over all sentence pairs is the overlap; recall divides it by the
@@ -163,20 +163,20 @@ def _lcs_words(r_tok: np.ndarray, r_len: np.ndarray, c_tok: np.ndarray, c_len: n
         cand = np.where(eq[:, i - 1, :], prev[:, :-1] + np.int16(1), prev[:, 1:]).astype(table.dtype, copy=False)
         np.maximum.accumulate(cand, axis=1, out=table[:, i, 1:])
     mark = np.zeros((b, lr), dtype=bool)
-    i = r_len.astype(np.int64).copy()
-    j = c_len.astype(np.int64).copy()
+    ii: np.ndarray = r_len.astype(np.int64).copy()
+    jj: np.ndarray = c_len.astype(np.int64).copy()
     rows = np.arange(b)
-    active = np.flatnonzero((i > 0) & (j > 0))
+    active = np.flatnonzero((ii > 0) & (jj > 0))
     while len(active):
-        ia, ja = i[active], j[active]
+        ia, ja = ii[active], jj[active]
         e = eq[rows[active], ia - 1, ja - 1]
         up = table[active, ia - 1, ja]
         left = table[active, ia, ja - 1]
         mark[active[e], ia[e] - 1] = True
         go_up = ~e & (up > left)
-        i[active] = ia - (e | go_up)
-        j[active] = ja - (e | (~e & ~go_up))
-        active = active[(i[active] > 0) & (j[active] > 0)]
+        ii[active] = ia - (e | go_up)
+        jj[active] = ja - (e | (~e & ~go_up))
+        active = active[(ii[active] > 0) & (jj[active] > 0)]
     return mark
 
 
