@@ -27,7 +27,7 @@ _LAZY = {
     "Plan": "runner", "aassess": "runner", "assess": "runner", "plan": "runner",
     "LLMGrader": "graders", "LexicalGrader": "graders", "SemanticGrader": "graders",
     "merge": "merged", "write_merged": "merged", "assessor_label": "merged",
-    "resolve_origins": "origins", "ORIGIN_POLICIES": "origins",
+    "resolve_origins": "ragrade.io.origins", "ORIGIN_POLICIES": "ragrade.io.origins",
     "Agreement": "calibration", "SystemAgreement": "calibration", "agreement": "calibration",
     "MeanInterval": "ppi", "ppi_mean": "ppi", "classical_mean": "ppi",
     "cohen_kappa": "stats", "weighted_kappa": "stats", "kendall_tau_b": "stats", "spearman_rho": "stats",
@@ -40,7 +40,8 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'ragrade.assessment' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"ragrade.assessment.{module}"), name)
+    path = module if "." in module else f"ragrade.assessment.{module}"
+    return getattr(importlib.import_module(path), name)
 
 
 def __dir__() -> list[str]:

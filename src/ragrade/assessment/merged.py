@@ -3,7 +3,7 @@ column (``human`` / ``llm``) and an ``assessor`` column (empty for human rows; t
 version for assessor rows, marked ``offline approximation`` for the offline assessors).
 
 ``ragrade.read_qrels`` reads the file back, one judgment per pair, the human one by default
-(see :mod:`ragrade.assessment.origins`).
+(see :mod:`ragrade.io.origins`).
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from ragrade.assessment import prompt as _prompt
 from ragrade.assessment.pooling import Pool
 from ragrade.assessment.readers import Passages
 from ragrade.errors import InputError, RagradeError
-from ragrade.judges.base import Judge, Judgment, judgment_key
+from ragrade.judges.base import Judge, JudgeConfigError, Judgment, judgment_key
 from ragrade.judges.cache import JudgmentCache
 
 #: Chat-template tokens allowed per message on top of the text when bounding a prompt's tokens.
@@ -45,11 +45,6 @@ TEMPLATE_TOKENS_PER_MESSAGE = 16
 CHARS_PER_TOKEN = 4.0
 #: Expected completion tokens of one graded reply (``{"grade": 2}``), for the estimates.
 EXPECTED_COMPLETION_TOKENS = 8
-
-
-class JudgeConfigError(RagradeError):
-    """The judge cannot work as configured (bad key, forbidden, unknown model, server not reachable).
-    The run stops at the first occurrence; the failing answer is not cached."""
 
 
 @dataclass(frozen=True)

@@ -120,8 +120,8 @@ def read_qrels(path: PathLike, format: str | None = None, *, progress: Progress 
         from ragrade.io.trec import read_trec_qrels
 
         return read_trec_qrels(p, chunk_size=chunk_size, progress=progress)
-    from ragrade.assessment.origins import resolve_origins
     from ragrade.io import tables
+    from ragrade.io.origins import resolve_origins
 
     table, locate = _load(p, fmt, "qrels", progress, opts)
     table, locate = resolve_origins(table, locate, p, prefer, opts.get("query_col"), opts.get("doc_col"))
