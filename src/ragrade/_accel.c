@@ -21,7 +21,8 @@
  *     (numbered across all chunks) is run_data[run_off[r - row_base] : run_off[r - row_base + 1]]. Row r
  *     belongs to segment s (seg_off[s] <= r < seg_off[s+1]); g = seg_to_grp[s] is its gold group
  *     (-1: none), holding gold strings grp_off[g] .. grp_off[g+1] (int64 offsets; gold_prefix from
- *     prefixes8). out[r] = index of the
+ *     prefixes8); seg_off must not decrease, and every segment is checked before any row is written.
+ *     out[r] = index of the
  *     gold string equal to row r, or -1. Only segments seg_begin..seg_end-1 are done, and they must lie
  *     in this chunk (the GIL is released: callers may split the work across threads). Returns the
  *     number of matched rows. A linear scan with an 8-byte prefix check: gold groups are small (a
@@ -41,8 +42,11 @@
  *     byte, an id that is not valid UTF-8, a wrong field count, an empty field, a number outside the
  *     plain decimal grammar (which spells no NaN or infinity); the caller then takes its careful path,
  *     which normalises the line or reports it. Status 2:
- *     an output is too small. With `release`, pages already read are dropped from the (file-backed,
- *     shared) mapping as the scan goes, so the resident set does not grow with the file.
+ *     an output is too small. With `release`, pages already read are dropped from the mapping as the
+ *     scan goes, so the resident set does not grow with the file: `buf` must then be a FileMap (the
+ *     module's own read-only shared file mapping, below), else ValueError. A line whose first byte is
+ *     '#' (a comment, as trec_eval reads it) also stops the scan with status 1. The state passed in is
+ *     checked (positions within the outputs and the buffer) before anything is written.
  *
  * first_duplicate_in_segments(off, data, seg_off) -> int
  *     Strings in the Arrow layout (int64 offsets into data) grouped in segments (rows seg_off[s] ..
@@ -57,14 +61,27 @@
  * find_odd_whitespace(buffer) -> int
  *     Index of the first tab, CR, VT or FF byte in the buffer, or -1.
  *
+ * features() -> dict
+ *     What this build has: sse2, file_map, page_release, address_sanitizer (bools).
+ *
+ * FileMap(fd)
+ *     A read-only, shared mapping of a whole (non-empty, regular) file, through the buffer protocol;
+ *     find(sub, start, end), close(), len(), context manager. POSIX only.
+
+ *
  * scan(dicts, keys, which, find, find_idx) -> (status, counts, values, found)
  *     One call for everything the dict path needs: counts (bytes of int64, one per dict), values
  *     (bytearray of float64, insertion order), found (bytearray of float64, one per find_idx entry:
  *     dicts[which[j]].get(find[find_idx[j]], nan), done right after that dict is scanned; which must be
- *     non-decreasing int64; find is an object array). `keys` is None
- *     or a fresh object array (numpy, through the buffer protocol) with room for every key: each key
- *     is stored at its value's position (the reference it held, None, is released).
+ *     non-decreasing int64, else ValueError; find is an object array). `keys` is None or a fresh object
+ *     array (numpy, through the buffer protocol) with room for every key: each key is stored at its
+ *     value's position (the reference it held, None, is released). A value's __float__ or a key's __eq__
+ *     may run any Python code: the list's size is re-checked for every dict, and references to the
+ *     dict, its key and value and the lookup key are held across such calls (status 5 when sizes
+ *     changed).
  *
+ * Every function checks the sizes and offsets of the buffers it is given before it reads or writes
+ * through them (all segments first, then the work), and raises ValueError when they are inconsistent.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

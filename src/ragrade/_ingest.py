@@ -2,7 +2,12 @@
 
 Uses the optional C helpers of :mod:`ragrade._accel` when they were built, else equivalent
 pure-Python code (C-level iterators, no bytecode per item). Both give identical results; the tests run
-both. ``RAGRADE_NO_ACCEL=1`` in the environment forces the fallback.
+both. ``RAGRADE_NO_ACCEL=1`` in the environment forces the fallback. When the build fell back, the
+first use warns once (see :mod:`ragrade._native`).
+
+The wrappers check what the C functions rely on before calling them (C-contiguous arrays of the right
+dtype, sorted lookups), and the C functions check their buffers again and raise ``ValueError`` rather
+than read or write out of bounds.
 """
 
 from __future__ import annotations
@@ -10,21 +15,24 @@ from __future__ import annotations
 import os
 from collections import deque
 from itertools import chain, pairwise, repeat
+from typing import Any
 
 import numpy as np
 
-try:  # pragma: no cover - depends on the build
-    if os.environ.get("RAGRADE_NO_ACCEL"):
-        raise ImportError
-    from ragrade import _accel
-except ImportError:  # pragma: no cover
-    _accel = None
+from ragrade import _native
+
+_accel = _native.accel  # None: not built, or turned off by RAGRADE_NO_ACCEL
 
 OK, NOT_DICT, NON_STR_KEY, NON_NUMERIC, EMPTY_KEY = 0, 1, 2, 3, 4
 
 
 def has_accel() -> bool:
     return _accel is not None
+
+
+def _warn_if_fallback() -> None:
+    if _accel is None:
+        _native.warn_fallback()
 
 
 def scan_values(dicts: list, use_accel: bool | None = None) -> tuple[int, np.ndarray, np.ndarray]:
@@ -38,6 +46,7 @@ def scan_values(dicts: list, use_accel: bool | None = None) -> tuple[int, np.nda
 def scan_items(dicts: list, use_accel: bool | None = None,
                keys: bool = True) -> tuple[int, np.ndarray, np.ndarray, np.ndarray | None]:
     """As :func:`scan_values`, plus every key as an object array (``keys=True``)."""
+    _warn_if_fallback()
     accel = _accel if use_accel is None or use_accel else None
     if accel is not None:
         status, counts, values, key_arr, _ = _c_scan(dicts, keys, np.zeros(0, np.int64), np.zeros(0, dtype=object),
@@ -59,6 +68,7 @@ def _c_scan(dicts: list, want_keys: bool, which: np.ndarray, find: np.ndarray,
     ``find[find_idx[j]]`` in ``dicts[which[j]]``. The keys are written straight into an object array."""
     if type(dicts) is not list:
         dicts = list(dicts)
+    assert _accel is not None
     keys = None
     if want_keys:
         try:
@@ -84,7 +94,7 @@ def _scan_values_py(dicts: list, counts: np.ndarray, values: np.ndarray) -> tupl
         return EMPTY_KEY, counts, values
     try:
         values[:] = np.fromiter(chain.from_iterable(map(dict.values, dicts)), dtype=np.float64, count=n)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # (an int beyond float64 is not a number either)
         return NON_NUMERIC, counts, values
     if np.isnan(values).any():  # NumPy reads None as NaN: let the checking path say which it was
         return NON_NUMERIC, counts, values
@@ -104,6 +114,7 @@ def scan_join(dicts: list, which: np.ndarray, keys: np.ndarray, use_accel: bool 
     The j-th lookup is ``keys[j]`` (or ``keys[key_rows[j]]``: no gathered copy is made) in
     ``dicts[which[j]]``. With the C helper, each dict's lookups run right after its values are read,
     while it is in cache (rows are visited in ``which`` order; any order is accepted)."""
+    _warn_if_fallback()
     accel = _accel if use_accel is None or use_accel else None
     if key_rows is None:
         key_rows = np.arange(len(keys), dtype=np.int64)
@@ -161,7 +172,7 @@ def _string_chunk(arr) -> tuple[np.ndarray, object, int] | None:
     """``(offsets view, data buffer, offset width)`` of one Arrow string array, without copying."""
     import pyarrow as pa
 
-    width: type[np.signedinteger]
+    width: type[np.signedinteger[Any]]
     if pa.types.is_string(arr.type):
         width = np.int32
     elif pa.types.is_large_string(arr.type):
@@ -200,6 +211,7 @@ def match_segments(run_strings, seg_offsets: np.ndarray, seg_to_group: np.ndarra
     import pyarrow as pa
 
     if _accel is None:
+        _native.warn_fallback()
         return None
     chunks = run_strings.chunks if isinstance(run_strings, pa.ChunkedArray) else [run_strings]
     parts = [_string_chunk(c) for c in chunks]
@@ -235,11 +247,15 @@ def match_segments(run_strings, seg_offsets: np.ndarray, seg_to_group: np.ndarra
             pieces.append((c, a, b))
             a = b
 
+    accel = _accel
+
     def part(piece: tuple[int, int, int]) -> None:
         c, a, b = piece
-        off, data, width = parts[c]
-        _accel.match_segments(off, data, width, int(bounds[c]), seg_offsets, seg_to_group, group_offsets,
-                              gold[0], gold[1], gold_prefix, out, a, b)
+        got = parts[c]
+        assert got is not None
+        off, data, width = got
+        accel.match_segments(off, data, width, int(bounds[c]), seg_offsets, seg_to_group, group_offsets,
+                             gold[0], gold[1], gold_prefix, out, a, b)
 
     if workers <= 1 or len(pieces) <= 1:
         for piece in pieces:
@@ -256,6 +272,7 @@ def sort_segments_desc(scores: np.ndarray, offsets: np.ndarray, workers: int | N
     """Permutation ordering each segment's rows by descending score, equal scores in row order (a merge
     sort per segment in C, the segments split across cores). None without the C helper."""
     if _accel is None:
+        _native.warn_fallback()
         return None
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)

@@ -320,3 +320,29 @@ def test_odd_but_legitimate_inputs_are_read_exactly(tmp_path, case):
         assert read_run(run_path).to_dict() == case.ok
     else:
         assert read_qrels(qrels_path).to_dict() == case.ok
+
+
+# -- in-memory inputs to the API ------------------------------------------------------------------------
+API_CASES = {
+    "score None": ({"q": {"a": 1}}, {"q": {"a": None}}, "missing"),
+    "score word": ({"q": {"a": 1}}, {"q": {"a": "high"}}, "'high'"),
+    "score int beyond float64": ({"q": {"a": 1}}, {"q": {"a": 10 ** 400}}, "too large"),
+    "score NaN": ({"q": {"a": 1}}, {"q": {"a": float("nan")}}, "NaN"),
+    "score object": ({"q": {"a": 1}}, {"q": {"a": object()}}, "not a number"),
+    "grade word": ({"q": {"a": "x"}}, {"q": {"a": 1.0}}, "'x'"),
+    "grade inf": ({"q": {"a": float("inf")}}, {"q": {"a": 1.0}}, "not finite"),
+    "grade None": ({"q": {"a": None}}, {"q": {"a": 1.0}}, "missing"),
+    "run query maps to a number": ({"q": {"a": 1}}, {"q": 5}, "value 5"),
+    "qrels query maps to a number": ({"q": 3}, {"q": {"a": 1.0}}, "value 3"),
+    "empty run doc id": ({"q": {"a": 1}}, {"q": {"": 1.0}}, "empty document id"),
+    "empty qrels doc id": ({"q": {"": 1}}, {"q": {"a": 1.0}}, "empty document id"),
+}
+
+
+@pytest.mark.parametrize("label", list(API_CASES))
+def test_bad_in_memory_inputs(label):
+    qrels, run, words = API_CASES[label]
+    with pytest.raises(RagradeError) as info, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ragrade.evaluate(qrels, run, ["ndcg@10"])
+    assert words in str(info.value) and "'q'" in str(info.value)

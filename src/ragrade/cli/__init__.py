@@ -3,11 +3,18 @@
 Each sub-command lives in its own module of this package and exposes a ``click.Command`` named
 ``command``. Modules are imported only when their command runs (so ``ragrade --help`` stays fast and
 optional extras are not imported up front). To add a command, add one line to ``_COMMANDS``.
+
+This package imports nothing heavy at import time: no NumPy, pandas, pyarrow or rich until a command
+needs them (``bench/bench_startup.py`` measures it). ``--version`` says which native accelerations are
+active; ``ragrade info`` says more. When the C helper is missing because the build fell back, every
+command prints one ``note:`` line on stderr saying so (the library warns once with
+:class:`ragrade._native.AccelerationWarning` instead).
 """
 
 from __future__ import annotations
 
 import importlib
+import warnings
 
 import click
 
@@ -23,6 +30,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "judge": ("ragrade.cli.judge_cmd", "Judge-based context metrics (LLM or offline judge), cached and resumable."),
     "assess": ("ragrade.cli.assess_cmd", "Grade pooled (query, passage) pairs 0-3 with an LLM or offline assessor; write qrels."),
     "agreement": ("ragrade.cli.agreement_cmd", "Agreement of assessor qrels with human qrels: labels, system rankings, PPI."),
+    "info": ("ragrade.cli.info_cmd", "Show the version, the active native accelerations and the installed extras."),
 }
 
 
@@ -43,7 +51,23 @@ class _LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from ragrade.cli.info_cmd import version_line
+
+    click.echo(version_line())
+    ctx.exit()
+
+
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="ragrade")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and whether the C helper is active, then exit.")
 def main() -> None:
     """ragrade: grade the retrieval step of RAG pipelines and search systems."""
+    from ragrade import _native
+
+    message = _native.fallback_message()
+    if message is not None:  # once per run, as a note; the library's warning would repeat it
+        click.echo(f"note: {message}", err=True)
+        warnings.filterwarnings("ignore", category=_native.AccelerationWarning)

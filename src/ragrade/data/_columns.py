@@ -223,7 +223,7 @@ def numeric_column(values: Any, source: str, what: str, where: Any = None, finit
         values = values.to_numpy()
     try:
         out = np.array(values, dtype=np.float64, copy=True)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         for i, v in enumerate(list(values)):
             if v is None:
                 raise fail(i, "is missing", v) from None
@@ -231,7 +231,9 @@ def numeric_column(values: Any, source: str, what: str, where: Any = None, finit
                 float(v)
             except (TypeError, ValueError):
                 raise fail(i, "is not a number", v) from None
-        raise
+            except OverflowError:  # an int beyond float64 (e.g. 10**400)
+                raise fail(i, "is too large for a float64", f"{str(v)[:20]}... ({len(str(v))} digits)") from None
+        raise InputError(f"{source}: {what}s cannot be read as numbers") from None
     if out.ndim != 1:
         raise InputError(f"{source}: {what}s must be one number per row")
     bad = ~np.isfinite(out) if finite else np.isnan(out)

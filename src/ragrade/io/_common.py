@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -96,8 +96,8 @@ def is_gzip(path: PathLike) -> bool:
 
 
 def normalise_format(fmt: str) -> str | None:
-    f = fmt.lower().lstrip(".")
-    f = _ALIASES.get(f, f)
+    name = fmt.lower().lstrip(".")
+    f = _ALIASES.get(name, name)
     if f is not None and f not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     return f
@@ -146,10 +146,10 @@ def _sniff_unknown(path: PathLike) -> str:
 def open_binary(path: PathLike) -> tuple[IO[bytes], IO[bytes]]:
     """``(stream, raw)``: the decompressed byte stream and the raw file (whose position gives progress).
     gzip is recognised by its magic number, not by the file name."""
-    raw = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    raw: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed by the caller
     if raw.read(2) == _GZIP_MAGIC:
         raw.seek(0)
-        return gzip.GzipFile(fileobj=raw, mode="rb"), raw
+        return gzip.GzipFile(fileobj=raw, mode="rb"), raw  # type: ignore[return-value]
     raw.seek(0)
     return raw, raw
 
@@ -187,6 +187,30 @@ def first_data_line(path: PathLike, limit: int = 1 << 16, *,
     return None
 
 
+_ARROW_NUMBER = re.compile(
+    r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan(?:\([^)]*\))?)",
+    re.IGNORECASE | re.ASCII,
+)
+
+
+def is_arrow_number(token: str | bytes) -> bool:
+    """Whether pyarrow reads ``token`` as a float64 (plain decimals, ``inf``/``infinity``/``nan`` in any
+    case). Python's ``float`` is laxer (``1_000``, non-ASCII digits): error paths use this, so that the line
+    they blame is the one pyarrow refused."""
+    if isinstance(token, bytes):
+        try:
+            token = token.decode("ascii")
+        except UnicodeDecodeError:
+            return False
+    return _ARROW_NUMBER.fullmatch(token) is not None
+
+
+def split_fields(line: str) -> list[str]:
+    """``line`` split on ASCII whitespace only (as the TREC readers split; ``str.split`` would also split
+    on no-break and other Unicode spaces inside an id)."""
+    return [f.decode("utf-8", errors="replace") for f in line.encode("utf-8", errors="surrogatepass").split()]
+
+
 def _is_number(s: str) -> bool:
     try:
         float(s)
@@ -203,7 +227,7 @@ def sniff_trec(line: str) -> str | None:
     (``qid Q0 docno rank score tag``); and no field is a known header word (``query``, ``doc``,
     ``score``, ``qid``, ``docno``, ``rank``, ...).
     """
-    fields = line.split()
+    fields = split_fields(line)
     if any(f.lower() in _HEADER_WORDS for f in fields[:6]):
         return None
     if len(fields) == 4 and _is_number(fields[3]):
@@ -217,7 +241,7 @@ def sniff_short_trec(line: str) -> str | None:
     """``"run"`` for a line of three whitespace-separated fields ending in a number (``qid doc score`` or
     MS MARCO's ``qid doc rank``), ``"qrels"`` for two fields (``qid doc``: every listed document relevant),
     else None; no field may be a header word."""
-    fields = line.split()
+    fields = split_fields(line)
     if any(f.lower() in _HEADER_WORDS for f in fields):
         return None
     if len(fields) == 3 and _is_number(fields[2]):
@@ -307,12 +331,10 @@ def float_column(col: pa.ChunkedArray, what: str, path: str, row_text: Callable[
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             vals = col.to_pylist()  # error path only
             for i, v in enumerate(vals):
-                try:
-                    float(v)
-                except (TypeError, ValueError):
+                if not (isinstance(v, str) and is_arrow_number(v.strip())):
                     line, text = row_text(i)
                     raise ParseError(f"{what} is not a number", path=path, line=line, text=text) from None
-            raise
+            raise ParseError(f"the {what} column cannot be read as numbers", path=path) from None
     elif not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_boolean(col.type)):
         raise ParseError(f"the {what} column holds {col.type}, not numbers", path=path)
     return np.asarray(col.to_numpy(), dtype=np.float64)
@@ -330,6 +352,8 @@ def group_codes(qcodes: np.ndarray, qvocab: np.ndarray) -> tuple[np.ndarray, np.
     if len(np.unique(heads)) == len(starts):
         offsets = np.append(starts, n).astype(np.int64)
         return qvocab[heads], offsets, None
+    import pandas as pd  # (only for interleaved queries: the CLI need not import pandas to read a file)
+
     first, uniq = pd.factorize(qcodes, sort=False)
     perm = np.argsort(first, kind="stable")
     counts = np.bincount(first, minlength=len(uniq))
@@ -452,10 +476,12 @@ def assemble_run(qcodes: np.ndarray | None, qvocab: np.ndarray, dcodes: np.ndarr
     if offsets is not None:
         _check_group_ids(qvocab, offsets, path, locate)
     else:
+        assert qcodes is not None, "per-row query codes or group offsets"
         _check_empty_ids(qvocab, qcodes, "query id", path, locate)
     if raw_docs is not None:
         _check_raw_ids(raw_docs, path, locate)
     else:
+        assert dcodes is not None and dvocab is not None, "coded or raw document ids"
         _check_empty_ids(dvocab, dcodes, "document id", path, locate)
     if scores is not None:
         bad = np.isnan(scores)
@@ -465,6 +491,7 @@ def assemble_run(qcodes: np.ndarray | None, qvocab: np.ndarray, dcodes: np.ndarr
     if offsets is not None:
         qids, perm = qvocab, None
     else:
+        assert qcodes is not None
         qids, offsets, perm = group_codes(qcodes, qvocab)
     if ranks is not None and scores is None:
         first = np.repeat(np.arange(len(qids)), np.diff(offsets))
@@ -475,6 +502,7 @@ def assemble_run(qcodes: np.ndarray | None, qvocab: np.ndarray, dcodes: np.ndarr
         if raw_docs is not None:
             raw_docs = raw_docs.take(pa.array(perm))
         else:
+            assert dcodes is not None
             dcodes = dcodes[perm]
         scores = None if scores is None else scores[perm]
     sc = None if scores is None else np.ascontiguousarray(scores, dtype=np.float64)
@@ -516,7 +544,7 @@ def assemble_qrels_raw(qvocab: np.ndarray, offsets: np.ndarray, raw_docs: pa.Arr
     if isinstance(raw_docs, pa.ChunkedArray):
         raw_docs = contiguous(raw_docs)
     strings = arrow_strings(raw_docs) if _accel is not None else None
-    if strings is None:
+    if strings is None or _accel is None:
         return None
     _check_group_ids(qvocab, offsets, path, locate)
     _check_raw_ids(raw_docs, path, locate)

@@ -84,7 +84,7 @@ class _ProgressReader(io.RawIOBase):
         return True
 
     def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
-        n = self._stream.readinto(b)
+        n = self._stream.readinto(b)  # type: ignore[attr-defined]
         self._progress(self._raw.tell(), self._total)
         return n or 0
 
@@ -95,13 +95,41 @@ class _ProgressReader(io.RawIOBase):
         super().close()
 
 
-def _source(path: str, progress: Progress | None):
-    """What to hand to pyarrow: the file (native, fastest; gzip told by its content, not its name, so a
-    compressed file without ``.gz`` and a plain one with it are both read right) or, to report progress,
-    a counting stream."""
+def arrow_read(path: str, progress: Progress | None, reader: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``reader(source, *args, **kwargs)`` (a pyarrow reader) on the file at ``path``.
+
+    Without ``progress`` the source is Arrow's own file (native, fastest; gzip told by content, not name,
+    so a compressed file without ``.gz`` and a plain one with it are both read right). With it, a Python
+    stream that counts the bytes read; then this function returns (or raises) only once Arrow's threads
+    have let go of that stream. pyarrow reads a Python stream from its own threads (read-ahead), and a
+    reader that fails returns before they are done with it; the thread that drops the last reference
+    must take the GIL, and were the interpreter exiting by then (the CLI printing the error), it would be
+    killed inside C++ code and the process abort (status 134) after correct output."""
     if progress is None:
-        return pa.input_stream(path, compression="gzip" if is_gzip(path) else None)
-    return io.BufferedReader(_ProgressReader(path, progress), buffer_size=1 << 20)
+        with pa.input_stream(path, compression="gzip" if is_gzip(path) else None) as src:
+            return reader(src, *args, **kwargs)
+    import sys
+    import time
+    import traceback
+
+    stream = io.BufferedReader(_ProgressReader(path, progress), buffer_size=1 << 20)
+    base = sys.getrefcount(stream)
+    source: Any = pa.PythonFile(stream, mode="r")
+    error: BaseException | None = None
+    try:
+        result = reader(source, *args, **kwargs)
+    except BaseException as exc:  # re-raised below, once Arrow is done with the stream
+        error = exc
+        traceback.clear_frames(exc.__traceback__)  # finished frames must not keep the file alive
+        result = None
+    source = None  # our handle; Arrow's tasks may still hold the C++ file, which holds the stream
+    deadline = time.monotonic() + 30.0
+    while sys.getrefcount(stream) > base and time.monotonic() < deadline:
+        time.sleep(0.001)  # releases the GIL: Arrow's threads can finish
+    stream.close()
+    if error is not None:
+        raise error
+    return result
 
 
 def load_delimited(path: PathLike, delimiter: str, *, header: bool | None = None, kind: str,
@@ -134,8 +162,8 @@ def load_delimited(path: PathLike, delimiter: str, *, header: bool | None = None
     )
     locate: RowText = lambda r: locate_nonblank(p, r, skip=skip)  # noqa: E731
     try:
-        with _source(p, progress) as src:
-            table = pacsv.read_csv(src, read_options=read, parse_options=parse, convert_options=convert)
+        table = arrow_read(p, progress, pacsv.read_csv, read_options=read, parse_options=parse,
+                           convert_options=convert)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         _locate_delimited_error(p, delimiter, len(fields), skip, exc)
         raise  # pragma: no cover
@@ -190,8 +218,7 @@ def load_jsonl(path: PathLike, progress: Progress | None = None) -> tuple[pa.Tab
         check_nonempty(0, p, "JSON lines")
     locate: RowText = lambda r: locate_nonblank(p, r)  # noqa: E731
     try:
-        with _source(p, progress) as src:
-            table = pajson.read_json(src, read_options=pajson.ReadOptions(block_size=16 << 20))
+        table = arrow_read(p, progress, pajson.read_json, read_options=pajson.ReadOptions(block_size=16 << 20))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         table = _jsonl_python(p)
     if progress is not None:
@@ -247,8 +274,8 @@ def _mixed_types(key: str, vals: list[Any], where: list[tuple[int, str]], path: 
             line, text = where[j]
             return ParseError(f"field {key!r} is {kind(v)} here but {first} on earlier lines", path=path, line=line,
                               text=text)
-    line, text = where[present[0][0]] if present else (None, None)
-    return ParseError(f"field {key!r} holds values that cannot form one column", path=path, line=line, text=text)
+    at: tuple[int | None, str | None] = where[present[0][0]] if present else (None, None)
+    return ParseError(f"field {key!r} holds values that cannot form one column", path=path, line=at[0], text=at[1])
 
 
 def _stringify(v: Any) -> Any:
@@ -399,9 +426,9 @@ def table_to_run(table: pa.Table, path: PathLike, locate: RowText, *, name: str 
             sc = None
         queries, items, scores, parent = _flatten(table, lst, q, p, locate, sc)
         row_loc: RowText = lambda i: locate(int(parent[i]))  # noqa: E731
-        qcodes, qvocab = _ids(queries, "query id", p, row_loc)
+        lcodes, lvocab = _ids(queries, "query id", p, row_loc)
         dcodes, dvocab = _ids(items, "document id", p, row_loc)
-        run = assemble_run(qcodes, qvocab, dcodes, dvocab, scores, name=name, path=p, locate=row_loc)
+        run = assemble_run(lcodes, lvocab, dcodes, dvocab, scores, name=name, path=p, locate=row_loc)
         return _with_empty_lists(run, table, q, lengths_zero=_empty_rows(table, lst), path=p, locate=locate)
     d = pick_column(names, doc_col, DOC_NAMES, "doc", p, exclude=(q,))
     assert d is not None

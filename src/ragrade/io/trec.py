@@ -27,7 +27,6 @@ from itertools import pairwise
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
@@ -44,12 +43,14 @@ from ragrade.io._common import (
     default_run_name,
     dictionary_codes,
     first_data_line,
+    is_arrow_number,
     is_comment,
     is_gzip,
     locate_nonblank,
     open_binary,
     query_codes,
     query_groups,
+    split_fields,
     value_segments,
     values_are_ranks,
 )
@@ -103,8 +104,8 @@ def _first_fields(path: str, what: str) -> tuple[int, str, list[str]]:
     assert got is not None
     line, text = got
     if "\r" in text.rstrip("\r"):
-        _refuse_bare_cr(text.encode("utf-8", errors="replace"), len(text), 0, path, line)
-    return line, text, text.split()
+        _refuse_bare_cr(text, path, line)
+    return line, text, split_fields(text)
 
 
 def run_layout(path: str, format: str = "trec") -> tuple[Layout, str | None]:
@@ -245,9 +246,27 @@ def _convert_options(layout: Layout, doc_type: pa.DataType) -> pacsv.ConvertOpti
 _PARSE = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, double_quote=False)
 
 
-def _arrow_parse(data: Any, layout: Layout, doc_type: pa.DataType = STR) -> pa.Table:
+def arrow_owned(data: bytes | memoryview) -> pa.Buffer:
+    """A copy of ``data`` in memory that Arrow allocated and owns.
+
+    pyarrow's CSV reader parses on Arrow's own threads, and when a parse fails it returns before those
+    threads are done with the input. Had the input been Python memory (``bytes``, a ``memoryview``), the
+    thread that drops the last reference must take the GIL to release it; if the interpreter is exiting by
+    then (the CLI printing the parse error and exiting), that thread is killed inside C++ code and the
+    process aborts ("terminate called without an active exception", status 134) after correct output.
+    Memory Arrow owns is released without Python, from any thread, at any time."""
+    n = len(data)
+    buf = pa.allocate_buffer(n)
+    if n:
+        dst = np.frombuffer(buf, dtype=np.uint8)
+        dst[:] = np.frombuffer(data, dtype=np.uint8)
+        del dst  # the view (a Python export of buf) goes now, in this thread
+    return buf
+
+
+def _arrow_parse(data: bytes | memoryview, layout: Layout, doc_type: pa.DataType = STR) -> pa.Table:
     read = pacsv.ReadOptions(column_names=list(layout.columns), block_size=4 << 20)
-    return pacsv.read_csv(pa.BufferReader(data), read_options=read, parse_options=_PARSE,
+    return pacsv.read_csv(pa.BufferReader(arrow_owned(data)), read_options=read, parse_options=_PARSE,
                           convert_options=_convert_options(layout, doc_type))
 
 
@@ -256,15 +275,17 @@ def _parse_chunk(block: bytes, end: int, offset: int, path: str, layout: Layout,
     """Parse ``block[:end]``; returns the table and, if the chunk had to be cleaned, its bytes."""
     if _NON_SPACE.search(block, 0, end) is None:
         return None, None
-    _refuse_bare_cr(block, end, offset, path)
+    if block.find(b"\r", 0, end) >= 0 and _BARE_CR.search(block, 0, end) is not None:
+        # a CR inside a line: refused, at the first line that is wrong in any way
+        _locate_bad_line(block[:end], _line_number(path, offset), path, layout, ValueError("carriage return"))
     # Try the bytes as they are, unless they hold a tab, CR, VT or FF (a split on single spaces could
     # then shift columns silently) or a comment line. Other irregular spacing (runs of spaces, spaces at
     # line ends) changes the column count, which pyarrow rejects, or yields an empty id; then normalise
     # and parse again.
     try:
-        if _has_odd_whitespace(block, end) or _has_comment(block, end):
-            raise pa.ArrowInvalid("odd whitespace or a comment")
-        table = _arrow_parse(pa.py_buffer(memoryview(block)[:end]), layout, doc_type)
+        if _has_odd_whitespace(block, end) or _has_comment(block, end) or _irregular_spacing(block, end):
+            raise pa.ArrowInvalid("odd whitespace, irregular spacing or a comment")
+        table = _arrow_parse(memoryview(block)[:end], layout, doc_type)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass  # irregular spacing, or a real error: see below
     else:
@@ -291,20 +312,13 @@ _NON_SPACE = re.compile(rb"\S")
 _BARE_CR = re.compile(rb"\r(?!\n|\r*\n|\r*$)")
 
 
-def _refuse_bare_cr(block: bytes, end: int, offset: int, path: str, first_line: int | None = None) -> None:
+def _refuse_bare_cr(text: str, path: str, line: int) -> None:
     """A carriage return inside a line (old Mac line ends, or pasted text) would join lines into one, whose
     extra fields a run line ignores: refuse it, naming the line, rather than read the file wrong."""
-    if block.find(b"\r", 0, end) < 0:
-        return
-    m = _BARE_CR.search(block, 0, end)
-    if m is None:
-        return
-    start = block.rfind(b"\n", 0, m.start()) + 1
-    stop = block.find(b"\n", m.start(), end)
-    text = block[start: end if stop < 0 else stop].decode("utf-8", errors="replace")
-    line = (_line_number(path, offset) if first_line is None else first_line) + block.count(b"\n", 0, start)
-    raise ParseError("a carriage return inside a line (old Mac line ends?): lines must end with \\n or \\r\\n",
-                     path=path, line=line, text=text)
+    raise ParseError(_BARE_CR_MESSAGE, path=path, line=line, text=text)
+
+
+_BARE_CR_MESSAGE = "a carriage return inside a line (old Mac line ends?): lines must end with \\n or \\r\\n"
 
 
 _ODD_WHITESPACE = (b"\t", b"\r", b"\x0b", b"\x0c")
@@ -315,10 +329,22 @@ def _has_odd_whitespace(block: bytes, end: int) -> bool:
     return any(block.find(c, 0, end) >= 0 for c in _ODD_WHITESPACE)
 
 
+_IRREGULAR = (b"  ", b" \n", b"\n ")
+
+
+def _irregular_spacing(block: bytes | Any, end: int) -> bool:
+    """Whether ``block[:end]`` has two spaces in a row or a space at a line's start or end. A split on
+    single spaces would make an empty field there; in an id that is seen, in an ignored column (a run's
+    missing tag: ``q1 Q0 d1 1 0.5 ``) it would go unnoticed, so such input takes the careful path, which
+    splits on runs of whitespace."""
+    return (end > 0 and (block[:1] == b" " or block[end - 1: end] == b" ")) or \
+        any(block.find(c, 0, end) >= 0 for c in _IRREGULAR)
+
+
 def _file_needs_care(path: str) -> bool:
-    """Whether the file holds whitespace other than spaces and newlines, or a comment line: one pass
-    over the file, memory-mapped read-only with the portable ``mmap`` API (no copy): C helper, else NumPy
-    in slices."""
+    """Whether the file holds whitespace other than spaces and newlines, irregular spacing or a comment
+    line: a few memchr-speed passes over the file, memory-mapped read-only with the portable ``mmap`` API
+    (no copy): C helper, else NumPy in slices."""
     import mmap
 
     from ragrade import _ingest
@@ -330,20 +356,21 @@ def _file_needs_care(path: str) -> bool:
             advise = getattr(mm, "madvise", None)
             if advise is not None and hasattr(mmap, "MADV_WILLNEED"):  # read ahead: one sequential pass
                 advise(mmap.MADV_WILLNEED)
-            if mm[:1] == b"#" or mm.find(b"\n#") >= 0:
+            if mm[:1] == b"#" or mm.find(b"\n#") >= 0 or _irregular_spacing(mm, len(mm)):
                 return True
             if _ingest._accel is not None:
                 return _ingest._accel.find_odd_whitespace(mm) >= 0
-            view = np.frombuffer(mm, dtype=np.uint8)
+            view: np.ndarray | None = np.frombuffer(mm, dtype=np.uint8)
+            part: np.ndarray | None = None
             try:
+                assert view is not None
                 for a in range(0, len(view), CHUNK_SIZE):
                     part = view[a: a + CHUNK_SIZE]
                     if ((part >= 9) & (part <= 13) & (part != 10)).any():
                         return True
                 return False
             finally:
-                del view
-                part = None
+                view = part = None  # both views go before the mapping closes
 
 
 def _has_empty_id(table: pa.Table) -> bool:
@@ -373,11 +400,15 @@ def _locate_bad_line(chunk: bytes, first_line: int, path: str, layout: Layout, e
     ncol = layout.ncols
     for i, raw_line in _content_lines(chunk):
         text = raw_line.decode("utf-8", errors="replace").rstrip("\r")
-        fields = text.split()
-        try:
-            raw_line.decode("utf-8")
+        if "\r" in text:
+            raise ParseError(_BARE_CR_MESSAGE, path=path, line=first_line + i, text=text)
+        fields = raw_fields = raw_line.split()  # ASCII whitespace only, as the readers split
+        try:  # the ids must be UTF-8 (as pyarrow and the C scanner check them); other columns are not read
+            for k in (0, layout.columns.index("doc")):
+                if k < len(raw_fields):
+                    raw_fields[k].decode("utf-8")
         except UnicodeDecodeError:
-            raise ParseError("the line is not valid UTF-8", path=path, line=first_line + i, text=text) from None
+            raise ParseError("an id is not valid UTF-8", path=path, line=first_line + i, text=text) from None
         if len(fields) != ncol and not (layout.extra_ok and len(fields) > ncol):
             more = " or more" if layout.extra_ok else ""
             raise ParseError(
@@ -385,12 +416,8 @@ def _locate_bad_line(chunk: bytes, first_line: int, path: str, layout: Layout, e
                 f"({layout.described}), like the first line, got {len(fields)}",
                 path=path, line=first_line + i, text=text,
             )
-        if layout.numeric is not None:
-            try:
-                float(fields[layout.columns.index(layout.numeric)])
-            except ValueError:
-                raise ParseError(f"{layout.numeric_what} is not a number", path=path, line=first_line + i,
-                                 text=text) from None
+        if layout.numeric is not None and not is_arrow_number(fields[layout.columns.index(layout.numeric)]):
+            raise ParseError(f"{layout.numeric_what} is not a number", path=path, line=first_line + i, text=text)
     raise ParseError(f"cannot parse the TREC {layout.kind} file ({exc})", path=path)
 
 
@@ -430,7 +457,7 @@ def _read_whole(path: str, layout: Layout, doc_type: pa.DataType, progress: Prog
     by block, no Python object per line). Returns None when the file needs the careful chunked path:
     gzip, a byte-order mark, irregular spacing, a comment line, a parse error (extra run columns among
     them), NaN scores or no lines (that path reports the exact line)."""
-    from ragrade.io.tables import _source
+    from ragrade.io.tables import arrow_read
 
     stream, raw = open_binary(path)
     try:
@@ -444,9 +471,8 @@ def _read_whole(path: str, layout: Layout, doc_type: pa.DataType, progress: Prog
         return None
     read = pacsv.ReadOptions(column_names=list(layout.columns), block_size=8 << 20)
     try:
-        with _source(path, progress) as src:
-            table = pacsv.read_csv(src, read_options=read, parse_options=_PARSE,
-                                   convert_options=_convert_options(layout, doc_type))
+        table = arrow_read(path, progress, pacsv.read_csv, read_options=read, parse_options=_PARSE,
+                           convert_options=_convert_options(layout, doc_type))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     if table.num_rows == 0 or _has_empty_id(table):
@@ -511,7 +537,12 @@ def _scan_fast(path: str, layout: Layout, progress: Progress | None) -> Scanned 
     ``scan_trec`` in ``_accel.c``)."""
     from ragrade._ingest import _accel
 
-    if _accel is None or layout.numeric is None or is_gzip(path):
+    if _accel is None:
+        from ragrade import _native
+
+        _native.warn_fallback()
+        return None
+    if layout.numeric is None or is_gzip(path):
         return None
     columns = layout.columns
     ncols, numcol, doccol = len(columns), columns.index(layout.numeric), columns.index("doc")
@@ -566,6 +597,7 @@ def _scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int, progr
     lock = threading.Lock()
 
     def scan(i: int) -> None:
+        assert _accel is not None
         a, z = parts[i]
         vals, doc_off, doc_data, seg_row, q_off, q_data, state = outs[i]
         pos = a
@@ -631,6 +663,8 @@ def _read_table_or_chunks(p: str, layout: Layout, chunk_size: int, progress: Pro
 
 def _segment_codes(scan: Scanned) -> tuple[np.ndarray, np.ndarray]:
     """Per-row query codes and the query vocabulary, from the runs of equal query ids."""
+    import pandas as pd
+
     codes, vocab = pd.factorize(scan.qids)
     return np.repeat(codes.astype(np.int32), np.diff(scan.starts)), np.asarray(vocab, dtype=object)
 
@@ -767,8 +801,8 @@ def write_trec_run(run: Run, path: PathLike, tag: str | None = None, ties: str =
     counts = np.diff(run.offsets)
     seg = np.repeat(np.arange(run.n_queries, dtype=np.int32), counts)
     pos = np.arange(run.n_rows, dtype=np.int64) - np.repeat(run.offsets[:-1], counts)
-    pseudo = run.scores is None  # ranked lists: descending pseudo-scores keep the order
-    scores = (np.repeat(counts, counts) - pos).astype(np.float64) if pseudo else run.scores[order]
+    # ranked lists: descending pseudo-scores keep the order
+    scores = (np.repeat(counts, counts) - pos).astype(np.float64) if run.scores is None else run.scores[order]
     n = run.n_rows
     table = pa.table({
         "query": pa.DictionaryArray.from_arrays(pa.array(seg), pa.array(run.query_ids, type=pa.string())),

@@ -377,6 +377,12 @@ def _rotate(keys: list[str], pid: int) -> list[str]:
     return keys[start:] + keys[:start]
 
 
+def _output(j: Judgment) -> dict[str, Any]:
+    """The output of a judgment known to have succeeded."""
+    assert j.output is not None
+    return j.output
+
+
 def _config_failure(j: Judgment) -> bool:
     """A failure an older version cached for a configuration error (HTTP 401/403/404): never reused."""
     return not j.ok and (j.error or "").startswith(("HTTP 401", "HTTP 403", "HTTP 404"))
@@ -418,7 +424,7 @@ def _score(
             cell = cells[q]
             verdicts = []
             for k in cell.keys:
-                out = results[k].output if k else {"verdict": 0, "reason": "empty chunk"}
+                out: dict[str, Any] = _output(results[k]) if k else {"verdict": 0, "reason": "empty chunk"}
                 verdicts.append(out)
                 flat.append(int(out["verdict"]))
             offsets.append(len(flat))
@@ -426,15 +432,15 @@ def _score(
         scores = ranked_precision(np.array(flat, dtype=np.float64), np.array(offsets), metric.k, profile)
     elif name == "context_recall":
         for i, q in enumerate(ready):
-            stmts = results[cells[q].keys[0]].output["statements"]
+            stmts = _output(results[cells[q].keys[0]])["statements"]
             num[i] = sum(s["attributed"] for s in stmts)
             den[i] = len(stmts)
             details[q] = {"status": "ok", "statements": stmts}
         scores = ratio(num, den)
     elif name == "context_entities_recall":
         for i, q in enumerate(ready):
-            ref = results[cells[q].keys[0]].output["entities"]
-            ctx = results[cells[q].keys[1]].output["entities"]
+            ref = _output(results[cells[q].keys[0]])["entities"]
+            ctx = _output(results[cells[q].keys[1]])["entities"]
             if profile == "ragas":
                 ref_set, ctx_set = set(ref), set(ctx)
             else:
@@ -451,7 +457,7 @@ def _score(
         scores = ratio(num, den, eps=RAGAS_ENTITY_EPS) if profile == "ragas" else ratio(num, den)
     elif name == "context_relevancy":
         for i, q in enumerate(ready):
-            stmts = [s for k in cells[q].keys for s in results[k].output["statements"]]
+            stmts = [s for k in cells[q].keys for s in _output(results[k])["statements"]]
             num[i] = sum(s["relevant"] for s in stmts)
             if profile == "ragas":
                 chunks = examples[q].contexts
