@@ -83,7 +83,7 @@ class _ProgressReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+    def readinto(self, b: Any) -> int:
         n = self._stream.readinto(b)  # type: ignore[attr-defined]
         self._progress(self._raw.tell(), self._total)
         return n or 0
