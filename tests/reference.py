@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, settings
 
+import measures_reference
 from ragrade.errors import PolicyError
 from ragrade.metrics import Metric, parse_metrics
 
@@ -89,9 +90,13 @@ def n_relevant(grades: Mapping[str, float], rel: float, units: Mapping[str, Any]
 
 
 def is_defined(metric: Metric, grades: Mapping[str, float], units: Mapping[str, Any] | None = None) -> bool:
-    """Whether a query counts for ``metric`` (R > 0 at its relevance level; positive grades for (n)dcg)."""
-    if metric.name in ("dcg", "ndcg"):
-        thr = metric.get("rel")
+    """Whether a query counts for ``metric``: by its family's rule (R > 0 at its relevance level; positive
+    grades for DCG-type measures; every query for counts and judgment-rate measures)."""
+    rule = metric.family.defined
+    if rule == "always":
+        return True
+    if rule == "positive":
+        thr = metric.get("rel") if metric.family.param("rel") is not None else None
         return any(g > 0 and (thr is None or g >= thr) for g in unit_grades(grades, units))
     return n_relevant(grades, metric.rel, units) > 0
 
@@ -101,6 +106,11 @@ def metric_value(metric: Metric, ranked: Sequence[str], grades: Mapping[str, flo
     """The value of ``metric`` for one query (``ranked``: doc ids in rank order, duplicates kept;
     ``units``: doc -> group key for grouped ground truth, where a group is one unit credited once)."""
     name, k = metric.name, metric.k
+    if name not in CORE or metric.params and any(key in ("gains", "beta", "mult", "judged_only")
+                                                   for key, _ in metric.params):
+        if name in ("dcg", "ndcg") or any(key == "judged_only" for key, _ in metric.params):
+            return _special(metric, ranked, grades, units)
+        return measures_reference.value(metric, ranked, grades, units)
     top = list(ranked) if k is None else list(ranked)[:k]
     if name in ("dcg", "ndcg"):
         rel = metric.get("rel")
@@ -163,6 +173,49 @@ def metric_value(metric: Metric, ranked: Sequence[str], grades: Mapping[str, flo
         denom = R if name == "ap" else found
         return total / denom if denom else 0.0
     raise KeyError(f"reference has no metric {name!r}")  # a new registry metric needs a reference
+
+
+CORE = {"hits", "hit_rate", "precision", "recall", "f1", "recall_all", "r_precision", "rr", "ap", "dcg", "ndcg",
+        "context_precision"}
+
+
+def _special(metric: Metric, ranked: Sequence[str], grades: Mapping[str, float],
+             units: Mapping[str, Any] | None) -> float:
+    """``judged_only=True`` (the list without its unjudged and negative-grade documents) and DCG with a
+    gain map (grades replaced by their mapped gains, grade 0 included)."""
+    params = dict(metric.params)
+    if params.pop("judged_only", False):
+        kept = [d for d in ranked if d in grades and grades[d] >= 0]
+        plain = Metric(metric.name, metric.k, tuple(params.items()))
+        return metric_value(plain, kept, grades, units)
+    gains = dict(params.pop("gains"))
+    rel = params.get("rel")
+    k = metric.k
+
+    def gain(d: str) -> float:
+        g = grades.get(d)
+        if g is None or g < 0 or (rel is not None and g < rel):
+            return 0.0
+        return float(gains.get(int(g), g)) if float(g).is_integer() else float(g)
+
+    seen: set[Any] = set()
+    dcg = 0.0
+    for i, d in enumerate(list(ranked) if k is None else list(ranked)[:k], start=1):
+        u = _unit(d, units)
+        if u not in seen:
+            dcg += gain(d) / math.log2(i + 1)
+        seen.add(u)
+    if metric.name == "dcg":
+        return dcg
+    best: dict[Any, float] = {}
+    for d in grades:
+        u = _unit(d, units)
+        best[u] = max(best.get(u, -math.inf), gain(d))
+    ideal = sorted((g for g in best.values() if g > 0), reverse=True)
+    if k is not None:
+        ideal = ideal[:k]
+    idcg = sum(g / math.log2(i + 1) for i, g in enumerate(ideal, start=1))
+    return dcg / idcg if idcg > 0 else 0.0
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -114,6 +114,8 @@ _DEFINED = {
     "positive": "queries with at least one positive grade (at `rel` when set; the `no_relevant` policy decides "
                 "the others)",
     "always": "every query",
+    "value": "the queries where the measure gives a number (see the definition; the `no_relevant` policy "
+             "decides the others)",
 }
 
 

@@ -148,7 +148,7 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
         only_judged = pol.unjudged == "condensed" or _param(m, "judged_only", False)
         jv = view("condensed") if only_judged else judged
         values = fam.kernel(m, jv)
-        undefined = ~defined_mask(m, judged) & counted_rows
+        undefined = (np.isnan(values) if fam.defined == "value" else ~defined_mask(m, judged)) & counted_rows
         if undefined.any():
             summary.no_relevant[label] = qrels.query_ids[undefined].tolist()
             if pol.no_relevant == "error":
@@ -268,7 +268,7 @@ def defined_mask(m: Metric, j: K.Judged) -> np.ndarray:
     relevance level; ``"positive"``: at least one positive grade counted (DCG-type measures, at ``rel``
     when set); ``"always"``."""
     rule = m.family.defined
-    if rule == "always":
+    if rule in ("always", "value"):
         return np.ones(j.nq, dtype=bool)
     if rule == "positive":
         rel = _param(m, "rel", None)

@@ -60,16 +60,21 @@ def group_starts(q: np.ndarray, nq: int) -> np.ndarray:
 
 
 def cumsum_within(q: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Inclusive cumulative sum of ``w`` within each run of equal values of the sorted array ``q``."""
+    """Inclusive cumulative sum of ``w`` within each run of equal values of the sorted array ``q``, summed
+    from each run's start (so a value does not depend on the other runs, to the last bit)."""
     n = len(q)
+    w = np.asarray(w, dtype=np.float64)
     if n == 0:
         return np.zeros(0, dtype=np.float64)
-    cs = np.cumsum(np.asarray(w, dtype=np.float64))
-    start = np.ones(n, dtype=bool)
-    start[1:] = q[1:] != q[:-1]
-    first = np.flatnonzero(start)
-    base = np.repeat(cs[first] - np.asarray(w, dtype=np.float64)[first], np.diff(np.append(first, n)))
-    return cs - base
+    if np.array_equal(w, np.round(w)) and n < (1 << 52):  # integer counts: the global sum is exact
+        cs = np.cumsum(w)
+        start = np.ones(n, dtype=bool)
+        start[1:] = q[1:] != q[:-1]
+        first = np.flatnonzero(start)
+        return cs - np.repeat(cs[first] - w[first], np.diff(np.append(first, n)))
+    import pandas as pd
+
+    return pd.Series(w).groupby(np.asarray(q), sort=False).cumsum().to_numpy(dtype=np.float64)
 
 
 def suffix_max_within(q: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragrade.kernels._common import cumsum_within, group_starts, safe_div
+from ragrade.kernels._common import cumsum_within, group_starts, safe_div, sum_by_query
 from ragrade.kernels.metrics import Judged
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,7 +38,7 @@ def err_gdeval(m: Metric, j: Judged) -> np.ndarray:
     r = (np.exp2(g) - 1.0) / 2.0**GDEVAL_MAX_GRADE
     log_keep = np.log1p(-r)
     before = cumsum_within(q, log_keep) - log_keep  # log of prod_{earlier relevant} (1 - r)
-    return np.bincount(q, weights=r * np.exp(before) / (pos + 1.0), minlength=j.nq)
+    return sum_by_query(q, r * np.exp(before) / (pos + 1.0), j.nq)
 
 
 # -- ir-measures' Accuracy ---------------------------------------------------------------------------------
@@ -53,7 +53,7 @@ def accuracy(m: Metric, j: Judged) -> np.ndarray:
     n_rel = np.bincount(q, minlength=j.nq).astype(np.float64)
     top = j.n_ret.astype(np.float64) if m.k is None else np.minimum(j.n_ret, m.k).astype(np.float64)
     n_non = top - n_rel
-    above = np.bincount(q, weights=(pos - (hitnum - 1)).astype(np.float64), minlength=j.nq)
+    above = sum_by_query(q, (pos - (hitnum - 1)).astype(np.float64), j.nq)
     pairs = n_rel * n_non
     out = np.full(j.nq, np.nan)
     ok = pairs > 0
@@ -106,7 +106,7 @@ def rbp_cwl(m: Metric, j: Judged) -> np.ndarray:
     """cwl-eval's RBP: weights (1 - p) p^(i-1) / (1 - p^1000) over the first 1000 ranks."""
     p = float(m.get("p"))
     q, pos, w = _gain_rows(m, j, DEPTH)
-    return np.bincount(q, weights=w * np.power(p, pos.astype(np.float64)), minlength=j.nq) * (1 - p) / (1 - p**DEPTH)
+    return sum_by_query(q, w * np.power(p, pos.astype(np.float64)), j.nq) * (1 - p) / (1 - p**DEPTH)
 
 
 def sdcg(m: Metric, j: Judged) -> np.ndarray:
@@ -114,7 +114,7 @@ def sdcg(m: Metric, j: Judged) -> np.ndarray:
     k = min(int(m.k or DEPTH), DEPTH)
     q, pos, w = _gain_rows(m, j, k)
     disc = np.log(2.0) / np.log(np.arange(k) + 2.0)
-    return np.bincount(q, weights=w * disc[pos], minlength=j.nq) / disc.sum()
+    return sum_by_query(q, w * disc[pos], j.nq) / disc.sum()
 
 
 def _ranks(shape: tuple[int, int]) -> np.ndarray:
@@ -226,7 +226,7 @@ def compat(m: Metric, j: Judged) -> np.ndarray:
     inside = first <= dq
     contrib = np.zeros(len(iq))
     contrib[inside] = h[dq[inside]] - h[first[inside] - 1]
-    score = np.bincount(iq, weights=contrib, minlength=j.nq)
+    score = sum_by_query(iq, contrib, j.nq)
     norm = safe_div(1.0 - np.power(p, depth.astype(np.float64)), np.full(j.nq, 1.0 - p))
     rbo = safe_div(score, norm)
     if not m.get("normalize"):

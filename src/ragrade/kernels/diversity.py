@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragrade.kernels._common import safe_div
+from ragrade.kernels._common import safe_div, sum_by_query
 
 if TYPE_CHECKING:  # pragma: no cover
     from ragrade.metrics.parser import Metric
@@ -98,9 +98,9 @@ def _ideal_gains(m: Metric, s: Subtopics, k: int) -> tuple[np.ndarray, np.ndarra
 def alpha_ndcg(m: Metric, s: Subtopics) -> np.ndarray:
     k = int(m.k or 20)
     q, pos, g = _run_gains(m, s, k)
-    dcg = np.bincount(q, weights=g * _discount(pos), minlength=s.nq)
+    dcg = sum_by_query(q, g * _discount(pos), s.nq)
     iq, ir, ig = _ideal_gains(m, s, k)
-    ideal = np.bincount(iq, weights=ig * _discount(ir), minlength=s.nq)
+    ideal = sum_by_query(iq, ig * _discount(ir), s.nq)
     return np.where(s.n_sub > 0, safe_div(dcg, ideal), 0.0)
 
 
@@ -108,7 +108,7 @@ def err_ia(m: Metric, s: Subtopics) -> np.ndarray:
     k = int(m.k or 20)
     alpha = float(m.get("alpha"))
     q, pos, g = _run_gains(m, s, k)
-    err = np.bincount(q, weights=g / (pos + 1.0), minlength=s.nq)
+    err = sum_by_query(q, g / (pos + 1.0), s.nq)
     i = np.arange(k, dtype=np.float64)
     ideal_ideal = float(np.sum(np.power(1.0 - alpha, i) / (i + 1.0)))
     return safe_div(err, s.n_sub * ideal_ideal)

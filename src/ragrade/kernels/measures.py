@@ -27,7 +27,7 @@ from ragrade.kernels._common import (
     sum_by_query,
     value_at,
 )
-from ragrade.kernels.metrics import Judged, gain_rows, grade_gain, hits, precision, recall
+from ragrade.kernels.metrics import Judged, grade_gain, hits, precision, recall
 
 if TYPE_CHECKING:  # pragma: no cover
     from ragrade.metrics.parser import Metric
@@ -114,7 +114,7 @@ def bpref(m: Metric, j: Judged) -> np.ndarray:
     term = np.ones(len(rq))
     some = n_above > 0  # implies N > 0 and so cap > 0
     term[some] = 1.0 - np.minimum(n_above[some], r[rq][some]) / cap[some]
-    return safe_div(np.bincount(rq, weights=term, minlength=j.nq), r)
+    return safe_div(sum_by_query(rq, term, j.nq), r)
 
 
 def infap(m: Metric, j: Judged) -> np.ndarray:
@@ -132,7 +132,7 @@ def infap(m: Metric, j: Judged) -> np.ndarray:
     term = (1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((r_above + n_above + u_above) / safe_j)
             * ((r_above + INFAP_EPSILON) / (r_above + n_above + 2 * INFAP_EPSILON)))
     term = np.where(fj == 0, 1.0, term)
-    return safe_div(np.bincount(rq, weights=term, minlength=j.nq), j.n_relevant(m.rel))
+    return safe_div(sum_by_query(rq, term, j.nq), j.n_relevant(m.rel))
 
 
 def _cut_by_share(share: float, r: np.ndarray) -> np.ndarray:
@@ -176,7 +176,7 @@ def binary_gain(m: Metric, j: Judged) -> np.ndarray:
     """trec_eval binG: sum over retrieved relevant documents of 1 / log2(2 + non-relevant above), / R."""
     q, pos, hitnum = j.relevant_rows(m.rel)
     w = 1.0 / np.log2(3.0 + pos - hitnum)
-    return safe_div(np.bincount(q, weights=w, minlength=j.nq), j.n_relevant(m.rel))
+    return safe_div(sum_by_query(q, w, j.nq), j.n_relevant(m.rel))
 
 
 def judged_at(m: Metric, j: Judged) -> np.ndarray:
@@ -224,10 +224,10 @@ def ndcg_rel(m: Metric, j: Judged) -> np.ndarray:
     good = w > 0
     gq, gpos = q[good], pos[good]
     idcg_at = value_at(iq, ipos, icum, gq, np.minimum(gpos, n_ideal[gq] - 1))
-    total = np.bincount(gq, weights=safe_div(rdcg[good], idcg_at), minlength=j.nq)
+    total = sum_by_query(gq, safe_div(rdcg[good], idcg_at), j.nq)
     found = np.bincount(gq, minlength=j.nq)
-    whole_r = np.bincount(q, weights=w / np.log2(pos + 2.0), minlength=j.nq)
-    whole_i = np.bincount(iq, weights=ig / np.log2(ipos + 2.0), minlength=j.nq)
+    whole_r = sum_by_query(q, w / np.log2(pos + 2.0), j.nq)
+    whole_i = sum_by_query(iq, ig / np.log2(ipos + 2.0), j.nq)
     total = total + (n_ideal - found) * safe_div(whole_r, whole_i)
     out = safe_div(total, n_ideal.astype(np.float64))
     return np.where(total > 0, out, 0.0)
@@ -249,10 +249,10 @@ def rndcg(m: Metric, j: Judged) -> np.ndarray:
     bq, bpos = iq[at], ipos[at]
     rcum = cumsum_within(q, w / np.log2(pos + 2.0))
     terms = safe_div(value_at(q, pos, rcum, bq, bpos), value_at(iq, ipos, icum, bq, bpos))
-    total = np.bincount(bq, weights=terms, minlength=j.nq)
+    total = sum_by_query(bq, terms, j.nq)
     count = np.bincount(bq, minlength=j.nq).astype(np.float64)
     longer = j.n_ret > n_ideal + 1
-    whole_r = np.bincount(q, weights=w / np.log2(pos + 2.0), minlength=j.nq)
+    whole_r = sum_by_query(q, w / np.log2(pos + 2.0), j.nq)
     whole_i = value_at(iq, ipos, icum, np.arange(j.nq), n_ideal - 1)
     extra = longer & (whole_i > 0)
     total[extra] += whole_r[extra] / whole_i[extra]
@@ -270,8 +270,8 @@ def normalized_gain(m: Metric, j: Judged) -> np.ndarray:
     extra_cost = cumsum_within(iq, np.maximum(ig, 1.0) - 1.0)
     cost = (pos + 1.0) + value_at(iq, ipos, extra_cost, q, np.minimum(pos, n_ideal[q] - 1))
     gained = cumsum_within(q, w)
-    total = np.bincount(q, weights=w / np.log2(2.0 + cost - gained), minlength=j.nq)
-    return safe_div(total, np.bincount(iq, weights=ig, minlength=j.nq))
+    total = sum_by_query(q, w / np.log2(2.0 + cost - gained), j.nq)
+    return safe_div(total, sum_by_query(iq, ig, j.nq))
 
 
 def utility(m: Metric, j: Judged) -> np.ndarray:
@@ -336,7 +336,7 @@ def rbp(m: Metric, j: Judged) -> np.ndarray:
     if m.k is not None:
         keep = pos < m.k
         q, pos, w = q[keep], pos[keep], w[keep]
-    return (1.0 - p) * np.bincount(q, weights=w * np.power(p, pos.astype(np.float64)), minlength=j.nq)
+    return (1.0 - p) * sum_by_query(q, w * np.power(p, pos.astype(np.float64)), j.nq)
 
 
 def rbp_resid(m: Metric, j: Judged) -> np.ndarray:

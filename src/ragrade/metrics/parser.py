@@ -149,8 +149,6 @@ def _build(fam: Family, k: Any, raw_params: dict[str, Any], *, text: str) -> Met
             raise MetricError(f"{text!r}: the cutoff must be a positive integer, got {k!r}")
         if k < 1:
             raise MetricError(f"{text!r}: the cutoff must be a positive integer (>= 1), got {k}")
-    elif fam.cutoff == "required":
-        raise MetricError(f"{text!r}: {fam.name} needs a cutoff, e.g. {fam.name}@10")
     values: dict[str, Any] = {}
     for key, raw in raw_params.items():
         spec = fam.param(str(key).lower())
@@ -160,6 +158,8 @@ def _build(fam: Family, k: Any, raw_params: dict[str, Any], *, text: str) -> Met
         if spec.name in values:
             raise MetricError(f"{text!r}: parameter {spec.name!r} given twice")
         values[spec.name] = None if raw is None and spec.default is None else spec.coerce(text, raw)
+    if k is None and fam.cutoff == "required":
+        raise MetricError(f"{text!r}: {fam.name} needs a cutoff, e.g. {fam.name}@10")
     if fam.at_param is not None and values.get(fam.at_param, fam.param(fam.at_param).default) is None:  # type: ignore[union-attr]
         raise MetricError(f"{text!r}: {fam.name} needs its {fam.at_param} level, e.g. {fam.example()}")
     if values.get("gains") is not None and values.get("gain", "linear") != "linear":

@@ -45,8 +45,9 @@ if TYPE_CHECKING:  # pragma: no cover
 Kind = Literal["id", "text", "judge", "diversity"]
 Cutoff = Literal["optional", "none", "required"]
 #: Which queries a family is defined on: ``"relevant"``: R > 0 at the metric's relevance level;
-#: ``"positive"``: at least one positive grade (DCG-type measures without ``rel``); ``"always"``.
-Definedness = Literal["relevant", "positive", "always"]
+#: ``"positive"``: at least one positive grade (DCG-type measures without ``rel``); ``"always"``;
+#: ``"value"``: where the kernel gives a number (it returns NaN where the measure is undefined).
+Definedness = Literal["relevant", "positive", "always", "value"]
 #: How per-query values make one number: the arithmetic ``"mean"``, the ``"sum"`` (trec_eval's counts:
 #: num_q, num_ret, ...), or the geometric mean ``"gmean"`` of the values floored at 1e-5 (gm_map, gm_bpref).
 Aggregate = Literal["mean", "sum", "gmean"]
@@ -286,7 +287,7 @@ REGISTRY: tuple[Family, ...] = (
     _id("accuracy", "Pairwise accuracy within the top k: the share of (relevant, non-relevant) pairs of "
         "retrieved documents ranked in the right order (undefined without a relevant one retrieved).",
         "1 - sum_r nonrel_above(r) / (nonrel@k * rel@k)", aliases=("accuracy",), params=(REL,),
-        defined="always", kernel=C.accuracy, source="ir-measures Accuracy"),
+        defined="value", kernel=C.accuracy, source="ir-measures Accuracy"),
     _id("err", "Expected reciprocal rank (Chapelle et al., CIKM 2009) with gdeval's gains: a document of grade "
         "g stops the user with probability (2^g - 1) / 2^4.",
         "ERR@k = sum_{i<=k} R_i / i prod_{j<i} (1 - R_j), R_g = (2^g - 1) / 16", aliases=("err",),
