@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 DUP = "dup"
+#: The highest grade of the whole ground truth (C/W/L's max_rel when unset); set by ``ref_evaluate``.
+TOP_GRADE: list[float | None] = [None]
 ELEVEN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
@@ -148,8 +150,11 @@ def value(m: Any, ranked: Sequence[str], grades: Mapping[str, float], units: Map
     if name == "judged":
         denom = min(n, k) if k is not None else n
         return sum(1 for x in top if x is not None) / denom if denom else 0.0
+    def unjudged(d: str) -> bool:  # no judgment, or a negative grade (any copy)
+        return d not in grades or grades[d] < 0
+
     if name == "unj":
-        return sum(1 for x in lab[:k] if x is None or (x != DUP and x < 0)) / k
+        return sum(1 for d in list(ranked)[:k] if unjudged(d)) / k
     if name == "utility":
         a, b, c, d = (float(m.get(x)) for x in "abcd")
         out = a * all_hits + b * (n - all_hits) + c * (R - all_hits)
@@ -166,7 +171,7 @@ def value(m: Any, ranked: Sequence[str], grades: Mapping[str, float], units: Map
         return _rbp(m, lab, ug, gains_map, k)
     if name == "rbp_resid":
         p = float(m.get("p"))
-        unj = [i for i, x in enumerate(lab) if x is None or (x != DUP and x < 0)]
+        unj = [i for i, d in enumerate(ranked) if unjudged(d)]
         if not unj:
             return 0.0
         return p**n + (1 - p) * sum(p**i for i in unj)
@@ -288,7 +293,7 @@ def _rbp(m: Any, lab: list, ug: list[float], gains_map: dict, k: int | None) -> 
     if top is None:
         return 0.0
     level_gains = [_gain(level, gains_map) for level in range(int(top) + 1)] + list(gains_map.values())
-    lo, hi = min(level_gains), max(level_gains)
+    lo, hi = min(0.0, *level_gains), max(0.0, *level_gains)
 
     def scaled(x: Any) -> float:
         g = _gain(x, gains_map) if x is not None and x != DUP and x >= 0 else 0.0
@@ -305,7 +310,8 @@ def _cwl(m: Any, lab: list, ug: list[float]) -> float:
     depth = 1000
     lo = float(m.get("min_rel"))
     hi_p = m.get("max_rel")
-    hi = float(hi_p) if hi_p is not None else float(max(max(ug), lo + 1)) if ug else lo + 1
+    top = TOP_GRADE[0] if TOP_GRADE[0] is not None else (max(ug) if ug else None)
+    hi = float(hi_p) if hi_p is not None else float(max(top, lo + 1)) if top is not None else lo + 1
 
     def gain(x: Any) -> float:
         if x is None or x == DUP:

@@ -230,6 +230,10 @@ class RefPolicies:
     identical_ids: str = "keep"
     ties: str = "docid_desc"
     empty_run: str = "zero"
+    unjudged: str = "nonrelevant"
+    max_docs: int | None = None
+    num_docs: int | None = None
+    upper_grade: float | None = None
 
 
 def prepare_list(query: str, rows: Sequence[Row], pol: RefPolicies) -> list[str]:
@@ -261,13 +265,20 @@ def ref_evaluate(
     run: Mapping[str, Sequence[Row]],
     metrics: Sequence[str],
     units: Mapping[str, Mapping[str, Any]] | None = None,
-    **policies: str,
+    upper: bool = False,
+    **policies: Any,
 ) -> dict[str, dict[str, float]]:
     """``{label: {query: value}}`` (NaN = not counted), queries in qrels order; raises PolicyError.
 
-    ``units`` (optional): ``{query: {doc: group key}}`` for grouped ground truth."""
+    ``units`` (optional): ``{query: {doc: group key}}`` for grouped ground truth. ``max_docs`` truncates
+    each ranking; ``unjudged="condensed"`` removes unjudged and negative-grade documents from it;
+    ``unjudged="bounds"`` gives the lower bound, or with ``upper=True`` the upper bound: every retrieved
+    row without a judgment becomes a relevant document of its own at ``upper_grade`` (default: the highest
+    grade)."""
     pol = RefPolicies(**policies)
     units = units or {}
+    measures_reference.TOP_GRADE[0] = max((float(g) for docs in qrels.values() for g in docs.values()),
+                                          default=None)
     qrels = {str(q): {str(d): float(g) for d, g in docs.items()} for q, docs in qrels.items()}
     run = {str(q): [(str(d), s) for d, s in rows] for q, rows in run.items()}
     labels: list[tuple[str, Metric]] = []
@@ -295,14 +306,40 @@ def ref_evaluate(
         for q, grades in qrels.items():
             if q not in lists and pol.missing_run == "drop":
                 continue
-            value = metric_value(m, lists.get(q, []), grades, units.get(q))
-            if not is_defined(m, grades, units.get(q)):
+            ranked = lists.get(q, [])
+            if pol.max_docs is not None:
+                ranked = ranked[: pol.max_docs]
+            only = pol.unjudged == "condensed" or any(key == "judged_only" and v for key, v in m.params)
+            if only:  # condensed list (an upper bound has nothing left to bound)
+                m_plain = Metric(m.name, m.k, tuple((key, v) for key, v in m.params if key != "judged_only"))
+                value = metric_value(m_plain, [d for d in ranked if d in grades and grades[d] >= 0], grades,
+                                     units.get(q))
+            elif pol.unjudged == "bounds" and upper:
+                top = pol.upper_grade if pol.upper_grade is not None else max(
+                    [g for docs in qrels.values() for g in docs.values() if g > 0], default=1.0)
+                ranked = [d if d in grades else f"\0unjudged{i}" for i, d in enumerate(ranked)]
+                g_up = {**grades, **{d: float(top) for d in ranked if d not in grades}}
+                value = metric_value(m, ranked, g_up, units.get(q))
+            else:
+                value = metric_value(m, ranked, grades, units.get(q))
+            if not is_defined(m, grades, units.get(q)) or (m.family.defined == "value" and math.isnan(value)):
                 if pol.no_relevant == "error":
                     raise PolicyError(f"{label}: no relevant judgments for {q!r}")
                 value = 0.0 if pol.no_relevant == "zero" else math.nan
             col[q] = value
         out[label] = col
     return out
+
+
+def metric_variants(fam: Any, cutoffs: Sequence[int | None], params: Sequence[str] = ("",)) -> list[str]:
+    """Metric strings of one family at ``cutoffs`` with each parameter text in ``params``: a family that
+    takes a recall level gets levels instead of cutoffs, one that requires a cutoff drops None."""
+    if fam.at_param is not None:
+        return [f"{fam.name}{p}@{x}" for p in params for x in (0.0, 0.3, 0.7, 1.0)]
+    cuts = [None] if fam.cutoff == "none" else list(cutoffs)
+    if fam.cutoff == "required":
+        cuts = [k for k in cuts if k is not None] or [10]
+    return [f"{fam.name}{p}" + ("" if k is None else f"@{k}") for p in params for k in cuts]
 
 
 def frame_to_dict(per_query: Any) -> dict[str, dict[str, float]]:

@@ -78,14 +78,13 @@ def cumsum_within(q: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def suffix_max_within(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``max(v[i:end of i's run])`` for each element of the sorted array ``q`` (``v`` in [0, 1])."""
-    n = len(q)
-    if n == 0:
+    """``max(v[i:end of i's run])`` for each element of the sorted array ``q`` (exact: no offsets added)."""
+    if len(q) == 0:
         return np.zeros(0, dtype=np.float64)
-    # Reversed, the runs come in decreasing q: lift each run above the previous ones, accumulate, lower.
-    lift = (q.max() - q[::-1]).astype(np.float64) * 2.0
-    acc = np.maximum.accumulate(v[::-1] + lift) - lift
-    return acc[::-1]
+    import pandas as pd
+
+    rev = pd.Series(np.asarray(v, dtype=np.float64)[::-1]).groupby(np.asarray(q)[::-1], sort=False).cummax()
+    return rev.to_numpy(dtype=np.float64)[::-1].copy()
 
 
 def value_at(q: np.ndarray, pos: np.ndarray, cum: np.ndarray, tq: np.ndarray, tpos: np.ndarray) -> np.ndarray:

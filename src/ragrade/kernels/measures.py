@@ -294,8 +294,9 @@ def utility(m: Metric, j: Judged) -> np.ndarray:
 
 def _rbp_gains(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(q, pos, gain in [0, 1])`` of the retrieved rows that gain. Binary with ``rel``; graded without
-    (trec_eval 10: a grade's gain, or the gain map's, rescaled per query to [0, 1] by the smallest and
-    largest gain of the grades 0..max grade of that query when any lies outside)."""
+    (trec_eval 10: a grade's gain, or the gain map's, rescaled per query to [0, 1] as (g - lo) / (hi - lo)
+    when any gain lies outside, lo and hi the smallest and largest of 0 and the gains of the grades
+    0..max grade of that query and of the map)."""
     rel = m.get("rel")
     if rel is not None:
         q, pos, _ = j.relevant_rows(rel)
@@ -320,6 +321,10 @@ def _rbp_gains(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray
         mapped = np.array([v for _, v in gains])
         lo = np.minimum(lo, mapped.min())
         hi = np.maximum(hi, mapped.max())
+    # trec_eval 10 starts its min and max at 0 (uninitialised variables, zero in practice): a map that
+    # gives every level a gain above 0 still rescales from 0.
+    lo = np.minimum(lo, 0.0)
+    hi = np.maximum(hi, 0.0)
     scale = has & ((lo < 0) | (hi > 1)) & (hi > lo)
     keep = first & (g >= 0)
     q, pos, w = q[keep], pos[keep], w[keep]
