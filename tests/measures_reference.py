@@ -198,7 +198,7 @@ def value(m: Any, ranked: Sequence[str], grades: Mapping[str, float], units: Map
     if name in ("rbp_cwl", "nerr8", "nerr9", "nerr10", "nerr11", "sdcg", "inst", "insq", "bpm"):
         return _cwl(m, lab, ug)
     if name == "compat":
-        return _compat(m, ranked, lab, grades, ug)
+        return _compat(m, ranked, grades, units)
     raise KeyError(f"no reference for {name!r}")
 
 
@@ -292,7 +292,8 @@ def _rbp(m: Any, lab: list, ug: list[float], gains_map: dict, k: int | None) -> 
     top = max((g for g in ug if g >= 0), default=None)
     if top is None:
         return 0.0
-    level_gains = [_gain(level, gains_map) for level in range(int(top) + 1)] + list(gains_map.values())
+    level_gains = [_gain(level, gains_map) for level in range(int(top) + 1)] + list(gains_map.values()) + [
+        _gain(top, gains_map)]
     lo, hi = min(0.0, *level_gains), max(0.0, *level_gains)
 
     def scaled(x: Any) -> float:
@@ -355,22 +356,28 @@ def _cwl(m: Any, lab: list, ug: list[float]) -> float:
     return sum(w * g for w, g in zip(reach, gains, strict=True)) / total
 
 
-def _compat(m: Any, ranked: Sequence[str], lab: list, grades: Mapping[str, float], ug: list[float]) -> float:
+def _compat(m: Any, ranked: Sequence[str], grades: Mapping[str, float], units: Mapping[str, Any] | None) -> float:
+    """RBO between the run and the closest ideal ranking (relevant units by grade, then by run rank), over
+    units: a group of ids is one unit."""
     p = float(m.get("p"))
-    seen: set[str] = set()
-    run: list[str] = []
-    for d in ranked:
-        if d not in seen:
-            run.append(d)
-        seen.add(d)
-    first_rank = {d: i for i, d in enumerate(run)}
-    ideal = sorted((d for d, g in grades.items() if g > 0),
-                   key=lambda d: (-grades[d], first_rank.get(d, math.inf)))
-    depth = max(len(ranked), len(ideal))
 
-    def rbo(a: list[str], b: list[str]) -> float:
-        sa: set[str] = set()
-        sb: set[str] = set()
+    def key(d: str) -> Any:
+        return ("unit", units[d]) if units is not None and d in units else d
+
+    unit_grade: dict[Any, float] = {}
+    for d, g in grades.items():
+        unit_grade[key(d)] = max(unit_grade.get(key(d), g), g)
+    run = [key(d) for d in ranked]
+    first_rank: dict[Any, int] = {}
+    for i, u in enumerate(run):
+        first_rank.setdefault(u, i)
+    ideal = sorted((u for u, g in unit_grade.items() if g > 0),
+                   key=lambda u: (-unit_grade[u], first_rank.get(u, math.inf)))
+    depth = max(len(run), len(ideal))
+
+    def rbo(a: list, b: list) -> float:
+        sa: set = set()
+        sb: set = set()
         score = norm = 0.0
         for i in range(depth):
             if i < len(a):
@@ -381,8 +388,7 @@ def _compat(m: Any, ranked: Sequence[str], lab: list, grades: Mapping[str, float
             norm += p**i
         return score / norm if norm else 0.0
 
-    full_run = list(ranked)
-    score = rbo(full_run, ideal)
+    score = rbo(run, ideal)
     if m.get("normalize"):
         best = rbo(ideal, ideal)
         if best > 0:

@@ -97,7 +97,12 @@ def is_defined(metric: Metric, grades: Mapping[str, float], units: Mapping[str, 
         return True
     if rule == "positive":
         thr = metric.get("rel") if metric.family.param("rel") is not None else None
-        return any(g > 0 and (thr is None or g >= thr) for g in unit_grades(grades, units))
+        gains = dict((metric.get("gains") if metric.family.param("gains") is not None else None) or ())
+
+        def gain(g: float) -> float:
+            return float(gains.get(int(g), g)) if g >= 0 and float(g).is_integer() else max(g, 0.0)
+
+        return any(gain(g) > 0 and (thr is None or g >= thr) for g in unit_grades(grades, units))
     return n_relevant(grades, metric.rel, units) > 0
 
 

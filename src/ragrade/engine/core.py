@@ -270,9 +270,9 @@ def defined_mask(m: Metric, j: K.Judged) -> np.ndarray:
     rule = m.family.defined
     if rule in ("always", "value"):
         return np.ones(j.nq, dtype=bool)
-    if rule == "positive":
-        rel = _param(m, "rel", None)
-        return j.n_relevant(1e-300 if rel is None else rel) > 0
+    if rule == "positive":  # a unit with a positive gain (at rel when set; through the gain map if any)
+        uq, _ = j.unit_gains(_param(m, "rel", None), "linear", _param(m, "gains", None))
+        return np.bincount(uq, minlength=j.nq) > 0
     return j.n_relevant(m.rel) > 0
 
 

@@ -319,8 +319,9 @@ def _rbp_gains(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray
         lo = np.where(present, lg[None, :], np.inf).min(axis=1) if len(levels) else lo
         hi = np.where(present, lg[None, :], -np.inf).max(axis=1) if len(levels) else hi
         mapped = np.array([v for _, v in gains])
-        lo = np.minimum(lo, mapped.min())
-        hi = np.maximum(hi, mapped.max())
+        own = np.where(has, grade_gain(np.maximum(top, 0.0), "linear", gains), 0.0)  # a fractional top grade
+        lo = np.minimum(np.minimum(lo, mapped.min()), own)
+        hi = np.maximum(np.maximum(hi, mapped.max()), own)
     # trec_eval 10 starts its min and max at 0 (uninitialised variables, zero in practice): a map that
     # gives every level a gain above 0 still rescales from 0.
     lo = np.minimum(lo, 0.0)
