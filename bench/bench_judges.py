@@ -7,8 +7,14 @@
    re-run of ``evaluate_judged`` per judgment, against the cost of one real judgment (printed as a ratio).
 3. With ``--agreement``: agreement of the LLM judge with the hand labels of tests/judges/data/agreement.jsonl
    (next to the offline judges'), so the offline judges can be compared with an LLM judge.
+4. Several ``ragrade judge`` processes started at once on one dataset and one cache (``--processes``,
+   default 4), against the fault-injection server of tests/judges/fakeserver.py answering each request
+   after ``--latency`` seconds: how many calls they make together, against ``processes x judgments``
+   (what they made before each process re-checked the cache and started at its own place in the list).
+5. The offline lexical judge: time per judgment against a cache hit (why it is not cached).
 
-Usage: ``python bench/bench_judges.py [--judgments 24] [--concurrency 1 4 16] [--agreement] [--skip-llm]``
+Usage: ``python bench/bench_judges.py [--judgments 24] [--concurrency 1 4 16] [--agreement] [--skip-llm]
+[--processes 4] [--latency 0.05]``
 Everything runs on 127.0.0.1; nothing is downloaded.
 """
 
@@ -17,7 +23,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -151,16 +159,89 @@ def bench_cache(per_judgment: float | None, n_keys: int = 20000) -> None:
                   f"({per_judgment * 1e3:.0f} ms vs {rerun * 1e6:.0f} µs)")
 
 
+def bench_processes(processes: int, latency: float, queries: int = 18) -> None:
+    """``processes`` concurrent ``ragrade judge`` runs on one cache against the fake server."""
+    from fakeserver import FakeLLMServer
+
+    rows = [{"id": f"q{i}", "question": f"What is fact {i} about Topic{i}?",
+             "reference": f"Topic{i} was founded in Paris. It has {i} members.",
+             "contexts": [f"Topic{i} lives in Paris.", f"Berlin hosts Other{i}.", f"Topic{i} counts {i} people."]}
+            for i in range(queries)]
+    print(f"\n{processes} concurrent `ragrade judge` processes, one cache, fake server ({latency * 1e3:.0f} ms "
+          f"per request)")
+    with tempfile.TemporaryDirectory() as tmp, FakeLLMServer() as server:
+        server.latency = latency
+        data = Path(tmp) / "d.jsonl"
+        data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        cache = Path(tmp) / "shared.sqlite3"
+        cmd = [sys.executable, "-m", "ragrade", "judge", str(data), "--judge", "openai", "--base-url",
+               server.base_url, "--model", "fake", "--cache", str(cache), "--no-progress", "--format", "json",
+               "--max-concurrency", "4"]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent / "src"), os.environ.get("PYTHONPATH", "")])}
+        t0 = time.perf_counter()
+        procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+                 for _ in range(processes)]
+        outs = [p.communicate() for p in procs]
+        wall = time.perf_counter() - t0
+        summaries = [json.loads(out)["summary"]["judgments"] for out, _ in outs]
+        needed = summaries[0]["needed"]
+        calls = server.count()
+        print(f"  judgments per run {needed}; calls made {calls} (each process: "
+              f"{', '.join(str(s['calls']) for s in summaries)}; cache hits "
+              f"{', '.join(str(s['cache_hits']) for s in summaries)})")
+        print(f"  without sharing: {processes * needed} calls; saving {1 - calls / (processes * needed):.0%} "
+              f"of the calls ({wall:.1f} s wall for all {processes})")
+        assert all(p.returncode == 0 for p in procs), [e for _, e in outs]
+
+
+def bench_lexical(n: int = 400) -> None:
+    """The lexical judge's time per judgment, against a cache hit (get) on the same machine."""
+    from ragrade.judges import LexicalJudge
+
+    judge = LexicalJudge()
+    items = [{"question": f"Where is landmark {i}?", "context": f"Landmark {i} stands in Paris, near the river.",
+              "answer": f"Landmark {i} is in Paris."} for i in range(n)]
+
+    async def run() -> float:
+        t0 = time.perf_counter()
+        for it in items:
+            await judge.judge("chunk_verdict", it)
+        return (time.perf_counter() - t0) / n
+
+    asyncio.run(run())  # warm-up (word lists, rapidfuzz)
+    per = min(asyncio.run(run()) for _ in range(3))
+    with tempfile.TemporaryDirectory() as tmp, JudgmentCache(Path(tmp) / "c.sqlite3") as cache:
+        out = Judgment({"verdict": 1, "reason": "r" * 60})
+        for i in range(n):
+            cache.put(f"{i:064d}", judge="j", model="m", prompt_version="p", task="chunk_verdict", judgment=out)
+        t0 = time.perf_counter()
+        for i in range(n):
+            cache.get(f"{i:064d}")
+        get = (time.perf_counter() - t0) / n
+        t0 = time.perf_counter()
+        for i in range(n):
+            cache.put(f"x{i:063d}", judge="j", model="m", prompt_version="p", task="chunk_verdict", judgment=out)
+        put = (time.perf_counter() - t0) / n
+    print(f"\nOffline lexical judge: {per * 1e6:.0f} µs per chunk verdict; a cache hit costs {get * 1e6:.0f} µs "
+          f"and storing a judgment {put * 1e6:.0f} µs (so caching would cost {(get + put) / per:.1f}x the judgment "
+          f"on a first run and save at most {per - get:+.0e} s per judgment on a re-run)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--judgments", type=int, default=24)
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16])
     ap.add_argument("--agreement", action="store_true")
     ap.add_argument("--skip-llm", action="store_true")
+    ap.add_argument("--processes", type=int, default=4, help="concurrent judge processes on one cache (0: skip)")
+    ap.add_argument("--latency", type=float, default=0.05, help="seconds per request of the fake server")
     ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     per = None if args.skip_llm else bench_llm(args.judgments, args.concurrency, args.agreement)
     bench_cache(per)
+    if args.processes:
+        bench_processes(args.processes, args.latency)
+    bench_lexical()
     if args.json:
         print(json.dumps({"per_judgment_s": per}))
 

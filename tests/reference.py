@@ -1,7 +1,7 @@
-"""A slow, obviously-correct reference implementation of the default convention (SPEC section 2 and 3).
+"""A slow, obviously-correct reference implementation of the default convention (docs/conventions.md, docs/metrics.md).
 
 Everything here is plain Python over one query at a time, written straight from the formulas in
-``SPEC.md``, so that the vectorised kernels of ``ragrade.kernels`` can be checked against it. It shares no
+``docs/conventions.md`` and ``docs/metrics.md``, so that the vectorised kernels of ``ragrade.kernels`` can be checked against it. It shares no
 code with the engine except the metric-string parser (which has its own tests).
 
 Also here: seeded generators of random evaluation inputs used by the parity and property tests
@@ -224,7 +224,7 @@ def _special(metric: Metric, ranked: Sequence[str], grades: Mapping[str, float],
 
 
 # ---------------------------------------------------------------------------------------------------
-# Whole evaluation with the SPEC section 3 policies
+# Whole evaluation with the policies of docs/conventions.md
 # ---------------------------------------------------------------------------------------------------
 @dataclass
 class RefPolicies:

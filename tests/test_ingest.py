@@ -124,9 +124,11 @@ def test_file_backed_runs_equal_dict_runs(tmp_path, monkeypatch, accel, shuffle)
 
 @pytest.mark.parametrize("accel", MODES)
 @pytest.mark.parametrize(("text", "odd"), [(b"q Q0 d 1 0.5 t\n", False), (b"q\tQ0 d 1 0.5 t\n", True),
-                                           (b"q Q0 d 1 0.5 t\r\n", True), (b"", False), (b"x" * 9000 + b"\x0c", True)])
+                                           (b"q Q0 d 1 0.5 t\r\n", True), (b"", False), (b"x" * 9000 + b"\x0c", True),
+                                           (b"# a comment\nq Q0 d 1 0.5 t\n", True),
+                                           (b"q Q0 d 1 0.5 t\n#c\n", True), (b"q#1 Q0 d 1 0.5 t\n", False)])
 def test_file_odd_whitespace_scan(tmp_path, monkeypatch, accel, text, odd):
-    from ragrade.io.trec import _file_has_odd_whitespace
+    from ragrade.io.trec import _file_needs_care as _file_has_odd_whitespace
 
     if not accel:
         monkeypatch.setattr(_ingest, "_accel", None)

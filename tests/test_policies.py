@@ -1,4 +1,4 @@
-"""The named policies of SPEC section 3: defaults, validation, the effect of each option on a minimal
+"""The named policies of docs/conventions.md (Policies): defaults, validation, the effect of each option on a minimal
 input, the summary counts and the warnings."""
 
 from __future__ import annotations

@@ -33,8 +33,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "get_matcher": ("ragrade.matching", "get_matcher"),
     "conventions": ("ragrade.profiles.report", "conventions"),
     "ConventionsReport": ("ragrade.profiles.report", "ConventionsReport"),
-    "compare": ("ragrade.compare", "compare"),
-    "Comparison": ("ragrade.compare", "Comparison"),
+    "compare": ("ragrade.comparison", "compare"),
+    "Comparison": ("ragrade.comparison", "Comparison"),
     "report": ("ragrade.report", None),
     "RagradeError": ("ragrade.errors", "RagradeError"),
     "RagradeWarning": ("ragrade.errors", "RagradeWarning"),
@@ -61,7 +61,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade import report
-    from ragrade.compare import Comparison, compare
+    from ragrade.comparison import Comparison, compare
     from ragrade.data import Qrels, Run
     from ragrade.engine.api import evaluate
     from ragrade.engine.core import Evaluator

@@ -86,7 +86,158 @@ static inline int clz64(uint64_t x) { return __builtin_clzll(x); }
 #endif
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#endif
+
+/* -- FileMap: the module's own read-only mapping of a file ------------------------------------------
+ *
+ * FileMap(fd) maps the whole file (size > 0) read-only and shared (PROT_READ, MAP_SHARED) and exposes it
+ * through the buffer protocol, read-only. scan_trec drops pages already read (madvise MADV_DONTNEED) only
+ * from such a mapping: on a shared, read-only file mapping that only frees memory (the pages are read
+ * from the file again if touched), whereas on any other buffer (a bytes object, an anonymous or private
+ * mapping) it would destroy data. Methods: find(sub, start=0, end=size) -> int, close(); len(); a
+ * context manager. POSIX only (elsewhere ragrade maps files with Python's portable mmap and drops no
+ * pages).
+ */
+#if defined(__unix__) || defined(__APPLE__)
+#define HAVE_FILEMAP 1
+typedef struct {
+    PyObject_HEAD
+    unsigned char *addr;
+    Py_ssize_t size;
+    Py_ssize_t exports;
+} FileMapObject;
+
+static PyTypeObject FileMapType;
+
+static PyObject *filemap_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    int fd;
+    static char *kwlist[] = {"fd", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "i", kwlist, &fd)) return NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0) return PyErr_SetFromErrno(PyExc_OSError);
+    if (!S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > (uint64_t)PY_SSIZE_T_MAX) {
+        PyErr_SetString(PyExc_ValueError, "FileMap: not a non-empty regular file");
+        return NULL;
+    }
+    void *addr = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    if (addr == MAP_FAILED) return PyErr_SetFromErrno(PyExc_OSError);
+    FileMapObject *self = (FileMapObject *)type->tp_alloc(type, 0);
+    if (self == NULL) { munmap(addr, (size_t)st.st_size); return NULL; }
+    self->addr = (unsigned char *)addr;
+    self->size = (Py_ssize_t)st.st_size;
+    self->exports = 0;
+    return (PyObject *)self;
+}
+
+static void filemap_unmap(FileMapObject *self) {
+    if (self->addr != NULL) {
+        munmap(self->addr, (size_t)self->size);
+        self->addr = NULL;
+    }
+}
+
+static void filemap_dealloc(FileMapObject *self) {
+    filemap_unmap(self);  /* no buffer can be exported here: each export holds a reference */
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int filemap_getbuffer(FileMapObject *self, Py_buffer *view, int flags) {
+    if (self->addr == NULL) {
+        PyErr_SetString(PyExc_ValueError, "FileMap is closed");
+        view->obj = NULL;
+        return -1;
+    }
+    if (PyBuffer_FillInfo(view, (PyObject *)self, self->addr, self->size, 1, flags) < 0) return -1;
+    self->exports++;
+    return 0;
+}
+
+static void filemap_releasebuffer(FileMapObject *self, Py_buffer *view) {
+    (void)view;
+    self->exports--;
+}
+
+static PyBufferProcs filemap_as_buffer = {(getbufferproc)filemap_getbuffer, (releasebufferproc)filemap_releasebuffer};
+
+static PyObject *filemap_close(FileMapObject *self, PyObject *unused) {
+    if (self->exports > 0) {
+        PyErr_SetString(PyExc_BufferError, "FileMap: cannot close while a buffer is exported");
+        return NULL;
+    }
+    filemap_unmap(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *filemap_find(FileMapObject *self, PyObject *args) {
+    Py_buffer sub;
+    Py_ssize_t start = 0, end = PY_SSIZE_T_MAX;
+    if (!PyArg_ParseTuple(args, "y*|nn", &sub, &start, &end)) return NULL;
+    if (self->addr == NULL) {
+        PyBuffer_Release(&sub);
+        PyErr_SetString(PyExc_ValueError, "FileMap is closed");
+        return NULL;
+    }
+    if (end > self->size) end = self->size;
+    if (start < 0) start = 0;
+    Py_ssize_t found = -1, k = sub.len;
+    const unsigned char *needle = (const unsigned char *)sub.buf;
+    if (k == 0) {
+        found = start <= end ? start : -1;
+    } else {
+        for (Py_ssize_t i = start; i + k <= end;) {
+            const unsigned char *hit = memchr(self->addr + i, needle[0], (size_t)(end - k + 1 - i));
+            if (hit == NULL) break;
+            i = hit - self->addr;
+            if (memcmp(hit, needle, (size_t)k) == 0) { found = i; break; }
+            i++;
+        }
+    }
+    PyBuffer_Release(&sub);
+    return PyLong_FromSsize_t(found);
+}
+
+static PyObject *filemap_enter(PyObject *self, PyObject *unused) {
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *filemap_exit(FileMapObject *self, PyObject *args) {
+    return filemap_close(self, NULL);
+}
+
+static Py_ssize_t filemap_len(FileMapObject *self) {
+    return self->addr == NULL ? 0 : self->size;
+}
+
+static PySequenceMethods filemap_as_sequence = {(lenfunc)filemap_len};
+
+static PyMethodDef filemap_methods[] = {
+    {"close", (PyCFunction)filemap_close, METH_NOARGS, "Unmap the file."},
+    {"find", (PyCFunction)filemap_find, METH_VARARGS, "find(sub, start=0, end=size) -> first index or -1."},
+    {"__enter__", (PyCFunction)filemap_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)filemap_exit, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject FileMapType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "ragrade._accel.FileMap",
+    .tp_basicsize = sizeof(FileMapObject),
+    .tp_dealloc = (destructor)filemap_dealloc,
+    .tp_as_sequence = &filemap_as_sequence,
+    .tp_as_buffer = &filemap_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "FileMap(fd): a read-only, shared memory mapping of a whole file (see _accel.c).",
+    .tp_methods = filemap_methods,
+    .tp_new = filemap_new,
+};
+
+static int is_filemap(PyObject *obj) { return Py_IS_TYPE(obj, &FileMapType); }
+#else
+#define HAVE_FILEMAP 0
+static int is_filemap(PyObject *obj) { (void)obj; return 0; }
 #endif
 
 /* Append the values of dict d to out[*n..] (and its keys to the list `keys` if not NULL, at the same
@@ -100,20 +251,28 @@ static long scan_one(PyObject *d, double *out, Py_ssize_t *n, Py_ssize_t cap, Py
         if (PyUnicode_GET_LENGTH(k) == 0) return 4;
         if (*n >= cap) return 5;
         double x;
+        /* k and v are borrowed from d. A value that is neither float nor int is converted by its own
+           __float__ / __index__, which may run any Python code, including code that changes d and so
+           frees k or v: hold references to both across the call. */
+        Py_INCREF(k);
         if (PyFloat_CheckExact(v)) {
             x = PyFloat_AS_DOUBLE(v);
         } else if (PyLong_CheckExact(v)) {  /* no temporary float object, unlike PyFloat_AsDouble */
             x = PyLong_AsDouble(v);
-            if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return 3; }
+            if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); Py_DECREF(k); return 3; }
         } else {
+            Py_INCREF(v);
             x = PyFloat_AsDouble(v);
-            if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return 3; }
+            Py_DECREF(v);
+            if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); Py_DECREF(k); return 3; }
+            if (*n >= cap) { Py_DECREF(k); return 5; }
         }
         if (keys != NULL) {  /* a slot of an object array: holds a reference (None when fresh) */
             PyObject *old = keys[*n];
-            Py_INCREF(k);
-            keys[*n] = k;
+            keys[*n] = k;  /* the reference taken above moves into the slot */
             Py_XDECREF(old);
+        } else {
+            Py_DECREF(k);
         }
         out[(*n)++] = x;
     }
@@ -222,10 +381,15 @@ static PyObject *match_segments(PyObject *self, PyObject *args) {
     long long matched = 0;
     int ok = b[2].len / 8 == nseg + 1 && ngrp >= 0 && ngold >= 0 && nrun >= 0 && row_base >= 0 &&
              seg_begin >= 0 && seg_end <= nseg && seg_begin <= seg_end;
-    /* the segments done must lie within this chunk of rows, and within `out` */
-    if (ok && seg_end > seg_begin &&
-        (seg_off[seg_begin] < row_base || seg_off[seg_end] > row_base + nrun || seg_off[seg_end] > nout))
-        ok = 0;
+    /* Every segment done must lie within this chunk of rows and within `out`, and the offsets must not
+       decrease: all checked before anything is written (a later bad segment must not let an earlier
+       one write out of bounds). */
+    for (Py_ssize_t s = seg_begin; ok && s < seg_end; s++) {
+        int64_t r0 = seg_off[s], r1 = seg_off[s + 1], g = seg_to_grp[s];
+        if (r0 < row_base || r1 < r0 || r1 > row_base + nrun || r1 > nout) ok = 0;
+        else if (g >= 0 && g < ngrp && (grp_off[g] < 0 || grp_off[g + 1] > ngold || grp_off[g + 1] < grp_off[g]))
+            ok = 0;
+    }
     /* first 8 bytes of every gold string (see prefixes8), so most rows are rejected without memcmp */
     const uint64_t *gold_prefix = (const uint64_t *)b[8].buf;
     if (b[8].len / 8 < ngold) ok = 0;
@@ -331,13 +495,16 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     Py_ssize_t nd = PyList_GET_SIZE(dicts), m = ib.len / 8;
     int bad_idx = 0;
     for (Py_ssize_t j = 0; j < m; j++) if (find_idx[j] < 0 || find_idx[j] >= nfind) bad_idx = 1;
+    const int64_t *which = (const int64_t *)wb.buf;
+    /* the lookups of dict i are done right after it is scanned: `which` must be non-decreasing */
+    for (Py_ssize_t j = 1; !bad_idx && j < m && wb.len / 8 >= m; j++) if (which[j] < which[j - 1]) bad_idx = 1;
     if (wb.len / 8 < m || bad_idx) {
         if (have_keys) PyBuffer_Release(&kb);
         PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
-        PyErr_SetString(PyExc_ValueError, "scan: 'which' shorter than 'find_idx', or an index out of range");
+        PyErr_SetString(PyExc_ValueError,
+                        "scan: 'which' shorter than 'find_idx', not sorted, or an index out of range");
         return NULL;
     }
-    const int64_t *which = (const int64_t *)wb.buf;
     long status = 0;
     Py_ssize_t n = 0;
     PyObject *counts = PyBytes_FromStringAndSize(NULL, nd * 8);
@@ -369,14 +536,23 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         PyObject **keys = have_keys ? (PyObject **)kb.buf : NULL;
         Py_ssize_t pos = 0, j = 0;
         for (Py_ssize_t i = 0; i < nd && status == 0; i++) {  /* pass 2: values, keys, lookups */
+            /* Python code run by a value's __float__ or a key's __eq__ may change the list: re-check its
+               size, and hold a reference to the dict while it is used. */
+            if (PyList_GET_SIZE(dicts) != nd) { status = 5; break; }
             PyObject *d = PyList_GET_ITEM(dicts, i);
+            Py_INCREF(d);
             status = scan_one(d, out, &pos, n, keys);
-            if (status) break;
+            if (status) { Py_DECREF(d); break; }
             while (j < m && which[j] < i) j++;
             while (j < m && which[j] == i) {
-                PyObject *val = PyDict_GetItemWithError(d, find[find_idx[j]]);
+                PyObject *key = find[find_idx[j]];
+                Py_INCREF(key);
+                PyObject *val = PyDict_GetItemWithError(d, key);
+                Py_DECREF(key);
                 if (val != NULL) {
+                    Py_INCREF(val);
                     double x = PyFloat_CheckExact(val) ? PyFloat_AS_DOUBLE(val) : PyFloat_AsDouble(val);
+                    Py_DECREF(val);
                     if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); x = NAN; }
                     fd[j] = x;
                 } else if (PyErr_Occurred()) {
@@ -384,6 +560,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
                 }
                 j++;
             }
+            Py_DECREF(d);
         }
         if (status == 0 && pos != n) status = 5;  /* a dict changed size during the scan */
     }
@@ -557,7 +734,21 @@ static PyObject *scan_trec(PyObject *self, PyObject *args) {
     int64_t *state = (int64_t *)b[7].buf;
     Py_ssize_t cap_rows = b[1].len / 8, cap_doc_off = b[2].len / 8, cap_doc = b[3].len;
     Py_ssize_t cap_seg = b[4].len / 8, cap_q_off = b[5].len / 8, cap_q = b[6].len;
-    if (b[7].len / 8 < 8 || begin < 0 || end > b[0].len || begin > end) {
+    int state_ok = b[7].len / 8 >= 8 && begin >= 0 && end <= b[0].len && begin <= end;
+    if (state_ok) {  /* the positions a previous call left: within the outputs and the buffer */
+        const int64_t *st = (const int64_t *)b[7].buf;
+        state_ok = st[0] >= 0 && st[0] <= cap_rows && st[0] < cap_doc_off && st[1] >= 0 && st[1] <= cap_doc &&
+                   st[2] >= 0 && st[2] <= cap_seg && st[2] < cap_q_off && st[3] >= 0 && st[3] <= cap_q &&
+                   st[5] >= 0 && (st[4] == -1 || (st[4] >= 0 && st[4] + st[5] <= b[0].len));
+    }
+    /* pages are dropped (madvise) only from the module's own read-only file mapping, never from a
+       buffer someone else owns */
+    if (state_ok && release && !is_filemap(objs[0])) {
+        for (int j = 0; j < 8; j++) PyBuffer_Release(&b[j]);
+        PyErr_SetString(PyExc_ValueError, "scan_trec: release=True needs a FileMap buffer");
+        return NULL;
+    }
+    if (!state_ok) {
         for (int j = 0; j < 8; j++) PyBuffer_Release(&b[j]);
         PyErr_SetString(PyExc_ValueError, "scan_trec: bad range or state");
         return NULL;
@@ -604,7 +795,8 @@ static PyObject *scan_trec(PyObject *self, PyObject *args) {
             /* a whole line */
             double x;
             /* (the grammar has no NaN: no check on x, whose division then overlaps the next line) */
-            if (nf != ncols || !parse_decimal(tok[numcol], len[numcol], &x)) {
+            /* a comment line (first byte '#', as trec_eval reads it): the careful path drops it */
+            if (nf != ncols || tok[0][0] == '#' || !parse_decimal(tok[numcol], len[numcol], &x)) {
                 status = 1; err = line_start; break;
             }
             Py_ssize_t ql = len[0], dl = len[doccol];
@@ -778,6 +970,33 @@ static PyObject *sort_segments_desc(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *features(PyObject *self, PyObject *unused) {
+#if defined(HAVE_SSE2)
+    int sse2 = 1;
+#else
+    int sse2 = 0;
+#endif
+#if (defined(__unix__) || defined(__APPLE__)) && defined(MADV_DONTNEED)
+    int release = HAVE_FILEMAP;
+#else
+    int release = 0;
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+    int asan = 1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    int asan = 1;
+#else
+    int asan = 0;
+#endif
+#else
+    int asan = 0;
+#endif
+    return Py_BuildValue("{s:O,s:O,s:O,s:O}", "sse2", sse2 ? Py_True : Py_False, "file_map",
+                         HAVE_FILEMAP ? Py_True : Py_False, "page_release", release ? Py_True : Py_False,
+                         "address_sanitizer", asan ? Py_True : Py_False);
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "Sizes, values, keys and lookups of a list of dicts in one call."},
     {"find_odd_whitespace", find_odd_whitespace, METH_VARARGS, "First tab/CR/VT/FF byte, or -1."},
@@ -788,6 +1007,7 @@ static PyMethodDef methods[] = {
     {"sort_segments_desc", sort_segments_desc, METH_VARARGS, "Stable descending sort within segments."},
     {"scan_trec", scan_trec, METH_VARARGS, "Tokenize TREC run/qrels lines into columnar buffers."},
     {"rank_in_segments", rank_in_segments, METH_VARARGS, "Binary searches within descending segments."},
+    {"features", features, METH_NOARGS, "What this build has: SIMD, the file mapping, page release."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -796,5 +1016,16 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_accel", "Optional C
 
 PyMODINIT_FUNC PyInit__accel(void) {
     init_byte_class();
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+#if HAVE_FILEMAP
+    if (PyType_Ready(&FileMapType) < 0) { Py_DECREF(m); return NULL; }
+    Py_INCREF(&FileMapType);
+    if (PyModule_AddObject(m, "FileMap", (PyObject *)&FileMapType) < 0) {
+        Py_DECREF(&FileMapType);
+        Py_DECREF(m);
+        return NULL;
+    }
+#endif
+    return m;
 }

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from ragrade.cli import main
+from ragrade.report import read_payload
 
 
 @pytest.fixture(scope="module")
@@ -199,7 +200,10 @@ def test_report_command_writes_a_self_contained_file(files, tmp_path) -> None:
     assert res.exit_code == 0, res.output
     page = out.read_text()
     assert page.startswith("<!DOCTYPE html>") and "CLI &lt;report&gt;" in page
-    assert "\\u003cscript\\u003ewindow.__pwned" in page and "<script>window.__pwned" not in page
+    assert "<script>window.__pwned" not in page
+    data = read_payload(page)
+    assert "<script>window.__pwned = 1</script>" in data["doctext"]  # in the data, as text
+    assert "<svg" not in page
     bad = _run(
         [
             "report",
@@ -213,3 +217,55 @@ def test_report_command_writes_a_self_contained_file(files, tmp_path) -> None:
         ]
     )
     assert bad.exit_code != 0 and ".html" in bad.output
+
+
+def test_report_command_draws_plots_and_takes_cutoffs(files, tmp_path) -> None:
+    out = tmp_path / "plots.html"
+    res = _run(
+        ["report", str(files["qrels"]), str(files["bm25"]), str(files["dense"]), "-m", "ndcg@10", "-o", str(out),
+         "--resamples", "200", "--ks", "1,5,10", "--ci-method", "resample"]
+    )
+    assert res.exit_code == 0, res.output
+    page = out.read_text()
+    assert page.count('<figure class="plot"') == 4 and "200 resamples, seed 0" in page
+    bad = _run(["report", str(files["qrels"]), str(files["bm25"]), str(files["dense"]), "-m", "ndcg@10", "-o",
+                str(out), "--ks", "1,x"])
+    assert bad.exit_code == 2 and "--ks" in bad.output
+
+
+def test_plot_command_writes_svg_and_png_files(files, tmp_path) -> None:
+    res = _run(
+        ["plot", str(files["qrels"]), str(files["bm25"]), str(files["dense"]), "-m", "ndcg@10", "-o",
+         str(tmp_path / "svg"), "--resamples", "100", "--ks", ""]
+    )
+    assert res.exit_code == 0, res.output
+    written = sorted(p.name for p in (tmp_path / "svg").iterdir())
+    assert written == ["ndcg@10-difference-bm25-vs-dense.svg", "ndcg@10-distribution.svg",
+                       "ndcg@10-scatter-bm25-vs-dense.svg"]
+    assert res.output.split() == [str(tmp_path / "svg" / n) for n in
+                                  ["ndcg@10-distribution.svg", "ndcg@10-scatter-bm25-vs-dense.svg",
+                                   "ndcg@10-difference-bm25-vs-dense.svg"]]
+    pytest.importorskip("matplotlib", reason="PNG plots need the plots extra")
+    res = _run(
+        ["plot", str(files["qrels"]), str(files["bm25"]), str(files["dense"]), "-m", "recall@5", "-o",
+         str(tmp_path / "png"), "--format", "png", "--resamples", "100", "--ks", "1,5", "--scale", "1"]
+    )
+    assert res.exit_code == 0, res.output
+    pngs = sorted((tmp_path / "png").iterdir())
+    assert len(pngs) == 4 and all(p.read_bytes()[:4] == b"\x89PNG" for p in pngs)
+
+
+def test_compare_with_tukey_and_groups(files) -> None:
+    pytest.importorskip("scipy")
+    res = _run(
+        ["compare", str(files["qrels"]), str(files["bm25"]), str(files["dense"]), str(files["bm25"]), "--name", "a",
+         "--name", "b", "--name", "c", "-m", "ndcg@10", "--test", "tukey", "--format", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["test"] == "tukey"
+    groups = {row["run"]: row["group"] for row in data["summary"]}
+    assert groups["a"] == groups["c"] != groups["b"]
+    bad = _run(["compare", str(files["qrels"]), str(files["bm25"]), str(files["dense"]), "-m", "ndcg@10",
+                "--test", "tukey", "--correction", "holm"])
+    assert bad.exit_code == 2 and "family-wise" in bad.output

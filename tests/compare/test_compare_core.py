@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragrade.compare import Comparison, compare_scores, run_letters, stats
+from ragrade.comparison import Comparison, compare_scores, run_letters, stats
 from ragrade.errors import InputError, RagradeWarning
 
 
@@ -69,12 +69,33 @@ def test_baseline_mode_only_compares_with_baseline(three_runs: dict[str, pd.Data
 
 
 def test_seed_reproduces_and_changes_resampling(three_runs: dict[str, pd.DataFrame]) -> None:
-    one = compare_scores(three_runs, n_resamples=300, seed=7)
-    two = compare_scores(three_runs, n_resamples=300, seed=7)
-    other = compare_scores(three_runs, n_resamples=300, seed=8)
+    kw = {"n_resamples": 300, "ci_method": "resample"}
+    one = compare_scores(three_runs, seed=7, **kw)
+    two = compare_scores(three_runs, seed=7, **kw)
+    other = compare_scores(three_runs, seed=8, **kw)
     pd.testing.assert_frame_equal(one.summary, two.summary)
     pd.testing.assert_frame_equal(one.pairs, two.pairs)
     assert not one.summary["ci_low"].equals(other.summary["ci_low"])
+
+
+def test_interval_method_auto_switches_at_100_queries(three_runs: dict[str, pd.DataFrame]) -> None:
+    """120 queries: the saddlepoint intervals (no randomness); 60 queries: resampled ones (seeded)."""
+    big = compare_scores(three_runs, n_resamples=300, seed=7)
+    assert big.ci_methods == {"ndcg@10": "saddlepoint", "hit_rate@5": "saddlepoint"}
+    sub = {k: v.iloc[:60] for k, v in three_runs.items()}
+    small = compare_scores(sub, n_resamples=300, seed=7)
+    assert small.ci_methods == {"ndcg@10": "resample", "hit_rate@5": "resample"}
+    x = np.column_stack([sub[r]["ndcg@10"] for r in small.runs])
+    lo, hi = stats.saddlepoint_ci(three_runs["dense"]["ndcg@10"].to_numpy(), 0.95)
+    assert big.summary.loc[("ndcg@10", "dense"), "ci_low"] == pytest.approx(lo, rel=1e-12)
+    assert big.summary.loc[("ndcg@10", "dense"), "ci_high"] == pytest.approx(hi, rel=1e-12)
+    # resampled: the documented interval stream of the metric group (first child of the seed)
+    d = x[:, [1, 2, 2]] - x[:, [0, 0, 1]]
+    block = np.column_stack([x, d, np.column_stack([sub[r]["hit_rate@5"] for r in small.runs])])
+    ref_lo, ref_hi = stats.bootstrap_ci(block, 300, 0.95, np.random.default_rng(7).spawn(2)[0])
+    assert small.summary.loc[("ndcg@10", "dense"), "ci_low"] == pytest.approx(ref_lo[1], rel=1e-12)
+    assert small.pair("ndcg@10", "dense", "bm25-copy")["delta_ci_high"] == pytest.approx(ref_hi[5], rel=1e-12)
+    assert "saddlepoint approximation" in big.description and "300 resamples, seed 7" in small.description
 
 
 def test_p_values_equal_the_documented_stream(three_runs: dict[str, pd.DataFrame]) -> None:
@@ -163,6 +184,9 @@ def test_result_objects_with_per_query_are_accepted(three_runs: dict[str, pd.Dat
         ({"alpha": 1.5}, "alpha"),
         ({"metrics": ["map"]}, "no scores for metric 'map'"),
         ({"n_resamples": 0}, "n_resamples"),
+        ({"ci_method": "bca"}, "unknown interval method"),
+        ({"test": "tukey", "correction": "holm"}, "family-wise"),
+        ({"confidence": 1.0}, "confidence"),
     ],
 )
 def test_bad_options_raise_input_error(
@@ -303,7 +327,45 @@ def test_non_numeric_or_infinite_scores_name_run_metric_and_query(bad) -> None:
 def test_docstring_examples_run() -> None:
     import doctest
 
-    import ragrade.compare.core as core
+    import ragrade.comparison.core as core
 
     result = doctest.testmod(core, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+# ----------------------------------------------------------------------------- Tukey and significance groups
+def test_groups_say_which_runs_cannot_be_told_apart(three_runs: dict[str, pd.DataFrame]) -> None:
+    cmp = compare_scores(three_runs, metrics=["ndcg@10"], n_resamples=500)
+    groups = cmp.summary.loc["ndcg@10", "group"].to_dict()
+    assert groups == {"dense": "A", "bm25": "B", "bm25-copy": "B"}  # the copy equals bm25
+    assert cmp.has_groups
+    assert "(A)" in next(line for line in cmp.to_markdown().splitlines() if "| dense |" in line)
+    assert "share a group letter" in cmp.to_markdown() and "share a group letter" in cmp.to_latex()
+    baseline = compare_scores(three_runs, metrics=["ndcg@10"], baseline="bm25", n_resamples=100)
+    assert not baseline.has_groups and (baseline.summary["group"] == "").all()
+    assert "group letter" not in baseline.to_markdown()
+
+
+def test_tukey_in_compare_uses_every_run_and_takes_no_correction(three_runs: dict[str, pd.DataFrame]) -> None:
+    pytest.importorskip("scipy")
+    cmp = compare_scores(three_runs, metrics=["ndcg@10"], test="tukey")
+    x = np.column_stack([three_runs[r]["ndcg@10"] for r in cmp.runs])
+    expected = stats.tukey_hsd(x)
+    for (_, a, b), row in cmp.pairs.iterrows():
+        i, j = cmp.runs.index(a), cmp.runs.index(b)
+        assert row["p_value"] == row["p_adjusted"] == pytest.approx(expected[i, j])
+    assert cmp.pair("ndcg@10", "bm25", "dense")["significant"]
+    assert "Tukey's HSD" in cmp.description and "family-wise" in cmp.description
+    # against a baseline, the p-values are still those of the family of all pairs
+    base = compare_scores(three_runs, metrics=["ndcg@10"], test="tukey", baseline="dense")
+    assert base.pair("ndcg@10", "dense", "bm25")["p_value"] == pytest.approx(expected[1, 0])
+
+
+def test_compare_on_10000_queries_is_fast_enough_to_be_interactive() -> None:
+    """Not a timing test: checks the shapes and that the saddlepoint intervals are used at this size."""
+    rng = np.random.default_rng(0)
+    ids = [f"q{i}" for i in range(10_000)]
+    runs = {r: pd.DataFrame({"m": rng.random(10_000), "k": rng.random(10_000)}, index=ids) for r in "xyz"}
+    cmp = compare_scores(runs, n_resamples=200)
+    assert set(cmp.ci_methods.values()) == {"saddlepoint"}
+    assert len(cmp.pairs) == 6 and (cmp.summary["n"] == 10_000).all()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ragrade
-from ragrade.compare import Comparison
+from ragrade.comparison import Comparison
 
 
 def _data(n_queries: int = 150, seed: int = 0):

@@ -34,7 +34,9 @@ def _insert(good: str, at: int, bad: str) -> str:
 # (reader, file name, content, expected line, expected text, words in the message)
 CASES = [
     ("run", "r.trec", _insert(GOOD_RUN, 17, "q9 Q0 d9 1 0.5"), 17, "q9 Q0 d9 1 0.5", "expected 6"),
-    ("run", "r.trec", _insert(GOOD_RUN, 3, "q9 Q0 d9 1 0.5 t extra"), 3, "q9 Q0 d9 1 0.5 t extra", "got 7"),
+    # (a run line may have extra columns after the tag, as trec_eval reads it; a qrels line may not)
+    ("qrels", "q.qrels", _insert(GOOD_QRELS, 3, "q9 0 d9 1 extra"), 3, "q9 0 d9 1 extra", "got 5"),
+    ("run", "r.trec", _insert(GOOD_RUN, 3, "q9 Q0 d9 1"), 3, "q9 Q0 d9 1", "got 4"),
     ("run", "r.trec", _insert(GOOD_RUN, 25, "q9 Q0 d9 1 high t"), 25, "high", "score is not a number"),
     ("run", "r.trec", _insert(GOOD_RUN, 30, "q9 Q0 d9 1 nan t"), 30, "q9 Q0 d9 1 nan t", "NaN"),
     ("run", "r.trec", _insert(GOOD_RUN, 30, "q9 Q0 d9 1 NaN t"), 30, "NaN", "NaN"),

@@ -170,7 +170,7 @@ def test_invalid_utf8_in_an_id_is_declined_and_named(tmp_path, bad, where):
     path = tmp_path / "run.txt"
     second = b"q1 Q0 d" + bad + b" 2 1 t\n" if where == "doc" else b"q" + bad + b" Q0 d2 2 1 t\n"
     path.write_bytes(b"q1 Q0 d1 1 2 t\n" + second)
-    assert trec._scan_fast(str(path), RUN, "score", None) is None
+    assert trec._scan_fast(str(path), trec.RUN6, None) is None
     with pytest.raises(ParseError, match="UTF-8") as info:
         read_run(path)
     assert info.value.line == 2
@@ -179,7 +179,7 @@ def test_invalid_utf8_in_an_id_is_declined_and_named(tmp_path, bad, where):
 @pytest.mark.parametrize(("content", "line", "words"), [
     ("q1 Q0 a 1 2 t\nq1 Q0 b 2 nan t\n", 2, "NaN"),
     ("q1 Q0 a 1 2 t\nq1 Q0 b 2 x t\n", 2, "not a number"),
-    ("q1 Q0 a 1 2 t\n\nq1 Q0 b 2 1 t extra\n", 3, "columns"),
+    ("q1 Q0 a 1 2 t\n\nq1 Q0 b 2 1\n", 3, "columns"),
 ])
 def test_errors_still_name_the_line(tmp_path, content, line, words):
     path = tmp_path / "run.txt"

@@ -8,7 +8,15 @@ Faults: ``429`` (with ``Retry-After``: ``server.retry_after``), ``500``, ``malfo
 JSON), ``truncated`` (Content-Length larger than the body, connection closed), ``slow`` (sleeps
 ``server.slow_seconds`` before answering), ``chatter`` (the JSON answer wrapped in prose and a code fence),
 ``garbage`` (a reply with no JSON in it), ``reject_schema`` (400 naming response_format when json_schema is
-asked for).
+asked for), ``404`` (no such model).
+
+Faults that echo the request back, headers (``Authorization: Bearer <key>``) and body, as a careless proxy
+or a debugging server does: ``echo_nochoices`` (a 200 JSON body with the echo and no ``choices``),
+``echo_text`` (a 200 body that is not JSON), ``echo_content`` (a reply whose message is the echo, not
+JSON), ``echo_json`` (a valid answer whose reason quotes the echo), ``echo_401`` and ``echo_500`` (error
+bodies with the echo).
+
+``server.api_key``: when set, a request without ``Authorization: Bearer <api_key>`` gets a 401.
 """
 
 from __future__ import annotations
@@ -74,6 +82,7 @@ class FakeLLMServer:
         self.retry_after = "0.05"
         self.slow_seconds = 1.0
         self.latency = 0.0
+        self.api_key: str | None = None
         self.lock = threading.Lock()
         self.log: list[dict[str, Any]] = []  # one entry per request: time, fault, task, user, headers
         server = self
@@ -101,6 +110,12 @@ class FakeLLMServer:
                     )
                 if server.latency:
                     time.sleep(server.latency)
+                if server.api_key is not None and self.headers.get("Authorization") != f"Bearer {server.api_key}":
+                    return self._send(401, b'{"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}')
+                if fault.startswith("echo"):
+                    return self._echo(fault, user, body)
+                if fault == "404":
+                    return self._send(404, b'{"error": {"message": "The model does not exist", "code": "model_not_found"}}')
                 rf = body.get("response_format") or {}
                 if fault == "reject_schema" and rf.get("type") == "json_schema":
                     return self._send(400, b'{"error": {"message": "response_format json_schema is not supported"}}')
@@ -137,6 +152,26 @@ class FakeLLMServer:
                     return self._send(200, json.dumps(reply).encode())
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
                     return None
+
+            def _echo(self, fault: str, user: str, body: dict[str, Any]) -> None:
+                echo = json.dumps({"headers": dict(self.headers.items()), "request": body})
+                if fault == "echo_nochoices":
+                    return self._send(200, json.dumps({"object": "debug", "echo": echo}).encode())
+                if fault == "echo_text":
+                    return self._send(200, f"debug dump\n{echo}\n".encode())
+                if fault == "echo_401":
+                    return self._send(401, echo.encode())
+                if fault == "echo_500":
+                    return self._send(500, echo.encode())
+                if fault == "echo_content":
+                    content = f"I received: {echo}"
+                else:  # echo_json: a valid answer that quotes the request in its reason
+                    answer = answer_for(user)
+                    answer["reason"] = f"as asked in {echo}"
+                    content = json.dumps(answer)
+                reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                      "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
+                return self._send(200, json.dumps(reply).encode())
 
             def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
                 self.send_response(status)

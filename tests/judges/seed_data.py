@@ -1,4 +1,4 @@
-"""The worked examples of seed 001 and the seed's verdicts as a script for a judge."""
+"""The worked examples of the public write-up of the context metrics and their verdicts as a script for a judge."""
 
 from __future__ import annotations
 

@@ -72,20 +72,20 @@ def test_bad_line_names_file_and_line(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(SEED_ROWS[0]) + "\n{not json\n")
     r = _invoke(path, "--no-progress")
-    assert r.exit_code == 1
-    assert f"{path}:2" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 2  # bad input: exit 2 with "error:", as every command
+    assert r.stderr.startswith(f"error: {path}:2") and "Traceback" not in r.output
 
 
 def test_contexts_not_a_list_names_query(tmp_path):
     path = _jsonl(tmp_path / "d.jsonl", [{**SEED_ROWS[0], "contexts": "just a string"}])
     r = _invoke(path, "--no-progress")
-    assert r.exit_code == 1
+    assert r.exit_code == 2 and r.stderr.startswith("error: ")
     assert "'precision'" in r.output and "contexts" in r.output
 
 
 def test_unknown_metric_suggests(tmp_path):
     r = _invoke(_jsonl(tmp_path / "d.jsonl", SEED_ROWS), "-m", "context_recal", "--no-progress")
-    assert r.exit_code == 1 and "Did you mean 'context_recall'" in r.output
+    assert r.exit_code == 2 and "Did you mean 'context_recall'" in r.stderr and r.stderr.startswith("error: ")
 
 
 def test_openai_judge_progress_and_second_run_zero_calls(tmp_path):

@@ -143,7 +143,7 @@ def test_ndcg_uses_all_positive_grades_whatever_the_relevance_level():
 
 def test_float32_scores_in_pytrec_eval():
     """pytrec_eval stores scores as float32: near-equal float64 scores become ties broken by doc id
-    descending. ragrade ranks on float64 (SPEC 4.5: pytrec_eval RR 0.5 where ragrade/trec_eval give 1.0)."""
+    descending. ragrade ranks on float64 (docs/profiles.md: pytrec_eval RR 0.5 where ragrade/trec_eval give 1.0)."""
     qrels = {"q": {"d1": 1}}
     run = {"q": {"d1": 0.30000002, "d2": 0.30000001}}
     assert pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)["q"]["recip_rank"] == 0.5

@@ -166,7 +166,7 @@ def test_ndcg_relevance_level_drops_lower_grades_in_ranx():
 
 
 def test_map_at_k_divides_by_r_in_ranx():
-    """4 relevant, only the first retrieved (SPEC 6): ranx map@2 = 0.25 = trec_eval map_cut_2, not 1/min(k, R)."""
+    """4 relevant, only the first retrieved (docs/parity-vectors.md): ranx map@2 = 0.25 = trec_eval map_cut_2, not 1/min(k, R)."""
     qrels = {"q": {"a": 1, "b": 1, "c": 1, "d": 1}}
     run = {"q": {"a": 3.0, "x": 2.0, "y": 1.0}}
     out = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), ["map@2", "map"], return_mean=False)

@@ -1,5 +1,5 @@
 """Randomised checks of the profiles whose peers cannot be installed here (AutoRAG, REMem), against
-plain per-row implementations of the formulas in SPEC 4.1 and 4.4 (written for these tests)."""
+plain per-row implementations of the formulas in docs/profiles.md (autorag, remem) (written for these tests)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every SPEC section 4 and 6 vector that concerns RAG inputs and profiles, and the seeds' examples."""
+"""Every vector of docs/parity-vectors.md and docs/profiles.md that concerns RAG inputs and profiles, and the seeds' examples."""
 
 from __future__ import annotations
 

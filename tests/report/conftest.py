@@ -9,7 +9,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from report_synth import make_data, per_query_scores
 
-from ragrade.compare import Comparison, compare_scores
+from ragrade.comparison import Comparison, compare_scores
 
 
 @pytest.fixture(scope="session")

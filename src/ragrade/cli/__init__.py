@@ -19,7 +19,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "convert": ("ragrade.cli.convert_cmd", "Convert qrels or runs between TREC, JSONL, CSV/TSV and Parquet."),
     "compare": ("ragrade.cli.compare_cmd", "Compare runs: means with CIs, significance tests, effect sizes."),
     "report": ("ragrade.cli.report_cmd", "Write a self-contained HTML report comparing runs, query by query."),
+    "plot": ("ragrade.cli.plot_cmd", "Write the report's plots (per-query scatter, differences, curves) as SVG/PNG."),
     "judge": ("ragrade.cli.judge_cmd", "Judge-based context metrics (LLM or offline judge), cached and resumable."),
+    "assess": ("ragrade.cli.assess_cmd", "Grade pooled (query, passage) pairs 0-3 with an LLM or offline assessor; write qrels."),
+    "agreement": ("ragrade.cli.agreement_cmd", "Agreement of assessor qrels with human qrels: labels, system rankings, PPI."),
 }
 
 

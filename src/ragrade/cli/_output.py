@@ -1,7 +1,13 @@
 """Helpers shared by the CLI commands: error reporting, the progress bar, number formatting.
 
 Conventions: results go to stdout; warnings, progress and errors go to stderr (so ``--format json``
-output stays parseable). Input errors print ``error: <message>`` and exit with status 2, no traceback.
+output stays parseable). Exit statuses, the same for every command:
+
+* 0: success;
+* 1: the command completed and printed its results, but some of them are missing beyond what was allowed
+  (``ragrade judge``: judgments failed beyond ``--max-failed``); stderr says why, as ``error: ...``;
+* 2: bad input or usage (a file that cannot be read, a metric typo, a wrong API key or judge URL):
+  ``error: <message>`` on stderr, no traceback, nothing on stdout.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -20,6 +26,8 @@ from ragrade.errors import RagradeError
 #: Inputs at least this large (bytes, on disk) get a progress bar while they are read.
 PROGRESS_THRESHOLD = 50 * 1024 * 1024
 
+EXIT_OK = 0
+EXIT_INCOMPLETE = 1
 EXIT_INPUT = 2
 
 
@@ -35,10 +43,15 @@ def stdout_console():
     return Console(highlight=False, soft_wrap=False)
 
 
-def fail(message: str) -> None:
-    """Print ``error: message`` to stderr and exit with status 2."""
+def fail(message: str, status: int = EXIT_INPUT) -> NoReturn:
+    """Print ``error: message`` to stderr and exit with ``status`` (2: bad input or usage)."""
     click.echo(f"error: {message}", err=True)
-    sys.exit(EXIT_INPUT)
+    sys.exit(status)
+
+
+def incomplete(message: str) -> NoReturn:
+    """The results are printed but incomplete beyond what was allowed: ``error: message``, exit status 1."""
+    fail(message, EXIT_INCOMPLETE)
 
 
 @contextlib.contextmanager

@@ -6,14 +6,17 @@ import os
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from ragrade.cli._output import input_errors, reading
 from ragrade.cli.evaluate_cmd import _policy_options
-from ragrade.compare.stats import CORRECTIONS, TESTS
+from ragrade.comparison.stats import CI_METHODS, CORRECTIONS, TESTS
 from ragrade.io import FORMATS
+
+if TYPE_CHECKING:
+    from ragrade.comparison.stats import CIMethod
 
 
 def run_names(paths: Sequence[str], names: Sequence[str]) -> list[str]:
@@ -107,7 +110,16 @@ def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
             type=click.Choice(list(TESTS)),
             default="randomization",
             show_default=True,
-            help="Paired two-sided significance test (t and wilcoxon need the 'stats' extra).",
+            help="Two-sided significance test (t, wilcoxon and tukey need the 'stats' extra; tukey: "
+            "Tukey's HSD over all runs, no correction).",
+        ),
+        click.option(
+            "--ci-method",
+            type=click.Choice(list(CI_METHODS)),
+            default="auto",
+            show_default=True,
+            help="Bootstrap intervals: saddlepoint approximation (no resampling), resampling, or auto "
+            "(saddlepoint from 100 queries on).",
         ),
         click.option(
             "--correction",
@@ -184,6 +196,7 @@ def command(
     names: tuple[str, ...],
     baseline: str | None,
     test: str,
+    ci_method: str,
     correction: str,
     alpha: float,
     n_resamples: int,
@@ -199,10 +212,10 @@ def command(
     """Compare runs on QRELS: per metric and run the mean with a bootstrap confidence interval; per pair of
     runs the difference, p-value (with optional correction), Cohen's d_z and wins/ties/losses.
 
-    A superscript letter marks a run significantly better than the run with that letter.
+    A superscript letter marks a run significantly better than the run with that letter; when all pairs
+    are compared, runs sharing a group letter (A, B, ...) cannot be told apart.
     """
-    from ragrade.compare import compare
-    from ragrade.compare.core import metric_labels
+    from ragrade.comparison import compare, metric_labels
 
     if len(runs) < 2:
         raise click.UsageError("compare needs at least two runs")
@@ -224,6 +237,7 @@ def command(
                 alpha=alpha,
                 n_resamples=n_resamples,
                 seed=seed,
+                ci_method=cast("CIMethod", ci_method),
                 **policies,
             )
     echo_warnings(caught)

@@ -1,16 +1,42 @@
 """``ragrade judge``: judge-based context metrics over a dataset of questions, references and retrieved
-contexts (JSONL, JSON, CSV/TSV, Parquet)."""
+contexts (JSONL, JSON, CSV/TSV, Parquet).
+
+Exit statuses (as every command, see :mod:`ragrade.cli._output`): 0 when every judgment was answered (or
+the failures stay within ``--max-failed``); 1 when the results are printed but more judgments failed than
+``--max-failed`` allows (default 0: any failed judgment); 2 for bad input or usage, which includes a wrong
+API key, an unknown model or URL and a server that does not answer: those stop the run after one call.
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import sys
+from collections import Counter
 from typing import Any
 
 import click
 
-from ragrade.errors import RagradeError
+from ragrade.cli._output import fail, incomplete, input_errors
+
+
+class _Percent(click.ParamType):
+    """A percentage: ``5``, ``5%`` or ``2.5%``, between 0 and 100."""
+
+    name = "PERCENT"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        if isinstance(value, int | float):
+            number = float(value)
+        else:
+            try:
+                number = float(str(value).strip().rstrip("%"))
+            except ValueError:
+                self.fail(f"{value!r} is not a percentage (e.g. 5 or 5%)", param, ctx)
+        if not 0 <= number <= 100:
+            self.fail(f"{value!r} is not between 0 and 100", param, ctx)
+        return number
 
 
 @click.command(
@@ -23,7 +49,7 @@ from ragrade.errors import RagradeError
         "--api-key-env and never printed)."
     ),
 )
-@click.argument("dataset", type=click.Path(exists=True, dir_okay=False))
+@click.argument("dataset", type=click.Path(dir_okay=False))
 @click.option("--metric", "-m", "metrics", multiple=True, help="Metric to compute (repeat or comma-separate).")
 @click.option("--judge", "judge_kind", type=click.Choice(["offline", "semantic", "openai"]), default="offline",
               show_default=True, help="Which judge answers the judgments.")
@@ -58,6 +84,9 @@ from ragrade.errors import RagradeError
               help="SQLite cache file (default: $XDG_CACHE_HOME/ragrade/judgments.sqlite3).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 @click.option("--retry-failed", is_flag=True, help="Ask again judgments that failed permanently in an earlier run.")
+@click.option("--max-failed", type=_Percent(), default=0.0, show_default=True,
+              help="Percentage of judgments allowed to fail (after retries) before the exit status is 1; the "
+                   "results are printed either way. A wrong key, model or URL always stops the run (status 2).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--per-query", is_flag=True, help="Table format: also print every query's scores.")
 @click.option("--details", "details_path", type=click.Path(dir_okay=False, writable=True), default=None,
@@ -67,23 +96,36 @@ def command(dataset: str, metrics: tuple[str, ...], judge_kind: str, profile: st
             question_col: str, reference_col: str, contexts_col: str, id_col: str | None, response_col: str | None,
             base_url: str, model: str, api_key_env: str, max_concurrency: int, timeout: float, max_retries: int,
             max_tokens: int, seed: int, response_format: str, prompt_price: float, completion_price: float, cache_path: str | None,
-            no_cache: bool, retry_failed: bool, fmt: str, per_query: bool, details_path: str | None,
-            progress: bool | None) -> None:
+            no_cache: bool, retry_failed: bool, max_failed: float, fmt: str, per_query: bool,
+            details_path: str | None, progress: bool | None) -> None:
     """Score judge-based context metrics (LLM context precision, context recall, context entities recall,
     context relevancy) over DATASET: one row per query with a question, a reference answer and the
     retrieved contexts."""
-    try:
-        result = _run(**locals())
-    except RagradeError as exc:
-        raise click.ClickException(str(exc)) from None
+    from ragrade.judges.base import redact
+
+    options = dict(locals())
+    with input_errors():
+        result = _run(**options)
+    # The judge already redacts what it returns; this also covers a custom judge and the key of any judge.
+    secrets = [os.environ.get(api_key_env)] if judge_kind == "openai" else []
+    details = redact(result.details, secrets)
     if fmt == "json":
-        click.echo(json.dumps({k: v for k, v in result.to_dict().items() if k != "details"}, indent=2))
+        click.echo(json.dumps(redact({k: v for k, v in result.to_dict().items() if k != "details"}, secrets),
+                              indent=2))
     else:
         _print_table(result, per_query)
     if details_path:
-        with open(details_path, "w", encoding="utf-8") as f:
-            for qid, d in result.details.items():
+        with input_errors(), open(details_path, "w", encoding="utf-8") as f:
+            for qid, d in details.items():
                 f.write(json.dumps({"query_id": qid, **d}, ensure_ascii=False) + "\n")
+    j = result.summary["judgments"]
+    failed, needed = int(j["failed"]), int(j["needed"])
+    if failed and failed * 100 > max_failed * needed:
+        reasons = Counter(r for q in details.values() for d in q.values() if d.get("status") == "failed"
+                          for r in [d.get("reason", "")])
+        top = "; ".join(f"{n}x {r}" for r, n in reasons.most_common(3))
+        incomplete(f"{failed} of {needed} judgments failed ({100 * failed / needed:.1f}%; --max-failed allows "
+                   f"{max_failed:g}%), so some scores are NaN. Most common reasons: {top}")
 
 
 def _make_judge(judge_kind: str, **kw: Any) -> Any:
@@ -115,6 +157,8 @@ def _run(**o: Any) -> Any:
 
     metric_list = parse_many([p for m in o["metrics"] for p in m.split(",") if p.strip()] or None)
     rows = read_rows(o["dataset"], o["input_format"])
+    if not rows:  # as `ragrade evaluate` refuses an empty file
+        fail(f"{o['dataset']}: the file is empty: no rows found")
     columns = {"question": o["question_col"], "reference": o["reference_col"], "contexts": o["contexts_col"],
                "id": o["id_col"], "response": o["response_col"], "source": o["dataset"]}
     judge = _make_judge(**o)
@@ -181,6 +225,8 @@ def _print_table(result: Any, per_query: bool) -> None:
         f"cache hits {j['cache_hits']} · failed {j['failed']} · tokens {j['prompt_tokens']}+{j['completion_tokens']}"
         + (f" · cost {j['cost']:.4f}" if j["cost"] else "")
     )
+    if result.summary.get("cache_note"):
+        console.print(f"note: {result.summary['cache_note']}")
     if per_query:
         q = Table(title="per query", box=box.SIMPLE_HEAD)
         q.add_column("query_id", overflow="fold")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -15,6 +15,23 @@ from ragrade.cli.compare_cmd import (
     resolve_baseline,
     run_names,
 )
+
+if TYPE_CHECKING:
+    from ragrade.comparison.stats import CIMethod
+
+
+def parse_cutoffs(text: str) -> list[int] | None:
+    """``"1,5,10"`` -> ``[1, 5, 10]``; ``""`` -> ``None`` (no metric@k curves)."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        return None
+    try:
+        cuts = [int(p) for p in parts]
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a comma-separated list of cutoffs", param_hint="--ks") from None
+    if min(cuts) < 1:
+        raise click.BadParameter("cutoffs must be positive", param_hint="--ks")
+    return cuts
 
 
 @click.command(name="report")
@@ -47,10 +64,13 @@ from ragrade.cli.compare_cmd import (
     default=None,
     help="Items shown per run and query (default: the largest metric cutoff, else 10).",
 )
+@click.option("--plots/--no-plots", default=True, show_default=True, help="Draw the plots (inline SVG).")
 @click.option(
-    "--plots/--no-plots",
-    default=None,
-    help="Draw plots (default: when matplotlib, the 'plots' extra, is installed).",
+    "--ks",
+    default="1,3,5,10,20,50,100",
+    show_default=True,
+    metavar="K,K,...",
+    help="Cutoffs of the metric@k curves ('' for none).",
 )
 def command(
     qrels: str,
@@ -59,6 +79,7 @@ def command(
     names: tuple[str, ...],
     baseline: str | None,
     test: str,
+    ci_method: str,
     correction: str,
     alpha: float,
     n_resamples: int,
@@ -70,14 +91,16 @@ def command(
     queries: str | None,
     title: str,
     depth: int | None,
-    plots: bool | None,
+    plots: bool,
+    ks: str,
     **policies: Any,
 ) -> None:
-    """Write one self-contained HTML file comparing the runs: summary tables with confidence intervals and
-    significance markers, plots, and a per-query view (retrieved items in rank order marked relevant or
-    not, missed relevant items, texts) with sorting and filtering. It opens offline in any browser.
+    """Write one self-contained HTML file comparing the runs: summary tables with confidence intervals,
+    significance markers and groups, interactive plots (per-query scatter and sorted differences per pair,
+    metric@k curves, distributions), and a per-query view (retrieved items in rank order marked relevant
+    or not, missed relevant items, texts) with sorting and filtering. It opens offline in any browser.
     """
-    from ragrade.compare.core import metric_labels
+    from ragrade.comparison import metric_labels
     from ragrade.report import write_html
     from ragrade.report.texts import read_texts
 
@@ -87,6 +110,7 @@ def command(
         raise click.BadParameter("the report file must end in .html", param_hint="-o/--output")
     labels = run_names(runs, names)
     base = resolve_baseline(baseline, runs, labels)
+    cutoffs = parse_cutoffs(ks)
     policies = {k: v for k, v in policies.items() if v is not None}
     with input_errors():
         metric_list = metric_labels(list(metrics))
@@ -109,8 +133,10 @@ def command(
                 alpha=alpha,
                 n_resamples=n_resamples,
                 seed=seed,
+                ci_method=cast("CIMethod", ci_method),
                 depth=depth,
                 plots=plots,
+                ks=cutoffs,
                 **policies,
             )
     echo_warnings(caught)

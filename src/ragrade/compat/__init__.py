@@ -4,14 +4,14 @@ Switch by changing one import:
 
 * :mod:`ragrade.compat.relevance` — functions over a bare relevance list (``precision_at_k(rel, k)``,
   ``recall_at_k``, ``hit_rate_at_k``, ``f1_at_k``, ``reciprocal_rank``, ``average_precision``,
-  ``ndcg_at_k`` and their means), as in the order-aware-metrics blog post (seed 002);
+  ``ndcg_at_k`` and their means), as in order-aware-metrics tutorials;
 * :mod:`ragrade.compat.remem` — ``RetrievalRecall``, ``RetrievalRecallAll``, ``RetrievalNDCGAny`` with
-  ``calculate_metric_scores(gold_docs, retrieved_chunks, k_list)`` (seed 004);
+  ``calculate_metric_scores(gold_docs, retrieved_chunks, k_list)`` (REMem's shapes);
 * :mod:`ragrade.compat.continuous_eval` — ``RankedRetrievalMetrics``, ``PrecisionRecallF1`` and the
-  matching strategies ``ExactChunkMatch``, ``RougeChunkMatch`` (seed 003);
+  matching strategies ``ExactChunkMatch``, ``RougeChunkMatch`` (continuous-eval's shapes);
 * :mod:`ragrade.compat.autorag` — AutoRAG-style per-row functions ``retrieval_precision``,
   ``retrieval_recall``, ``retrieval_f1``, ``retrieval_mrr``, ``retrieval_map``, ``retrieval_ndcg`` and
-  the token metrics (seed 000).
+  the token metrics (AutoRAG's shapes).
 """
 
 from ragrade.compat.relevance import (

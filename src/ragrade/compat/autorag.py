@@ -1,4 +1,4 @@
-"""AutoRAG-style per-row retrieval metrics (seed 000) over the ``autorag`` profile.
+"""AutoRAG-style per-row retrieval metrics (AutoRAG's per-row shapes) over the ``autorag`` profile.
 
 Each function takes the rows' ground truth (``retrieval_gt``: per row a list of groups, every group
 needed, any id of a group satisfies it) and retrieved ids, and returns one value per row; a row with an

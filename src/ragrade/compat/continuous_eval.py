@@ -1,4 +1,4 @@
-"""continuous-eval's retrieval metrics (seed 003 shape) over the ``continuous-eval`` profile.
+"""continuous-eval's retrieval metrics (in continuous-eval's shapes) over the ``continuous-eval`` profile.
 
 >>> m = RankedRetrievalMetrics(RougeChunkMatch())
 >>> m.calculate(retrieved_contexts=["Lyon is a major city in France.",

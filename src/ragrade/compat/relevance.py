@@ -1,4 +1,4 @@
-"""Metrics over bare relevance lists (seed 002's function shapes).
+"""Metrics over bare relevance lists (the function shapes of order-aware-metrics tutorials).
 
 ``relevance`` is the list of labels of one ranked list, best first (``1``/``True`` relevant, ``0`` not;
 graded values are gains for :func:`ndcg_at_k`). With no ground truth, ``R`` — the number of relevant

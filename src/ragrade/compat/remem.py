@@ -1,4 +1,4 @@
-"""REMem's retrieval metric classes (seed 004 shape) over the ``remem`` profile.
+"""REMem's retrieval metric classes (in REMem's shapes) over the ``remem`` profile.
 
 ``calculate_metric_scores(gold_docs, retrieved_chunks, k_list)`` returns ``(pooled, per_example)``:
 per-example dicts keyed ``"Recall@k"`` / ``"Recall_all@k"`` / ``"NDCG_any@k"`` for the sorted distinct

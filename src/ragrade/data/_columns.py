@@ -5,7 +5,7 @@ Everything here works on whole arrays; nothing loops over queries or items in Py
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -49,6 +49,25 @@ def id_string(value: Any, what: str, *, query: str | None = None) -> str:
                      value=value)
 
 
+def need_sequence(value: Any, what: str) -> Sequence[Any] | np.ndarray:
+    """``value`` if it is a list-like of entries (list, tuple, array, Series); else an :class:`InputError`
+    saying what was expected (a string, a mapping or a scalar is not a list of entries)."""
+    if isinstance(value, (str | bytes, Mapping)) or not hasattr(value, "__len__") \
+            or not hasattr(value, "__getitem__"):
+        raise InputError(f"{what} must be a list (one entry per query or row), got a {type(value).__name__}",
+                         value=value if isinstance(value, str | int | float) else None)
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        raise InputError(f"{what} must be a list, got a 0-d array")
+    return value
+
+
+def need_mapping(value: Any, what: str) -> Mapping[Any, Any]:
+    """``value`` if it is a mapping; else an :class:`InputError`."""
+    if not isinstance(value, Mapping):
+        raise InputError(f"{what} must be a mapping of query id -> entries, got a {type(value).__name__}")
+    return value
+
+
 def as_object_strings(values: Any, what: str) -> np.ndarray:
     """Return ``values`` as a 1-D object array of ``str``, by the id rule of :func:`id_string`.
 
@@ -63,7 +82,7 @@ def as_object_strings(values: Any, what: str) -> np.ndarray:
             if arr.dtype.kind == "b":
                 raise InputError(f"{what} must be strings or integers, not booleans")
             if arr.dtype.kind in "iu":
-                arr = arr.astype(np.int64).astype(str).astype(object)
+                arr = arr.astype(str).astype(object)  # exact for every width, unsigned included
             elif arr.dtype.kind in "US":
                 arr = arr.astype(str).astype(object)
             elif arr.dtype != object:
@@ -75,11 +94,15 @@ def as_object_strings(values: Any, what: str) -> np.ndarray:
     kind = pd.api.types.infer_dtype(arr, skipna=False)  # one C scan
     if kind == "string":  # the common case
         return arr
-    if kind == "integer":  # all ints: vectorised str()
-        return arr.astype(np.int64).astype(str).astype(object)
+    if kind == "integer":  # all ints: vectorised str() (ints beyond 64 bits take the per-item path)
+        try:
+            return arr.astype(np.int64).astype(str).astype(object)
+        except OverflowError:
+            pass
     if kind == "floating":
         f = arr.astype(np.float64)
-        if np.isfinite(f).all() and (f == np.floor(f)).all():  # 10.0 -> "10", as ids read from JSON/CSV
+        # 10.0 -> "10", as ids read from JSON/CSV (beyond 2**53 floats are not exact: per-item path)
+        if np.isfinite(f).all() and (f == np.floor(f)).all() and (np.abs(f) < 2.0**53).all():
             return f.astype(np.int64).astype(str).astype(object)
     is_str = np.fromiter((type(x) is str for x in arr), dtype=bool, count=len(arr))
     bad = np.flatnonzero(~is_str)

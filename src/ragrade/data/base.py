@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ragrade.data._columns import as_object_strings, check_vocab, encode, group_rows, segment_ids
+from ragrade.errors import InputError
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -141,7 +142,9 @@ class ColumnarTable:
         q = as_object_strings(queries, f"{what} query ids")
         d = as_object_strings(docs, f"{what} document ids")
         if len(q) != len(d) or (values is not None and len(values) != len(q)):
-            raise ValueError("columns have different lengths")
+            extra = "" if values is None else f", {len(values)} values"
+            raise InputError(f"{what}: the columns have different lengths ({len(q)} query ids, {len(d)} document "
+                             f"ids{extra})")
         qids, offsets, perm = group_rows(q)
         if perm is not None:
             d = d[perm]

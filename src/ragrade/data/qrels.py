@@ -1,6 +1,6 @@
 """Ground truth: query -> unit -> grade.
 
-A *unit* is what the ground truth counts (SPEC notation): one judged document id, or a *group* of ids
+A *unit* is what the ground truth counts (docs/conventions.md, Notation): one judged document id, or a *group* of ids
 any one of which satisfies the same information need (AutoRAG's ``[["a", "b"], ["c"]]``). Each row of
 the storage is one (query, doc id, grade, unit) judgment; plain qrels have one row per unit.
 """
@@ -13,7 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from ragrade.data._columns import encode, first_duplicate, id_string, numeric_column, offsets_from_counts
+from ragrade.data._columns import (
+    encode,
+    first_duplicate,
+    id_string,
+    need_sequence,
+    numeric_column,
+    offsets_from_counts,
+)
 from ragrade.data.base import ColumnarTable, _frozen
 from ragrade.errors import InputError
 
@@ -53,7 +60,10 @@ class Qrels(ColumnarTable):
         source: str = "qrels",
     ) -> Qrels:
         """Build from per-row columns (sequences or arrays of equal length). Grades default to 1."""
-        n = len(doc_ids)
+        need_sequence(query_ids, f"{source}: query ids")
+        n = len(need_sequence(doc_ids, f"{source}: document ids"))
+        if grades is not None:
+            need_sequence(grades, f"{source}: grades")
 
         def where(row: int) -> tuple[str, str]:
             return str(list_at(query_ids, row)), str(list_at(doc_ids, row))
@@ -156,7 +166,9 @@ class Qrels(ColumnarTable):
         Query ids default to ``"0", "1", ...`` (positions), matching :meth:`Run.from_lists`. A gold id
         listed twice for the same query is one unit (counted once).
         """
-        gold = list(gold_docs)
+        gold = list(need_sequence(gold_docs, "gold_docs"))
+        if grades is not None:
+            need_sequence(grades, "grades")
         qids = [str(i) for i in range(len(gold))] if query_ids is None else list(query_ids)
         if len(qids) != len(gold):
             raise InputError(f"query_ids has {len(qids)} entries but gold_docs has {len(gold)}")
@@ -192,7 +204,7 @@ class Qrels(ColumnarTable):
 
         An id that appears in two groups of one query satisfies the first of them (in input order).
         """
-        all_groups = list(groups)
+        all_groups = list(need_sequence(groups, "groups"))
         qids = [str(i) for i in range(len(all_groups))] if query_ids is None else list(query_ids)
         if len(qids) != len(all_groups):
             raise InputError(f"query_ids has {len(qids)} entries but groups has {len(all_groups)}")

@@ -16,6 +16,8 @@ from ragrade.data._columns import (
     distinct,
     encode,
     first_duplicate,
+    need_mapping,
+    need_sequence,
     numeric_column,
     offsets_from_counts,
 )
@@ -91,6 +93,7 @@ class Run(ColumnarTable):
     @classmethod
     def from_ranked(cls, run: Mapping[str, Sequence[Any]], name: str | None = None) -> Run:
         """From ``{query_id: [doc ids in rank order]}``."""
+        need_mapping(run, "run")
         qids = list(run.keys())
         lists = [run[q] for q in qids]
         return cls.from_lists(lists, query_ids=qids, name=name)
@@ -105,8 +108,9 @@ class Run(ColumnarTable):
     ) -> Run:
         """From aligned ranked lists (``retrieved=[["d1","d3"],["d4"]]``); query ids default to
         ``"0", "1", ...``. Duplicates in a list are kept (the duplicates policy decides at evaluation)."""
-        lists = list(retrieved)
-        qids = [str(i) for i in range(len(lists))] if query_ids is None else list(query_ids)
+        lists = list(need_sequence(retrieved, "retrieved"))
+        qids = [str(i) for i in range(len(lists))] if query_ids is None else list(need_sequence(query_ids,
+                                                                                                "query_ids"))
         if len(qids) != len(lists):
             raise InputError(f"query_ids has {len(qids)} entries but retrieved has {len(lists)}")
         counts = []
@@ -131,10 +135,13 @@ class Run(ColumnarTable):
         """From per-row columns. Without scores, rows keep their order within each query."""
         from ragrade.data.qrels import list_at
 
+        need_sequence(query_ids, f"{source}: query ids")
+        need_sequence(doc_ids, f"{source}: document ids")
+
         def where(row: int) -> tuple[str, str]:
             return str(list_at(query_ids, row)), str(list_at(doc_ids, row))
 
-        s = None if scores is None else _scores_array(scores, source, where)
+        s = None if scores is None else _scores_array(need_sequence(scores, f"{source}: scores"), source, where)
         q, offsets, codes, vocab, s = cls._rows_to_columns(query_ids, doc_ids, s, what=source)
         return cls(q, offsets, codes, vocab, s, name=name)
 
@@ -185,6 +192,22 @@ class Run(ColumnarTable):
     @property
     def has_scores(self) -> bool:
         return self._values is not None
+
+    @property
+    def nonfinite_scores(self) -> int:
+        """How many scores are +inf or -inf (an overflowing number such as ``1e400`` reads as inf). They
+        are ranked like any score (+inf first, -inf last) and should be counted in the result's summary
+        with a note, as NaN scores are refused. 0 for ranked lists.
+
+        >>> Run.from_dict({"q1": {"a": float("inf"), "b": 0.5, "c": float("-inf")}}).nonfinite_scores
+        2
+        """
+        if self._values is None:
+            return 0
+        key = "nonfinite"
+        if key not in self._cache:
+            self._cache[key] = int(np.count_nonzero(np.isinf(self._values)))
+        return self._cache[key]
 
     def with_name(self, name: str) -> Run:
         return Run(self._query_ids, self._offsets, self._codes, self._vocab, self._values, name=name,

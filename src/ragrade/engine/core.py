@@ -18,7 +18,7 @@ import pandas as pd
 from ragrade.engine.inputs import as_qrels, as_run
 from ragrade.engine.join import Joined, TruthIndex, join_dict, join_run
 from ragrade.engine.result import HoleRate, MetricsArg, Result, Summary, metric_labels
-from ragrade.errors import MetricError, PolicyError, RagradeWarning, UnknownNameError
+from ragrade.errors import InputError, MetricError, PolicyError, RagradeWarning, UnknownNameError
 from ragrade.kernels import metrics as K
 from ragrade.kernels._common import rank_within_group
 from ragrade.kernels.ranking import ties_straddling
@@ -82,6 +82,8 @@ class Evaluator:
                                     empty_run=empty_run, unjudged=unjudged, max_docs=max_docs, num_docs=num_docs,
                                     upper_grade=upper_grade)
         self.qrels = as_qrels(qrels)
+        if self.qrels.n_queries == 0:
+            raise InputError("the ground truth holds no query: there is nothing to evaluate")
         self.index = TruthIndex(self.qrels, judged="all")
 
     def evaluate(self, run: Any, name: str | None = None) -> Result:

@@ -32,6 +32,8 @@ def align_texts(truth: Any, run: Any, ties: str) -> tuple[list[str], list[list[l
     """Queries of the ground truth, their units and retrieved lists (empty when missing), plus the
     queries missing from the run and those only in the run."""
     tq, units = truth_units(truth)
+    if not tq:
+        raise InputError("the ground truth holds no query: there is nothing to evaluate")
     rq, lists = retrieved_lists(run, ties)
     tset = set(tq)
     if len(tset) != len(tq):

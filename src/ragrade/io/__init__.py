@@ -2,21 +2,25 @@
 
 Formats (detected from the file extension, ``.gz`` allowed on any text format, or given with ``format=``):
 
-=========  ==========================================  ============================================
-format     extensions                                  content
-=========  ==========================================  ============================================
-``trec``   ``.trec .txt .qrels .run``                  qrels ``qid iter docno rel``; run ``qid Q0 docno
-                                                       rank score tag`` (whitespace-separated)
-``tsv``    ``.tsv``                                    headered table (or TREC content, sniffed)
-``csv``    ``.csv``                                    headered table (or TREC content, sniffed)
-``jsonl``  ``.jsonl .ndjson``                          one object per row, or one query per line with
-                                                       a list (``retrieved`` / ``gold`` / ``groups``)
-``parquet````.parquet .pq``                            row layout; list columns also accepted
-=========  ==========================================  ============================================
+=================  ==========================  ====================================================
+format             extensions                  content
+=================  ==========================  ====================================================
+``trec``           ``.trec .txt .qrels .run``  qrels ``qid iter docno rel`` or ``qid docno``; run
+                                               ``qid Q0 docno rank score tag``, ``qid docno score``,
+                                               ``qid docno rank`` or ``qid docno`` (whitespace-
+                                               separated; the first line decides; ``#`` comments)
+``msmarco``        (explicit only)             run ``qid docno rank`` (MS MARCO); qrels as ``trec``
+``qid-doc-score``  (explicit only)             run ``qid docno score``
+``tsv``            ``.tsv``                    headered table (or TREC content, sniffed)
+``csv``            ``.csv``                    headered table (or TREC content, sniffed)
+``jsonl``          ``.jsonl .ndjson``          one object per row, or one query per line with a
+                                               list (``retrieved`` / ``gold`` / ``groups``)
+``parquet``        ``.parquet .pq``            row layout; list columns also accepted
+=================  ==========================  ====================================================
 
 A ``.tsv``/``.csv`` file whose first non-blank line looks like TREC (4 fields ending in a number, or 6
 fields whose 4th and 5th are numbers, and no header word such as ``query``/``doc``/``score``) is read as
-TREC. See ``docs/formats.md``.
+TREC. gzip is recognised by its content (magic bytes), whatever the file name. See ``docs/formats.md``.
 
 >>> import tempfile, os
 >>> from ragrade import Run, read_run, write_run
@@ -38,11 +42,13 @@ from ragrade.data import Qrels, Run
 from ragrade.errors import InputError, ParseError
 from ragrade.io._common import (
     FORMATS,
+    TREC_FAMILY,
     PathLike,
     Progress,
     detect_format,
     first_line,
     normalise_format,
+    sniff_short_trec,
     sniff_trec,
 )
 from ragrade.io.trec import CHUNK_SIZE
@@ -71,8 +77,8 @@ def read_run(path: PathLike, format: str | None = None, name: str | None = None,
              progress: Progress | None = None, chunk_size: int = CHUNK_SIZE, **opts: Any) -> Run:
     """Read a run (retrieval results) from ``path``.
 
-    ``format`` overrides detection (``trec``, ``tsv``, ``csv``, ``jsonl``, ``parquet``). ``name`` defaults to
-    the TREC tag of the first line, or the file name. ``progress(bytes_done, bytes_total)`` is called as
+    ``format`` overrides detection (``trec``, ``msmarco``, ``qid-doc-score``, ``tsv``, ``csv``, ``jsonl``,
+    ``parquet``). ``name`` defaults to the TREC tag of the first line, or the file name. ``progress(bytes_done, bytes_total)`` is called as
     the file is read. Table formats take ``query_col``, ``doc_col``, ``score_col``, ``rank_col`` and
     ``list_col`` (JSONL/Parquet list layout) to name columns explicitly; CSV/TSV take ``header`` (True,
     False or None to sniff).
@@ -81,11 +87,11 @@ def read_run(path: PathLike, format: str | None = None, name: str | None = None,
     """
     p = _check_exists(path)
     fmt = detect_format(p, format)
-    if fmt == "trec":
+    if fmt in TREC_FAMILY:
         _no_opts(opts, fmt)
         from ragrade.io.trec import read_trec_run
 
-        return read_trec_run(p, name=name, chunk_size=chunk_size, progress=progress)
+        return read_trec_run(p, name=name, format=fmt, chunk_size=chunk_size, progress=progress)
     from ragrade.io import tables
 
     table, locate = _load(p, fmt, "run", progress, opts)
@@ -100,18 +106,25 @@ def read_qrels(path: PathLike, format: str | None = None, *, progress: Progress 
     ``format`` overrides detection. Table formats take ``query_col``, ``doc_col``, ``grade_col``,
     ``list_col`` and ``unit_col`` (rows sharing a unit form one group). Without a grade column every listed
     document has grade 1. A document judged twice for one query is an error (naming both the file and the
-    line of the second judgment).
+    line of the second judgment). A table with an ``origin`` column (merged human + LLM qrels, see
+    ``docs/assessment.md``) gives one judgment per pair: ``prefer="human"`` (default), ``"llm"`` or ``"error"``.
     """
     p = _check_exists(path)
     fmt = detect_format(p, format)
-    if fmt == "trec":
+    prefer = opts.pop("prefer", None)
+    if fmt == "qid-doc-score":
+        raise InputError("format 'qid-doc-score' is a run layout; qrels files are read with format 'trec' "
+                         "(qid iter doc grade, or qid doc) or as a table (tsv, csv, jsonl, parquet)")
+    if fmt in TREC_FAMILY:
         _no_opts(opts, fmt)
         from ragrade.io.trec import read_trec_qrels
 
         return read_trec_qrels(p, chunk_size=chunk_size, progress=progress)
     from ragrade.io import tables
+    from ragrade.io.origins import resolve_origins
 
     table, locate = _load(p, fmt, "qrels", progress, opts)
+    table, locate = resolve_origins(table, locate, p, prefer, opts.get("query_col"), opts.get("doc_col"))
     return tables.table_to_qrels(table, p, locate, **_pick(opts, "query_col", "doc_col", "grade_col", "list_col",
                                                            "unit_col"))
 
@@ -164,7 +177,8 @@ def write_run(run: Run, path: PathLike, format: str | None = None, *, tag: str |
               ties: str = "docid_desc") -> None:
     """Write ``run`` to ``path`` in rank order (format from the extension unless given; ``.gz`` compresses).
 
-    TREC lines are ``qid Q0 docno rank score tag`` (``tag`` defaults to the run's name); tables have columns
+    TREC lines are ``qid Q0 docno rank score tag`` (``tag`` defaults to the run's name); ``msmarco`` writes
+    ``qid<TAB>docno<TAB>rank`` and ``qid-doc-score`` writes ``qid<TAB>docno<TAB>score``; tables have columns
     ``query, doc, rank, score``. Ranked lists without scores are written without a score column (TREC:
     descending pseudo-scores). A ``.tsv`` path is written as a headered table."""
     from ragrade.io import writers
@@ -174,6 +188,8 @@ def write_run(run: Run, path: PathLike, format: str | None = None, *, tag: str |
         from ragrade.io.trec import write_trec_run
 
         write_trec_run(run, path, tag=tag, ties=ties)
+    elif fmt in ("msmarco", "qid-doc-score"):
+        writers.write_three_columns(writers.run_table(run, ties), path, "rank" if fmt == "msmarco" else "score")
     elif fmt in ("tsv", "csv"):
         writers.write_delimited(writers.run_table(run, ties), path, "\t" if fmt == "tsv" else ",")
     elif fmt == "jsonl":
@@ -190,6 +206,8 @@ def write_qrels(qrels: Qrels, path: PathLike, format: str | None = None) -> None
     from ragrade.io import writers
 
     fmt = _out_format(path, format)
+    if fmt in ("msmarco", "qid-doc-score"):
+        raise InputError(f"format {fmt!r} is a run layout; write qrels as trec, tsv, csv, jsonl or parquet")
     if fmt == "trec":
         from ragrade.io.trec import write_trec_qrels
 
@@ -209,9 +227,13 @@ def guess_kind(path: PathLike, format: str | None = None) -> str | None:
     """``"run"``, ``"qrels"`` or None (undecided) from a file's first line / columns."""
     p = _check_exists(path)
     fmt = detect_format(p, format)
+    if fmt in ("msmarco", "qid-doc-score"):
+        return "run"
     if fmt == "trec":
-        line = first_line(p)
-        return sniff_trec(line) if line else None
+        line = first_line(p, skip_comments=True)
+        if not line:
+            return None
+        return sniff_trec(line) or sniff_short_trec(line) or ("run" if len(line.split()) >= 6 else None)
     from ragrade.io._common import (
         GOLD_LIST_NAMES,
         GRADE_NAMES,

@@ -25,8 +25,12 @@ from ragrade.errors import InputError, ParseError
 Progress = Callable[[int, int], None]
 PathLike = str | os.PathLike[str]
 
-#: The formats understood by :func:`ragrade.io.read_run` and friends.
-FORMATS = ("trec", "tsv", "csv", "jsonl", "parquet")
+#: The formats understood by :func:`ragrade.io.read_run` and friends. ``msmarco`` (``qid doc rank``) and
+#: ``qid-doc-score`` are the three-column layouts of the TREC family, named explicitly (``trec`` sniffs
+#: them, see docs/formats.md).
+FORMATS = ("trec", "msmarco", "qid-doc-score", "tsv", "csv", "jsonl", "parquet")
+#: The formats read by the whitespace-separated (TREC family) reader.
+TREC_FAMILY = ("trec", "msmarco", "qid-doc-score")
 
 _EXTENSIONS = {
     ".trec": "trec",
@@ -73,8 +77,22 @@ def _suffixes(path: PathLike) -> tuple[str, bool]:
     return os.path.splitext(name)[1], gz
 
 
-def is_gzip(path: PathLike) -> bool:
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def gz_extension(path: PathLike) -> bool:
+    """Whether ``path`` ends in ``.gz`` (writers compress such files)."""
     return _suffixes(path)[1]
+
+
+def is_gzip(path: PathLike) -> bool:
+    """Whether the file at ``path`` is gzip-compressed, told by its first two bytes (the gzip magic
+    number), whatever its name; a file that cannot be opened falls back to the ``.gz`` extension."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) == _GZIP_MAGIC
+    except OSError:
+        return gz_extension(path)
 
 
 def normalise_format(fmt: str) -> str | None:
@@ -98,7 +116,7 @@ def detect_format(path: PathLike, format: str | None = None) -> str:
     ext, _ = _suffixes(path)
     fmt = _EXTENSIONS.get(ext)
     if fmt in ("tsv", "csv"):
-        first = first_line(path)
+        first = first_line(path, skip_comments=True)
         if first is not None and sniff_trec(first) is not None:
             return "trec"
         return fmt
@@ -112,7 +130,7 @@ def _sniff_unknown(path: PathLike) -> str:
         head = fh.read(4)
     if head == b"PAR1":
         return "parquet"
-    first = first_line(path)
+    first = first_line(path, skip_comments=True)
     if first is None:
         return "trec"  # the reader reports the empty file
     s = first.lstrip()
@@ -120,19 +138,39 @@ def _sniff_unknown(path: PathLike) -> str:
         return "jsonl"
     if sniff_trec(first) is not None:
         return "trec"
+    if "," not in first and sniff_short_trec(first) is not None:
+        return "trec"  # two or three whitespace-separated fields: see sniff_short_trec
     return "tsv" if "\t" in first else "csv"
 
 
 def open_binary(path: PathLike) -> tuple[IO[bytes], IO[bytes]]:
-    """``(stream, raw)``: the decompressed byte stream and the raw file (whose position gives progress)."""
+    """``(stream, raw)``: the decompressed byte stream and the raw file (whose position gives progress).
+    gzip is recognised by its magic number, not by the file name."""
     raw = open(path, "rb")  # noqa: SIM115 - closed by the caller
-    if is_gzip(path):
+    if raw.read(2) == _GZIP_MAGIC:
+        raw.seek(0)
         return gzip.GzipFile(fileobj=raw, mode="rb"), raw
+    raw.seek(0)
     return raw, raw
 
 
-def first_line(path: PathLike, limit: int = 1 << 16) -> str | None:
-    """The first non-blank line of a text file (decompressed), or None if there is none in ``limit`` bytes."""
+def is_comment(line: bytes | str) -> bool:
+    """A comment line of the TREC family: its first non-blank character is ``#`` (as trec_eval reads it)."""
+    s = line.lstrip()
+    return s[:1] in (b"#", "#")
+
+
+def first_line(path: PathLike, limit: int = 1 << 16, *, skip_comments: bool = False) -> str | None:
+    """The first non-blank line of a text file (decompressed), or None if there is none in ``limit`` bytes.
+    ``skip_comments`` also passes over TREC comment lines (see :func:`is_comment`)."""
+    got = first_data_line(path, limit, skip_comments=skip_comments)
+    return None if got is None else got[1]
+
+
+def first_data_line(path: PathLike, limit: int = 1 << 16, *,
+                    skip_comments: bool = True) -> tuple[int, str] | None:
+    """``(line number, text)`` of the first non-blank (and, with ``skip_comments``, non-comment) line
+    within the first ``limit`` bytes, or None."""
     stream, raw = open_binary(path)
     try:
         head = stream.read(limit)
@@ -143,9 +181,9 @@ def first_line(path: PathLike, limit: int = 1 << 16) -> str | None:
         raw.close()
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
-    for line in head.split(b"\n"):
-        if line.strip():
-            return line.decode("utf-8", errors="replace").rstrip("\r")
+    for i, line in enumerate(head.split(b"\n"), start=1):
+        if line.strip() and not (skip_comments and is_comment(line)):
+            return i, line.decode("utf-8", errors="replace").rstrip("\r")
     return None
 
 
@@ -161,16 +199,31 @@ def sniff_trec(line: str) -> str | None:
     """``"qrels"`` / ``"run"`` if ``line`` looks like a TREC qrels / run line, else None.
 
     Rule: split on runs of whitespace; 4 fields whose last is a number → qrels (``qid iter docno rel``);
-    6 fields whose 4th and 5th are numbers → run (``qid Q0 docno rank score tag``); and no field is a
-    known header word (``query``, ``doc``, ``score``, ``qid``, ``docno``, ``rank``, ...).
+    6 fields (or more: trec_eval ignores what follows the tag) whose 4th and 5th are numbers → run
+    (``qid Q0 docno rank score tag``); and no field is a known header word (``query``, ``doc``,
+    ``score``, ``qid``, ``docno``, ``rank``, ...).
     """
     fields = line.split()
-    if any(f.lower() in _HEADER_WORDS for f in fields):
+    if any(f.lower() in _HEADER_WORDS for f in fields[:6]):
         return None
     if len(fields) == 4 and _is_number(fields[3]):
         return "qrels"
-    if len(fields) == 6 and _is_number(fields[3]) and _is_number(fields[4]):
+    if len(fields) >= 6 and _is_number(fields[3]) and _is_number(fields[4]):
         return "run"
+    return None
+
+
+def sniff_short_trec(line: str) -> str | None:
+    """``"run"`` for a line of three whitespace-separated fields ending in a number (``qid doc score`` or
+    MS MARCO's ``qid doc rank``), ``"qrels"`` for two fields (``qid doc``: every listed document relevant),
+    else None; no field may be a header word."""
+    fields = line.split()
+    if any(f.lower() in _HEADER_WORDS for f in fields):
+        return None
+    if len(fields) == 3 and _is_number(fields[2]):
+        return "run"
+    if len(fields) == 2:
+        return "qrels"
     return None
 
 
@@ -494,18 +547,67 @@ def read_text_lines(path: PathLike):
         raw.close()
 
 
-def locate_nonblank(path: PathLike, row: int, skip: int = 0) -> tuple[int | None, str | None]:
-    """Line number and text of the ``row``-th (0-based) non-blank line after ``skip`` non-blank lines.
+def locate_nonblank(path: PathLike, row: int, skip: int = 0, *,
+                    comments: bool = False) -> tuple[int | None, str | None]:
+    """Line number and text of the ``row``-th (0-based) non-blank line after ``skip`` non-blank lines
+    (``comments``: TREC comment lines are not counted either).
 
     Used only on error paths (it scans the file in Python)."""
     target = row + skip
     k = 0
     for i, text in read_text_lines(path):
-        if text.strip():
+        if text.strip() and not (comments and is_comment(text)):
             if k == target:
                 return i, text
             k += 1
     return None, None
+
+
+def value_segments(qkeys: np.ndarray) -> np.ndarray:
+    """Starts of the runs of equal neighbours in ``qkeys`` (per-row query codes), with ``len`` appended."""
+    n = len(qkeys)
+    if n == 0:
+        return np.zeros(1, dtype=np.int64)
+    return np.append(np.flatnonzero(np.r_[True, qkeys[1:] != qkeys[:-1]]), n).astype(np.int64)
+
+
+def values_are_ranks(values: np.ndarray, starts: np.ndarray, seg_queries: np.ndarray, *, path: str,
+                     locate: RowLocator) -> bool:
+    """The rule that reads the third column of a headerless ``qid doc NUMBER`` run (docs/formats.md,
+    "Three-column runs"): ranks (MS MARCO's ``qid pid rank``) or scores.
+
+    ``starts`` are the first rows of the runs of consecutive lines with one query (``len`` appended) and
+    ``seg_queries`` the query of each run (codes or ids). The numbers are **ranks** when every one is an
+    integer, they strictly increase down each query's lines, and each query's smallest is 0 or 1; they
+    are **scores** when any is not an integer, or when they never increase down a query's lines (a file
+    written best first). Anything else (integers that go up and down) is ambiguous: a
+    :class:`ParseError` asks for ``format="msmarco"`` or ``format="qid-doc-score"``.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    n = len(v)
+    if n == 0 or not np.isfinite(v).all() or not (v == np.floor(v)).all():
+        return False
+    inside = np.ones(max(n - 1, 0), dtype=bool)  # neighbour pairs within one run of a query
+    cuts = starts[1:-1] - 1
+    inside[cuts[(cuts >= 0) & (cuts < n - 1)]] = False
+    step = np.diff(v)[inside]
+    if (step > 0).all():
+        firsts = v[starts[:-1]]
+        import pandas as pd
+
+        smallest = pd.Series(firsts).groupby(pd.Series(seg_queries), sort=False).min().to_numpy()
+        if np.isin(smallest, (0.0, 1.0)).all():
+            return True
+    if (step <= 0).all():
+        return False
+    # Report the first line whose number is larger than the one above it (same query).
+    line, text = locate(int(np.flatnonzero(inside)[np.flatnonzero(step > 0)[0]]) + 1)
+    raise ParseError(
+        "the third column holds integers that are neither ranks (1, 2, 3, ... down each query's lines) nor "
+        "scores that never increase down a query's lines; say which: format='msmarco' (ranks) or "
+        "format='qid-doc-score' (scores), on the command line --run-format msmarco / qid-doc-score",
+        path=path, line=line, text=text,
+    )
 
 
 def check_nonempty(n_rows: int, path: str, what: str) -> None:

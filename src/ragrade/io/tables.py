@@ -16,7 +16,6 @@ Column names are recognised case-insensitively from common spellings (``query``/
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
@@ -57,6 +56,8 @@ from ragrade.io._common import (
     pick_column,
     query_groups,
     read_text_lines,
+    value_segments,
+    values_are_ranks,
 )
 
 RowText = Callable[[int], tuple[int | None, str | None]]
@@ -95,9 +96,11 @@ class _ProgressReader(io.RawIOBase):
 
 
 def _source(path: str, progress: Progress | None):
-    """What to hand to pyarrow: the path (native, fastest) or, to report progress, a counting stream."""
+    """What to hand to pyarrow: the file (native, fastest; gzip told by its content, not its name, so a
+    compressed file without ``.gz`` and a plain one with it are both read right) or, to report progress,
+    a counting stream."""
     if progress is None:
-        return contextlib.nullcontext(path)
+        return pa.input_stream(path, compression="gzip" if is_gzip(path) else None)
     return io.BufferedReader(_ProgressReader(path, progress), buffer_size=1 << 20)
 
 
@@ -139,9 +142,25 @@ def load_delimited(path: PathLike, delimiter: str, *, header: bool | None = None
     clean = [n.strip().strip('"').strip() for n in table.column_names]
     if clean != table.column_names:
         table = table.rename_columns(clean)
+    if not header and kind == "run" and len(names) == 3:
+        table = _third_column(table, p, locate)
     if progress is not None:
         progress(_size(p), _size(p))
     return table, locate
+
+
+def _third_column(table: pa.Table, path: str, locate: RowText) -> pa.Table:
+    """A headerless ``query, doc, NUMBER`` run: the number is a rank (MS MARCO's ``qid pid rank``) or a
+    score, by the rule of :func:`~ragrade.io._common.values_are_ranks` (docs/formats.md)."""
+    col = table.column("score")
+    if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)) or col.null_count:
+        return table  # not all numbers: the score reader names the bad value
+    qcodes, _ = dictionary_codes(table.column("query"))
+    starts = value_segments(qcodes)
+    values = np.asarray(col.to_numpy(), dtype=np.float64)
+    if values_are_ranks(values, starts, qcodes[starts[:-1]], path=path, locate=locate):
+        return table.rename_columns(["query", "doc", "rank"])
+    return table
 
 
 def _locate_delimited_error(path: str, delimiter: str, ncol: int, skip: int, exc: Exception) -> None:
@@ -183,6 +202,7 @@ def load_jsonl(path: PathLike, progress: Progress | None = None) -> tuple[pa.Tab
 def _jsonl_python(path: str) -> pa.Table:
     """Fallback JSONL reader: values are kept as written, ids normalised to strings."""
     rows: list[dict[str, Any]] = []
+    where: list[tuple[int, str]] = []
     for i, text in read_text_lines(path):
         if not text.strip():
             continue
@@ -190,9 +210,12 @@ def _jsonl_python(path: str) -> pa.Table:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ParseError(f"invalid JSON ({exc.msg})", path=path, line=i, text=text) from None
+        except RecursionError:
+            raise ParseError("JSON nested too deeply", path=path, line=i, text=text) from None
         if not isinstance(obj, dict):
             raise ParseError("each line must be a JSON object", path=path, line=i, text=text)
         rows.append(obj)
+        where.append((i, text))
     keys: list[str] = []
     for r in rows:
         for k in r:
@@ -203,9 +226,29 @@ def _jsonl_python(path: str) -> pa.Table:
         vals = [r.get(k) for r in rows]
         try:
             cols[k] = pa.array(vals)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            cols[k] = pa.array([_stringify(v) for v in vals])
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+            try:
+                cols[k] = pa.array([_stringify(v) for v in vals])
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+                raise _mixed_types(k, vals, where, path) from None
     return pa.table(cols)
+
+
+def _mixed_types(key: str, vals: list[Any], where: list[tuple[int, str]], path: str) -> ParseError:
+    """The first line whose value of ``key`` has another JSON type than the first value's."""
+    def kind(v: Any) -> str:
+        return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+            type(v), "a number" if isinstance(v, int | float) else type(v).__name__)
+
+    present = [(j, v) for j, v in enumerate(vals) if v is not None]
+    first = kind(present[0][1]) if present else "null"
+    for j, v in present:
+        if kind(v) != first:
+            line, text = where[j]
+            return ParseError(f"field {key!r} is {kind(v)} here but {first} on earlier lines", path=path, line=line,
+                              text=text)
+    line, text = where[present[0][0]] if present else (None, None)
+    return ParseError(f"field {key!r} holds values that cannot form one column", path=path, line=line, text=text)
 
 
 def _stringify(v: Any) -> Any:
@@ -228,11 +271,30 @@ def load_parquet(path: PathLike, progress: Progress | None = None) -> tuple[pa.T
         keys = {n.lower() for n in QUERY_NAMES}
         as_dict = [f.name for f in schema if f.name.lower() in keys and pa.types.is_string(f.type)]
         table = pq.read_table(p, read_dictionary=as_dict or None)
-    except (pa.ArrowInvalid, OSError) as exc:
+    except (pa.ArrowException, OSError) as exc:
         raise ParseError(f"not a readable Parquet file ({exc})", path=p) from None
     if progress is not None:
         progress(_size(p), _size(p))
-    return table, lambda r: (None, f"row {r + 1}")
+    return table, _row_locator(table)
+
+
+def _row_locator(table: pa.Table) -> RowText:
+    """Parquet has no lines: an error names the row (1-based) and shows its values, as a line's text."""
+
+    def locate(r: int) -> tuple[int | None, str | None]:
+        try:
+            values = table.slice(r, 1).to_pylist()[0]
+        except (IndexError, pa.ArrowException):  # pragma: no cover - a row out of range
+            return None, f"row {r + 1}"
+        shown = ", ".join(f"{k}={_short(v)}" for k, v in values.items())
+        return None, f"row {r + 1}: {shown}"
+
+    return locate
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # -- table -> Run / Qrels ----------------------------------------------------------------------------
@@ -284,6 +346,26 @@ def _null(col: pa.ChunkedArray) -> int | None:
     return int(np.flatnonzero(pc.is_null(col).to_numpy(zero_copy_only=False))[0])
 
 
+def _id_type_ok(t: pa.DataType) -> bool:
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)
+            or pa.types.is_floating(t))
+
+
+def check_id_column(table: pa.Table, name: str, what: str, path: str, list_hint: bool = False) -> None:
+    """An id column must hold strings or numbers: anything else (a list per row, a struct, a date, a
+    boolean...) is a :class:`ParseError` naming the file, the column and its type."""
+    t = table.schema.field(name).type
+    if pa.types.is_null(t) or _id_type_ok(t):
+        return
+    hint = ""
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        hint = (f"; a list per row is read as one query's ranking or judgments when the column is named as "
+                f"such (list_col={name!r})" if list_hint else "; ids must be one string or number per row")
+    raise ParseError(f"the {what} column {name!r} holds {t}, not ids (strings or numbers){hint}", path=path)
+
+
 def _ids(col: pa.ChunkedArray | pa.Array, what: str, path: str, locate: RowText,
          row_of: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(col, pa.Array):
@@ -292,6 +374,8 @@ def _ids(col: pa.ChunkedArray | pa.Array, what: str, path: str, locate: RowText,
     if r is not None:
         line, text = locate(r if row_of is None else int(row_of[r]))
         raise ParseError(f"missing {what}", path=path, line=line, text=text)
+    if not _id_type_ok(col.type):
+        raise ParseError(f"the {what} values are {col.type}, not ids (strings or numbers)", path=path)
     return dictionary_codes(col)
 
 
@@ -303,6 +387,7 @@ def table_to_run(table: pa.Table, path: PathLike, locate: RowText, *, name: str 
     names = table.column_names
     q = pick_column(names, query_col, QUERY_NAMES, "query", p)
     assert q is not None
+    check_id_column(table, q, "query id", p)
     lst = _list_column(table, RUN_LIST_NAMES, list_col)
     if name is None:
         meta = table.schema.metadata or {}
@@ -320,6 +405,7 @@ def table_to_run(table: pa.Table, path: PathLike, locate: RowText, *, name: str 
         return _with_empty_lists(run, table, q, lengths_zero=_empty_rows(table, lst), path=p, locate=locate)
     d = pick_column(names, doc_col, DOC_NAMES, "doc", p, exclude=(q,))
     assert d is not None
+    check_id_column(table, d, "document id", p, list_hint=True)
     sc = pick_column(names, score_col, SCORE_NAMES, "score", p, required=False)
     rk = pick_column(names, rank_col, RANK_NAMES, "rank", p, required=False)
     qcol = table.column(q)
@@ -382,6 +468,7 @@ def table_to_qrels(table: pa.Table, path: PathLike, locate: RowText, *, query_co
     names = table.column_names
     q = pick_column(names, query_col, QUERY_NAMES, "query", p)
     assert q is not None
+    check_id_column(table, q, "query id", p)
     grp = _list_column(table, GROUP_NAMES, None if list_col is None else list_col)
     if grp is not None and pa.types.is_list(table.schema.field(grp).type.value_type):
         return _groups_to_qrels(table, q, grp, p, locate)
@@ -398,6 +485,7 @@ def table_to_qrels(table: pa.Table, path: PathLike, locate: RowText, *, query_co
         return assemble_qrels(qcodes, qvocab, dcodes, dvocab, g, path=p, locate=row_loc)
     d = pick_column(names, doc_col, DOC_NAMES, "doc", p, exclude=(q,))
     assert d is not None
+    check_id_column(table, d, "document id", p, list_hint=True)
     gc = pick_column(names, grade_col, GRADE_NAMES, "grade", p, required=False)
     uc = pick_column(names, unit_col, ("unit", "group"), "unit", p, required=False)
     qcol, dcol = table.column(q), table.column(d)

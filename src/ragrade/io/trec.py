@@ -1,12 +1,20 @@
-"""TREC qrels (``qid iter docno rel``) and runs (``qid Q0 docno rank score tag``): streaming reader, writer.
+"""The TREC family of whitespace-separated files: qrels (``qid iter docno rel``, or ``qid docno``) and runs
+(``qid Q0 docno rank score tag``, or the three-column ``qid docno score`` / MS MARCO ``qid docno rank``):
+reader and writer.
 
-The reader never creates a Python object per line. It reads the file in large byte chunks cut at a
-newline, normalises whitespace with bytes operations (tabs and runs of spaces become one space; spaces at
-line ends are removed), and parses each chunk with ``pyarrow.csv`` into dictionary-coded id columns and a
-float64 score column. The chunks' dictionaries are unified at the end and the integer indices become the
-Run's / Qrels' codes directly. Only on an error does it look at lines in Python, to report the line.
+The layout is read from the first line that is neither blank nor a comment (see :func:`run_layout`,
+:func:`qrels_layout` and docs/formats.md, "TREC"). Lines whose first non-blank character is ``#`` are
+comments, and a run line may carry extra columns after the tag, both as trec_eval reads them.
 
-The rank column of a run is ignored (SPEC: ranking is by score); so are the ``iter`` and ``Q0`` columns.
+The reader never creates a Python object per line. Three readers are tried in turn: the C tokenizer over
+the memory-mapped file (:func:`_scan_fast`), pyarrow's CSV reader over the whole file
+(:func:`_read_whole`), and the careful chunked reader (:func:`_read`), which reads the file in large byte
+chunks cut at a newline, normalises whitespace with bytes operations (tabs and runs of spaces become one
+space; spaces at line ends are removed), drops comment lines and extra run columns, and parses each chunk
+with ``pyarrow.csv``. Only on an error does it look at lines in Python, to report the line.
+
+The rank column of a six-column run is ignored (ranking is by score: docs/conventions.md); so are the ``iter`` and ``Q0``
+columns.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
@@ -32,11 +41,17 @@ from ragrade.io._common import (
     assemble_qrels_raw,
     assemble_run,
     check_nonempty,
+    default_run_name,
     dictionary_codes,
+    first_data_line,
+    is_comment,
+    is_gzip,
     locate_nonblank,
     open_binary,
     query_codes,
     query_groups,
+    value_segments,
+    values_are_ranks,
 )
 
 #: Bytes read per chunk (the cut falls on the last newline of the chunk).
@@ -50,6 +65,84 @@ _BOM = b"\xef\xbb\xbf"
 _TABS = bytes.maketrans(b"\t\r\v\f", b"    ")
 _MULTI_SPACE = re.compile(rb"  +")
 _EDGE_SPACE = re.compile(rb"^ +| +$", re.MULTILINE)
+_COMMENT_LINE = re.compile(rb"^#[^\n]*", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The columns of one whitespace-separated layout. ``numeric`` names the column holding the number
+    (None: two-column files, every line counts 1); ``extra_ok``: columns after the last are ignored
+    (trec_eval's run reader does so)."""
+
+    kind: str  # "run" or "qrels"
+    columns: tuple[str, ...]
+    numeric: str | None
+    numeric_what: str
+    described: str
+    extra_ok: bool = False
+    as_ranks: bool | None = None  # three-column runs: True ranks, False scores, None by the rule
+
+    @property
+    def ncols(self) -> int:
+        return len(self.columns)
+
+
+RUN6 = Layout("run", RUN_COLUMNS, "score", "score", "query Q0 doc rank score tag", extra_ok=True)
+RUN3 = Layout("run", ("query", "doc", "value"), "value", "score (or rank)", "query doc score-or-rank")
+RUN3_RANKS = Layout("run", ("query", "doc", "value"), "value", "rank", "query doc rank", as_ranks=True)
+RUN3_SCORES = Layout("run", ("query", "doc", "value"), "value", "score", "query doc score", as_ranks=False)
+RUN2 = Layout("run", ("query", "doc"), None, "", "query doc")
+QRELS4 = Layout("qrels", QRELS_COLUMNS, "grade", "relevance grade", "query iter doc grade")
+QRELS2 = Layout("qrels", ("query", "doc"), None, "", "query doc")
+
+
+def _first_fields(path: str, what: str) -> tuple[int, str, list[str]]:
+    got = first_data_line(path, skip_comments=True)
+    if got is None:
+        check_nonempty(0, path, what)
+    assert got is not None
+    line, text = got
+    if "\r" in text.rstrip("\r"):
+        _refuse_bare_cr(text.encode("utf-8", errors="replace"), len(text), 0, path, line)
+    return line, text, text.split()
+
+
+def run_layout(path: str, format: str = "trec") -> tuple[Layout, str | None]:
+    """The layout of a TREC-family run file, from its first line that is neither blank nor a comment, and
+    the run's name (the tag of that line for six-column files). ``format``: ``"trec"`` (6, 3 or 2
+    columns), ``"msmarco"`` (``qid doc rank``) or ``"qid-doc-score"``."""
+    line, text, fields = _first_fields(path, "run lines")
+    n = len(fields)
+    if format in ("msmarco", "qid-doc-score"):
+        if n != 3:
+            raise ParseError(f"format {format!r} expects 3 whitespace-separated columns "
+                             f"({'query doc rank' if format == 'msmarco' else 'query doc score'}), got {n}",
+                             path=path, line=line, text=text)
+        return (RUN3_RANKS if format == "msmarco" else RUN3_SCORES), None
+    if n >= 6:
+        return RUN6, fields[5]
+    if n == 3:
+        return RUN3, None
+    if n == 2:
+        return RUN2, None
+    hint = ": this looks like a qrels line (query iter doc grade); read it as qrels" if n == 4 else ""
+    raise ParseError(f"expected a TREC run line: 6 whitespace-separated columns (query Q0 doc rank score tag), "
+                     f"or 3 (query doc score, or MS MARCO's query doc rank), or 2 (query doc); got {n}{hint}",
+                     path=path, line=line, text=text)
+
+
+def qrels_layout(path: str) -> Layout:
+    """The layout of a TREC-family qrels file: 4 columns (``qid iter doc grade``) or 2 (``qid doc``)."""
+    line, text, fields = _first_fields(path, "judgments")
+    n = len(fields)
+    if n == 4:
+        return QRELS4
+    if n == 2:
+        return QRELS2
+    hint = ": this looks like a run line (query Q0 doc rank score tag); read it as a run" if n >= 6 else ""
+    raise ParseError(f"expected a TREC qrels line: 4 whitespace-separated columns (query iter doc grade), or 2 "
+                     f"(query doc, every listed document relevant); got {n}{hint}",
+                     path=path, line=line, text=text)
 
 
 def normalise_whitespace(chunk: bytes) -> bytes:
@@ -61,6 +154,25 @@ def normalise_whitespace(chunk: bytes) -> bytes:
     if chunk[:1] == b" " or b"\n " in chunk or b" \n" in chunk or chunk[-1:] == b" ":
         chunk = _EDGE_SPACE.sub(b"", chunk)
     return chunk
+
+
+def _has_comment(data: bytes | memoryview, end: int | None = None) -> bool:
+    """Whether a line of ``data[:end]`` starts with ``#`` (memchr-speed; after whitespace normalisation a
+    comment line starts with it)."""
+    b = data if isinstance(data, bytes) else bytes(data)
+    end = len(b) if end is None else end
+    return b[:1] == b"#" or b.find(b"\n#", 0, end) >= 0
+
+
+def _drop_comments(data: bytes) -> bytes:
+    """Comment lines become empty lines (so line numbers stay right; pyarrow skips empty lines)."""
+    return _COMMENT_LINE.sub(b"", data)
+
+
+def _drop_extra_fields(data: bytes, ncols: int) -> bytes:
+    """Normalised lines cut after their ``ncols``-th field (trec_eval ignores a run line's extra columns)."""
+    pattern = re.compile(rb"^((?:[^ \n]+ ){%d}[^ \n]+) [^\n]*" % (ncols - 1), re.MULTILINE)
+    return pattern.sub(rb"\1", data)
 
 
 def iter_chunks(path: PathLike, chunk_size: int = CHUNK_SIZE, progress: Progress | None = None
@@ -120,45 +232,79 @@ def _line_number(path: str, offset: int) -> int:
     return n
 
 
-def _arrow_parse(data: Any, columns: tuple[str, ...], numeric: str, doc_type: pa.DataType = STR) -> pa.Table:
-    read = pacsv.ReadOptions(column_names=list(columns), block_size=4 << 20)
-    parse = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, double_quote=False)
-    convert = pacsv.ConvertOptions(
-        column_types={"query": pa.string(), "doc": doc_type, numeric: pa.float64()},
-        include_columns=["query", "doc", numeric],
-        null_values=[],
-        strings_can_be_null=False,
-        quoted_strings_can_be_null=False,
-    )
-    return pacsv.read_csv(pa.BufferReader(data), read_options=read, parse_options=parse, convert_options=convert)
+def _convert_options(layout: Layout, doc_type: pa.DataType) -> pacsv.ConvertOptions:
+    types = {"query": STR, "doc": doc_type}
+    keep = ["query", "doc"]
+    if layout.numeric is not None:
+        types[layout.numeric] = pa.float64()
+        keep.append(layout.numeric)
+    return pacsv.ConvertOptions(column_types=types, include_columns=keep, null_values=[], strings_can_be_null=False,
+                                quoted_strings_can_be_null=False)
 
 
-def _parse_chunk(block: bytes, end: int, offset: int, path: str, columns: tuple[str, ...], numeric: str,
-                 numeric_what: str, doc_type: pa.DataType = STR) -> tuple[pa.Table | None, bytes | None]:
-    """Parse ``block[:end]``; returns the table and, if the chunk had to be normalised, its bytes."""
+_PARSE = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, double_quote=False)
+
+
+def _arrow_parse(data: Any, layout: Layout, doc_type: pa.DataType = STR) -> pa.Table:
+    read = pacsv.ReadOptions(column_names=list(layout.columns), block_size=4 << 20)
+    return pacsv.read_csv(pa.BufferReader(data), read_options=read, parse_options=_PARSE,
+                          convert_options=_convert_options(layout, doc_type))
+
+
+def _parse_chunk(block: bytes, end: int, offset: int, path: str, layout: Layout,
+                 doc_type: pa.DataType = STR) -> tuple[pa.Table | None, bytes | None]:
+    """Parse ``block[:end]``; returns the table and, if the chunk had to be cleaned, its bytes."""
     if _NON_SPACE.search(block, 0, end) is None:
         return None, None
+    _refuse_bare_cr(block, end, offset, path)
     # Try the bytes as they are, unless they hold a tab, CR, VT or FF (a split on single spaces could
-    # then shift columns silently). Other irregular spacing (runs of spaces, spaces at line ends) changes
-    # the column count, which pyarrow rejects, or yields an empty id; then normalise and parse again.
+    # then shift columns silently) or a comment line. Other irregular spacing (runs of spaces, spaces at
+    # line ends) changes the column count, which pyarrow rejects, or yields an empty id; then normalise
+    # and parse again.
     try:
-        if _has_odd_whitespace(block, end):
-            raise pa.ArrowInvalid("odd whitespace")
-        table = _arrow_parse(pa.py_buffer(memoryview(block)[:end]), columns, numeric, doc_type)
+        if _has_odd_whitespace(block, end) or _has_comment(block, end):
+            raise pa.ArrowInvalid("odd whitespace or a comment")
+        table = _arrow_parse(pa.py_buffer(memoryview(block)[:end]), layout, doc_type)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass  # irregular spacing, or a real error: see below
     else:
         if not _has_empty_id(table):  # an empty field means irregular spacing (e.g. a leading space)
             return table, None
     data = normalise_whitespace(block[:end])
+    if _has_comment(data):
+        data = _drop_comments(data)
     try:
-        return _arrow_parse(data, columns, numeric, doc_type), data
+        return _arrow_parse(data, layout, doc_type), data
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        _locate_bad_line(block[:end], _line_number(path, offset), path, columns, numeric, numeric_what, exc)
+        if layout.extra_ok:
+            cut = _drop_extra_fields(data, layout.ncols)
+            if cut != data:
+                try:
+                    return _arrow_parse(cut, layout, doc_type), cut
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    pass
+        _locate_bad_line(block[:end], _line_number(path, offset), path, layout, exc)
         raise  # pragma: no cover - _locate_bad_line always raises
 
 
 _NON_SPACE = re.compile(rb"\S")
+_BARE_CR = re.compile(rb"\r(?!\n|\r*\n|\r*$)")
+
+
+def _refuse_bare_cr(block: bytes, end: int, offset: int, path: str, first_line: int | None = None) -> None:
+    """A carriage return inside a line (old Mac line ends, or pasted text) would join lines into one, whose
+    extra fields a run line ignores: refuse it, naming the line, rather than read the file wrong."""
+    if block.find(b"\r", 0, end) < 0:
+        return
+    m = _BARE_CR.search(block, 0, end)
+    if m is None:
+        return
+    start = block.rfind(b"\n", 0, m.start()) + 1
+    stop = block.find(b"\n", m.start(), end)
+    text = block[start: end if stop < 0 else stop].decode("utf-8", errors="replace")
+    line = (_line_number(path, offset) if first_line is None else first_line) + block.count(b"\n", 0, start)
+    raise ParseError("a carriage return inside a line (old Mac line ends?): lines must end with \\n or \\r\\n",
+                     path=path, line=line, text=text)
 
 
 _ODD_WHITESPACE = (b"\t", b"\r", b"\x0b", b"\x0c")
@@ -169,8 +315,10 @@ def _has_odd_whitespace(block: bytes, end: int) -> bool:
     return any(block.find(c, 0, end) >= 0 for c in _ODD_WHITESPACE)
 
 
-def _file_has_odd_whitespace(path: str) -> bool:
-    """One pass over the file, memory-mapped (no copy): C helper, else NumPy in slices."""
+def _file_needs_care(path: str) -> bool:
+    """Whether the file holds whitespace other than spaces and newlines, or a comment line: one pass
+    over the file, memory-mapped read-only with the portable ``mmap`` API (no copy): C helper, else NumPy
+    in slices."""
     import mmap
 
     from ragrade import _ingest
@@ -178,8 +326,12 @@ def _file_has_odd_whitespace(path: str) -> bool:
     with open(path, "rb") as f:
         if os.fstat(f.fileno()).st_size == 0:
             return False
-        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)  # pre-fault: one pass, sequential
-        with mmap.mmap(f.fileno(), 0, flags=flags, prot=mmap.PROT_READ) as mm:
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            advise = getattr(mm, "madvise", None)
+            if advise is not None and hasattr(mmap, "MADV_WILLNEED"):  # read ahead: one sequential pass
+                advise(mmap.MADV_WILLNEED)
+            if mm[:1] == b"#" or mm.find(b"\n#") >= 0:
+                return True
             if _ingest._accel is not None:
                 return _ingest._accel.find_odd_whitespace(mm) >= 0
             view = np.frombuffer(mm, dtype=np.uint8)
@@ -190,7 +342,8 @@ def _file_has_odd_whitespace(path: str) -> bool:
                         return True
                 return False
             finally:
-                del view, part
+                del view
+                part = None
 
 
 def _has_empty_id(table: pa.Table) -> bool:
@@ -208,55 +361,63 @@ def _has_empty_id(table: pa.Table) -> bool:
     return False
 
 
-def _locate_bad_line(chunk: bytes, first_line: int, path: str, columns: tuple[str, ...], numeric: str,
-                     numeric_what: str, exc: Exception) -> None:
+def _content_lines(chunk: bytes) -> Iterator[tuple[int, bytes]]:
+    """``(index, line)`` of the lines of ``chunk`` that are neither blank nor comments."""
+    for i, line in enumerate(chunk.split(b"\n")):
+        if line.strip() and not is_comment(line):
+            yield i, line
+
+
+def _locate_bad_line(chunk: bytes, first_line: int, path: str, layout: Layout, exc: Exception) -> None:
     """Error path: find the first line of ``chunk`` that does not parse and raise a ParseError for it."""
-    ncol = len(columns)
-    kind = "run" if ncol == 6 else "qrels"
-    layout = "query iter doc grade" if kind == "qrels" else "query Q0 doc rank score tag"
-    idx = columns.index(numeric)
-    for i, raw_line in enumerate(chunk.split(b"\n")):
+    ncol = layout.ncols
+    for i, raw_line in _content_lines(chunk):
         text = raw_line.decode("utf-8", errors="replace").rstrip("\r")
         fields = text.split()
-        if not fields:
-            continue
         try:
             raw_line.decode("utf-8")
         except UnicodeDecodeError:
             raise ParseError("the line is not valid UTF-8", path=path, line=first_line + i, text=text) from None
-        if len(fields) != ncol:
+        if len(fields) != ncol and not (layout.extra_ok and len(fields) > ncol):
+            more = " or more" if layout.extra_ok else ""
             raise ParseError(
-                f"expected {ncol} whitespace-separated columns for a TREC {kind} line ({layout}), "
-                f"got {len(fields)}",
+                f"expected {ncol}{more} whitespace-separated columns for a TREC {layout.kind} line "
+                f"({layout.described}), like the first line, got {len(fields)}",
                 path=path, line=first_line + i, text=text,
             )
-        try:
-            float(fields[idx])
-        except ValueError:
-            raise ParseError(f"{numeric_what} is not a number", path=path, line=first_line + i,
-                             text=text) from None
-    raise ParseError(f"cannot parse the TREC {kind} file ({exc})", path=path)
+        if layout.numeric is not None:
+            try:
+                float(fields[layout.columns.index(layout.numeric)])
+            except ValueError:
+                raise ParseError(f"{layout.numeric_what} is not a number", path=path, line=first_line + i,
+                                 text=text) from None
+    raise ParseError(f"cannot parse the TREC {layout.kind} file ({exc})", path=path)
 
 
-def _read(path: PathLike, columns: tuple[str, ...], numeric: str, numeric_what: str, chunk_size: int,
-          progress: Progress | None, doc_type: pa.DataType = STR) -> tuple[list, list, list, int]:
+def _values(table: pa.Table, layout: Layout) -> np.ndarray:
+    if layout.numeric is None:
+        return np.ones(table.num_rows, dtype=np.float64)
+    return table.column(layout.numeric).to_numpy()
+
+
+def _read(path: PathLike, layout: Layout, chunk_size: int, progress: Progress | None,
+          doc_type: pa.DataType = STR) -> tuple[list, list, list, int]:
     p = os.fspath(path)
     qchunks: list[pa.Array] = []
     dchunks: list[pa.Array] = []
     vals: list[np.ndarray] = []
     n = 0
     for block, end, offset in iter_chunks(p, chunk_size, progress):
-        table, _ = _parse_chunk(block, end, offset, p, columns, numeric, numeric_what, doc_type)
+        table, _ = _parse_chunk(block, end, offset, p, layout, doc_type)
         if table is None or table.num_rows == 0:
             continue
         qchunks.extend(table.column("query").chunks)
         dchunks.extend(table.column("doc").chunks)
-        v = table.column(numeric).to_numpy()
-        if numeric == "score" and np.isnan(v).any():
+        v = _values(table, layout)
+        if layout.kind == "run" and np.isnan(v).any():
             # Report at once, with the chunk in hand.
             r = int(np.flatnonzero(np.isnan(v))[0])
-            lines = [ln for ln in enumerate(block[:end].split(b"\n")) if ln[1].strip()]
-            i, text = lines[r]
+            i, text = list(_content_lines(block[:end]))[r]
             raise ParseError("score is NaN (scores must be comparable numbers)", path=p,
                              line=_line_number(p, offset) + i, text=text.decode("utf-8", errors="replace").strip())
         vals.append(v)
@@ -264,13 +425,11 @@ def _read(path: PathLike, columns: tuple[str, ...], numeric: str, numeric_what: 
     return qchunks, dchunks, vals, n
 
 
-def _read_whole(path: str, columns: tuple[str, ...], numeric: str, doc_type: pa.DataType,
-                progress: Progress | None) -> pa.Table | None:
+def _read_whole(path: str, layout: Layout, doc_type: pa.DataType, progress: Progress | None) -> pa.Table | None:
     """Fast path: pyarrow reads and parses the file with its own pipelined, multi-threaded reader (block
     by block, no Python object per line). Returns None when the file needs the careful chunked path:
-    a byte-order mark, irregular spacing, a parse error, NaN scores or no lines (that path reports the
-    exact line)."""
-    from ragrade.io._common import is_gzip
+    gzip, a byte-order mark, irregular spacing, a comment line, a parse error (extra run columns among
+    them), NaN scores or no lines (that path reports the exact line)."""
     from ragrade.io.tables import _source
 
     stream, raw = open_binary(path)
@@ -279,25 +438,20 @@ def _read_whole(path: str, columns: tuple[str, ...], numeric: str, doc_type: pa.
     finally:
         stream.close()
         raw.close()
-    if head == _BOM or is_gzip(path) or _file_has_odd_whitespace(path):
+    if head == _BOM or is_gzip(path) or _file_needs_care(path):
         # gzip: the chunked reader decompresses in one pass and reports progress on the raw bytes;
-        # tabs, CRs and the like: the chunked reader normalises them.
+        # tabs, CRs, comment lines and the like: the chunked reader normalises them.
         return None
-    read = pacsv.ReadOptions(column_names=list(columns), block_size=8 << 20)
-    parse = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, double_quote=False)
-    convert = pacsv.ConvertOptions(
-        column_types={"query": STR, "doc": doc_type, numeric: pa.float64()},
-        include_columns=["query", "doc", numeric], null_values=[], strings_can_be_null=False,
-        quoted_strings_can_be_null=False,
-    )
+    read = pacsv.ReadOptions(column_names=list(layout.columns), block_size=8 << 20)
     try:
         with _source(path, progress) as src:
-            table = pacsv.read_csv(src, read_options=read, parse_options=parse, convert_options=convert)
+            table = pacsv.read_csv(src, read_options=read, parse_options=_PARSE,
+                                   convert_options=_convert_options(layout, doc_type))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     if table.num_rows == 0 or _has_empty_id(table):
         return None
-    if numeric == "score" and pc_any_nan(table.column(numeric)):
+    if layout.kind == "run" and layout.numeric is not None and pc_any_nan(table.column(layout.numeric)):
         return None
     return table
 
@@ -306,7 +460,6 @@ def pc_any_nan(col: pa.ChunkedArray) -> bool:
     import pyarrow.compute as pc
 
     return bool(pc.any(pc.is_nan(col)).as_py())
-
 
 class Scanned:
     """What the C tokenizer (:func:`_scan_fast`) returns: the numbers, the document ids as an Arrow
@@ -331,39 +484,58 @@ _PARALLEL_MIN = 16 << 20
 _SCAN_WINDOW = 64 << 20
 
 
-def _scan_fast(path: str, columns: tuple[str, ...], numeric: str, progress: Progress | None) -> Scanned | None:
-    """Fast path for plain TREC files, with the C helper: the file is memory-mapped and tokenized in
-    place by one thread per core, each on a slice cut at a newline, straight into the arrays the engine
-    uses (no Arrow table, no per-column chunks, no copy of the file). Returns None, and the caller takes
-    the pyarrow path, for gzip, a byte-order mark, no C helper, or any irregular line: the C scan stops at
-    anything it does not take exactly as pyarrow would (see ``scan_trec`` in ``_accel.c``)."""
+def _map_readonly(fd: int) -> tuple[Any, bool]:
+    """``(mapping, own)``: the C helper's own read-only shared mapping of the file (``own``: pages
+    already scanned may be dropped from it), else Python's portable ``mmap`` with ``ACCESS_READ``."""
     import mmap
 
     from ragrade._ingest import _accel
-    from ragrade.io._common import is_gzip
 
-    if _accel is None or is_gzip(path):
+    file_map = getattr(_accel, "FileMap", None)
+    if file_map is not None:
+        return file_map(fd), True
+    return mmap.mmap(fd, 0, access=mmap.ACCESS_READ), False
+
+
+def _head(mm: Any, n: int) -> bytes:
+    with memoryview(mm) as view:
+        return bytes(view[:n])
+
+
+def _scan_fast(path: str, layout: Layout, progress: Progress | None) -> Scanned | None:
+    """Fast path for plain TREC files, with the C helper: the file is memory-mapped and tokenized in
+    place by one thread per core, each on a slice cut at a newline, straight into the arrays the engine
+    uses (no Arrow table, no per-column chunks, no copy of the file). Returns None, and the caller takes
+    the pyarrow path, for gzip, a byte-order mark, no C helper, a two-column file, or any irregular line:
+    the C scan stops at anything it does not take exactly as pyarrow would, and at comment lines (see
+    ``scan_trec`` in ``_accel.c``)."""
+    from ragrade._ingest import _accel
+
+    if _accel is None or layout.numeric is None or is_gzip(path):
         return None
-    ncols, numcol, doccol = len(columns), columns.index(numeric), columns.index("doc")
+    columns = layout.columns
+    ncols, numcol, doccol = len(columns), columns.index(layout.numeric), columns.index("doc")
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size == 0:
             return None
         try:
-            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            mm, own = _map_readonly(f.fileno())
         except (OSError, ValueError):  # not mappable (a pipe, some network file systems): pyarrow reads it
             return None
-        with mapped as mm:
-            if mm[: len(_BOM)] == _BOM:
+        try:
+            if _head(mm, len(_BOM)) == _BOM:
                 return None
             try:
-                return _scan_mapped(mm, size, ncols, numcol, doccol, progress)
+                return _scan_mapped(mm, size, ncols, numcol, doccol, progress, own)
             except MemoryError:  # the outputs are sized for the worst case: leave it to pyarrow
                 return None
+        finally:
+            mm.close()
 
 
-def _scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int,
-                 progress: Progress | None) -> Scanned | None:
+def _scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int, progress: Progress | None,
+                 release: bool) -> Scanned | None:
     import threading
 
     from ragrade._ingest import _accel
@@ -402,7 +574,7 @@ def _scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int,
             if z - pos > _SCAN_WINDOW:
                 nl = mm.find(b"\n", pos + _SCAN_WINDOW, z)
                 stop = z if nl < 0 else nl + 1
-            _accel.scan_trec(mm, pos, stop, ncols, numcol, doccol, True, vals, doc_off, doc_data, seg_row,
+            _accel.scan_trec(mm, pos, stop, ncols, numcol, doccol, release, vals, doc_off, doc_data, seg_row,
                              q_off, q_data, state)
             if progress is not None:
                 with lock:
@@ -449,13 +621,12 @@ def _scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int,
     return Scanned(vals[:n], docs, qids, np.append(starts, n).astype(np.int64))
 
 
-def _read_table_or_chunks(p: str, columns: tuple[str, ...], numeric: str, numeric_what: str, chunk_size: int,
-                          progress: Progress | None, doc_type: pa.DataType) -> tuple[list, list, list, int]:
-    table = _read_whole(p, columns, numeric, doc_type, progress) if chunk_size == CHUNK_SIZE else None
+def _read_table_or_chunks(p: str, layout: Layout, chunk_size: int, progress: Progress | None,
+                          doc_type: pa.DataType) -> tuple[list, list, list, int]:
+    table = _read_whole(p, layout, doc_type, progress) if chunk_size == CHUNK_SIZE else None
     if table is None:
-        return _read(p, columns, numeric, numeric_what, chunk_size, progress, doc_type)
-    return (table.column("query").chunks, table.column("doc").chunks, [table.column(numeric).to_numpy()],
-            table.num_rows)
+        return _read(p, layout, chunk_size, progress, doc_type)
+    return (table.column("query").chunks, table.column("doc").chunks, [_values(table, layout)], table.num_rows)
 
 
 def _segment_codes(scan: Scanned) -> tuple[np.ndarray, np.ndarray]:
@@ -464,18 +635,35 @@ def _segment_codes(scan: Scanned) -> tuple[np.ndarray, np.ndarray]:
     return np.repeat(codes.astype(np.int32), np.diff(scan.starts)), np.asarray(vocab, dtype=object)
 
 
-def _run_from_scan(scan: Scanned, path: str, name: str | None) -> Run:
-    locate = lambda r: locate_nonblank(path, r)  # noqa: E731
+def _locator(path: str):
+    return lambda r: locate_nonblank(path, r, comments=True)
+
+
+def _split_values(layout: Layout, values: np.ndarray, starts: np.ndarray, seg_queries: np.ndarray,
+                  path: str) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(scores, ranks)`` of a run: a three-column file's numbers are ranks or scores (by the layout or by
+    :func:`values_are_ranks`); a two-column file has neither (file order is the ranking)."""
+    if layout.numeric is None:
+        return None, None
+    ranks = layout.as_ranks
+    if layout is RUN3:
+        ranks = values_are_ranks(values, starts, seg_queries, path=path, locate=_locator(path))
+    return (None, values) if ranks else (values, None)
+
+
+def _run_from_scan(scan: Scanned, path: str, name: str | None, layout: Layout) -> Run:
+    locate = _locator(path)
+    scores, ranks = _split_values(layout, scan.values, scan.starts, scan.qids, path)
     if scan.grouped:
-        return assemble_run(None, scan.qids, None, None, scan.values, name=name, path=path, locate=locate,
-                            raw_docs=scan.docs, offsets=scan.starts)
+        return assemble_run(None, scan.qids, None, None, scores, name=name, path=path, locate=locate,
+                            raw_docs=scan.docs, offsets=scan.starts, ranks=ranks)
     qcodes, qvocab = _segment_codes(scan)
-    return assemble_run(qcodes, qvocab, None, None, scan.values, name=name, path=path, locate=locate,
-                        raw_docs=scan.docs)
+    return assemble_run(qcodes, qvocab, None, None, scores, name=name, path=path, locate=locate,
+                        raw_docs=scan.docs, ranks=ranks)
 
 
 def _qrels_from_scan(scan: Scanned, path: str) -> Qrels:
-    locate = lambda r: locate_nonblank(path, r)  # noqa: E731
+    locate = _locator(path)
     if scan.grouped:  # the usual file
         qrels = assemble_qrels_raw(scan.qids, scan.starts, scan.docs, scan.values, path=path, locate=locate)
         if qrels is not None:
@@ -485,47 +673,58 @@ def _qrels_from_scan(scan: Scanned, path: str) -> Qrels:
     return assemble_qrels(qcodes, qvocab, dcodes, dvocab, scan.values, path=path, locate=locate)
 
 
-def read_trec_run(path: PathLike, name: str | None = None, *, chunk_size: int = CHUNK_SIZE,
+def read_trec_run(path: PathLike, name: str | None = None, *, format: str = "trec", chunk_size: int = CHUNK_SIZE,
                   progress: Progress | None = None) -> Run:
-    """Read a TREC run file (``qid Q0 docno rank score tag``, whitespace-separated, optionally gzipped).
+    """Read a TREC-family run file (whitespace-separated, optionally gzipped): ``qid Q0 docno rank score
+    tag`` (extra columns after the tag are ignored), ``qid docno score`` or MS MARCO's ``qid docno rank``
+    (told apart by the rule of :func:`~ragrade.io._common.values_are_ranks`, or fixed by ``format=
+    "msmarco"`` / ``"qid-doc-score"``), or ``qid docno`` (file order is the ranking). Comment lines
+    (first non-blank character ``#``) are skipped.
 
-    ``name`` defaults to the tag of the first line. Rows need not be grouped by query."""
+    ``name`` defaults to the tag of the first line (six-column files), else the file name. Rows need not
+    be grouped by query."""
     p = os.fspath(path)
+    layout, tag = run_layout(p, format)
     if name is None:
-        _, first = locate_nonblank(p, 0)
-        name = first.split()[5] if first else None
-    fast = _scan_fast(p, RUN_COLUMNS, "score", progress) if chunk_size == CHUNK_SIZE else None
+        name = tag if tag is not None else default_run_name(p)
+    fast = _scan_fast(p, layout, progress) if chunk_size == CHUNK_SIZE else None
     if fast is not None:
-        return _run_from_scan(fast, p, name)
+        return _run_from_scan(fast, p, name, layout)
     # Document ids stay raw Arrow strings: evaluation maps them straight to the judged ids, so the
     # run's own vocabulary is built only if something asks for it.
-    qchunks, dchunks, vals, n = _read_table_or_chunks(p, RUN_COLUMNS, "score", "score", chunk_size, progress, STR)
+    qchunks, dchunks, vals, n = _read_table_or_chunks(p, layout, chunk_size, progress, STR)
     check_nonempty(n, p, "run lines")
     qcol = pa.chunked_array(qchunks, type=pa.string())
     groups = query_groups(qcol)
+    values = vals[0] if len(vals) == 1 else np.concatenate(vals)
     if groups is not None:  # grouped by query (the usual file): no per-row query codes at all
         qcodes, (qvocab, qoffsets) = None, groups
+        starts, seg_queries = qoffsets, qvocab
     else:
         (qcodes, qvocab), qoffsets = dictionary_codes(qcol), None
+        starts = value_segments(qcodes)
+        seg_queries = qcodes[starts[:-1]]
+    scores, ranks = _split_values(layout, values, starts, seg_queries, p)
     docs = pa.chunked_array(dchunks, type=pa.string())  # raw ids, coded only if ever needed
-    scores = vals[0] if len(vals) == 1 else np.concatenate(vals)
-    return assemble_run(qcodes, qvocab, None, None, scores, name=name, path=p,
-                        locate=lambda r: locate_nonblank(p, r), raw_docs=docs, offsets=qoffsets)
+    return assemble_run(qcodes, qvocab, None, None, scores, name=name, path=p, locate=_locator(p), raw_docs=docs,
+                        offsets=qoffsets, ranks=ranks)
 
 
 def read_trec_qrels(path: PathLike, *, chunk_size: int = CHUNK_SIZE, progress: Progress | None = None) -> Qrels:
-    """Read a TREC qrels file (``qid iter docno rel``, whitespace-separated, optionally gzipped)."""
+    """Read a TREC-family qrels file (whitespace-separated, optionally gzipped): ``qid iter docno rel``, or
+    ``qid docno`` (every listed document has grade 1). Comment lines (first non-blank character ``#``) are
+    skipped."""
     p = os.fspath(path)
-    fast = _scan_fast(p, QRELS_COLUMNS, "grade", progress) if chunk_size == CHUNK_SIZE else None
+    layout = qrels_layout(p)
+    fast = _scan_fast(p, layout, progress) if chunk_size == CHUNK_SIZE else None
     if fast is not None:
         return _qrels_from_scan(fast, p)
-    qchunks, dchunks, vals, n = _read_table_or_chunks(p, QRELS_COLUMNS, "grade", "relevance grade", chunk_size,
-                                                      progress, STR_DICT)
+    qchunks, dchunks, vals, n = _read_table_or_chunks(p, layout, chunk_size, progress, STR_DICT)
     check_nonempty(n, p, "judgments")
     qcodes, qvocab = query_codes(pa.chunked_array(qchunks, type=pa.string()))
     dcodes, dvocab = dictionary_codes(pa.chunked_array(dchunks, type=STR_DICT))
     grades = np.concatenate(vals)
-    return assemble_qrels(qcodes, qvocab, dcodes, dvocab, grades, path=p, locate=lambda r: locate_nonblank(p, r))
+    return assemble_qrels(qcodes, qvocab, dcodes, dvocab, grades, path=p, locate=_locator(p))
 
 
 # -- writers -----------------------------------------------------------------------------------------

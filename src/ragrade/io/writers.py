@@ -14,7 +14,8 @@ import numpy as np
 import pyarrow as pa
 
 from ragrade.data import Qrels, Run
-from ragrade.io._common import PathLike, is_gzip
+from ragrade.io._common import PathLike
+from ragrade.io._common import gz_extension as is_gzip  # writers: the name decides
 
 #: Parquet metadata key holding a run's name.
 RUN_NAME_KEY = "ragrade.run_name"
@@ -57,6 +58,34 @@ def qrels_table(qrels: Qrels) -> pa.Table:
     if qrels.has_groups:
         cols["unit"] = pa.array(qrels.unit_ids())
     return pa.table(cols)
+
+
+def write_three_columns(table: pa.Table, path: PathLike, value: str) -> None:
+    """Headerless ``query<TAB>doc<TAB>value`` lines (``value``: ``"rank"``, MS MARCO's layout, or
+    ``"score"``); a run without scores cannot be written with scores."""
+    import pyarrow.csv as pacsv
+
+    from ragrade.errors import InputError
+
+    if value not in table.column_names:
+        raise InputError("the run has no scores (ranked lists): write it with format 'msmarco' (ranks) instead")
+    table = table.select(["query", "doc", value])
+    table = table.cast(pa.schema([pa.field(f.name, pa.string() if pa.types.is_dictionary(f.type) else f.type)
+                                  for f in table.schema]))
+    import pyarrow.compute as pc
+
+    for name in ("query", "doc"):  # read back by a whitespace split: no whitespace inside an id
+        bad = pc.match_substring_regex(table.column(name), r"\s")
+        if pc.any(bad).as_py():
+            row = int(np.flatnonzero(bad.to_numpy(zero_copy_only=False))[0])
+            raise InputError(f"a {name} id contains whitespace and cannot be written in this layout; use "
+                             "tsv, jsonl or parquet", value=table.column(name)[row].as_py())
+    opts = pacsv.WriteOptions(include_header=False, delimiter="\t", quoting_style="none")
+    if is_gzip(path):
+        with pa.CompressedOutputStream(os.fspath(path), "gzip") as out:
+            pacsv.write_csv(table, out, opts)
+    else:
+        pacsv.write_csv(table, os.fspath(path), opts)
 
 
 def write_delimited(table: pa.Table, path: PathLike, delimiter: str) -> None:

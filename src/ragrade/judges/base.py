@@ -10,9 +10,74 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
+
+from ragrade.errors import RagradeError
+
+
+class JudgeConfigError(RagradeError):
+    """The judge cannot work as configured: the server refused the API key (HTTP 401/403), the model or
+    the URL does not exist (HTTP 404), or nothing answers at the URL before any judgment succeeded. Unlike
+    a failed judgment, this stops the whole run at its first occurrence (one call), and nothing about it
+    is cached; the message says what to check."""
+
+
+#: Secrets shorter than this are not searched for (replacing a 3-letter "key" everywhere would mangle the
+#: judge's answers; real API keys are 20 characters or more).
+MIN_SECRET_LENGTH = 8
+
+_TOKEN_PATTERNS = (
+    # an Authorization header or a bearer token, however it is quoted
+    (re.compile(r"(?i)(authorization['\"]?\s*[:=]\s*['\"]?)(?:bearer\s+|basic\s+|token\s+)?[^\s'\",}]+"), r"\1***"),
+    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1***"),
+    # API keys in the usual shapes (OpenAI, Anthropic, Groq, Google, Hugging Face, GitHub, AWS)
+    (re.compile(r"\b(?:sk|pk|rk|gsk|xai)-[A-Za-z0-9_-]{16,}"), "***"),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), "***"),
+    (re.compile(r"\b(?:hf|ghp|gho|github_pat)_[A-Za-z0-9_]{16,}"), "***"),
+    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), "***"),
+    # "api_key": "...", api-key=...
+    (re.compile(r"(?i)(api[_-]?key['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]{8,}"), r"\1***"),
+)
+
+
+def redact(value: Any, secrets: Iterable[str | None] = ()) -> Any:
+    """``value`` with every secret and every token that looks like a credential replaced by ``***``: the
+    given ``secrets`` (the API key, when at least :data:`MIN_SECRET_LENGTH` characters), ``Authorization``
+    headers, bearer tokens and API keys in the usual shapes. Strings, lists, tuples and dicts (keys and
+    values) are walked; anything else is returned as is. Everything a judge stores (the cache) or shows
+    (details, errors) goes through this."""
+    keys = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
+
+    def clean(x: Any) -> Any:
+        if isinstance(x, str):
+            for k in keys:
+                if k in x:
+                    x = x.replace(k, "***")
+            for pattern, repl in _TOKEN_PATTERNS:
+                x = pattern.sub(repl, x)
+            return x
+        if isinstance(x, dict):
+            return {clean(k): clean(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [clean(v) for v in x]
+        if isinstance(x, tuple):
+            return tuple(clean(v) for v in x)
+        return x
+
+    return clean(value)
+
+
+def redact_judgment(j: Judgment, secrets: Iterable[str | None] = ()) -> Judgment:
+    """A judgment whose output and error went through :func:`redact` (the same object when clean)."""
+    secrets = list(secrets)
+    output = redact(j.output, secrets) if j.output is not None else None
+    error = redact(j.error, secrets) if j.error is not None else None
+    if output == j.output and error == j.error:
+        return j
+    return replace(j, output=output, error=error)
 
 #: The judgment tasks every judge answers.
 #:
@@ -84,6 +149,9 @@ class Judge(Protocol):
     (another model, a reworded prompt, another threshold of an offline judge) and old judgments are not
     reused. ``cacheable`` is False for judges that are cheaper to run than to look up (the lexical judge).
     ``max_concurrency`` bounds how many judgments run at once.
+
+    A judge does not raise for a failed judgment; the one exception is :class:`JudgeConfigError` (wrong
+    key, unknown model or URL, no server), which stops the run.
     """
 
     name: str
@@ -93,7 +161,8 @@ class Judge(Protocol):
     max_concurrency: int
 
     async def judge(self, task: str, inputs: Mapping[str, str]) -> Judgment:
-        """Answer one judgment. Must not raise for a failed call: return :meth:`Judgment.failed`."""
+        """Answer one judgment. Must not raise for a failed call: return :meth:`Judgment.failed` (raise
+        :class:`JudgeConfigError` only when no judgment can succeed as configured)."""
         ...
 
     async def aclose(self) -> None:

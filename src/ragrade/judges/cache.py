@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from ragrade.judges.base import Judgment, Usage
+from ragrade.judges.base import Judgment, Usage, redact_judgment
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS judgments (
@@ -150,7 +150,9 @@ class JudgmentCache:
         return found
 
     def put(self, key: str, *, judge: str, model: str, prompt_version: str, task: str, judgment: Judgment) -> None:
-        """Store one judgment (committed before returning)."""
+        """Store one judgment (committed before returning). Its output and error go through
+        :func:`~ragrade.judges.base.redact` first: nothing that looks like a credential is ever stored."""
+        judgment = redact_judgment(judgment)
         u = judgment.usage
         params = (
             key,

@@ -26,10 +26,12 @@ def detect_format(path: str | os.PathLike[str]) -> str:
 
 
 def read_rows(path: str | os.PathLike[str], fmt: str | None = None) -> list[dict[str, Any]]:
-    """The rows of a dataset file. Errors name the file and, where known, the line."""
+    """The rows of a dataset file (possibly none). Errors name the file and, where known, the line."""
     p = Path(path)
     if not p.exists():
         raise InputError(f"{p}: no such file")
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory, not a file")
     fmt = fmt or detect_format(p)
     if fmt == "jsonl":
         return _read_jsonl(p)

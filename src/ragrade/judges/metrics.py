@@ -23,7 +23,7 @@ from ragrade.metrics.registry import Family, families
 
 PROFILES: tuple[str, ...] = ("default", "ragas", "deepeval")
 
-#: Epsilons of the ragas profile (SPEC 4.2).
+#: Epsilons of the ragas profile (docs/profiles.md, ragas).
 RAGAS_PRECISION_EPS = 1e-10
 RAGAS_ENTITY_EPS = 1e-8
 

@@ -16,8 +16,15 @@ bounding the requests in flight. Each judgment:
    :attr:`OpenAIJudge.stats`.
 
 The API key is read from the environment variable named by ``api_key_env`` when the judge is created. It is
-sent only in the ``Authorization`` header, is not part of ``repr`` or of any error message, and is not
-stored in the cache.
+sent only in the ``Authorization`` header and is not part of ``repr``. Everything the judge returns (each
+judgment's output and error, hence the cache, ``details`` and error messages) goes through
+:func:`ragrade.judges.base.redact`, which removes the key and anything that looks like a credential, even
+from a server that echoes the request back.
+
+Configuration errors stop the run instead of failing judgment after judgment: HTTP 401 and 403 (the key),
+404 (the model or the URL) and a refused connection before any judgment succeeded (nothing listens at
+``base_url``) raise :class:`~ragrade.judges.base.JudgeConfigError` at once, without retries; the runner
+then stops and caches nothing of it.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragrade.errors import InputError, require
-from ragrade.judges.base import Judgment, Usage
+from ragrade.judges.base import JudgeConfigError, Judgment, Usage, redact, redact_judgment
 from ragrade.judges.prompts import PROMPT_VERSION, SCHEMAS, OutputError, build_messages, parse_output
 
 _RESPONSE_FORMATS = ("json_schema", "json_object_schema", "json_object", "none")
@@ -101,6 +108,14 @@ class _Fatal(Exception):
     pass
 
 
+#: HTTP statuses that mean the configuration is wrong, not the judgment: what to check for each.
+_CONFIG_STATUS = {
+    401: "the server refused the API key (HTTP 401): check the key in ${env}",
+    403: "the server refused the API key (HTTP 403: forbidden): check the key in ${env} and its permissions",
+    404: "the server has no such model or endpoint (HTTP 404): check --model ({model}) and --base-url ({url})",
+}
+
+
 class OpenAIJudge:
     """LLM judge over an OpenAI-compatible ``/chat/completions`` endpoint. See the module docstring.
 
@@ -121,6 +136,7 @@ class OpenAIJudge:
         self._api_key = os.environ.get(s.api_key_env) or None
         self._mode = "json_schema" if s.response_format == "auto" else s.response_format
         self._rng = random.Random(s.jitter_seed)
+        self._answered = False  # a response came back: from then on a refused connection is transient
         self._sem: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client: Any = None
@@ -134,6 +150,20 @@ class OpenAIJudge:
         )
 
     __str__ = __repr__
+
+    # The questions asked: overridable by a judge that asks its own task with its own prompt, schema and
+    # strict reply parser (ragrade.assessment's graded relevance judge does). ``parse`` raises OutputError.
+    def messages(self, task: str, inputs: Mapping[str, str]) -> list[dict[str, str]]:
+        """The chat messages of one judgment."""
+        return build_messages(task, inputs)
+
+    def schema(self, task: str) -> dict[str, Any] | None:
+        """The JSON schema of a task's reply, or None for a task this judge does not answer."""
+        return SCHEMAS.get(task)
+
+    def parse(self, task: str, text: str) -> dict[str, Any]:
+        """The canonical output read from the reply text (raises OutputError when it cannot be read)."""
+        return parse_output(task, text)
 
     async def __aenter__(self) -> OpenAIJudge:
         return self
@@ -165,16 +195,21 @@ class OpenAIJudge:
     # ------------------------------------------------------------------------------------------------------
 
     def _scrub(self, text: str) -> str:
-        """Remove the API key from any text that may end up in an error message."""
-        if self._api_key:
-            text = text.replace(self._api_key, "***")
+        """Remove the API key and anything credential-like from a text that may end up in an error message
+        (and keep it short)."""
+        text = redact(text, [self._api_key])
         return text if len(text) <= 300 else text[:300] + "..."
+
+    def _config_error(self, status: int, body: str) -> JudgeConfigError:
+        s = self.settings
+        what = _CONFIG_STATUS[status].replace("${env}", s.api_key_env).format(model=s.model, url=s.base_url)
+        return JudgeConfigError(f"{what}. The server said: {self._scrub(body)}" if body.strip() else what)
 
     def _payload(self, task: str, inputs: Mapping[str, str], mode: str) -> dict[str, Any]:
         s = self.settings
         body: dict[str, Any] = {
             "model": s.model,
-            "messages": build_messages(task, inputs),
+            "messages": self.messages(task, inputs),
             "temperature": s.temperature,
         }
         if s.seed is not None:
@@ -184,10 +219,10 @@ class OpenAIJudge:
         if mode == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": task, "schema": SCHEMAS[task], "strict": True},
+                "json_schema": {"name": task, "schema": self.schema(task), "strict": True},
             }
         elif mode == "json_object_schema":  # llama.cpp / vLLM / Ollama-style schema-constrained JSON mode
-            body["response_format"] = {"type": "json_object", "schema": _bounded(SCHEMAS[task], s.max_items)}
+            body["response_format"] = {"type": "json_object", "schema": _bounded(self.schema(task) or {}, s.max_items)}
         elif mode == "json_object":
             body["response_format"] = {"type": "json_object"}
         body.update(s.extra_body)
@@ -227,8 +262,18 @@ class OpenAIJudge:
             raw = resp.content  # reading the body may fail on a truncated response
         except httpx.TimeoutException as exc:
             raise _Retryable(f"timeout ({type(exc).__name__})") from None
+        except httpx.ConnectError as exc:
+            if not self._answered:  # nothing ever answered: a wrong URL or no server, not a hiccup
+                raise JudgeConfigError(
+                    f"cannot connect to the judge server at {self.settings.base_url} "
+                    f"({self._scrub(str(exc)) or type(exc).__name__}): check --base-url and that the server runs"
+                ) from None
+            raise _Retryable(f"connection error ({type(exc).__name__}: {self._scrub(str(exc))})") from None
         except (httpx.TransportError, httpx.DecodingError) as exc:
             raise _Retryable(f"connection error ({type(exc).__name__}: {self._scrub(str(exc))})") from None
+        if resp.status_code in _CONFIG_STATUS:
+            raise self._config_error(resp.status_code, raw.decode("utf-8", "replace"))
+        self._answered = True
         if resp.status_code >= 400:
             text = self._scrub(raw.decode("utf-8", "replace"))
             # A server that does not know a response_format answers 400/422 (OpenAI, vLLM) or 500
@@ -255,7 +300,7 @@ class OpenAIJudge:
 
     async def judge(self, task: str, inputs: Mapping[str, str]) -> Judgment:
         """Answer one judgment (never raises for a failed call)."""
-        if task not in SCHEMAS:
+        if self.schema(task) is None:
             return Judgment.failed(f"unknown task {task!r}", transient=False)
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
@@ -264,7 +309,7 @@ class OpenAIJudge:
             self._sem = asyncio.Semaphore(self.settings.max_concurrency)
         assert self._sem is not None
         async with self._sem:
-            j = await self._judge(task, inputs)
+            j = redact_judgment(await self._judge(task, inputs), [self._api_key])
         self.stats.judgments += 1
         self.stats.failures += 0 if j.ok else 1
         self.stats.prompt_tokens += j.usage.prompt_tokens
@@ -303,11 +348,13 @@ class OpenAIJudge:
                 continue
             usage = usage + self._usage(data)
             try:
-                text = _message_text(data)
-                output = parse_output(task, text)
+                # Redact the whole reply first: an error quoting a clipped piece of it can then never hold
+                # part of the key (a server may echo the request, headers included).
+                text = _message_text(redact(data, [self._api_key]))
+                output = self.parse(task, text)
             except OutputError as exc:
                 parse_failures += 1
-                last = f"unreadable reply: {exc}"
+                last = f"unreadable reply: {self._scrub(str(exc))}"
                 cut = _finish_reason(data) == "length"
                 if cut:  # the same request would be cut at the same place again
                     last = f"reply cut at max_tokens={s.max_tokens}; {last}"
@@ -345,6 +392,7 @@ def _message_text(data: Mapping[str, Any]) -> str:
     try:
         msg = data["choices"][0]["message"]
     except (KeyError, IndexError, TypeError):
+        # (the text is shown in an error: the judge redacts it before it goes anywhere)
         raise OutputError(f"response has no choices[0].message: {json.dumps(data)[:200]!r}") from None
     if isinstance(msg, dict) and isinstance(msg.get("parsed"), dict | list):
         return json.dumps(msg["parsed"])

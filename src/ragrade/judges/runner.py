@@ -9,12 +9,19 @@ Policies (documented in ``docs/judges.md``):
 * A judgment that failed after the judge's retries makes the metrics that needed it NaN for that query,
   with the reason kept in ``details`` and counted in ``summary`` — never a silent 0. The run goes on.
 * Degenerate inputs are scored without calling the judge: no non-empty retrieved chunk scores 0 on every
-  metric (SPEC section 3: an empty retrieved list scores 0) and is counted as ``degenerate``; an empty
+  metric (docs/conventions.md, Policies: an empty retrieved list scores 0) and is counted as ``degenerate``; an empty
   reference makes the reference-based metrics NaN and an empty question the question-based ones, counted
   as ``missing``. An empty chunk inside a list is a non-useful chunk with no statements (no call).
 * A judgment the judge answered but from which the formula is undefined (a reference with no statements,
   no entities in the reference) is NaN and counted as ``undefined`` (the ragas profile follows ragas: its
   1e-8 epsilon makes entity recall 0 there).
+* A configuration error (:class:`~ragrade.judges.base.JudgeConfigError`: wrong key, unknown model or URL,
+  no server) stops the run: the first judgment is asked alone, so a wrong key costs one call; the error
+  is raised and nothing about it is cached.
+* Several processes may share one cache: each re-checks the cache just before asking the judge, and
+  uses a judgment another process has written meanwhile (counted as a cache hit); each process starts
+  its list of judgments at a different place (from its process id; only the order of the calls changes,
+  never a result), so that concurrent runs of one dataset mostly ask different judgments.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ragrade.errors import InputError, RagradeError
-from ragrade.judges.base import Judge, Judgment, Usage, judgment_key
+from ragrade.judges.base import Judge, JudgeConfigError, Judgment, Usage, judgment_key
 from ragrade.judges.cache import JudgmentCache
 from ragrade.judges.metrics import (
     RAGAS_ENTITY_EPS,
@@ -135,8 +143,8 @@ def examples_from(
     """
     if isinstance(data, pd.DataFrame):
         records: Sequence[Any] = data.to_dict(orient="records")
-    elif isinstance(data, Mapping):
-        raise InputError("judge dataset must be a table or a list of rows, got a mapping")
+    elif isinstance(data, (Mapping, str | bytes)) or not hasattr(data, "__iter__"):
+        raise InputError(f"judge dataset must be a table or a list of rows, got a {type(data).__name__}")
     else:
         records = list(data)
     out: list[Example] = []
@@ -284,9 +292,13 @@ async def _execute(
     progress: Callable[[Progress], None] | None,
 ) -> tuple[dict[str, Judgment], dict[str, int | float]]:
     results: dict[str, Judgment] = {}
+
+    def reusable(j: Judgment) -> bool:
+        return j.ok or (not j.transient and not retry_failed and not _config_failure(j))
+
     if cache is not None and requests:
         for key, j in cache.get_many(requests).items():
-            if j.ok or (not j.transient and not retry_failed):
+            if reusable(j):
                 results[key] = j
     counters: dict[str, int | float] = {
         "needed": len(requests),
@@ -312,15 +324,25 @@ async def _execute(
             )
 
     report()
-    todo = [k for k in requests if k not in results]
+    todo = _rotate([k for k in requests if k not in results], os.getpid())
     limit = max(1, max_concurrency or getattr(judge, "max_concurrency", 1) or 1)
     sem = asyncio.Semaphore(limit)
 
     async def one(key: str) -> None:
         task, inputs = requests[key]
         async with sem:
+            if cache is not None:  # another process may have answered it meanwhile
+                seen = cache.get(key)
+                if seen is not None and reusable(seen):
+                    results[key] = seen
+                    counters["cache_hits"] += 1
+                    counters["failed"] += 0 if seen.ok else 1
+                    report()
+                    return
             try:
                 j = await judge.judge(task, inputs)
+            except JudgeConfigError:
+                raise
             except Exception as exc:  # a judge must not raise; if one does, the run still goes on
                 j = Judgment.failed(f"judge raised {type(exc).__name__}: {exc}", transient=True)
         if cache is not None:
@@ -333,8 +355,31 @@ async def _execute(
         counters["cost"] += j.usage.cost
         report()
 
-    await asyncio.gather(*(one(k) for k in todo))
+    if todo:
+        await one(todo[0])  # alone: a wrong key or URL stops the run after one call
+    tasks = [asyncio.ensure_future(one(k)) for k in todo[1:]]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
     return results, counters
+
+
+def _rotate(keys: list[str], pid: int) -> list[str]:
+    """``keys`` started at a place given by the process id (a multiplicative hash): concurrent processes
+    on one dataset and one cache then mostly ask different judgments first (order of calls only)."""
+    if len(keys) < 2:
+        return keys
+    start = (pid * 2654435761) % len(keys)
+    return keys[start:] + keys[:start]
+
+
+def _config_failure(j: Judgment) -> bool:
+    """A failure an older version cached for a configuration error (HTTP 401/403/404): never reused."""
+    return not j.ok and (j.error or "").startswith(("HTTP 401", "HTTP 403", "HTTP 404"))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -493,6 +538,11 @@ async def aevaluate_judged(
         "judgments": counters,
         "cache": str(store.path) if store is not None and store.path else None,
     }
+    if not judge.cacheable:
+        summary["cache_note"] = (f"judgments of the {judge.name} judge are not cached: it answers one in about the "
+                                 "time storing it would take (the LLM and semantic judges use the cache)")
+    elif store is None:
+        summary["cache_note"] = "the cache is off (--no-cache / cache=False): every judgment was asked"
     return JudgeResult(per_query, means, details, summary, profile, judge.name, judge.model)
 
 

@@ -1,6 +1,6 @@
 """REMem's chunk-from-original rule as a batched matcher (used by the ``remem`` profile).
 
-The rule (SPEC 4.4): drop a first line starting with ``"Date: "``; for a chunk starting with ``"user: "``
+The rule (docs/profiles.md, remem): drop a first line starting with ``"Date: "``; for a chunk starting with ``"user: "``
 or ``"assistant: "`` the needle is the text between the first and second ``": "`` (and likewise for its
 JSON-escaped form, which keeps the trailing quote); otherwise the needle is the chunk or its
 JSON-escaped form (``json.dumps``, quotes included). The chunk matches when a needle is a substring

@@ -7,7 +7,7 @@ Two variants:
   (precision) and their F1. LCS lengths come from rapidfuzz's bit-parallel ``LCSseq`` over token
   sequences encoded one character per token, for all pairs in one ``cpdist`` call.
 * ``"union"``: the summary-level *union-LCS* of the ``rouge`` package used by continuous-eval's
-  ``RougeChunkMatch`` (SPEC 4.3): both texts split into sentences on every ``.``, whitespace collapsed,
+  ``RougeChunkMatch`` (docs/profiles.md, continuous-eval): both texts split into sentences on every ``.``, whitespace collapsed,
   words split on single spaces (no lower-casing); for every (reference sentence, candidate sentence)
   pair one LCS is reconstructed with that package's back-tracking rule and reduced to its set of
   words; the union of those sets over all sentence pairs is the overlap; recall divides it by the

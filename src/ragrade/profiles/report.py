@@ -92,6 +92,7 @@ def conventions(qrels: Any, run: Any, metrics: str | Iterable[str],
     bases = {lab: _base(lab) for lab in labels}
     chosen = [get_profile(p) for p in (profiles or list(PROFILES))]
     results: dict[str, pd.DataFrame] = {}
+    means_of: dict[str, dict[str, float]] = {}
     skipped: dict[str, str] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RagradeWarning)
@@ -114,16 +115,16 @@ def conventions(qrels: Any, run: Any, metrics: str | Iterable[str],
             except (InputError, MetricError) as exc:
                 skipped[prof.name] = str(exc)
                 continue
-            results[prof.name] = res.per_query.assign(**{"__mean__" + k: v for k, v in res.means.items()})
+            results[prof.name] = res.per_query
+            means_of[prof.name] = dict(res.means)
     if not results:
         raise InputError("no profile applies to these metrics and inputs")
     table = pd.DataFrame(index=pd.Index(labels, name="metric"), columns=list(results), dtype=np.float64)
     per_query: dict[str, pd.DataFrame] = {}
     for name, frame in results.items():
-        means = {c[len("__mean__"):]: frame[c].iloc[0] for c in frame.columns if c.startswith("__mean__")}
-        for lab, v in means.items():
+        for lab, v in means_of[name].items():
             table.loc[lab, name] = v
-        per_query[name] = frame[[c for c in frame.columns if not c.startswith("__mean__")]]
+        per_query[name] = frame
     reasons: dict[tuple[str, str], str] = {}
     ref = "default" if "default" in table.columns else table.columns[0]
     for lab in labels:

@@ -1,10 +1,10 @@
 """The self-contained HTML report: summary tables, plots and a per-query drill-down in one file.
 
-Safety: the file loads nothing from the network (a Content-Security-Policy forbids every fetch; plots are
-``data:`` images). Names and numbers in the static tables are HTML-escaped; the per-query data sits in a
-``<script type="application/json">`` block with ``<``, ``>`` and ``&`` written as ``\\u003c`` etc., and the
-page script puts every string on screen with ``textContent``. The script itself is allowed by its SHA-256
-hash, so even an injected ``<script>`` element would not run.
+Safety: the file loads nothing (its Content-Security-Policy, ``default-src 'none'``, forbids every fetch)
+and runs and styles nothing but its own script and style sheet, both allowed by their SHA-256 hashes.
+Plots are inline SVG drawn by ragrade. Names and numbers in the static tables and plots are
+HTML-escaped; the per-query data sits in a base64 block that no string can break out of, and the page
+script puts every string on screen with ``textContent``.
 """
 
 from __future__ import annotations
@@ -13,41 +13,50 @@ import base64
 import datetime as _dt
 import hashlib
 import html
-import json
 import os
-import re
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ragrade.compare.core import Comparison
-from ragrade.compare.export import _num, _pval
-from ragrade.errors import InputError, MissingDependencyError, require
-from ragrade.report._assets import CSS, JS
-from ragrade.report.data import build_payload
+import numpy as np
+import pandas as pd
 
-_MAX_DELTA_PLOTS = 6
+from ragrade.comparison import Comparison, compared_pairs, run_letters
+from ragrade.comparison.export import groups_note, pair_rows, summary_rows
+from ragrade.comparison.formatting import number, pvalue, signed
+from ragrade.comparison.stats import CIMethod
+from ragrade.errors import InputError
+from ragrade.report._assets import CSS, JS
+from ragrade.report.data import build_payload, pack_payload
+from ragrade.report.plots import comparison_figures
+from ragrade.report.prepare import DEFAULT_KS, compare_evaluated, evaluate_runs
+from ragrade.report.svg import file_stem
+
+MAX_PAIR_PLOTS = 10
+"""Pairs of runs that get a scatter and a difference plot per metric (more: ``ragrade plot``)."""
+
+_KIND_LABELS = {
+    "curves": "metric@k",
+    "distribution": "distribution",
+    "scatter": "per-query scatter",
+    "difference": "sorted differences",
+    "hole_rate": "hole rate",
+}
 
 
 def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def json_for_html(payload: Any) -> str:
-    """JSON text that is safe inside a ``<script>`` element (no ``<``, ``>`` or ``&`` characters)."""
-    text = json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return (
-        text.replace("&", "\\u0026")
-        .replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-        .replace("\u2028", "\\u2028")
-        .replace("\u2029", "\\u2029")
-    )
+def _sha256(text: str) -> str:
+    return base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
 
 
 # --------------------------------------------------------------------------------------------- static parts
 def summary_table_html(cmp: Comparison, digits: int = 4) -> str:
-    counts = {m: int(cmp.summary.loc[(m, cmp.runs[0]), "n"]) for m in cmp.metrics}
+    rows = summary_rows(cmp)
+    counts = {m: int(rows[(m, cmp.runs[0])]["n"]) for m in cmp.metrics}
     head = "".join(f'<th>{_e(m)}<div class="ci">n = {counts[m]}</div></th>' for m in cmp.metrics)
     out = [
         f'<table id="summary"><thead><tr><th class="l">#</th><th class="l">run</th>{head}</tr></thead><tbody>'
@@ -55,11 +64,12 @@ def summary_table_html(cmp: Comparison, digits: int = 4) -> str:
     for run in cmp.runs:
         cells = []
         for metric in cmp.metrics:
-            row = cmp.summary.loc[(metric, run)]
+            row = rows[(metric, run)]
             sup = f"<sup>{_e(row['marker'])}</sup>" if row["marker"] else ""
-            ci = f'<div class="ci">[{_num(row["ci_low"], digits)}, {_num(row["ci_high"], digits)}]</div>'
+            grp = f'<span class="grp" title="significance group">{_e(row["group"])}</span>' if row["group"] else ""
+            ci = f'<div class="ci">[{number(row["ci_low"], digits)}, {number(row["ci_high"], digits)}]</div>'
             cls = ' class="best"' if row["best"] else ""
-            cells.append(f"<td{cls}>{_num(row['mean'], digits)}{sup}{ci}</td>")
+            cells.append(f"<td{cls}>{number(row['mean'], digits)}{sup}{grp}{ci}</td>")
         out.append(
             f'<tr><td class="l">{_e(cmp.letters[run])}</td><td class="l">{_e(run)}</td>{"".join(cells)}</tr>'
         )
@@ -73,60 +83,93 @@ def pairs_table_html(cmp: Comparison, digits: int = 4) -> str:
         "<th>Δ</th><th>Δ CI</th><th>p</th><th>p adj.</th><th>Cohen's d<sub>z</sub></th><th>wins</th><th>ties</th>"
         "<th>losses</th></tr></thead><tbody>"
     ]
-    for (metric, a, b), row in cmp.pairs.iterrows():
+    for metric, a, b, row in pair_rows(cmp):
         cls = ""
         if row["significant"]:
             cls = ' class="sig-pos"' if row["delta"] > 0 else ' class="sig-neg"'
         out.append(
             f'<tr><td class="l">{_e(metric)}</td><td class="l">{_e(a)}</td><td class="l">{_e(b)}</td>'
-            f"<td{cls}>{row['delta']:+.{digits}f}</td>"
-            f'<td class="ci">[{_num(row["delta_ci_low"], digits)}, {_num(row["delta_ci_high"], digits)}]</td>'
-            f"<td>{_pval(row['p_value'])}</td><td{cls}>{_pval(row['p_adjusted'])}</td>"
-            f"<td>{_num(row['cohens_dz'], 2)}</td><td>{row['wins']}</td><td>{row['ties']}</td><td>{row['losses']}</td></tr>"
+            f"<td{cls}>{signed(row['delta'], digits)}</td>"
+            f'<td class="ci">[{number(row["delta_ci_low"], digits)}, {number(row["delta_ci_high"], digits)}]</td>'
+            f"<td>{pvalue(row['p_value'])}</td><td{cls}>{pvalue(row['p_adjusted'])}</td>"
+            f"<td>{number(row['cohens_dz'], 2)}</td><td>{row['wins']}</td><td>{row['ties']}</td><td>{row['losses']}</td></tr>"
         )
     out.append("</tbody></table>")
     return "".join(out)
 
 
-def _svg_img(svg: str, caption: str) -> str:
-    data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
-    return (
-        f'<figure><img alt="{_e(caption)}" src="data:image/svg+xml;base64,{data}">'
-        f"<figcaption>{_e(caption)}</figcaption></figure>"
+def _keys_for(cmp: Comparison, qids: Sequence[str]) -> dict[str, np.ndarray]:
+    """Per run, the report's query number of every row of ``cmp.scores[run]``."""
+    index = pd.Index(np.asarray(list(qids), dtype=object), dtype=object)
+    out = {}
+    for run in cmp.runs:
+        frame = cmp.scores[run]
+        pos = index.get_indexer(np.asarray(frame.index, dtype=object))
+        out[run] = pos.astype(np.int64)
+    return out
+
+
+def plots_html(
+    cmp: Comparison,
+    qids: Sequence[str],
+    *,
+    curves: Mapping[str, pd.DataFrame] | None = None,
+    hole_rates: Any = None,
+    max_pair_plots: int = MAX_PAIR_PLOTS,
+) -> str:
+    """The plots section: per metric its plots (inline SVG with the hooks of the page script)."""
+    pairs = list(dict.fromkeys((a, b) for _, a, b in cmp.pairs.index))
+    shown = pairs[:max_pair_plots]
+    figures = comparison_figures(cmp, curves=curves, hole_rates=hole_rates, keys=_keys_for(cmp, qids), pairs=shown)
+    run_index = {r: i for i, r in enumerate(cmp.runs)}
+    metric_index = {m: i for i, m in enumerate(cmp.metrics)}
+    blocks: dict[str, list[str]] = {}
+    used: set[str] = set()
+    for n, (kind, detail, fig) in enumerate(figures):
+        attrs = {"data-kind": kind}
+        if kind in ("scatter", "difference"):
+            metric, a, b = detail
+            attrs.update({"data-mi": str(metric_index[metric]), "data-ai": str(run_index[a]), "data-bi": str(run_index[b])})
+            section = metric
+        elif kind == "distribution":
+            attrs["data-mi"] = str(metric_index[detail])
+            section = detail
+        elif kind == "curves":
+            section = next(m for m in cmp.metrics if m.startswith(f"{detail}@"))
+        else:
+            section = ""
+        stem = file_stem(fig.name)
+        name, k = stem, 2
+        while name in used:
+            name, k = f"{stem}-{k}", k + 1
+        used.add(name)
+        attrs["data-name"] = name
+        attr_text = "".join(f' {key}="{_e(value)}"' for key, value in attrs.items())
+        svg = fig.to_svg(interactive=True, element_id=f"fig{n}")
+        caption = f"{_e(_KIND_LABELS[kind])}"
+        blocks.setdefault(section, []).append(
+            f'<figure class="plot"{attr_text}>{svg}<figcaption><span>{caption}</span>'
+            f'<button class="dl" type="button" hidden>Download SVG</button></figcaption></figure>'
+        )
+    parts = ['<section id="plots"><h2>Plots</h2>']
+    parts.append(
+        '<p class="note">Hover a mark for its queries and values; click a query to open it below (a mark that '
+        "holds several queries lists them in the query table). Colours: blue = the second run of the pair "
+        "scores higher, vermillion = lower.</p>"
     )
-
-
-def _plots_html(cmp: Comparison, plots: bool | None, curves: Mapping[str, Any] | None) -> str:
-    if plots is False:
-        return ""
-    try:
-        require("matplotlib", extra="plots", purpose="Plots in the report")
-    except MissingDependencyError as exc:
-        if plots is True:
-            raise
-        return f'<section id="plots"><h2>Plots</h2><p class="note">{_e(exc)}</p></section>'
-    from ragrade.report import plots as P
-
-    figs: list[str] = []
-    for metric, frame in (curves or {}).items():
-        figs.append(
-            _svg_img(P.figure_to_svg(P.plot_metric_curves(frame, metric)), f"{metric}@k for every run")
-        )
     for metric in cmp.metrics:
-        per_run = {run: cmp.scores[run][metric] for run in cmp.runs}
-        figs.append(_svg_img(P.figure_to_svg(P.plot_distributions(per_run, metric)), f"per-query {metric}"))
-    seen = []
-    for metric, a, b in cmp.pairs.index:
-        if len(seen) >= _MAX_DELTA_PLOTS:
-            break
-        if metric != cmp.metrics[0]:
-            continue
-        seen.append((a, b))
-        fig = P.plot_delta(
-            cmp.scores[a][metric], cmp.scores[b][metric], control_name=a, treatment_name=b, metric=metric
+        if metric in blocks:
+            parts.append(f'<div class="metric-plots"><h3>{_e(metric)}</h3><div class="plots">{"".join(blocks[metric])}</div></div>')
+    if "" in blocks:
+        parts.append(f'<div class="metric-plots"><h3>Judgment coverage</h3><div class="plots">{"".join(blocks[""])}</div></div>')
+    if len(pairs) > len(shown):
+        rest = ", ".join(f"{b} − {a}" for a, b in pairs[len(shown) :])
+        parts.append(
+            f'<p class="note">{len(pairs) - len(shown)} more pairs have no scatter or difference plot here '
+            f"({_e(rest)}); <code>ragrade plot</code> writes them all.</p>"
         )
-        figs.append(_svg_img(P.figure_to_svg(fig), f"sorted per-query Δ {metric}: {b} − {a}"))
-    return f'<section id="plots"><h2>Plots</h2><div class="plots">{"".join(figs)}</div></section>'
+    parts.append("</section>")
+    return "".join(parts)
 
 
 _QUERY_SECTION = """
@@ -141,14 +184,16 @@ _QUERY_SECTION = """
   <label>search id or text<input id="ctl-search" type="search" placeholder="filter queries" autocomplete="off"></label>
   <label>rows<select id="ctl-size"><option>25</option><option selected>50</option><option>100</option>
     <option>250</option></select></label>
+  <span id="subset" class="chip" hidden><span id="subset-label"></span><button id="subset-clear" type="button"
+    aria-label="show all queries">&times;</button></span>
 </div>
 <div class="pager"><button id="pg-prev" type="button">&larr; prev</button><button id="pg-next" type="button">next
-  &rarr;</button><span id="qcount" class="note"></span></div>
+  &rarr;</button><span id="qcount" class="note">Loading the per-query data&hellip;</span></div>
 <table id="qtable"><thead></thead><tbody></tbody></table>
 <p class="note">Click a query to see what each run retrieved (in rank order, marked relevant or not) and which
 relevant items it missed.</p>
 <div id="detail"></div>
-<noscript><p>The per-query view needs JavaScript; the tables above do not.</p></noscript>
+<noscript><p>The per-query view and the plots' hover need JavaScript; the tables and plots do not.</p></noscript>
 </section>
 """
 
@@ -158,74 +203,93 @@ def render_comparison_html(
     qrels: Any,
     runs: Mapping[str, Any],
     *,
+    per_query: Mapping[str, pd.DataFrame] | None = None,
+    curves: Mapping[str, pd.DataFrame] | None = None,
+    hole_rates: Any = None,
     texts: Mapping[str, str] | None = None,
     queries: Mapping[str, str] | None = None,
     title: str = "ragrade report",
     depth: int | None = None,
-    plots: bool | None = None,
-    curves: Mapping[str, Any] | None = None,
+    plots: bool = True,
+    max_pair_plots: int = MAX_PAIR_PLOTS,
     max_text_chars: int = 600,
     ties: str = "docid_desc",
+    compression: int = 1,
 ) -> str:
     """The report for an existing :class:`Comparison` (the rankings come from ``runs``, grades from ``qrels``).
 
-    ``plots``: ``None`` draws them when matplotlib is installed (else says how to install it), ``True``
-    requires them, ``False`` leaves them out. ``curves``: ``{metric: DataFrame}`` from
-    :func:`ragrade.report.plots.metric_at_k`, drawn as metric@k curves. ``ties``: the tie policy used to
-    order the retrieved items shown (use the one the comparison was evaluated with).
+    ``per_query``: the per-query scores shown in the query view (default ``cmp.scores``); ``curves``:
+    ``{metric family: table}`` from :func:`ragrade.report.plots.metric_at_k`, drawn as metric@k curves;
+    ``hole_rates``: a table of the share of unjudged items per run and cutoff (see
+    :func:`ragrade.report.plots.hole_rate_table`), drawn when given; ``plots=False`` leaves the plots out;
+    ``ties``: the tie policy used to order the retrieved items shown (the one the comparison was
+    evaluated with); ``compression``: the deflate level of the per-query data (1 fastest, 9 smallest).
     """
-    payload = build_payload(
-        cmp, qrels, runs, texts=texts, queries=queries, depth=depth, max_text_chars=max_text_chars, ties=ties
+    scores = dict(per_query) if per_query is not None else dict(cmp.scores)
+    header, arrays = build_payload(
+        scores,
+        cmp.metrics,
+        qrels,
+        runs,
+        letters=cmp.letters,
+        pairs=list(dict.fromkeys((a, b) for _, a, b in cmp.pairs.index)),
+        texts=texts,
+        queries=queries,
+        depth=depth,
+        max_text_chars=max_text_chars,
+        ties=ties,
     )
-    script_hash = base64.b64encode(hashlib.sha256(JS.encode("utf-8")).digest()).decode("ascii")
+    data = pack_payload(header, arrays, level=compression)
+    plots_part = (
+        plots_html(cmp, header["qids"], curves=curves, hole_rates=hole_rates, max_pair_plots=max_pair_plots)
+        if plots
+        else ""
+    )
+    return _page(cmp, header, data, plots_part, title=title, plots=plots)
+
+
+def _page(cmp: Comparison, header: Mapping[str, Any], data: str, plots_part: str, *, title: str, plots: bool) -> str:
     csp = (
-        "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
-        f"script-src 'sha256-{script_hash}'; base-uri 'none'; form-action 'none'"
+        f"default-src 'none'; style-src 'sha256-{_sha256(CSS)}'; script-src 'sha256-{_sha256(JS)}'; "
+        "img-src 'none'; base-uri 'none'; form-action 'none'"
     )
-    n_queries = len(payload["qids"])
+    n_queries = len(header["qids"])
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     runs_line = ", ".join(f"{cmp.letters[r]} = {r}" for r in cmp.runs)
+    note = " ".join(x for x in (cmp.description, groups_note(cmp), "Bold: best mean of the metric.") if x)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{_e(csp)}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<meta name="color-scheme" content="light">',
         '<meta name="generator" content="ragrade">',
         f"<title>{_e(title)}</title><style>{CSS}</style></head><body>",
         f"<header><h1>{_e(title)}</h1>",
-        f"<p>{n_queries} queries · runs: {_e(runs_line)} · generated {_e(stamp)} by ragrade</p></header><main>",
+        f"<p>{n_queries} queries · runs: {_e(runs_line)} · generated {_e(stamp)} by ragrade</p></header>",
+        '<nav aria-label="sections"><a href="#summary-section">Summary</a>'
+        + ('<a href="#plots">Plots</a>' if plots else "")
+        + '<a href="#queries">Queries</a></nav><main>',
         '<section id="summary-section"><h2>Summary</h2>',
         summary_table_html(cmp),
-        f'<p class="note">{_e(cmp.description)} Bold: best mean of the metric.</p>',
+        f'<p class="note">{_e(note)}</p>',
         "<h3>Paired differences (treatment − control)</h3>",
         pairs_table_html(cmp),
         '<p class="note">Wins/ties/losses count queries where the treatment scores higher/equal/lower. '
         "Cohen's d<sub>z</sub> = mean of the per-query differences / their standard deviation.</p></section>",
-        _plots_html(cmp, plots, curves),
+        plots_part,
         _QUERY_SECTION,
-        f'</main><script type="application/json" id="ragrade-data">{json_for_html(payload)}</script>',
+        '</main><div id="tip" role="tooltip" hidden></div>',
+        f'<script type="application/octet-stream" id="ragrade-data">{data}</script>',
         f"<script>{JS}</script></body></html>",
     ]
     return "\n".join(parts)
 
 
-def _curve_labels(labels: Sequence[str], ks: Sequence[int]) -> dict[str, list[tuple[int, str]]]:
-    """``{base metric: [(k, label), ...]}`` for every metric label with a cutoff (``ndcg@10`` -> ``ndcg``)."""
-    cuts = sorted({int(k) for k in ks})
-    if not cuts or cuts[0] < 1:
-        raise InputError("cutoffs must be positive integers", value=list(ks))
-    out: dict[str, list[tuple[int, str]]] = {}
-    for m in labels:
-        base = re.sub(r"@\d+$", "", m)
-        if base != m and base not in out:
-            out[base] = [(k, f"{base}@{k}") for k in cuts]
-    return out
-
-
 def render_html(
     qrels: Any,
-    runs: Mapping[str, Any],
-    metrics: Sequence[str] | str,
+    runs: Mapping[str, Any] | Sequence[Any],
+    metrics: Sequence[Any] | str,
     *,
     texts: Mapping[str, str] | None = None,
     queries: Mapping[str, str] | None = None,
@@ -234,75 +298,75 @@ def render_html(
     test: str = "randomization",
     correction: str | None = None,
     alpha: float = 0.05,
+    confidence: float | None = None,
     n_resamples: int = 10_000,
     seed: int | None = 0,
+    ci_method: CIMethod = "auto",
     depth: int | None = None,
-    plots: bool | None = None,
-    curves: bool | None = None,
-    ks: Sequence[int] = (1, 3, 5, 10, 20, 50, 100),
+    plots: bool = True,
+    ks: Sequence[int] | None = DEFAULT_KS,
+    hole_rates: Any = None,
+    max_pair_plots: int = MAX_PAIR_PLOTS,
+    compression: int = 1,
     **policies: Any,
 ) -> str:
-    """Evaluate, compare and render the report as HTML text (see :func:`write_html`)."""
-    import pandas as pd
+    """Evaluate, compare and render the report as HTML text (see :func:`write_html`).
 
-    from ragrade.compare.core import compare_scores, metric_labels
-    from ragrade.engine.core import Evaluator
-
-    labels = metric_labels(metrics)
-    runs = {str(k): _read(v, "run") for k, v in runs.items()}
-    qrels = _read(qrels, "qrels")
-    want_curves = curves if curves is not None else plots is not False
-    curve_plan = _curve_labels(labels, ks) if want_curves else {}
-    # One evaluation per run serves both the comparison and the metric@k curves.
-    extra = [lab for pairs in curve_plan.values() for _, lab in pairs]
-    evaluator = Evaluator(qrels, list(dict.fromkeys([*labels, *extra])), **policies)
-    results = {name: evaluator.evaluate(run) for name, run in runs.items()}
-    cmp = compare_scores(
-        {name: res.per_query[labels] for name, res in results.items()},
-        labels,
-        baseline=baseline,
-        test=test,
-        correction=correction,
-        alpha=alpha,
-        n_resamples=n_resamples,
-        seed=seed,
-    )
-    curve_data: dict[str, Any] = {}
-    for base, pairs in curve_plan.items():
-        frame = pd.DataFrame(
-            {name: [float(res.means[lab]) for _, lab in pairs] for name, res in results.items()},
-            index=pd.Index([k for k, _ in pairs], name="k"),
+    Every run is evaluated once; then the comparison (resampling tests, intervals) runs in a worker
+    thread while the per-query data is gathered, and the data is compressed while the plots are drawn
+    (NumPy and zlib release the interpreter lock, so the two overlap on two cores).
+    """
+    ev = evaluate_runs(qrels, runs, metrics, ks=ks if plots else None, **policies)
+    names = list(ev.runs)
+    if baseline is not None and str(baseline) not in ev.runs:
+        raise InputError(f"baseline is not one of the runs {names}", value=baseline)
+    base = None if baseline is None else str(baseline)
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="ragrade-report") as pool:
+        comparing = pool.submit(
+            compare_evaluated, ev, baseline=base, test=test, correction=correction, alpha=alpha,
+            confidence=confidence, n_resamples=n_resamples, seed=seed, ci_method=ci_method,
         )
-        frame.attrs["metric"] = base
-        curve_data[base] = frame
-    return render_comparison_html(
-        cmp,
-        qrels,
-        runs,
-        texts=texts,
-        queries=queries,
-        title=title,
-        depth=depth,
-        plots=plots,
-        curves=curve_data,
-        ties=policies.get("ties") or "docid_desc",
-    )
+        # (an error below leaves the pool's exit waiting for the comparison, then propagates)
+        header, arrays = build_payload(
+            {name: frame[ev.labels] for name, frame in ev.per_query.items()},
+            ev.labels,
+            ev.qrels,
+            ev.runs,
+            letters=dict(zip(names, run_letters(len(names)), strict=True)),
+            pairs=compared_pairs(names, base),
+            texts=texts,
+            queries=queries,
+            depth=depth,
+            ties=ev.ties,
+        )
+        packing = pool.submit(pack_payload, header, arrays, level=compression)
+        cmp, curves = comparing.result()
+        plots_part = (
+            plots_html(cmp, header["qids"], curves=curves, hole_rates=hole_rates, max_pair_plots=max_pair_plots)
+            if plots
+            else ""
+        )
+        data = packing.result()
+    return _page(cmp, header, data, plots_part, title=title, plots=plots)
 
 
 def write_html(
     path: str | os.PathLike[str],
     qrels: Any,
-    runs: Mapping[str, Any],
-    metrics: Sequence[str] | str,
+    runs: Mapping[str, Any] | Sequence[Any],
+    metrics: Sequence[Any] | str,
     **options: Any,
 ) -> Path:
     """Write the self-contained HTML report to ``path`` and return the path.
 
-    ``qrels`` and each run may be objects, nested dicts or file paths. ``options`` are those of
-    :func:`render_html`: ``texts`` (``{doc id: text}``), ``queries`` (``{query id: text}``), ``title``,
-    ``baseline``, ``test``, ``correction``, ``alpha``, ``n_resamples``, ``seed``, ``depth`` (items shown
-    per run and query; default the largest metric cutoff), ``plots``, ``curves``, ``ks``, and evaluation
-    policies (:class:`ragrade.policies.Policies`, e.g. ``ties="input"``).
+    ``qrels``, ``runs`` and ``metrics`` are what :func:`ragrade.compare` takes (objects, dicts, lists,
+    DataFrames, file paths; runs as a mapping or a list). ``options`` are those of :func:`render_html`:
+    ``texts`` (``{doc id: text}``), ``queries`` (``{query id: text}``), ``title``, the comparison's
+    ``baseline``, ``test``, ``correction``, ``alpha``, ``confidence``, ``n_resamples``, ``seed``,
+    ``ci_method``; ``depth`` (items shown per run and query; default the largest metric cutoff),
+    ``plots`` (default ``True``), ``ks`` (cutoffs of the metric@k curves; ``None``: none), ``hole_rates``
+    (a per-run, per-cutoff table of unjudged shares, drawn when given), ``max_pair_plots``,
+    ``compression``, and evaluation policies (:class:`ragrade.policies.Policies`, e.g. ``ties="input"``).
     """
     out = Path(path)
     if out.suffix.lower() not in (".html", ".htm"):
@@ -310,11 +374,3 @@ def write_html(
     text = render_html(qrels, runs, metrics, **options)
     out.write_text(text, encoding="utf-8")
     return out
-
-
-def _read(value: Any, kind: str) -> Any:
-    if isinstance(value, str | os.PathLike):
-        from ragrade.io import read_qrels, read_run
-
-        return read_qrels(value) if kind == "qrels" else read_run(value)
-    return value

@@ -1,4 +1,4 @@
-"""SPEC section 6 vectors that belong to the default convention (profile ``default``)."""
+"""The parity vectors of docs/parity-vectors.md that belong to the default convention (profile ``default``)."""
 
 from __future__ import annotations
 

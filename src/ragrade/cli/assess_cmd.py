@@ -1,0 +1,342 @@
+"""``ragrade assess``: pool runs, grade the pooled pairs 0-3 with an assessor, write qrels + provenance
+(+ merged qrels with an origin column when human qrels are given)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import click
+
+from ragrade.cli._output import input_errors
+
+EXIT_FAILED = 1
+
+_TABLE_EXT = (".parquet", ".pq", ".jsonl", ".ndjson", ".csv")
+
+
+def _max_failed(value: str) -> tuple[float, bool]:
+    v = value.strip()
+    try:
+        if v.endswith("%"):
+            x = float(v[:-1])
+            if not 0 <= x <= 100:
+                raise ValueError
+            return x, True
+        n = int(v)
+        if n < 0:
+            raise ValueError
+        return float(n), False
+    except ValueError:
+        raise click.BadParameter("a count (e.g. 5) or a percentage (e.g. 2%)", param_hint="--max-failed") from None
+
+
+@click.command(
+    "assess",
+    epilog=(
+        "Grades: 0 unrelated, 1 related but not answering, 2 answers partly, 3 answers fully and precisely. "
+        "Judges: offline (word overlap, an approximation; no server), semantic (embeddings, an approximation; "
+        "needs ragrade[semantic]), openai (any OpenAI-compatible server; needs ragrade[llm]; the key is read "
+        "from the variable named by --api-key-env and never printed or stored). Exit status: 0 done (also "
+        "when a budget stopped the run: re-run to resume), 1 done but more judgments failed than "
+        "--max-failed allows, 2 bad input or a judge that cannot work as configured (wrong key, unknown "
+        "model, server not reachable). See docs/assessment.md."
+    ),
+)
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--queries", "queries_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Topics: TSV (qid<TAB>text), JSONL or Parquet.")
+@click.option("--corpus", "corpus_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="Passages: JSONL, Parquet or TSV (id, text, optional title); streamed, only pooled ids kept.")
+@click.option("--qrels", "qrels_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Human qrels: with --holes-only only unjudged pairs are assessed; also gives the merged file.")
+@click.option("--depth", type=click.IntRange(min=1), default=10, show_default=True, help="Pool depth per run.")
+@click.option("--holes-only", is_flag=True, help="Assess only the pooled pairs that --qrels does not judge.")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
+              help="Qrels to write (TREC 'qid 0 docid grade'; .parquet/.jsonl/.csv write a table).")
+@click.option("--merged", "merged_path", type=click.Path(dir_okay=False), default=None,
+              help="Merged human + assessor qrels with an origin column (.parquet or .jsonl; default with "
+                   "--qrels: <output>.merged.parquet).")
+@click.option("--provenance", "provenance_path", type=click.Path(dir_okay=False), default=None,
+              help="Provenance JSON (default: <output>.provenance.json).")
+@click.option("--dry-run", is_flag=True, help="Print pairs, calls, estimated tokens and cost, then exit.")
+@click.option("--budget-calls", type=click.IntRange(min=0), default=None, help="Ask at most this many judgments.")
+@click.option("--budget-tokens", type=click.IntRange(min=0), default=None,
+              help="Spend at most this many tokens (prompt + completion); each judgment reserves its worst case.")
+@click.option("--budget-usd", type=click.FloatRange(min=0), default=None,
+              help="Spend at most this cost (needs --prompt-price / --completion-price).")
+@click.option("--judge", "judge_kind", type=click.Choice(["offline", "semantic", "openai"]), default="offline",
+              show_default=True, help="Which assessor grades the pairs.")
+@click.option("--base-url", envvar="RAGRADE_JUDGE_BASE_URL", default="https://api.openai.com/v1", show_default=True,
+              help="OpenAI-compatible endpoint (env RAGRADE_JUDGE_BASE_URL).")
+@click.option("--model", envvar="RAGRADE_JUDGE_MODEL", default="gpt-4o-mini", show_default=True,
+              help="Model name for the openai judge (env RAGRADE_JUDGE_MODEL).")
+@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
+              help="Name of the environment variable holding the API key (unset: no key sent).")
+@click.option("--max-concurrency", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds per request.")
+@click.option("--max-retries", type=click.IntRange(min=0), default=5, show_default=True)
+@click.option("--max-tokens", type=click.IntRange(min=1), default=64, show_default=True,
+              help="Reply length cap (the reply is {\"grade\": n}).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed sent to the server.")
+@click.option("--response-format", type=click.Choice(["auto", "json_schema", "json_object_schema", "json_object", "none"]),
+              default="auto", show_default=True)
+@click.option("--prompt-price", type=click.FloatRange(min=0), default=0.0,
+              help="Price per million prompt tokens (cost, --budget-usd, --dry-run).")
+@click.option("--completion-price", type=click.FloatRange(min=0), default=0.0, help="Price per million completion tokens.")
+@click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
+              help="SQLite cache file (default: $XDG_CACHE_HOME/ragrade/judgments.sqlite3).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache (no resume).")
+@click.option("--retry-failed", is_flag=True, help="Ask again judgments that failed permanently in an earlier run.")
+@click.option("--max-failed", default="0", show_default=True,
+              help="Failed judgments allowed before the exit status is 1: a count or a percentage (2%).")
+@click.option("--queries-format", type=click.Choice(["tsv", "jsonl", "parquet"]), default=None)
+@click.option("--corpus-format", type=click.Choice(["tsv", "jsonl", "parquet"]), default=None)
+@click.option("--query-id-col", default=None)
+@click.option("--query-text-col", default=None)
+@click.option("--doc-id-col", default=None)
+@click.option("--doc-text-col", default=None)
+@click.option("--title-col", default=None)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Summary printed on stdout.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
+def command(**o: Any) -> None:
+    """Grade the pooled (query, passage) pairs of RUNS 0-3 with an assessor and write qrels."""
+    max_failed = _max_failed(o["max_failed"])
+    if not o["dry_run"] and not o["output"]:
+        raise click.UsageError("give -o/--output (or --dry-run)")
+    if o["holes_only"] and not o["qrels_path"]:
+        raise click.UsageError("--holes-only needs --qrels")
+    if o["budget_usd"] is not None and not (o["prompt_price"] or o["completion_price"]):
+        raise click.UsageError("--budget-usd needs --prompt-price and/or --completion-price")
+    with input_errors():
+        code = _run(o, max_failed)
+    sys.exit(code)
+
+
+def _make_judge(o: dict[str, Any]) -> Any:
+    if o["judge_kind"] == "offline":
+        from ragrade.assessment.graders import LexicalGrader
+
+        return LexicalGrader()
+    if o["judge_kind"] == "semantic":
+        from ragrade.assessment.graders import SemanticGrader
+
+        return SemanticGrader()
+    from ragrade.assessment.graders import LLMGrader
+
+    return LLMGrader(model=o["model"], base_url=o["base_url"], api_key_env=o["api_key_env"],
+                     max_concurrency=o["max_concurrency"], timeout=o["timeout"], max_retries=o["max_retries"],
+                     max_tokens=o["max_tokens"], seed=o["seed"], response_format=o["response_format"],
+                     prompt_price=o["prompt_price"], completion_price=o["completion_price"])
+
+
+def _stem(path: str) -> str:
+    base, ext = os.path.splitext(path)
+    return base if ext else path
+
+
+def _run(o: dict[str, Any], max_failed: tuple[float, bool]) -> int:
+    import asyncio
+
+    from ragrade.assessment import merged as merged_mod
+    from ragrade.assessment import provenance as prov
+    from ragrade.assessment.pooling import pool
+    from ragrade.assessment.readers import read_passages, read_queries
+    from ragrade.assessment.runner import Budget, aassess, plan
+    from ragrade.cli._output import stderr_console
+    from ragrade.errors import InputError
+    from ragrade.io import read_qrels, read_run
+
+    err = stderr_console()
+    runs = {}
+    for path in o["runs"]:
+        run = read_run(path)
+        name = run.name or os.path.basename(path)
+        if name in runs:
+            name = os.path.basename(path)
+        runs[name] = run
+    human = read_qrels(o["qrels_path"]) if o["qrels_path"] else None
+    the_pool = pool(runs, o["depth"], qrels=human, holes_only=o["holes_only"])
+    queries = read_queries(o["queries_path"], format=o["queries_format"], id_col=o["query_id_col"],
+                           text_col=o["query_text_col"])
+    from ragrade.cli._output import reading
+
+    with reading(o["corpus_path"], "corpus") as cb:
+        passages = read_passages(o["corpus_path"], the_pool.doc_ids, format=o["corpus_format"], id_col=o["doc_id_col"],
+                                 text_col=o["doc_text_col"], title_col=o["title_col"], progress=cb)
+    if len(the_pool) and not len(passages):
+        few = ", ".join(sorted(the_pool.doc_ids)[:5])
+        raise InputError(f"{o['corpus_path']}: none of the {len(the_pool.doc_ids)} pooled passages is in the corpus "
+                         f"(first ids: {few}); check the file and --doc-id-col")
+    missing_q = [q for q in the_pool.query_ids if q not in queries]
+    if the_pool.query_ids and len(missing_q) == len(the_pool.query_ids):
+        raise InputError(f"{o['queries_path']}: none of the {len(missing_q)} pooled queries has a text "
+                         f"(first ids: {', '.join(missing_q[:5])}); check the file and --query-id-col")
+    judge = _make_judge(o)
+    approx = bool(getattr(judge, "approximation", False))
+    cache: Any = False if o["no_cache"] else (o["cache_path"] or True)
+    _warn_missing(err, passages, missing_q)
+    if approx:
+        err.print(f"note: the {judge.name} assessor is an offline approximation (word overlap / similarity, not "
+                  "reading); check its grades with `ragrade agreement`")
+
+    if o["dry_run"]:
+        p = plan(the_pool, queries, passages, judge=judge, cache=cache, retry_failed=o["retry_failed"])
+        _print_plan(p, the_pool, o["fmt"])
+        return 0
+
+    budget = Budget(o["budget_calls"], o["budget_tokens"], o["budget_usd"])
+    show = o["progress"] if o["progress"] is not None else sys.stderr.isatty()
+
+    async def go() -> Any:
+        try:
+            if not show:
+                return await aassess(the_pool, queries, passages, judge=judge, cache=cache, budget=budget,
+                                     max_concurrency=o["max_concurrency"], retry_failed=o["retry_failed"])
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            bar = Progress(
+                TextColumn("[bold]assessing"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("calls {task.fields[calls]} · cache hits {task.fields[hits]} · failed {task.fields[failed]}"
+                           " · tokens {task.fields[tokens]} · cost {task.fields[cost]}"),
+                TimeElapsedColumn(), console=err, transient=False,
+            )
+            task = bar.add_task("assessing", total=None, calls=0, hits=0, failed=0, tokens=0, cost="0")
+
+            def on_progress(p: Any) -> None:
+                bar.update(task, total=p.total, completed=p.done, calls=p.calls, hits=p.cache_hits, failed=p.failures,
+                           tokens=p.tokens, cost=f"{p.cost:.4f}")
+
+            with bar:
+                return await aassess(the_pool, queries, passages, judge=judge, cache=cache, budget=budget,
+                                     max_concurrency=o["max_concurrency"], retry_failed=o["retry_failed"],
+                                     progress=on_progress)
+        finally:
+            await judge.aclose()
+
+    result = asyncio.run(go())
+
+    out = o["output"]
+    _write_qrels(result, out)
+    written = {"qrels": out}
+    if human is not None or o["merged_path"]:
+        mpath = o["merged_path"] or _stem(out) + ".merged.parquet"
+        table = merged_mod.merge(human, result.grades, merged_mod.assessor_label(result.judge))
+        merged_mod.write_merged(table, mpath)
+        written["merged"] = mpath
+    ppath = o["provenance_path"] or prov.provenance_path(out)
+    written["provenance"] = ppath
+    inputs = {"runs": list(o["runs"]), "queries": o["queries_path"], "corpus": o["corpus_path"],
+              "qrels": o["qrels_path"], "corpus_reader": passages.reader, "passages_scanned": passages.scanned}
+    data = prov.build(result, the_pool, inputs=inputs, outputs=written, passages=passages)
+    prov.write(ppath, data)
+
+    if o["fmt"] == "json":
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        _print_summary(result, the_pool, written)
+    if result.budget_reached:
+        b = result.budget
+        which = ", ".join(f"--budget-{k} {v}" for k, v in (("calls", b.calls), ("tokens", b.tokens), ("usd", b.usd))
+                          if v is not None)
+        err.print(f"note: budget reached ({which}): {len(result.unasked)} pairs left unasked; the qrels hold the "
+                  f"{len(result.grades)} graded pairs. Re-run the same command to resume from the cache.")
+    failed = len(result.failures)
+    if failed:
+        limit = max_failed[0] / 100 * max(1, result.counts["needed"]) if max_failed[1] else max_failed[0]
+        shown = "; ".join(f"{f['query']}/{f['doc']}: {f['reason']}" for f in result.failures[:3])
+        if failed > limit:
+            click.echo(f"error: {failed} pairs failed to be graded (allowed: --max-failed {o['max_failed']}); "
+                       f"the qrels hold the {len(result.grades)} graded pairs. First failures: {shown}", err=True)
+            return EXIT_FAILED
+        err.print(f"warning: {failed} pairs failed to be graded (within --max-failed {o['max_failed']}): {shown}")
+    return 0
+
+
+def _write_qrels(result: Any, path: str) -> None:
+    if path.lower().endswith(_TABLE_EXT):
+        from ragrade.io import write_qrels
+
+        write_qrels(result.to_qrels(), path)
+        return
+    with open(path, "w", encoding="utf-8") as f:
+        for q, d, g in result.grades.itertuples(index=False):
+            f.write(f"{q} 0 {d} {int(g)}\n")
+
+
+def _warn_missing(err: Any, passages: Any, missing_q: list[str]) -> None:
+    def few(ids: list[str]) -> str:
+        return ", ".join(ids[:10]) + (f" ... ({len(ids) - 10} more in the provenance file)" if len(ids) > 10 else "")
+
+    if passages.missing:
+        err.print(f"warning: {len(passages.missing)} pooled passages are not in the corpus and are not judged: "
+                  f"{few(passages.missing)}", markup=False)
+    if passages.empty:
+        err.print(f"warning: {len(passages.empty)} pooled passages are empty and are not judged: {few(passages.empty)}",
+                  markup=False)
+    if missing_q:
+        err.print(f"warning: {len(missing_q)} pooled queries have no text and are not judged: {few(missing_q)}",
+                  markup=False)
+
+
+def _title(judge: dict[str, Any]) -> str:
+    t = f"{judge['name']} ({judge['model']}) · prompt {judge['prompt_version']}"
+    return t + " · offline approximation" if judge.get("approximation") else t
+
+
+def _print_plan(p: Any, the_pool: Any, fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps({"dry_run": True, **p.to_dict()}, indent=2))
+        return
+    from rich import box
+    from rich.table import Table
+
+    from ragrade.cli._output import stdout_console
+
+    t = Table(title="ragrade assess --dry-run", box=box.SIMPLE_HEAD, show_header=False)
+    t.add_column("what", no_wrap=True)
+    t.add_column("value", justify="right")
+    t.add_row("assessor", _title(p.judge))
+    t.add_row("pooled pairs", f"{p.pairs} (depth {the_pool.depth}, {len(the_pool.run_names)} runs)")
+    t.add_row("not judgeable (missing text)", str(len(p.not_judged)))
+    t.add_row("distinct judgments", str(p.requests))
+    t.add_row("in the cache", str(p.cached))
+    t.add_row("calls to make", str(p.calls))
+    t.add_row("est. prompt tokens", f"≈ {p.prompt_tokens}")
+    t.add_row("est. completion tokens", f"≈ {p.completion_tokens}")
+    t.add_row("worst-case tokens", str(p.worst_tokens))
+    if p.cost is None:
+        t.add_row("est. cost", "set --prompt-price / --completion-price" if p.prompt_tokens else "0 (offline)")
+    else:
+        t.add_row("est. cost", f"≈ {p.cost:.4f}")
+        t.add_row("worst-case cost", f"{p.worst_cost:.4f}")
+    stdout_console().print(t)
+
+
+def _print_summary(result: Any, the_pool: Any, written: dict[str, str]) -> None:
+    from rich import box
+    from rich.table import Table
+
+    from ragrade.cli._output import stdout_console
+
+    c = result.counts
+    t = Table(title="ragrade assess", box=box.SIMPLE_HEAD, show_header=False)
+    t.add_column("what", no_wrap=True)
+    t.add_column("value")
+    t.add_row("assessor", _title(result.judge))
+    pool_line = f"{c['pairs']} pairs, depth {the_pool.depth}, {len(the_pool.run_names)} runs"
+    if the_pool.holes_only:
+        pool_line += f" (holes only: {the_pool.judged} judged pairs left out)"
+    t.add_row("pool", pool_line)
+    h = result.histogram()
+    t.add_row("graded", f"{c['graded']} (" + " · ".join(f"{g}: {n}" for g, n in h.items()) + ")")
+    t.add_row("failed", str(c["failed"]))
+    t.add_row("not judged", f"{c['not_judged']} (missing or empty text; never graded as empty)")
+    t.add_row("unasked", f"{c['unasked']} (left by a budget)")
+    t.add_row("judgments", f"{c['needed']} · calls {c['calls']} · cache hits {c['cache_hits']}")
+    t.add_row("tokens", f"{c['prompt_tokens']}+{c['completion_tokens']}" + (f" · cost {c['cost']:.4f}" if c["cost"] else ""))
+    t.add_row("wrote", ", ".join(written.values()))
+    stdout_console().print(t)

@@ -1,0 +1,403 @@
+"""Compare several runs on the same queries: means with bootstrap intervals, paired tests, effect sizes,
+significance groups."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import ragrade.comparison.stats as stats
+from ragrade.comparison.result import Comparison
+from ragrade.errors import InputError, RagradeWarning
+
+
+def run_letters(n: int) -> list[str]:
+    """Short labels ``a, b, ..., z, aa, ab, ...`` for ``n`` runs (used as significance markers)."""
+    return [label.lower() for label in stats.group_labels(n)]
+
+
+# --------------------------------------------------------------------------------------------- inputs
+def _per_query_frame(value: Any, name: str) -> pd.DataFrame:
+    """Per-query scores of one run as a DataFrame (index = query id as str, columns = metrics)."""
+    frame = getattr(value, "per_query", value)
+    if isinstance(frame, pd.Series):
+        frame = frame.to_frame()
+    if isinstance(frame, Mapping):
+        frame = pd.DataFrame(frame)
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError(
+            f"scores of run {name!r} must be a Result, a DataFrame (queries x metrics) or a mapping",
+            value=type(value).__name__,
+        )
+    index = frame.index
+    if not (pd.api.types.is_string_dtype(index.dtype) and not pd.api.types.is_object_dtype(index.dtype)):
+        index = pd.Index(np.asarray([str(q) for q in index.tolist()], dtype=object), dtype=object)
+    if index.has_duplicates:
+        raise InputError(f"scores of run {name!r} list a query twice", query=index[index.duplicated()][0])
+    out = frame.set_axis(index, axis=0).set_axis([str(c) for c in frame.columns], axis=1)
+    return out
+
+
+def _column(frame: pd.DataFrame, metric: str, run: str) -> np.ndarray:
+    """One metric's per-query scores as float64 (NaN: not scored); a non-number is an InputError."""
+    raw = frame[metric]
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = np.isinf(values) | (np.isnan(values) & raw.notna().to_numpy())
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"run {run!r}, metric {metric!r}: per-query scores must be finite numbers",
+            query=str(frame.index[i]),
+            value=raw.iloc[i],
+        )
+    return values
+
+
+def compared_pairs(names: Sequence[str], baseline: str | None = None) -> list[tuple[str, str]]:
+    """The (control, treatment) pairs a comparison tests: every pair (the earlier run is the control),
+    or the baseline against every other run."""
+    if baseline is None:
+        return list(itertools.combinations(names, 2))
+    return [(baseline, name) for name in names if name != baseline]
+
+
+def name_runs(runs: Mapping[Any, Any] | Sequence[Any]) -> dict[str, Any]:
+    """``{name: run}``: a mapping keeps its keys (as str); a sequence is named by each run's ``name``
+    when every one has a distinct one, else ``run_1, run_2, ...``."""
+    if isinstance(runs, Mapping):
+        named = {str(k): v for k, v in runs.items()}
+        if len(named) != len(runs):
+            raise InputError("run names must be distinct", value=list(runs))
+        return named
+    if isinstance(runs, str | bytes) or not isinstance(runs, Sequence):
+        raise InputError("runs must be a mapping {name: run} or a list of runs", value=type(runs).__name__)
+    names = [getattr(r, "name", None) for r in runs]
+    if all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names):
+        return {str(n): r for n, r in zip(names, runs, strict=True)}
+    return {f"run_{i + 1}": r for i, r in enumerate(runs)}
+
+
+def metric_labels(metrics: Sequence[Any] | str | Any) -> list[str]:
+    """The column labels ``ragrade.evaluate`` gives ``metrics`` (cutoff lists expanded: ``P@[5,10]`` ->
+    ``P@5``, ``P@10``; metric objects by ``str``), validating each one (``MetricError`` on a typo)."""
+    from ragrade.metrics import expand_labels, parse_metric
+
+    if isinstance(metrics, str) or not isinstance(metrics, Sequence):
+        metrics = [metrics]
+    labels: list[str] = []
+    for m in metrics:
+        if isinstance(m, str):
+            labels.extend(label for label, _ in expand_labels(m))
+        else:
+            labels.append(str(parse_metric(m)))
+    if not labels:
+        raise InputError("no metric given")
+    return list(dict.fromkeys(labels))
+
+
+# --------------------------------------------------------------------------------------------- compare
+def compare_scores(
+    scores: Mapping[str, Any],
+    metrics: Sequence[str] | None = None,
+    *,
+    baseline: str | None = None,
+    test: str = "randomization",
+    correction: str | None = None,
+    alpha: float = 0.05,
+    confidence: float | None = None,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    ci_method: stats.CIMethod = "auto",
+) -> Comparison:
+    """Compare runs given their per-query scores (the engine-independent core of :func:`compare`).
+
+    Args:
+        scores: ``{run name: per-query scores}``; each value is a ``Result`` (its ``per_query`` is used), a
+            DataFrame indexed by query id with one column per metric, or a mapping ``{metric: {qid: v}}``.
+        metrics: metrics to compare (default: the columns common to all runs, in the first run's order).
+        baseline: compare every run with this one; ``None`` compares all pairs (earlier run = control) and
+            also gives significance groups.
+        test: ``"randomization"`` (default; NumPy only), ``"bootstrap"``, ``"t"``, ``"wilcoxon"`` or
+            ``"tukey"`` (SciPy, extra ``stats``). Tukey's HSD already controls the family-wise error over
+            all pairs of runs, so it takes no ``correction``.
+        correction: ``None``, ``"bonferroni"``, ``"holm"`` or ``"bh"``, applied per metric over its pairs.
+        alpha: significance level for ``significant``, markers and groups (``p_adjusted <= alpha``).
+        confidence: level of the bootstrap intervals (default ``1 - alpha``).
+        n_resamples: resamples of the resampling tests, and of the intervals when they are resampled.
+        seed: seed of ``numpy.random.default_rng``; equal seeds give equal results.
+        ci_method: ``"auto"`` (default: the saddlepoint approximation of the bootstrap distribution for a
+            metric scored on 100 queries or more, resampling below), ``"saddlepoint"`` or ``"resample"``
+            (see :func:`ragrade.comparison.stats.saddlepoint_ci` and :func:`~ragrade.comparison.stats.bootstrap_ci`).
+
+    Queries are aligned by id. A query missing from some run, or with a NaN score for a metric in some
+    run, is left out of that metric (all runs of a metric use the same queries) with a
+    :class:`~ragrade.errors.RagradeWarning` giving the count; a query that is NaN in every run (the
+    engine's exclusion of queries without relevant judgments) is left out silently, as in the means.
+    """
+    if not isinstance(scores, Mapping) or len(scores) < 2:
+        raise InputError("compare needs a mapping of at least two named runs", value=type(scores).__name__)
+    names = [str(k) for k in scores]
+    if len(set(names)) != len(names):
+        raise InputError("run names must be distinct", value=names)
+    frames = {str(k): _per_query_frame(v, str(k)) for k, v in scores.items()}
+    if metrics is None:
+        first = frames[names[0]]
+        metric_list = [c for c in first.columns if all(c in f.columns for f in frames.values())]
+        if not metric_list:
+            raise InputError("the runs have no metric column in common")
+    else:
+        metric_list = [str(m) for m in metrics]
+        if not metric_list:
+            raise InputError("no metric given")
+        if len(set(metric_list)) != len(metric_list):
+            raise InputError("a metric is listed twice", value=metric_list)
+        for name, frame in frames.items():
+            missing = [m for m in metric_list if m not in frame.columns]
+            if missing:
+                raise InputError(
+                    f"run {name!r} has no scores for metric {missing[0]!r} (it has {list(frame.columns)})"
+                )
+    if baseline is not None and str(baseline) not in frames:
+        raise InputError(f"baseline is not one of the runs {names}", value=baseline)
+    base = None if baseline is None else str(baseline)
+    test_name = stats.normalize_test(test)
+    correction_name = stats.normalize_correction(correction)
+    if test_name == "tukey" and correction_name != "none":
+        raise InputError(
+            "Tukey's HSD already controls the family-wise error rate over all pairs; use no correction",
+            value=correction,
+        )
+    method = stats.normalize_ci_method(ci_method)
+    if not 0.0 < float(alpha) < 1.0:
+        raise InputError("alpha must be strictly between 0 and 1", value=alpha)
+    alpha = float(alpha)
+    level = 1.0 - alpha if confidence is None else float(confidence)
+    if not 0.0 < level < 1.0:
+        raise InputError("confidence must be strictly between 0 and 1", value=confidence)
+    n_resamples = int(n_resamples)
+    if n_resamples < 1:
+        raise InputError("n_resamples must be a positive integer", value=n_resamples)
+
+    # Align queries: the union of ids, in first-seen order (no work when every run has the same index).
+    first_index = frames[names[0]].index
+    if all(f.index.equals(first_index) for f in frames.values()):
+        all_ids = first_index
+    else:
+        all_ids = pd.Index(
+            list(dict.fromkeys(itertools.chain.from_iterable(f.index for f in frames.values()))),
+            dtype=object,
+        )
+        frames = {name: f.reindex(all_ids) for name, f in frames.items()}
+
+    pairs = compared_pairs(names, base)
+    index_of = {name: i for i, name in enumerate(names)}
+    letters = dict(zip(names, run_letters(len(names)), strict=True))
+    ctrl = np.array([index_of[a] for a, _ in pairs], dtype=np.intp)
+    trt = np.array([index_of[b] for _, b in pairs], dtype=np.intp)
+    n_runs, n_pairs = len(names), len(pairs)
+
+    # Per metric: the queries scored in every run, their scores x (n_q, n_runs), differences d (n_q, n_pairs).
+    kept: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for metric in metric_list:
+        mat = np.column_stack([_column(frames[name], metric, name) for name in names])
+        nan = np.isnan(mat)
+        keep = ~nan.any(axis=1)
+        # NaN in every run is the engine's own exclusion (e.g. no relevant judgments), already reported by
+        # it and left out of its means too; NaN or absence in only some runs is worth a warning here.
+        partial = int((nan.any(axis=1) & ~nan.all(axis=1)).sum())
+        if partial:
+            warnings.warn(
+                f"{metric}: {partial} of {len(all_ids)} queries are missing or NaN in some runs only and are "
+                "left out of this metric's comparison",
+                RagradeWarning,
+                stacklevel=2,
+            )
+        if not keep.any():
+            raise InputError(f"{metric}: no query has a score in every run")
+        x = mat if keep.all() else mat[keep]
+        kept[metric] = (keep, x, x[:, trt] - x[:, ctrl])
+
+    # Metrics scored on the same queries form a group, resampled together: one pass per group over all
+    # their columns. Each group gets two independent streams spawned from the seed (intervals, test), in
+    # order of the group's first metric; since every resample is drawn for all columns at once, a metric's
+    # numbers do not depend on which other metrics share its group.
+    groups: dict[bytes, list[str]] = {}
+    for metric in metric_list:
+        groups.setdefault(np.packbits(kept[metric][0]).tobytes(), []).append(metric)
+    children = np.random.default_rng(seed).spawn(2 * len(groups))
+    width = n_runs + n_pairs
+    ci_of: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    p_of: dict[str, np.ndarray] = {}
+    ci_methods: dict[str, str] = {}
+    for gi, members in enumerate(groups.values()):
+        block = np.column_stack([np.column_stack([kept[m][1], kept[m][2]]) for m in members])
+        n_q = block.shape[0]
+        use = method if method != "auto" else (
+            "saddlepoint" if n_q >= stats.SADDLEPOINT_MIN_QUERIES else "resample"
+        )
+        if use == "saddlepoint":
+            lo_all, hi_all = stats.saddlepoint_ci(block, level)
+        else:
+            lo_all, hi_all = stats.bootstrap_ci(block, n_resamples, level, children[2 * gi])
+        if test_name == "tukey":
+            p_all = np.concatenate([_tukey_pairs(kept[m][1], ctrl, trt) for m in members])
+        else:
+            d_cols = np.concatenate([np.arange(k * width + n_runs, (k + 1) * width) for k in range(len(members))])
+            p_all = stats.paired_test(block[:, d_cols], test_name, n_resamples, children[2 * gi + 1])
+        for k, m in enumerate(members):
+            ci_of[m] = (lo_all[k * width : (k + 1) * width], hi_all[k * width : (k + 1) * width])
+            p_of[m] = np.atleast_1d(p_all)[k * n_pairs : (k + 1) * n_pairs]
+            ci_methods[m] = use
+
+    summary_rows: list[dict[str, Any]] = []
+    pair_rows: list[dict[str, Any]] = []
+    used_scores: dict[str, dict[str, pd.Series]] = {name: {} for name in names}
+    for metric in metric_list:
+        keep, x, d = kept[metric]
+        n = x.shape[0]
+        ids = all_ids if keep.all() else all_ids[keep]
+        for name in names:
+            used_scores[name][metric] = pd.Series(x[:, index_of[name]], index=ids)
+        lo, hi = ci_of[metric]
+        p = p_of[metric]
+        p_adj = p if test_name == "tukey" else stats.adjust_pvalues(p, correction_name)
+        dz = stats.cohens_dz(d)
+        wtl = stats.win_tie_loss(d)
+        means = x.mean(axis=0)
+        dmeans = d.mean(axis=0)
+        significant = p_adj <= alpha
+
+        better: dict[str, list[str]] = {name: [] for name in names}
+        worse: dict[str, list[str]] = {name: [] for name in names}
+        different = np.zeros((n_runs, n_runs), dtype=bool)
+        for j, (a, b) in enumerate(pairs):
+            if significant[j]:
+                different[index_of[a], index_of[b]] = different[index_of[b], index_of[a]] = True
+            if significant[j] and dmeans[j] != 0:
+                winner, loser = (b, a) if dmeans[j] > 0 else (a, b)
+                better[winner].append(loser)
+                worse[loser].append(winner)
+            pair_rows.append(
+                {
+                    "metric": metric,
+                    "control": a,
+                    "treatment": b,
+                    "mean_control": float(means[index_of[a]]),
+                    "mean_treatment": float(means[index_of[b]]),
+                    "delta": float(dmeans[j]),
+                    "delta_ci_low": float(lo[n_runs + j]),
+                    "delta_ci_high": float(hi[n_runs + j]),
+                    "p_value": float(p[j]),
+                    "p_adjusted": float(p_adj[j]),
+                    "significant": bool(significant[j]),
+                    "cohens_dz": float(dz[j]),
+                    "wins": int(wtl[0, j]),
+                    "ties": int(wtl[1, j]),
+                    "losses": int(wtl[2, j]),
+                    "n": n,
+                }
+            )
+        group = stats.significance_groups(means, different) if base is None else [""] * n_runs
+        best = float(means.max())
+        for i, name in enumerate(names):
+            better_sorted = sorted(better[name], key=index_of.__getitem__)
+            summary_rows.append(
+                {
+                    "metric": metric,
+                    "run": name,
+                    "letter": letters[name],
+                    "mean": float(means[i]),
+                    "ci_low": float(lo[i]),
+                    "ci_high": float(hi[i]),
+                    "n": n,
+                    "better_than": better_sorted,
+                    "worse_than": sorted(worse[name], key=index_of.__getitem__),
+                    "marker": "".join(letters[o] for o in better_sorted),
+                    "best": bool(means[i] == best),
+                    "group": group[i],
+                }
+            )
+
+    summary = pd.DataFrame(summary_rows).set_index(["metric", "run"])
+    pair_frame = pd.DataFrame(pair_rows).set_index(["metric", "control", "treatment"])
+    per_run = {name: pd.DataFrame(cols) for name, cols in used_scores.items()}
+    return Comparison(
+        runs=names,
+        metrics=metric_list,
+        summary=summary,
+        pairs=pair_frame,
+        scores=per_run,
+        baseline=base,
+        test=test_name,
+        correction=correction_name,
+        alpha=alpha,
+        confidence=level,
+        n_resamples=n_resamples,
+        seed=seed,
+        letters=letters,
+        ci_methods=ci_methods,
+    )
+
+
+def _tukey_pairs(x: np.ndarray, ctrl: np.ndarray, trt: np.ndarray) -> np.ndarray:
+    """Tukey's HSD p-values (paired form, over all runs) of the compared pairs."""
+    matrix = stats.tukey_hsd(x, paired=True)
+    out: np.ndarray = matrix[ctrl, trt]
+    return out
+
+
+def compare(
+    qrels: Any,
+    runs: Mapping[str, Any] | Sequence[Any],
+    metrics: Sequence[Any] | str,
+    *,
+    baseline: str | None = None,
+    test: str = "randomization",
+    correction: str | None = None,
+    alpha: float = 0.05,
+    confidence: float | None = None,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    ci_method: stats.CIMethod = "auto",
+    **policies: Any,
+) -> Comparison:
+    """Evaluate several runs on ``qrels`` and compare them (see :func:`compare_scores` for the options).
+
+    ``qrels`` and each run may be objects, nested dicts or file paths (anything ``ragrade.evaluate``
+    takes). ``runs`` maps a name to a run; a plain sequence is named by the runs' names, else
+    ``run_1, run_2, ...``. ``metrics`` are metric strings as for ``evaluate`` (``"P@[5,10]"`` expands to
+    two metrics). Other keyword arguments are evaluation policies (:class:`ragrade.policies.Policies`),
+    so queries follow the engine's rules: by default a qrels query missing from a run scores 0, and a
+    query without relevant judgments is left out (of the means and of the comparison).
+
+    >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    >>> one = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"x": 2.0, "b": 1.0}, "q3": {"x": 2.0, "c": 1.0}}
+    >>> two = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"b": 2.0, "x": 1.0}, "q3": {"c": 2.0, "x": 1.0}}
+    >>> cmp = compare(qrels, {"one": one, "two": two}, ["rr"], n_resamples=1000, seed=0)
+    >>> row = cmp.pair("rr", "one", "two")
+    >>> print(f"delta {row['delta']:.4f}, wins/ties/losses {row['wins']}/{row['ties']}/{row['losses']}")
+    delta 0.3333, wins/ties/losses 2/1/0
+    """
+    from ragrade.engine.core import Evaluator
+
+    labels = metric_labels(metrics)
+    named = name_runs(runs)
+    evaluator = Evaluator(qrels, labels, **policies)
+    per_query = {name: evaluator.evaluate(run).per_query for name, run in named.items()}
+    return compare_scores(
+        per_query,
+        labels,
+        baseline=baseline,
+        test=test,
+        correction=correction,
+        alpha=alpha,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+        ci_method=ci_method,
+    )

@@ -1,0 +1,229 @@
+"""Everything the report and the plot files need, computed once: the evaluation of every run (the
+compared metrics and the metric@k curves in one pass), the comparison and the curve tables."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ragrade.comparison import Comparison, compare_scores, metric_labels, name_runs
+from ragrade.comparison.stats import (
+    SADDLEPOINT_MIN_QUERIES,
+    CIMethod,
+    bootstrap_ci,
+    normalize_ci_method,
+    saddlepoint_ci,
+)
+from ragrade.errors import InputError
+
+DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10, 20, 50, 100)
+"""Cutoffs of the metric@k curves when none are given."""
+
+
+def metric_family(metric: str) -> str | None:
+    """The metric without its cutoff (``ndcg@10`` -> ``ndcg``), or ``None`` when it has none."""
+    base = re.sub(r"@\d+$", "", str(metric))
+    return None if base == str(metric) else base
+
+
+def curve_table(
+    per_query: Mapping[str, pd.DataFrame],
+    family: str,
+    ks: Sequence[int],
+    *,
+    confidence: float = 0.95,
+    ci_method: CIMethod = "auto",
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+) -> pd.DataFrame:
+    """Mean ``family@k`` of every run at every cutoff with its percentile bootstrap interval, from
+    per-query values (columns ``family@k``): a long table with columns ``run``, ``k``, ``mean``,
+    ``ci_low``, ``ci_high``, ``n`` (queries counted). Intervals follow ``ci_method`` as in
+    :func:`ragrade.compare` (``auto``: saddlepoint from 100 queries on, else ``n_resamples`` resamples
+    from ``seed``)."""
+    method = normalize_ci_method(ci_method)
+    cuts = sorted({int(k) for k in ks})
+    labels = [f"{family}@{k}" for k in cuts]
+    rows: list[dict[str, Any]] = []
+    for run, frame in per_query.items():
+        values = frame[labels].to_numpy(dtype=np.float64)
+        for j, k in enumerate(cuts):
+            col = values[:, j]
+            col = col[~np.isnan(col)]
+            lo: Any = math.nan
+            hi: Any = math.nan
+            if col.size:
+                use = method if method != "auto" else (
+                    "saddlepoint" if col.size >= SADDLEPOINT_MIN_QUERIES else "resample"
+                )
+                if use == "saddlepoint":
+                    lo, hi = saddlepoint_ci(col, confidence)
+                else:
+                    lo, hi = bootstrap_ci(col, n_resamples, confidence, seed)
+            rows.append(
+                {"run": str(run), "k": k, "mean": float(col.mean()) if col.size else math.nan,
+                 "ci_low": float(lo), "ci_high": float(hi), "n": int(col.size)}
+            )
+    table = pd.DataFrame(rows, columns=["run", "k", "mean", "ci_low", "ci_high", "n"])
+    table.attrs["metric"] = family
+    table.attrs["confidence"] = confidence
+    return table
+
+
+def check_cutoffs(ks: Sequence[int]) -> list[int]:
+    cuts = sorted({int(k) for k in ks})
+    if not cuts or cuts[0] < 1:
+        raise InputError("cutoffs must be positive integers", value=list(ks))
+    return cuts
+
+
+def metric_at_k(
+    qrels: Any,
+    runs: Mapping[str, Any] | Sequence[Any],
+    metric: str,
+    ks: Sequence[int] = DEFAULT_KS,
+    *,
+    confidence: float = 0.95,
+    ci_method: CIMethod = "auto",
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    **policies: Any,
+) -> pd.DataFrame:
+    """Mean of ``metric@k`` for every run and cutoff, with percentile bootstrap intervals (the input of
+    :func:`ragrade.report.plots.curve_plot`).
+
+    ``metric`` is a metric name with or without a cutoff (``"ndcg"`` or ``"ndcg@10"``: the cutoff is
+    replaced by each ``k``); ``policies`` are evaluation policies. See :func:`curve_table` for the columns.
+    """
+    from ragrade.engine.core import Evaluator
+
+    family = metric_family(metric) or str(metric)
+    cuts = check_cutoffs(ks)
+    evaluator = Evaluator(qrels, [f"{family}@{k}" for k in cuts], **policies)
+    per_query = {name: evaluator.evaluate(run).per_query for name, run in name_runs(runs).items()}
+    return curve_table(per_query, family, cuts, confidence=confidence, ci_method=ci_method,
+                       n_resamples=n_resamples, seed=seed)
+
+
+@dataclass
+class Evaluated:
+    """Every run evaluated once on the compared metrics and the metric@k cutoffs."""
+
+    labels: list[str]  # the compared metrics
+    per_query: dict[str, pd.DataFrame]  # run -> every metric evaluated (compared and curves)
+    qrels: Any  # the ground truth as the engine read it
+    runs: dict[str, Any]  # name -> run as given, or read from a path
+    families: list[str]  # metric families drawn as metric@k curves
+    cuts: list[int]
+    ties: str
+
+
+@dataclass
+class Prepared:
+    """The evaluated and compared runs of a report."""
+
+    comparison: Comparison
+    curves: dict[str, pd.DataFrame]  # metric family -> curve_table
+    per_query: dict[str, pd.DataFrame]
+    qrels: Any
+    runs: dict[str, Any]
+    ties: str
+
+
+def _read(value: Any, kind: str) -> Any:
+    if isinstance(value, str | os.PathLike):
+        from ragrade.io import read_qrels, read_run
+
+        return read_qrels(value) if kind == "qrels" else read_run(value)
+    return value
+
+
+def evaluate_runs(
+    qrels: Any,
+    runs: Mapping[str, Any] | Sequence[Any],
+    metrics: Sequence[Any] | str,
+    *,
+    ks: Sequence[int] | None = DEFAULT_KS,
+    **policies: Any,
+) -> Evaluated:
+    """Evaluate every run once: the compared metrics plus ``family@k`` for every cutoff in ``ks`` and
+    every compared metric with a cutoff. Inputs are what :func:`ragrade.compare` takes (paths are read
+    once)."""
+    from ragrade.engine.core import Evaluator
+
+    labels = metric_labels(metrics)
+    named = {name: _read(run, "run") for name, run in name_runs(runs).items()}
+    if len(named) < 2:
+        raise InputError("a report compares at least two runs", value=len(named))
+    families = list(dict.fromkeys(f for f in (metric_family(m) for m in labels) if f is not None))
+    cuts = check_cutoffs(ks) if ks else []
+    extra = [f"{f}@{k}" for f in families for k in cuts]
+    evaluator = Evaluator(_read(qrels, "qrels"), list(dict.fromkeys([*labels, *extra])), **policies)
+    per_query = {name: evaluator.evaluate(run).per_query for name, run in named.items()}
+    ties = str(policies.get("ties") or "docid_desc")
+    return Evaluated(labels, per_query, evaluator.qrels, named, families if cuts else [], cuts, ties)
+
+
+def compare_evaluated(
+    ev: Evaluated,
+    *,
+    baseline: str | None = None,
+    test: str = "randomization",
+    correction: str | None = None,
+    alpha: float = 0.05,
+    confidence: float | None = None,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    ci_method: CIMethod = "auto",
+) -> tuple[Comparison, dict[str, pd.DataFrame]]:
+    """The comparison of the evaluated runs and their metric@k tables."""
+    cmp = compare_scores(
+        {name: frame[ev.labels] for name, frame in ev.per_query.items()},
+        ev.labels,
+        baseline=baseline,
+        test=test,
+        correction=correction,
+        alpha=alpha,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+        ci_method=ci_method,
+    )
+    curves = {
+        f: curve_table(ev.per_query, f, ev.cuts, confidence=cmp.confidence, ci_method=ci_method,
+                       n_resamples=n_resamples, seed=seed)
+        for f in ev.families
+    }
+    return cmp, curves
+
+
+def evaluate_for_report(
+    qrels: Any,
+    runs: Mapping[str, Any] | Sequence[Any],
+    metrics: Sequence[Any] | str,
+    *,
+    baseline: str | None = None,
+    test: str = "randomization",
+    correction: str | None = None,
+    alpha: float = 0.05,
+    confidence: float | None = None,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    ci_method: CIMethod = "auto",
+    ks: Sequence[int] | None = DEFAULT_KS,
+    **policies: Any,
+) -> Prepared:
+    """:func:`evaluate_runs` then :func:`compare_evaluated`."""
+    ev = evaluate_runs(qrels, runs, metrics, ks=ks, **policies)
+    cmp, curves = compare_evaluated(
+        ev, baseline=baseline, test=test, correction=correction, alpha=alpha, confidence=confidence,
+        n_resamples=n_resamples, seed=seed, ci_method=ci_method,
+    )
+    return Prepared(cmp, curves, ev.per_query, ev.qrels, ev.runs, ev.ties)

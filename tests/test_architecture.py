@@ -1,0 +1,150 @@
+"""The shape of the package (docs/architecture.md): no import circles, the data model's storage read only
+through its columnar API, the contract cited from the repository's own docs, lazy top-level imports."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import ragrade
+
+SRC = Path(ragrade.__file__).parent
+ROOT = SRC.parent.parent
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {_module_name(p): p for p in SRC.rglob("*.py")}
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(module: str, path: Path) -> set[str]:
+    """Every ragrade module ``module`` imports, at the top or inside functions (``if TYPE_CHECKING:``
+    blocks excluded: they never run)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base]) if base else ".".join(anchor)
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                out.add(sub if sub in MODULES else base)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return {m for m in out if m in MODULES and m != module}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10_000)
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return out
+
+
+def test_no_import_circle_in_the_package():
+    graph = {m: _imports(m, p) for m, p in MODULES.items()}
+    assert _cycles(graph) == []
+
+
+def test_the_circle_detector_finds_a_circle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+STORAGE = re.compile(r"\.(_offsets|_raw|_codes|_vocab|_values|_units|_qindex|_query_ids|_has_duplicates)\b")
+
+
+def test_only_data_reads_the_storage_attributes():
+    """Qrels and Run are used through their columnar API (offsets, raw_docs, doc_codes, docs_at...)."""
+    offenders = []
+    for module, path in MODULES.items():
+        if module.startswith("ragrade.data"):
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if STORAGE.search(line.replace("self._", "self.")):
+                offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert offenders == []
+
+
+def test_the_contract_is_cited_from_the_repository():
+    """Code, tests and docs cite docs/..., never a specification file outside the repository."""
+    offenders = []
+    for folder in ("src", "tests", "docs", "bench", "scripts"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix not in (".py", ".md", ".c", ".txt") or path == Path(__file__):
+                continue
+            for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+                if re.search(r"\bSPEC\b", line):
+                    offenders.append(f"{path.relative_to(ROOT)}:{n}")
+    assert offenders == []
+
+
+def test_importing_ragrade_loads_nothing_heavy():
+    code = ("import sys, ragrade; heavy = [m for m in ('numpy', 'pandas', 'pyarrow', 'rich') if m in sys.modules];"
+            "print(','.join(heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_every_public_name_resolves():
+    for name in ragrade.__all__:
+        assert getattr(ragrade, name) is not None, name
+    assert callable(ragrade.evaluate) and callable(ragrade.conventions)
