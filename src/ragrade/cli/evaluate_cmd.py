@@ -112,7 +112,15 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
             policies["missing_run"] = "zero"
         settings = dict(max_docs=max_docs, num_docs=num_docs, upper_grade=upper_grade, names=names,
                         rel_level=rel_level)
-        metric_labels(list(metrics), names=names, rel_level=rel_level)  # fail on a typo before reading files
+        labels = metric_labels(list(metrics), names=names, rel_level=rel_level)  # fail on a typo first
+        if all(m.family.kind == "diversity" for _, m in labels):  # subtopic judgments: qid subtopic docno rel
+            from ragrade.engine.diversity import evaluate_diversity
+            from ragrade.io import read_run
+
+            result = evaluate_diversity(qrels, read_run(run, format=run_format), labels, max_docs=max_docs,
+                                        **{k: policies.get(k) for k in ("missing_run", "no_relevant", "ties")})
+            _output(result, fmt, per_query, digits, [], 1.0)
+            return
         with reading_all([(qrels, "ground truth"), (run, "run")]) as (q_progress, r_progress):
             # Both files at once: Arrow parses without holding the GIL.
             q, r = read_both(qrels, run, qrels_format=qrels_format, qrels_progress=q_progress,
@@ -121,6 +129,10 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
             warnings.simplefilter("always", RagradeWarning)
             result = evaluate(q, r, list(metrics), profile=profile, **settings, **policies)
     notes = [part for w in caught if issubclass(w.category, RagradeWarning) for part in str(w.message).split("; ")]
+    _output(result, fmt, per_query, digits, notes, hole_threshold)
+
+
+def _output(result: Any, fmt: str, per_query: bool, digits: int, notes: list[str], hole_threshold: float) -> None:
     holes = result.hole_rate
     if holes is not None and holes.exceeds(hole_threshold):
         notes.append(f"{100 * holes.mean:.1f}% of the top-{holes.k} documents are unjudged (above "

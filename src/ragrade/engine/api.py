@@ -22,7 +22,7 @@ from ragrade.engine.inputs import is_path, read_both
 from ragrade.engine.lists import evaluate_engine_profile, evaluate_list_profile
 from ragrade.engine.result import MetricsArg, Result, Summary, metric_labels
 from ragrade.engine.texts import align_texts, evaluate_texts
-from ragrade.errors import InputError, UnknownNameError
+from ragrade.errors import InputError, MetricError, UnknownNameError
 from ragrade.kernels.text import TextLists
 from ragrade.matching.matchers import Matcher, get_matcher
 from ragrade.metrics.parser import Names
@@ -82,6 +82,17 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
                                       no_relevant=no_relevant, duplicates=duplicates, identical_ids=identical_ids,
                                       ties=ties, empty_run=empty_run, unjudged=unjudged, max_docs=max_docs,
                                       num_docs=num_docs, upper_grade=upper_grade).items() if v is not None}
+    kinds = {m.family.kind for _, m in labels}
+    if "diversity" in kinds:
+        if kinds != {"diversity"}:
+            raise MetricError("diversity measures (alpha_ndcg, err_ia) read subtopic judgments: evaluate them "
+                              "separately from the other metrics")
+        if profile is not None or matcher is not None:
+            raise InputError("diversity measures take neither a profile nor a matcher")
+        from ragrade.engine.diversity import evaluate_diversity
+
+        return evaluate_diversity(qrels, run, labels, missing_run=missing_run, no_relevant=no_relevant, ties=ties,
+                                  max_docs=max_docs)
     prof = None if profile is None else get_profile(profile)
     if prof is not None and prof.name == "default":
         prof = None
