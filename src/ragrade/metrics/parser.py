@@ -276,10 +276,10 @@ def _usable_ragrade_name(name: str) -> bool:
 def _dotted(s: str) -> list[tuple[str, Metric]] | None:
     """trec_eval's ``name.params`` (and ranx's ``rbp.95``)."""
     name, _, rest = s.partition(".")
+    if name.lower() == "rbp" and rest.isdigit():  # ranx: rbp.95 is rbp(p=0.95)
+        return [(s, _build(lookup("rbp"), None, {"p": float("0." + rest)}, text=s))]
     t = TREC_BY_NAME.get(name)
     if t is None:
-        if name.lower() == "rbp" and rest.isdigit():  # ranx: rbp.95 is rbp(p=0.95)
-            return [(s, _build(lookup("rbp"), None, {"p": float("0." + rest)}, text=s))]
         return None
     parts = [p.strip() for p in rest.split(",") if p.strip()]
     if not parts:
@@ -297,12 +297,18 @@ def _dotted(s: str) -> list[tuple[str, Metric]] | None:
     if t.sets == "gains":
         return [(f"{name}_{rest}", _trec_metric(t, extra={"gains": rest}, text=s))]
     if t.sets == "named":
-        extra = {}
+        extra: dict[str, Any] = {}
+        gains = []
         for p in parts:
             key, eq, value = p.partition("=")
             if not eq:
                 raise MetricError(f"{s!r}: write {name}'s parameters as key=value, e.g. {name}.p=0.8")
-            extra[key.strip().lower()] = value.strip()
+            if re.fullmatch(r"-?\d+", key.strip()):  # a grade: its gain (trec_eval's rbp.1=2,2=5)
+                gains.append(f"{key.strip()}:{value.strip()}")
+            else:
+                extra[key.strip().lower()] = value.strip()
+        if gains:
+            extra["gains"] = ",".join(gains)
         return [(f"{name}_{rest}", _trec_metric(t, extra=extra, text=s))]
     raise MetricError(f"{s!r}: {name} takes no parameters")
 
