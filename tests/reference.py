@@ -111,8 +111,8 @@ def metric_value(metric: Metric, ranked: Sequence[str], grades: Mapping[str, flo
     """The value of ``metric`` for one query (``ranked``: doc ids in rank order, duplicates kept;
     ``units``: doc -> group key for grouped ground truth, where a group is one unit credited once)."""
     name, k = metric.name, metric.k
-    if name not in CORE or metric.params and any(key in ("gains", "beta", "mult", "judged_only")
-                                                   for key, _ in metric.params):
+    if name not in CORE or (metric.params and any(key in ("gains", "beta", "mult", "judged_only")
+                                                   for key, _ in metric.params)):
         if name in ("dcg", "ndcg") or any(key == "judged_only" for key, _ in metric.params):
             return _special(metric, ranked, grades, units)
         return measures_reference.value(metric, ranked, grades, units)

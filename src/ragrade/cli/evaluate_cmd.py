@@ -97,9 +97,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
     from ragrade.engine.api import evaluate
     from ragrade.engine.inputs import read_both
     from ragrade.engine.result import metric_labels
-    from ragrade.errors import RagradeWarning
-
-    from ragrade.errors import PolicyError
+    from ragrade.errors import PolicyError, RagradeWarning
 
     with input_errors():
         if judged_only:
@@ -110,9 +108,9 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
             if policies.get("missing_run") not in (None, "zero"):
                 raise PolicyError("-c/--complete and --missing-run " + str(policies["missing_run"]) + " disagree")
             policies["missing_run"] = "zero"
-        settings = dict(max_docs=max_docs, num_docs=num_docs, upper_grade=upper_grade, names=names,
-                        rel_level=rel_level)
-        labels = metric_labels(list(metrics), names=names, rel_level=rel_level)  # fail on a typo first
+        settings: dict[str, Any] = dict(max_docs=max_docs, num_docs=num_docs, upper_grade=upper_grade,
+                                        names=names, rel_level=rel_level)
+        labels = metric_labels(list(metrics), names=names, rel_level=rel_level)  # type: ignore[arg-type]  # fail on a typo first
         if all(m.family.kind == "diversity" for _, m in labels):  # subtopic judgments: qid subtopic docno rel
             from ragrade.engine.diversity import evaluate_diversity
             from ragrade.io import read_run

@@ -175,7 +175,7 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
         frame = frame[counted_rows]
         upper_frame = None if upper_frame is None else upper_frame[counted_rows]
         if holes is not None:
-            holes = holes.subset(counted_rows)
+            holes = hole_rate(judged, holes.k, counted_rows, index, keep=counted_rows)
     summary.evaluated = len(frame)
     if j.sorted_scores is not None:
         for k in sorted(cutoffs):
@@ -253,16 +253,34 @@ def with_unjudged_relevant(j: K.Judged, grade: float) -> K.Judged:
                     jq=jq, jpos=jp, jgrade=jg, jfirst=jf.astype(bool), junit=ju, num_docs=j.num_docs)
 
 
-def hole_rate(j: K.Judged, k: int, counted: np.ndarray, index: TruthIndex) -> HoleRate:
-    """Share of the top k retrieved documents without a judgment, per query (NaN for an empty list)."""
+HOLE_CUTOFFS = (1, 3, 5, 10, 20, 50, 100)
+
+
+def _holes_at(j: K.Judged, k: int) -> np.ndarray:
     top = np.minimum(j.n_ret, k).astype(np.float64)
     judged_top = j.judged_in_top(k)
-    per_query = np.full(j.nq, np.nan)
+    out = np.full(j.nq, np.nan)
     ok = top > 0
-    per_query[ok] = 1.0 - judged_top[ok] / top[ok]
+    out[ok] = 1.0 - judged_top[ok] / top[ok]
+    return out
+
+
+def hole_rate(j: K.Judged, k: int, counted: np.ndarray, index: TruthIndex,
+              keep: np.ndarray | None = None) -> HoleRate:
+    """Share of the top k retrieved documents without a judgment, per query (NaN for an empty list), and
+    its mean at the usual cutoffs; ``keep``: the queries reported."""
+    rows = np.ones(j.nq, dtype=bool) if keep is None else keep
+    per_query = _holes_at(j, k)
+    by_k = {}
+    for cut in sorted({*HOLE_CUTOFFS, k}):
+        v = _holes_at(j, cut)[rows] if cut != k else per_query[rows]
+        v = v[~np.isnan(v)]
+        if len(v):
+            by_k[cut] = float(v.mean())
     only_relevant = not bool((index.unit_grade <= 0).any())
-    return HoleRate(k, pd.Series(per_query, index=pd.Index(index.qrels.query_ids, name="query", dtype=object),
-                                 name=f"hole_rate@{k}"), only_relevant)
+    ids = index.qrels.query_ids if keep is None else index.qrels.query_ids[keep]
+    return HoleRate(k, pd.Series(per_query[rows], index=pd.Index(ids, name="query", dtype=object),
+                                 name=f"hole_rate@{k}"), only_relevant, by_k)
 
 
 def defined_mask(m: Metric, j: K.Judged) -> np.ndarray:

@@ -115,6 +115,8 @@ class HoleRate:
     k: int
     per_query: pd.Series
     only_relevant_judged: bool = False
+    #: The mean hole rate at other cutoffs (1, 3, 5, 10, 20, 50, 100 and k), for plots: ``{k: mean}``.
+    by_k: dict[int, float] = field(default_factory=dict)
 
     @property
     def mean(self) -> float:
@@ -126,12 +128,14 @@ class HoleRate:
     def queries(self) -> int:
         return int(self.per_query.notna().sum())
 
-    def subset(self, mask: np.ndarray) -> HoleRate:
-        return HoleRate(self.k, self.per_query[mask], self.only_relevant_judged)
+    def subset(self, mask: np.ndarray, by_k: dict[int, float] | None = None) -> HoleRate:
+        return HoleRate(self.k, self.per_query[mask], self.only_relevant_judged,
+                        self.by_k if by_k is None else by_k)
 
     def to_dict(self, per_query: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"k": self.k, "mean": self.mean, "queries": self.queries,
-                               "only_relevant_judged": self.only_relevant_judged}
+                               "only_relevant_judged": self.only_relevant_judged,
+                               "by_k": {str(k): v for k, v in sorted(self.by_k.items())}}
         if per_query:
             out["per_query"] = {str(q): float(v) for q, v in self.per_query.items()}
         return out

@@ -181,14 +181,14 @@ def insq(m: Metric, j: Judged) -> np.ndarray:
 def bpm(m: Metric, j: Judged) -> np.ndarray:
     """Static BPM: the user goes on while the gain so far is below T and fewer than k documents were read."""
     t = float(m.get("t"))
-    k = float(m.k or DEPTH)
-    q, pos, w = _gain_rows(m, j, DEPTH)
+    k = min(int(m.k or DEPTH), DEPTH)  # past rank k the user has stopped: k columns suffice
+    q, pos, w = _gain_rows(m, j, k)
 
     def cont(g: np.ndarray, cg: np.ndarray) -> np.ndarray:
         r = _ranks(g.shape)
         return ((cg < t) & (r < k)).astype(np.float64)
 
-    return _expected_utility(j, q, pos, w, DEPTH, cont)
+    return _expected_utility(j, q, pos, w, k, cont)
 
 
 # -- compatibility -------------------------------------------------------------------------------------------

@@ -143,10 +143,12 @@ def _cut_by_share(share: float, r: np.ndarray) -> np.ndarray:
 def iprec_at(share: float, m: Metric, j: Judged) -> np.ndarray:
     """Interpolated precision at recall ``share``: the best precision at or after the c-th relevant
     document retrieved, c = floor(share R + 0.9) (trec_eval 9); 0 when fewer than c were retrieved."""
-    q, pos, hitnum = j.relevant_rows(m.rel)
-    best = suffix_max_within(q, hitnum / (pos + 1.0))
-    starts = group_starts(q, j.nq)
-    found = np.diff(starts)
+    key = ("iprec", m.rel)
+    if key not in j._cache:  # shared by every recall level (11 of them in 11pt_avg and iprec_at_recall)
+        q, pos, hitnum = j.relevant_rows(m.rel)
+        starts = group_starts(q, j.nq)
+        j._cache[key] = (suffix_max_within(q, hitnum / (pos + 1.0)), starts, np.diff(starts))
+    best, starts, found = j._cache[key]
     c = _cut_by_share(share, j.n_relevant(m.rel))
     c = np.where(c == 0, 1, c)  # recall 0: the best precision anywhere, as at the first relevant document
     out = np.zeros(j.nq, dtype=np.float64)

@@ -83,7 +83,7 @@ class Param:
         if isinstance(raw, dict):
             pairs = list(raw.items())
         elif isinstance(raw, tuple | list) and all(isinstance(p, tuple | list) and len(p) == 2 for p in raw):
-            pairs = [tuple(p) for p in raw]  # type: ignore[misc]
+            pairs = [(p[0], p[1]) for p in raw]
         elif isinstance(raw, str):
             text = raw.strip()
             if text.startswith("{") and text.endswith("}"):

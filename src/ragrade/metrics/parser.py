@@ -172,7 +172,9 @@ def _build(fam: Family, k: Any, raw_params: dict[str, Any], *, text: str) -> Met
 
 def _split_params(text: str, body: str) -> list[str]:
     """``key=value`` parts separated by commas outside braces."""
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in body:
         if ch in "{[":
             depth += 1
