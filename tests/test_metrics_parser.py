@@ -253,3 +253,10 @@ def test_generated_bad_parameters_name_the_parameter(case):
     cut = "@5" if fam.cutoff == "required" else ""
     with pytest.raises(MetricError, match=f"'{param}'"):
         parse_metrics(f"{name}({param}={value}){cut}")
+
+
+def test_every_family_has_a_source_a_formula_and_an_example_that_parses():
+    for d in REGISTRY:
+        assert d.source and d.formula and d.summary, d.name
+        found = parse_metrics(d.example())
+        assert found and {m.name for m in found} == {d.name}, d.name

@@ -85,6 +85,8 @@ class Evaluator:
         if self.qrels.n_queries == 0:
             raise InputError("the ground truth holds no query: there is nothing to evaluate")
         self.index = TruthIndex(self.qrels, judged="all")
+        #: Cutoffs at which ``result.hole_rate.by_k`` is also computed (the report's plot sets them).
+        self.hole_cutoffs: tuple[int, ...] = ()
 
     def evaluate(self, run: Any, name: str | None = None) -> Result:
         """Score one run (a :class:`~ragrade.data.Run`, nested dicts, ranked lists, a DataFrame, a table
@@ -92,11 +94,11 @@ class Evaluator:
         joined = join_dict(self.index, run, self.policies) if isinstance(run, dict) else None
         if joined is None:
             joined = join_run(self.index, as_run(run), self.policies)
-        return finish(self.index, self.labels, self.policies, joined, name)
+        return finish(self.index, self.labels, self.policies, joined, name, self.hole_cutoffs)
 
 
 def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Policies, j: Joined,
-           name: str | None) -> Result:
+           name: str | None, hole_cutoffs: tuple[int, ...] = ()) -> Result:
     """Credit each unit once at its best rank, run the kernels, apply the definedness rule and the
     policies, and build the :class:`Result` (warning once with every note)."""
     pol = policies
@@ -125,14 +127,16 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
         if not keep.all():
             qq, pos, grade, unit = qq[keep], pos[keep], grade[keep], unit[keep]
         n_ret = np.minimum(n_ret, pol.max_docs)
-    first = ~pd.Series(unit).duplicated(keep="first").to_numpy() if len(unit) else np.zeros(0, dtype=bool)
+    if j.unique_docs and not qrels.has_groups:  # every judged row is its own unit's only copy
+        first = np.ones(len(unit), dtype=bool)
+    else:
+        first = ~pd.Series(unit).duplicated(keep="first").to_numpy() if len(unit) else np.zeros(0, dtype=bool)
     all_judged = index.judged == "all"
     judged = judged_view(nq, n_ret, qq, pos, grade, unit, first, index, pol.num_docs, all_judged)
     counted_rows = np.ones(nq, dtype=bool)
     if pol.missing_run == "drop":
         counted_rows &= a.in_run
     cutoffs: set[int] = {m.k for _, m in labels if m.k is not None}
-    holes = hole_rate(judged, max(cutoffs) if cutoffs else 10, counted_rows, index) if all_judged else None
     views: dict[str, K.Judged] = {"nonrelevant": judged}
 
     def view(kind: str) -> K.Judged:
@@ -174,9 +178,10 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
     if pol.missing_run == "drop":
         frame = frame[counted_rows]
         upper_frame = None if upper_frame is None else upper_frame[counted_rows]
-        if holes is not None:
-            holes = hole_rate(judged, holes.k, counted_rows, index, keep=counted_rows)
     summary.evaluated = len(frame)
+    holes = hole_rate(judged, max(cutoffs) if cutoffs else 10, index, frame.index,
+                      keep=counted_rows if pol.missing_run == "drop" else None,
+                      extra_cutoffs=hole_cutoffs) if all_judged else None
     if j.sorted_scores is not None:
         for k in sorted(cutoffs):
             t = ties_straddling(j.sorted_scores, j.offsets, k, j.evaluated_segments)
@@ -253,34 +258,38 @@ def with_unjudged_relevant(j: K.Judged, grade: float) -> K.Judged:
                     jq=jq, jpos=jp, jgrade=jg, jfirst=jf.astype(bool), junit=ju, num_docs=j.num_docs)
 
 
-HOLE_CUTOFFS = (1, 3, 5, 10, 20, 50, 100)
+def _judged_counts(j: K.Judged, cuts: list[int]) -> np.ndarray:
+    """Judged rows among the top ``cuts[i]`` of each query, for every cutoff at once: ``int64[nq, len(cuts)]``
+    (one counting pass over the judged rows)."""
+    q, pos, _, _ = j.judged_table()
+    c = np.asarray(cuts, dtype=np.int64)
+    bucket = np.searchsorted(c, pos, side="right")  # first cutoff that includes the row
+    keep = bucket < len(c)
+    counts = np.bincount(q[keep] * len(c) + bucket[keep], minlength=j.nq * len(c)).reshape(j.nq, len(c))
+    return np.cumsum(counts, axis=1)
 
 
-def _holes_at(j: K.Judged, k: int) -> np.ndarray:
-    top = np.minimum(j.n_ret, k).astype(np.float64)
-    judged_top = j.judged_in_top(k)
-    out = np.full(j.nq, np.nan)
-    ok = top > 0
-    out[ok] = 1.0 - judged_top[ok] / top[ok]
-    return out
-
-
-def hole_rate(j: K.Judged, k: int, counted: np.ndarray, index: TruthIndex,
-              keep: np.ndarray | None = None) -> HoleRate:
+def hole_rate(j: K.Judged, k: int, index: TruthIndex, query_index: pd.Index, keep: np.ndarray | None = None,
+              extra_cutoffs: tuple[int, ...] = ()) -> HoleRate:
     """Share of the top k retrieved documents without a judgment, per query (NaN for an empty list), and
-    its mean at the usual cutoffs; ``keep``: the queries reported."""
-    rows = np.ones(j.nq, dtype=bool) if keep is None else keep
-    per_query = _holes_at(j, k)
+    its mean at ``extra_cutoffs`` too; ``keep``: the queries reported (``query_index`` holds their ids)."""
+    cuts = sorted({*extra_cutoffs, k})
+    judged = _judged_counts(j, cuts)
+    top = np.minimum(j.n_ret[:, None], np.asarray(cuts)[None, :]).astype(np.float64)
+    if keep is not None:
+        judged, top = judged[keep], top[keep]
+    rates = np.full(top.shape, np.nan)
+    ok = top > 0
+    rates[ok] = 1.0 - judged[ok] / top[ok]
     by_k = {}
-    for cut in sorted({*HOLE_CUTOFFS, k}):
-        v = _holes_at(j, cut)[rows] if cut != k else per_query[rows]
+    for i, cut in enumerate(cuts):
+        v = rates[:, i]
         v = v[~np.isnan(v)]
         if len(v):
             by_k[cut] = float(v.mean())
     only_relevant = not bool((index.unit_grade <= 0).any())
-    ids = index.qrels.query_ids if keep is None else index.qrels.query_ids[keep]
-    return HoleRate(k, pd.Series(per_query[rows], index=pd.Index(ids, name="query", dtype=object),
-                                 name=f"hole_rate@{k}"), only_relevant, by_k)
+    return HoleRate(k, pd.Series(rates[:, cuts.index(k)], index=query_index, name=f"hole_rate@{k}"),
+                    only_relevant, by_k)
 
 
 def defined_mask(m: Metric, j: K.Judged) -> np.ndarray:

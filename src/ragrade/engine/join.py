@@ -177,6 +177,7 @@ class Joined:
     run_name: str | None = None
     duplicate_items: int = 0
     duplicates_judged_only: bool = False  # duplicates counted among judged items only
+    unique_docs: bool = False  # no document can appear twice in a ranking (a dict's keys)
     identical_ids_dropped: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -354,9 +355,10 @@ def join_dict(index: TruthIndex, run: dict[Any, Any], policies: Policies) -> Joi
     mapped = qmap >= 0
     q2r[qmap[mapped]] = np.flatnonzero(mapped)
     rows = index.lookup_rows
-    rq = q2r[index.row_q[rows]]
+    rq = q2r[index.row_q if index.judged == "all" else index.row_q[rows]]
     keep = rq >= 0
-    rows, rq = rows[keep], rq[keep]
+    if not keep.all():
+        rows, rq = rows[keep], rq[keep]
     raw = index.qrels.raw_docs
     if isinstance(raw, np.ndarray):  # ids kept as given (dict qrels): looked up in place, no gathered copy
         status, counts, scores, found_scores = scan_join(values, rq, raw, key_rows=rows)
@@ -391,7 +393,7 @@ def join_dict(index: TruthIndex, run: dict[Any, Any], policies: Policies) -> Joi
         pos = pos + _tie_offsets(index, values, counts, offsets, perm, rows, rq, above, upto, tied,
                                  policies.ties)
     return Joined(qq=index.row_q[rows], pos=pos, qrow=rows, alignment=alignment, sorted_scores=sorted_scores,
-                  offsets=offsets, run_name=None)
+                  offsets=offsets, run_name=None, unique_docs=True)
 
 
 def _tie_offsets(index: TruthIndex, values: list[Any], counts: np.ndarray, offsets: np.ndarray,

@@ -115,7 +115,7 @@ class HoleRate:
     k: int
     per_query: pd.Series
     only_relevant_judged: bool = False
-    #: The mean hole rate at other cutoffs (1, 3, 5, 10, 20, 50, 100 and k), for plots: ``{k: mean}``.
+    #: The mean hole rate at k and at the evaluator's ``hole_cutoffs`` (the report's), ``{k: mean}``.
     by_k: dict[int, float] = field(default_factory=dict)
 
     @property

@@ -170,6 +170,7 @@ def evaluate_runs(
     cuts = check_cutoffs(ks) if ks else []
     extra = [f"{f}@{k}" for f in families for k in cuts]
     evaluator = Evaluator(_read(qrels, "qrels"), list(dict.fromkeys([*labels, *extra])), **policies)
+    evaluator.hole_cutoffs = tuple(sorted({1, 3, 5, 10, 20, *cuts}))  # for the hole-rate plot
     results = {name: evaluator.evaluate(run) for name, run in named.items()}
     per_query = {name: r.per_query for name, r in results.items()}
     ties = str(policies.get("ties") or "docid_desc")
