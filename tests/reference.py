@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, settings
 
+import measures_reference
 from ragrade.errors import PolicyError
 from ragrade.metrics import Metric, parse_metrics
 
@@ -89,10 +90,19 @@ def n_relevant(grades: Mapping[str, float], rel: float, units: Mapping[str, Any]
 
 
 def is_defined(metric: Metric, grades: Mapping[str, float], units: Mapping[str, Any] | None = None) -> bool:
-    """Whether a query counts for ``metric`` (R > 0 at its relevance level; positive grades for (n)dcg)."""
-    if metric.name in ("dcg", "ndcg"):
-        thr = metric.get("rel")
-        return any(g > 0 and (thr is None or g >= thr) for g in unit_grades(grades, units))
+    """Whether a query counts for ``metric``: by its family's rule (R > 0 at its relevance level; positive
+    grades for DCG-type measures; every query for counts and judgment-rate measures)."""
+    rule = metric.family.defined
+    if rule == "always":
+        return True
+    if rule == "positive":
+        thr = metric.get("rel") if metric.family.param("rel") is not None else None
+        gains = dict((metric.get("gains") if metric.family.param("gains") is not None else None) or ())
+
+        def gain(g: float) -> float:
+            return float(gains.get(int(g), g)) if g >= 0 and float(g).is_integer() else max(g, 0.0)
+
+        return any(gain(g) > 0 and (thr is None or g >= thr) for g in unit_grades(grades, units))
     return n_relevant(grades, metric.rel, units) > 0
 
 
@@ -101,6 +111,11 @@ def metric_value(metric: Metric, ranked: Sequence[str], grades: Mapping[str, flo
     """The value of ``metric`` for one query (``ranked``: doc ids in rank order, duplicates kept;
     ``units``: doc -> group key for grouped ground truth, where a group is one unit credited once)."""
     name, k = metric.name, metric.k
+    if name not in CORE or (metric.params and any(key in ("gains", "beta", "mult", "judged_only")
+                                                   for key, _ in metric.params)):
+        if name in ("dcg", "ndcg") or any(key == "judged_only" for key, _ in metric.params):
+            return _special(metric, ranked, grades, units)
+        return measures_reference.value(metric, ranked, grades, units)
     top = list(ranked) if k is None else list(ranked)[:k]
     if name in ("dcg", "ndcg"):
         rel = metric.get("rel")
@@ -165,6 +180,49 @@ def metric_value(metric: Metric, ranked: Sequence[str], grades: Mapping[str, flo
     raise KeyError(f"reference has no metric {name!r}")  # a new registry metric needs a reference
 
 
+CORE = {"hits", "hit_rate", "precision", "recall", "f1", "recall_all", "r_precision", "rr", "ap", "dcg", "ndcg",
+        "context_precision"}
+
+
+def _special(metric: Metric, ranked: Sequence[str], grades: Mapping[str, float],
+             units: Mapping[str, Any] | None) -> float:
+    """``judged_only=True`` (the list without its unjudged and negative-grade documents) and DCG with a
+    gain map (grades replaced by their mapped gains, grade 0 included)."""
+    params = dict(metric.params)
+    if params.pop("judged_only", False):
+        kept = [d for d in ranked if d in grades and grades[d] >= 0]
+        plain = Metric(metric.name, metric.k, tuple(params.items()))
+        return metric_value(plain, kept, grades, units)
+    gains = dict(params.pop("gains"))
+    rel = params.get("rel")
+    k = metric.k
+
+    def gain(d: str) -> float:
+        g = grades.get(d)
+        if g is None or g < 0 or (rel is not None and g < rel):
+            return 0.0
+        return float(gains.get(int(g), g)) if float(g).is_integer() else float(g)
+
+    seen: set[Any] = set()
+    dcg = 0.0
+    for i, d in enumerate(list(ranked) if k is None else list(ranked)[:k], start=1):
+        u = _unit(d, units)
+        if u not in seen:
+            dcg += gain(d) / math.log2(i + 1)
+        seen.add(u)
+    if metric.name == "dcg":
+        return dcg
+    best: dict[Any, float] = {}
+    for d in grades:
+        u = _unit(d, units)
+        best[u] = max(best.get(u, -math.inf), gain(d))
+    ideal = sorted((g for g in best.values() if g > 0), reverse=True)
+    if k is not None:
+        ideal = ideal[:k]
+    idcg = sum(g / math.log2(i + 1) for i, g in enumerate(ideal, start=1))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
 # ---------------------------------------------------------------------------------------------------
 # Whole evaluation with the policies of docs/conventions.md
 # ---------------------------------------------------------------------------------------------------
@@ -177,6 +235,10 @@ class RefPolicies:
     identical_ids: str = "keep"
     ties: str = "docid_desc"
     empty_run: str = "zero"
+    unjudged: str = "nonrelevant"
+    max_docs: int | None = None
+    num_docs: int | None = None
+    upper_grade: float | None = None
 
 
 def prepare_list(query: str, rows: Sequence[Row], pol: RefPolicies) -> list[str]:
@@ -208,13 +270,20 @@ def ref_evaluate(
     run: Mapping[str, Sequence[Row]],
     metrics: Sequence[str],
     units: Mapping[str, Mapping[str, Any]] | None = None,
-    **policies: str,
+    upper: bool = False,
+    **policies: Any,
 ) -> dict[str, dict[str, float]]:
     """``{label: {query: value}}`` (NaN = not counted), queries in qrels order; raises PolicyError.
 
-    ``units`` (optional): ``{query: {doc: group key}}`` for grouped ground truth."""
+    ``units`` (optional): ``{query: {doc: group key}}`` for grouped ground truth. ``max_docs`` truncates
+    each ranking; ``unjudged="condensed"`` removes unjudged and negative-grade documents from it;
+    ``unjudged="bounds"`` gives the lower bound, or with ``upper=True`` the upper bound: every retrieved
+    row without a judgment becomes a relevant document of its own at ``upper_grade`` (default: the highest
+    grade)."""
     pol = RefPolicies(**policies)
     units = units or {}
+    measures_reference.TOP_GRADE[0] = max((float(g) for docs in qrels.values() for g in docs.values()),
+                                          default=None)
     qrels = {str(q): {str(d): float(g) for d, g in docs.items()} for q, docs in qrels.items()}
     run = {str(q): [(str(d), s) for d, s in rows] for q, rows in run.items()}
     labels: list[tuple[str, Metric]] = []
@@ -242,14 +311,40 @@ def ref_evaluate(
         for q, grades in qrels.items():
             if q not in lists and pol.missing_run == "drop":
                 continue
-            value = metric_value(m, lists.get(q, []), grades, units.get(q))
-            if not is_defined(m, grades, units.get(q)):
+            ranked = lists.get(q, [])
+            if pol.max_docs is not None:
+                ranked = ranked[: pol.max_docs]
+            only = pol.unjudged == "condensed" or any(key == "judged_only" and v for key, v in m.params)
+            if only:  # condensed list (an upper bound has nothing left to bound)
+                m_plain = Metric(m.name, m.k, tuple((key, v) for key, v in m.params if key != "judged_only"))
+                value = metric_value(m_plain, [d for d in ranked if d in grades and grades[d] >= 0], grades,
+                                     units.get(q))
+            elif pol.unjudged == "bounds" and upper:
+                top = pol.upper_grade if pol.upper_grade is not None else max(
+                    [g for docs in qrels.values() for g in docs.values() if g > 0], default=1.0)
+                ranked = [d if d in grades else f"\0unjudged{i}" for i, d in enumerate(ranked)]
+                g_up = {**grades, **{d: float(top) for d in ranked if d not in grades}}
+                value = metric_value(m, ranked, g_up, units.get(q))
+            else:
+                value = metric_value(m, ranked, grades, units.get(q))
+            if not is_defined(m, grades, units.get(q)) or (m.family.defined == "value" and math.isnan(value)):
                 if pol.no_relevant == "error":
                     raise PolicyError(f"{label}: no relevant judgments for {q!r}")
                 value = 0.0 if pol.no_relevant == "zero" else math.nan
             col[q] = value
         out[label] = col
     return out
+
+
+def metric_variants(fam: Any, cutoffs: Sequence[int | None], params: Sequence[str] = ("",)) -> list[str]:
+    """Metric strings of one family at ``cutoffs`` with each parameter text in ``params``: a family that
+    takes a recall level gets levels instead of cutoffs, one that requires a cutoff drops None."""
+    if fam.at_param is not None:
+        return [f"{fam.name}{p}@{x}" for p in params for x in (0.0, 0.3, 0.7, 1.0)]
+    cuts = [None] if fam.cutoff == "none" else list(cutoffs)
+    if fam.cutoff == "required":
+        cuts = [k for k in cuts if k is not None] or [10]
+    return [f"{fam.name}{p}" + ("" if k is None else f"@{k}") for p in params for k in cuts]
 
 
 def frame_to_dict(per_query: Any) -> dict[str, dict[str, float]]:

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragrade import MetricError, UnknownNameError
-from ragrade.metrics import REGISTRY, Metric, parse_metric, parse_metrics
+from ragrade.metrics import REGISTRY, Metric, lookup, parse_metric, parse_metrics
 from reference import PROPERTY_SETTINGS
 
 ISSUE_STRINGS = {
@@ -117,31 +117,46 @@ def test_non_string_is_an_error():
 def _value(spec):
     if spec.choices is not None:
         return st.sampled_from(spec.choices)
+    if spec.kind is bool:
+        return st.booleans()
+    if spec.kind is dict:
+        return st.just(((0, 0.0), (1, 1.0), (2, 3.0)))
     if spec.kind is int:
         lo = int(spec.minimum) if spec.minimum is not None else -5
         return st.integers(lo, lo + 20)
     if spec.kind is float:
         lo = spec.minimum if spec.minimum is not None else -5.0
-        return st.floats(lo, lo + 20, allow_nan=False)
+        hi = spec.maximum if spec.maximum is not None else lo + 20
+        return st.floats(lo, hi, allow_nan=False, exclude_min=spec.open_minimum, exclude_max=spec.open_maximum)
     return st.text("abcdefghij", min_size=1, max_size=6)
 
 
 @st.composite
 def metric_specs(draw):
-    """(definition, cutoff, params) drawn from the registry's ParamSpecs."""
+    """(definition, cutoff, params) drawn from the registry's Params (a required cutoff or level is set)."""
     d = draw(st.sampled_from(REGISTRY))
-    k = None if d.cutoff == "none" else draw(st.none() | st.integers(1, 1000))
+    if d.cutoff == "none":
+        k = None
+    elif d.cutoff == "required":
+        k = draw(st.integers(1, 1000))
+    else:
+        k = draw(st.none() | st.integers(1, 1000))
     params = {}
     for spec in d.params:
-        if draw(st.booleans()):
+        if draw(st.booleans()) or spec.name == d.at_param:
             params[spec.name] = draw(_value(spec))
+    if "gains" in params and params.get("gain", "linear") != "linear":
+        del params["gains"]
     return d, k, params
 
 
-def _text(name, k, params):
+def _text(name, k, params, d=None):
     out = name
     if params:
-        out += "(" + ",".join(f"{key}={value}" for key, value in params.items()) + ")"
+        def show(key, value):
+            spec = d.param(key) if d is not None else None
+            return spec.format(value) if spec is not None else value
+        out += "(" + ",".join(f"{key}={show(key, value)}" for key, value in params.items()) + ")"
     return out + ("" if k is None else f"@{k}")
 
 
@@ -155,7 +170,7 @@ def test_generated_metrics_round_trip(spec, data):
     for key, value in params.items():
         assert m.get(key) == value
     assert parse_metric(str(m)) == m
-    text = _text(alias, k, params)
+    text = _text(alias, k, params, d)
     assert parse_metric(text) == m
     assert parse_metric(text.upper()) == m
 
@@ -179,8 +194,9 @@ BAD = [(d.name, spec, v) for d in REGISTRY for spec in d.params for v in _bad_va
 
 @pytest.mark.parametrize(("name", "spec", "value"), BAD, ids=[f"{n}-{s.name}-{v}" for n, s, v in BAD])
 def test_bad_parameter_values_name_the_parameter(name, spec, value):
+    fam = lookup(name)
     with pytest.raises(MetricError, match=f"'{spec.name}'"):
-        parse_metrics(f"{name}({spec.name}={value})@5" if name != "r_precision" else f"{name}({spec.name}={value})")
+        parse_metrics(f"{name}({spec.name}={value})@5" if fam.cutoff != "none" else f"{name}({spec.name}={value})")
     with pytest.raises(MetricError, match=f"'{spec.name}'"):
         Metric.make(name, **{spec.name: value})
 
@@ -190,7 +206,14 @@ def test_every_registry_name_and_alias_is_unique_and_parses():
     for d in REGISTRY:
         for alias in (d.name, *d.aliases):
             assert seen.setdefault(alias.lower(), d.name) == d.name
-            assert parse_metric(alias).name == d.name
+            if d.at_param is not None:
+                text = f"{alias}@0.5"
+            elif d.cutoff == "required":
+                text = f"{alias}@10"
+            else:
+                text = alias
+            found = parse_metrics(text)  # a trec_eval family name may stand for several cutoffs
+            assert found and {m.name for m in found} == {d.name}, (alias, found)
 
 
 def test_spaces_and_parameter_order_do_not_matter():
@@ -211,7 +234,8 @@ def bad_parameters(draw):
     """(metric name, parameter name, value) with the value outside the ParamSpec's constraint."""
     specs = [(d, p) for d in REGISTRY for p in d.params]
     d, spec = draw(st.sampled_from(specs))
-    options = []
+    options = [st.sampled_from([v for v in spec.bad_values() if isinstance(v, str) and v not in ("", "??")]
+                               or ["?x"])]
     if spec.minimum is not None:
         options.append(st.integers(max_value=int(spec.minimum) - 1).map(str))
     if spec.kind is int:
@@ -225,5 +249,14 @@ def bad_parameters(draw):
 @given(bad_parameters())
 def test_generated_bad_parameters_name_the_parameter(case):
     name, param, value = case
+    fam = lookup(name)
+    cut = "@5" if fam.cutoff == "required" else ""
     with pytest.raises(MetricError, match=f"'{param}'"):
-        parse_metrics(f"{name}({param}={value})")
+        parse_metrics(f"{name}({param}={value}){cut}")
+
+
+def test_every_family_has_a_source_a_formula_and_an_example_that_parses():
+    for d in REGISTRY:
+        assert d.source and d.formula and d.summary, d.name
+        found = parse_metrics(d.example())
+        assert found and {m.name for m in found} == {d.name}, d.name

@@ -15,6 +15,8 @@ __version__ = "0.1.0"
 # public name -> (module, attribute); attribute None: the module itself
 _LAZY: dict[str, tuple[str, str | None]] = {
     "evaluate": ("ragrade.engine.api", "evaluate"),
+    "evaluate_diversity": ("ragrade.engine.diversity", "evaluate_diversity"),
+    "HoleRate": ("ragrade.engine.result", "HoleRate"),
     "Evaluator": ("ragrade.engine.core", "Evaluator"),
     "Result": ("ragrade.engine.result", "Result"),
     "Summary": ("ragrade.engine.result", "Summary"),
@@ -65,7 +67,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade.data import Qrels, Run
     from ragrade.engine.api import evaluate
     from ragrade.engine.core import Evaluator
-    from ragrade.engine.result import Result, Summary
+    from ragrade.engine.diversity import evaluate_diversity
+    from ragrade.engine.result import HoleRate, Result, Summary
     from ragrade.errors import (
         InputError,
         MetricError,
@@ -87,6 +90,7 @@ __all__ = [
     "Comparison",
     "ConventionsReport",
     "Evaluator",
+    "HoleRate",
     "InputError",
     "Metric",
     "MetricError",
@@ -106,6 +110,7 @@ __all__ = [
     "compare",
     "conventions",
     "evaluate",
+    "evaluate_diversity",
     "get_matcher",
     "get_profile",
     "parse_metric",

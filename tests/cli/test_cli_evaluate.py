@@ -25,7 +25,7 @@ def test_json_shape_exactly():
     res = _run("evaluate", QRELS, RUN, "-m", "ndcg@10", "-m", "recall@5", "--format", "json")
     assert res.exit_code == 0
     out = json.loads(res.stdout)  # stdout is exactly one JSON object: Result.to_json()
-    assert set(out) == {"run", "metrics", "counts", "queries", "summary"}
+    assert set(out) == {"run", "metrics", "counts", "queries", "summary", "hole_rate"}
     assert list(out["metrics"]) == ["ndcg@10", "recall@5"]
     import warnings
 
@@ -43,7 +43,7 @@ def test_json_per_query_with_null_for_nan():
     res = _run("evaluate", QRELS, RUN, "-m", "ndcg@10", "-m", "P@5", "--format", "json", "--per-query")
     assert res.exit_code == 0
     out = json.loads(res.stdout)
-    assert set(out) == {"run", "metrics", "counts", "queries", "summary", "per_query"}
+    assert set(out) == {"run", "metrics", "counts", "queries", "summary", "per_query", "hole_rate"}
     pq = out["per_query"]
     assert len(pq) == 36
     assert set(pq["q01"]) == {"ndcg@10", "P@5"}

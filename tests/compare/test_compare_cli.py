@@ -227,7 +227,9 @@ def test_report_command_draws_plots_and_takes_cutoffs(files, tmp_path) -> None:
     )
     assert res.exit_code == 0, res.output
     page = out.read_text()
-    assert page.count('<figure class="plot"') == 4 and "200 resamples, seed 0" in page
+    # scatter, differences, curves, distributions, and the hole rate the engine measured for every run
+    assert page.count('<figure class="plot"') == 5 and "200 resamples, seed 0" in page
+    assert "unjudged" in page
     bad = _run(["report", str(files["qrels"]), str(files["bm25"]), str(files["dense"]), "-m", "ndcg@10", "-o",
                 str(out), "--ks", "1,x"])
     assert bad.exit_code == 2 and "--ks" in bad.output
@@ -240,11 +242,9 @@ def test_plot_command_writes_svg_and_png_files(files, tmp_path) -> None:
     )
     assert res.exit_code == 0, res.output
     written = sorted(p.name for p in (tmp_path / "svg").iterdir())
-    assert written == ["ndcg@10-difference-bm25-vs-dense.svg", "ndcg@10-distribution.svg",
+    assert written == ["hole-rate.svg", "ndcg@10-difference-bm25-vs-dense.svg", "ndcg@10-distribution.svg",
                        "ndcg@10-scatter-bm25-vs-dense.svg"]
-    assert res.output.split() == [str(tmp_path / "svg" / n) for n in
-                                  ["ndcg@10-distribution.svg", "ndcg@10-scatter-bm25-vs-dense.svg",
-                                   "ndcg@10-difference-bm25-vs-dense.svg"]]
+    assert sorted(res.output.split()) == [str(tmp_path / "svg" / n) for n in written]
     pytest.importorskip("matplotlib", reason="PNG plots need the plots extra")
     res = _run(
         ["plot", str(files["qrels"]), str(files["bm25"]), str(files["dense"]), "-m", "recall@5", "-o",
@@ -252,7 +252,7 @@ def test_plot_command_writes_svg_and_png_files(files, tmp_path) -> None:
     )
     assert res.exit_code == 0, res.output
     pngs = sorted((tmp_path / "png").iterdir())
-    assert len(pngs) == 4 and all(p.read_bytes()[:4] == b"\x89PNG" for p in pngs)
+    assert len(pngs) == 5 and all(p.read_bytes()[:4] == b"\x89PNG" for p in pngs)
 
 
 def test_compare_with_tukey_and_groups(files) -> None:

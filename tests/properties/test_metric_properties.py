@@ -41,14 +41,23 @@ def cases(draw):
 
 
 def variants(d, cutoffs=(None, 1, 2, 3, 5, 10)):
-    """Metric strings of one definition: its cutoffs (if allowed) and relevance/gain variants."""
+    """Metric strings of one definition: its cutoffs (if allowed; a recall level for iprec) and its
+    relevance, gain, gain-map and judged-only variants."""
     names = {p.name for p in d.params}
     params = [""]
     if "rel" in names:
         params.append("(rel=2)")
     if "gain" in names:
         params.append("(gain=exp)")
+    if "gains" in names:
+        params.append("(gains={1:2,2:5,3:9})")
+    if "judged_only" in names:
+        params.append("(judged_only=true)")
+    if d.at_param is not None:
+        return [f"{d.name}{p}@{x}" for p in params for x in (0.0, 0.3, 1.0)]
     cuts = [None] if d.cutoff == "none" else list(cutoffs)
+    if d.cutoff == "required":
+        cuts = [k for k in cuts if k is not None] or [10]
     return [f"{d.name}{p}" + ("" if k is None else f"@{k}") for p in params for k in cuts]
 
 
@@ -90,7 +99,7 @@ def test_bounded_metrics_lie_in_unit_interval(defn, case):
 def test_monotone_metrics_never_decrease_with_k(defn, case):
     qrels, run = case
     ks = list(range(1, 13))
-    for base in variants(defn, cutoffs=(None,)):
+    for base in (v for v in variants(defn, cutoffs=(None,)) if "@" not in v):
         frame = evaluate(qrels, run, [f"{base}@{k}" for k in ks] + [base], no_relevant="zero")
         values = frame.to_numpy()  # lists hold at most 10 items: k=None comes last, like k >= 10
         assert (values[:, 1:] >= values[:, :-1]).all(), frame

@@ -13,7 +13,7 @@ import ragrade
 from ragrade import RagradeWarning, Run
 from ragrade.metrics import ID_FAMILIES
 from ragrade.policies import Policies
-from reference import PROPERTY_SETTINGS, assert_same, frame_to_dict, ref_evaluate
+from reference import PROPERTY_SETTINGS, assert_same, frame_to_dict, metric_variants, ref_evaluate
 
 QIDS = ["q1", "q2", "q3"]
 DOCS = ["a", "b", "c", "d9", "d10", "q1", "q2"]  # q1/q2 can equal their query id
@@ -23,7 +23,7 @@ for d in ID_FAMILIES:
     for params in ("", "(rel=2)"):
         if params and not any(p.name == "rel" for p in d.params):
             continue
-        METRICS += [f"{d.name}{params}"] + ([] if d.cutoff == "none" else [f"{d.name}{params}@1", f"{d.name}{params}@3"])
+        METRICS += metric_variants(d, [None, 1, 3], [params])
 
 
 @st.composite

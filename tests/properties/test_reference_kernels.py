@@ -3,15 +3,13 @@ registry metric at several cutoffs and relevance levels, and under every policy 
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
 import ragrade
 from ragrade import PolicyError, Run
 from ragrade.metrics import ID_FAMILIES
-from reference import assert_same, frame_to_dict, random_case, rank, ref_evaluate, rows_of
+from reference import assert_same, frame_to_dict, metric_variants, random_case, rank, ref_evaluate, rows_of
 
 pytestmark = pytest.mark.filterwarnings("ignore::ragrade.RagradeWarning")
 
@@ -20,15 +18,17 @@ def metric_strings() -> list[str]:
     """Every registry metric at several cutoffs (and none), rel levels and gains."""
     out = []
     for d in ID_FAMILIES:
-        cuts = [None] if d.cutoff == "none" else [None, 1, 3, 5, 10, 20]
         variants = [""]
         names = {p.name for p in d.params}
         if "gain" in names:
             variants += ["(gain=exp)", "(rel=2)", "(gain=exp,rel=3)"]
         elif "rel" in names:
             variants += ["(rel=2)", "(rel=3)"]
-        for v, k in itertools.product(variants, cuts):
-            out.append(f"{d.name}{v}" + ("" if k is None else f"@{k}"))
+        if "gains" in names:
+            variants.append("(gains={0:1,1:2,3:7})")
+        if "judged_only" in names:
+            variants.append("(judged_only=true)")
+        out += metric_variants(d, [None, 1, 3, 5, 10, 20], variants)
     return out
 
 

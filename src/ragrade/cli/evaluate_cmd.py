@@ -21,6 +21,8 @@ _POLICY_HELP = {
     "ties": "Order of equal scores",
     "identical_ids": "Items whose id equals the query id",
     "empty_run": "Query with an empty retrieved list",
+    "unjudged": "Retrieved document without a judgment: nonrelevant (trec_eval), condensed (removed before "
+                "scoring, as trec_eval -J), bounds (lower and upper bound)",
 }
 
 
@@ -52,35 +54,90 @@ def _policy_options(f):
 @click.option("--profile", default=None, metavar="PROFILE",
               help="Score under a peer's conventions (autorag, ragas, continuous-eval, remem, llamaindex, "
                    "deepeval, trec_eval, pytrec_eval, beir, ir_measures, ranx). See docs/profiles.md.")
+@click.option("--names", type=click.Choice(["ragrade", "trec_eval"]), default="ragrade", show_default=True,
+              help="How bare metric names are read: trec_eval reads every trec_eval name as trec_eval does "
+                   "(recall = recall_5 ... recall_1000); ragrade keeps ragrade's meaning of its own family names "
+                   "(recall = the whole list's recall) and reads every other trec_eval name as trec_eval does.")
+@click.option("-M", "--max-docs", "max_docs", type=click.IntRange(min=1), default=None,
+              help="trec_eval -M: read only the first N documents of each ranking.")
+@click.option("-J", "--judged-only", "judged_only", is_flag=True,
+              help="trec_eval -J: remove unjudged documents before scoring (same as --unjudged condensed).")
+@click.option("-l", "--level", "rel_level", type=click.IntRange(min=1), default=None,
+              help="trec_eval -l: relevance level of every metric not given one (e.g. P(rel=2)@5).")
+@click.option("-c", "--complete", is_flag=True,
+              help="trec_eval -c: queries of QRELS missing from RUN score 0 (ragrade's default; needed with "
+                   "--profile trec_eval, which leaves them out).")
+@click.option("-N", "--num-docs", "num_docs", type=click.IntRange(min=0), default=None,
+              help="trec_eval -N: documents in the collection (utility's fourth coefficient).")
+@click.option("--upper-grade", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="With --unjudged bounds: the grade of an unjudged document in the upper bound "
+                   "(default: the highest grade in QRELS).")
+@click.option("--hole-threshold", type=click.FloatRange(0, 1), default=0.1, show_default=True,
+              help="Warn when the mean hole rate (share of unjudged documents in the top k) exceeds it.")
 @_policy_options
 def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt: str, qrels_format: str | None,
-            run_format: str | None, digits: int, profile: str | None = None, **policies: Any) -> None:
+            run_format: str | None, digits: int, profile: str | None = None, names: str = "ragrade",
+            max_docs: int | None = None, judged_only: bool = False, rel_level: int | None = None,
+            complete: bool = False, num_docs: int | None = None, upper_grade: float | None = None,
+            hole_threshold: float = 0.1, **policies: Any) -> None:
     """Score RUN against the ground truth QRELS.
 
     Formats are detected from the file extensions (TREC, TSV/CSV, JSONL, Parquet, optionally
-    gzipped). Results go to stdout; warnings about undefined cases go to stderr.
+    gzipped). Results go to stdout; warnings about undefined cases go to stderr. Under the table:
+    the hole rate (the share of each query's top-k documents without a judgment).
+
+    trec_eval's measure names and options work as in trec_eval: -m P, -m ndcg_cut.5,10, -m all_trec,
+    -M, -J, -l, -c, -N (see docs/metrics.md).
 
     \b
-    Example:
+    Examples:
       ragrade evaluate examples/qrels.tsv examples/run.tsv -m ndcg@10 -m recall@5
+      ragrade evaluate qrels.txt run.txt -m all_trec --names trec_eval --per-query --format json
     """
     from ragrade.engine.api import evaluate
     from ragrade.engine.inputs import read_both
     from ragrade.engine.result import metric_labels
-    from ragrade.errors import RagradeWarning
+    from ragrade.errors import PolicyError, RagradeWarning
 
     with input_errors():
-        metric_labels(list(metrics))  # fail on a typo before reading large files
+        if judged_only:
+            if policies.get("unjudged") not in (None, "condensed"):
+                raise PolicyError("-J/--judged-only and --unjudged " + str(policies["unjudged"]) + " disagree")
+            policies["unjudged"] = "condensed"
+        if complete:
+            if policies.get("missing_run") not in (None, "zero"):
+                raise PolicyError("-c/--complete and --missing-run " + str(policies["missing_run"]) + " disagree")
+            policies["missing_run"] = "zero"
+        settings: dict[str, Any] = dict(max_docs=max_docs, num_docs=num_docs, upper_grade=upper_grade,
+                                        names=names, rel_level=rel_level)
+        labels = metric_labels(list(metrics), names=names, rel_level=rel_level)  # type: ignore[arg-type]  # fail on a typo first
+        if all(m.family.kind == "diversity" for _, m in labels):  # subtopic judgments: qid subtopic docno rel
+            from ragrade.engine.diversity import evaluate_diversity
+            from ragrade.io import read_run
+
+            result = evaluate_diversity(qrels, read_run(run, format=run_format), labels, max_docs=max_docs,
+                                        **{k: policies.get(k) for k in ("missing_run", "no_relevant", "ties")})
+            _output(result, fmt, per_query, digits, [], 1.0)
+            return
         with reading_all([(qrels, "ground truth"), (run, "run")]) as (q_progress, r_progress):
             # Both files at once: Arrow parses without holding the GIL.
             q, r = read_both(qrels, run, qrels_format=qrels_format, qrels_progress=q_progress,
                              run_format=run_format, run_progress=r_progress)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RagradeWarning)
-            result = evaluate(q, r, list(metrics), profile=profile, **policies)
+            result = evaluate(q, r, list(metrics), profile=profile, **settings, **policies)
     notes = [part for w in caught if issubclass(w.category, RagradeWarning) for part in str(w.message).split("; ")]
+    _output(result, fmt, per_query, digits, notes, hole_threshold)
+
+
+def _output(result: Any, fmt: str, per_query: bool, digits: int, notes: list[str], hole_threshold: float) -> None:
+    holes = result.hole_rate
+    if holes is not None and holes.exceeds(hole_threshold):
+        notes.append(f"{100 * holes.mean:.1f}% of the top-{holes.k} documents are unjudged (above "
+                     f"{100 * hole_threshold:g}%): the values are lower bounds (try --unjudged bounds)")
     if fmt == "table":
-        _print_table(result, per_query, digits)
+        _print_table(result, per_query, digits, notes if holes is not None and holes.exceeds(hole_threshold)
+                     else [])
     else:
         for note in notes:
             click.echo(f"warning: {note}", err=True)
@@ -92,7 +149,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
             click.echo(result.to_markdown(per_query=per_query, digits=digits), nl=False)
 
 
-def _print_table(result: Any, per_query: bool, digits: int) -> None:
+def _print_table(result: Any, per_query: bool, digits: int, hole_notes: list[str]) -> None:
     from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
@@ -100,12 +157,16 @@ def _print_table(result: Any, per_query: bool, digits: int) -> None:
     out = stdout_console()
     title = Text(f"run {result.run_name}") if result.run_name else None
     table = Table(title=title, title_justify="left")
+    upper = result.upper_means
     table.add_column("metric")
-    table.add_column("mean", justify="right")
+    table.add_column("mean" if upper is None else "lower", justify="right")
+    if upper is not None:
+        table.add_column("upper", justify="right")
     table.add_column("queries", justify="right")
     counts = result.counts
     for label, mean in result.means.items():
-        table.add_row(Text(label), number(mean, digits), str(counts[label]))
+        bound = [number(upper[label], digits)] if upper is not None else []
+        table.add_row(Text(label), number(mean, digits), *bound, str(counts[label]))
     out.print(table)
     if per_query:
         pq = Table(title="per query", title_justify="left")
@@ -120,7 +181,9 @@ def _print_table(result: Any, per_query: bool, digits: int) -> None:
     lines = result.summary_lines()
     err = stderr_console()
     for i, line in enumerate(lines):
-        if i == 0:
+        if i == 0 or line.startswith("hole rate@"):
             out.print(Text(line, style="dim"))
         else:
             err.print(f"[yellow]note:[/yellow] {escape(line)}")
+    for note in hole_notes[-1:]:
+        err.print(f"[yellow]warning:[/yellow] {escape(note)}")

@@ -14,6 +14,9 @@ KIND_TITLES = {
              "metrics); see `docs/profiles.md`."),
     "judge": ("Judge measures", "Scored by `ragrade judge`: an LLM or an offline judge reads the texts; see "
               "`docs/judges.md`."),
+    "diversity": ("Diversity measures", "Computed from subtopic judgments (TREC `qid subtopic docno rel` files) by "
+                  "`ragrade.evaluate` / `ragrade evaluate` when every metric is a diversity measure "
+                  "(`ragrade.evaluate_diversity`)."),
 }
 
 
@@ -41,6 +44,8 @@ def rows() -> list[dict[str, Any]]:
         "definition": d.summary,
         "formula": d.formula,
         "mean_name": d.mean_name,
+        "aggregate": d.aggregate,
+        "source": d.source,
         "needs": list(d.needs),
         "example": d.example(),
     } for d in REGISTRY]
@@ -60,8 +65,15 @@ def render_markdown() -> str:
         "Every metric is written `name(param=value,...)@k`: names and aliases are case-insensitive, the",
         "parameters and the cutoff are optional (no cutoff = the whole retrieved list), and a list of",
         "cutoffs such as `recall@[1,5,10]` expands to one metric per cutoff. One parser reads every kind of",
-        "metric below; `str(metric)` parses back to an equal metric. The mean over queries is the",
-        "arithmetic mean over the counted queries (see `docs/conventions.md` for the policies).",
+        "metric below; `str(metric)` parses back to an equal metric. The aggregate over queries is the",
+        "arithmetic mean over the counted queries unless the family says otherwise (trec_eval's counts are",
+        "summed, `gm_map` and `gm_bpref` are geometric means); see `docs/conventions.md` for the policies.",
+        "",
+        "ir-measures' spellings are read as ir-measures writes them (`nDCG@10`, `P(rel=2)@5`, `RBP(p=0.8)`,",
+        "`IPrec@0.5`, `SetP(relative=True)`, `nDCG(gains={0:0,1:1,2:3})@10`, `judged_only=True`), ranx's",
+        "too (`ndcg_burges@10`, `map@100-l2`, `rbp.95`), and trec_eval's names as trec_eval reads them (the",
+        "table at the end). Every result also carries the hole rate (`result.hole_rate`): the share of each",
+        "query's top-k documents without a judgment, k the largest cutoff asked (10 when none is).",
     ]
     table = rows()
     for kind, (title, blurb) in KIND_TITLES.items():
@@ -100,12 +112,46 @@ def render_markdown() -> str:
             props.append("the ideal ranking scores 1")
         if props:
             lines.append("- properties: " + "; ".join(props))
+        if d.aggregate != "mean":
+            lines.append(f"- aggregate: {_AGGREGATE[d.aggregate]}")
+        if d.needs_judged:
+            lines.append("- reads judged non-relevant documents too: adding a judgment of grade 0 can change it")
         if d.source:
             lines.append(f"- source: {_md(d.source)}")
         for note in d.notes:
             lines.append(f"- note: {_md(note)}")
         lines.append("")
+    lines += _trec_section()
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+_AGGREGATE = {"sum": "the sum over queries (trec_eval's counts)",
+              "gmean": "the geometric mean over queries of the values floored at 1e-5 (trec_eval)",
+              "mean": "the mean"}
+
+
+def _trec_section() -> list[str]:
+    """The table of trec_eval's names (from the registry's TREC table)."""
+    from ragrade.metrics.parser import parse_labelled
+    from ragrade.metrics.registry import TREC, TREC_NICKNAMES
+
+    lines = ["## trec_eval's names", "",
+             "Written as trec_eval writes them (case-sensitive) on `-m`: a family name stands for the family at",
+             "trec_eval's official parameters (`P` is `P_5` ... `P_1000`), `name.values` sets them (`P.5,10`,",
+             "`ndcg_cut.5,10`, `iprec_at_recall.0.5`, `ndcg.1=3,2=9`, `rbp.p=0.5`, `utility.1,-1,0,0`), output",
+             "names name one metric (`P_5`, `iprec_at_recall_0.50`, `Rprec_mult_0.20`), and the results are",
+             "labelled with trec_eval's output names. Under `names=\"ragrade\"` (the default), a bare name that",
+             "is also a ragrade family of its own (`recall`, `rbp`) keeps ragrade's meaning; `names=\"trec_eval\"`",
+             "(`--names trec_eval`) reads it as trec_eval does. Nicknames: "
+             + "; ".join(f"`{k}` ({len(v)} names)" for k, v in TREC_NICKNAMES.items())
+             + ". `runid` and `relstring` (text, not numbers) are left out.",
+             "", "| trec_eval | ragrade | version | stands for |", "|---|---|---|---|"]
+    for t in TREC:
+        labels = parse_labelled(t.name, "trec_eval")
+        shown = ", ".join(f"`{label}` = `{m}`" for label, m in labels[:3]) + (", ..." if len(labels) > 3 else "")
+        lines.append(f"| `{t.name}` | `{t.family}` | {t.version} | {_md(shown)} |")
+    lines.append("")
+    return lines
 
 
 _DEFINED = {
@@ -114,6 +160,8 @@ _DEFINED = {
     "positive": "queries with at least one positive grade (at `rel` when set; the `no_relevant` policy decides "
                 "the others)",
     "always": "every query",
+    "value": "the queries where the measure gives a number (see the definition; the `no_relevant` policy "
+             "decides the others)",
 }
 
 

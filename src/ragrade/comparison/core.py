@@ -3,6 +3,7 @@ significance groups."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import warnings
 from collections.abc import Mapping, Sequence
@@ -388,8 +389,9 @@ def compare(
     labels = metric_labels(metrics)
     named = name_runs(runs)
     evaluator = Evaluator(qrels, labels, **policies)
-    per_query = {name: evaluator.evaluate(run).per_query for name, run in named.items()}
-    return compare_scores(
+    results = {name: evaluator.evaluate(run) for name, run in named.items()}
+    per_query = {name: r.per_query for name, r in results.items()}
+    cmp = compare_scores(
         per_query,
         labels,
         baseline=baseline,
@@ -401,3 +403,8 @@ def compare(
         seed=seed,
         ci_method=ci_method,
     )
+    holes = {name: r.hole_rate for name, r in results.items() if r.hole_rate is not None}
+    if holes:
+        cmp = dataclasses.replace(cmp, hole_rates={name: h.mean for name, h in holes.items()},
+                                  hole_k=next(iter(holes.values())).k)
+    return cmp

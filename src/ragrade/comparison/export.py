@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -76,6 +77,9 @@ def to_dict(cmp: ComparisonTables) -> dict[str, Any]:
         "summary": summary,
         "pairs": pairs,
     }
+    holes = getattr(cmp, "hole_rates", None)
+    if holes:
+        out["hole_rates"] = {"k": getattr(cmp, "hole_k", None), "runs": dict(holes)}
     return dict(jsonable(out))
 
 
@@ -130,6 +134,19 @@ def summary_cells(
     return cells
 
 
+def hole_cells(cmp: ComparisonTables) -> dict[str, str]:
+    """Per run, its hole rate as a percentage (empty when the comparison has none)."""
+    holes = getattr(cmp, "hole_rates", None) or {}
+    return {r: ("nan" if holes.get(r, math.nan) != holes.get(r, math.nan) else f"{100 * holes[r]:.1f}%")
+            for r in cmp.runs} if holes else {}
+
+
+def hole_note(cmp: ComparisonTables) -> str:
+    """The sentence on the runs' hole rates (empty when the comparison has none)."""
+    note = getattr(cmp, "hole_note", None)
+    return note() if callable(note) else ""
+
+
 def groups_note(cmp: ComparisonTables) -> str:
     """The sentence explaining the group letters (empty when the comparison has none)."""
     if not cmp.has_groups:
@@ -140,8 +157,10 @@ def groups_note(cmp: ComparisonTables) -> str:
 # ------------------------------------------------------------------------------------------------ markdown
 def to_markdown(cmp: ComparisonTables, digits: int = 4, ci: bool = True) -> str:
     """GitHub-flavoured markdown: the summary (runs x metrics) and the pairs table."""
-    lines = ["| # | run | " + " | ".join(markdown_escape(m) for m in cmp.metrics) + " |"]
-    lines.append("|---|---|" + "|".join("---:" for _ in cmp.metrics) + "|")
+    holes = hole_cells(cmp)
+    hole_head = f" | holes@{getattr(cmp, 'hole_k', '')}" if holes else ""
+    lines = ["| # | run | " + " | ".join(markdown_escape(m) for m in cmp.metrics) + hole_head + " |"]
+    lines.append("|---|---|" + "|".join("---:" for _ in cmp.metrics) + ("|---:" if holes else "") + "|")
     for run in cmp.runs:
         cells = summary_cells(
             cmp,
@@ -153,9 +172,10 @@ def to_markdown(cmp: ComparisonTables, digits: int = 4, ci: bool = True) -> str:
             interval=lambda lo, hi: f" [{lo}, {hi}]",
             group=lambda g: f" ({g})",
         )
-        lines.append(f"| {cmp.letters[run]} | {markdown_escape(run)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {cmp.letters[run]} | {markdown_escape(run)} | " + " | ".join(cells)
+                     + (f" | {holes[run]}" if holes else "") + " |")
     lines.append("")
-    note = " ".join(x for x in (cmp.description, groups_note(cmp)) if x)
+    note = " ".join(x for x in (cmp.description, groups_note(cmp), hole_note(cmp)) if x)
     lines.append(f"_{markdown_escape(note)}_")
     lines.append("")
     lines.append("| metric | control | treatment | Δ | Δ CI | p | p adj. | sig. | d_z | W/T/L |")
@@ -214,12 +234,15 @@ def to_rich(cmp: ComparisonTables, digits: int = 4) -> Any:
     from rich.table import Table
     from rich.text import Text
 
-    caption = " ".join(x for x in (cmp.description, groups_note(cmp)) if x)
+    caption = " ".join(x for x in (cmp.description, groups_note(cmp), hole_note(cmp)) if x)
     summary = Table(title="Means and bootstrap CIs", caption=caption, caption_justify="left")
     summary.add_column("#")
     summary.add_column("run")
     for metric in cmp.metrics:
         summary.add_column(Text(metric), justify="right")
+    holes = hole_cells(cmp)
+    if holes:
+        summary.add_column(f"holes@{getattr(cmp, 'hole_k', '')}", justify="right")
     rows = summary_rows(cmp)
     for run in cmp.runs:
         cells: list[Text | str] = [cmp.letters[run], Text(run)]
@@ -232,6 +255,8 @@ def to_rich(cmp: ComparisonTables, digits: int = 4) -> Any:
             if row["group"]:
                 cell.append(f" {row['group']}", style="magenta")
             cells.append(cell)
+        if holes:
+            cells.append(holes[run])
         summary.add_row(*cells)
 
     pairs = Table(title="Paired differences (treatment − control)")

@@ -47,7 +47,23 @@ class Comparison:
     seed: int | None
     letters: dict[str, str] = field(default_factory=dict)
     ci_methods: dict[str, str] = field(default_factory=dict)
+    #: Per run, the mean share of unjudged documents in the top ``hole_k`` (empty when the scores were
+    #: given without judgments, as to :func:`compare_scores`).
+    hole_rates: dict[str, float] = field(default_factory=dict)
+    hole_k: int | None = None
 
+    def hole_note(self) -> str:
+        """One sentence on the hole rates (empty without them); it warns when they differ by more than ten
+        points, since a run with more unjudged documents is scored lower by construction."""
+        if not self.hole_rates or self.hole_k is None:
+            return ""
+        shown = ", ".join(f"{r} {100 * self.hole_rates[r]:.1f}%" for r in self.runs if r in self.hole_rates)
+        text = f"Hole rate@{self.hole_k} (unjudged share of the top {self.hole_k}): {shown}."
+        values = [v for v in self.hole_rates.values() if v == v]
+        if values and max(values) - min(values) > 0.10:
+            text += (" The runs differ by more than ten points: the one with more holes is scored lower by "
+                     "construction, so compare them with unjudged='bounds' or 'condensed' too.")
+        return text
     # ----------------------------------------------------------------- accessors
     def mean(self, metric: str, run: str) -> float:
         value: Any = self.summary.at[(metric, run), "mean"]

@@ -22,9 +22,10 @@ from ragrade.engine.inputs import is_path, read_both
 from ragrade.engine.lists import evaluate_engine_profile, evaluate_list_profile
 from ragrade.engine.result import MetricsArg, Result, Summary, metric_labels
 from ragrade.engine.texts import align_texts, evaluate_texts
-from ragrade.errors import InputError, UnknownNameError
+from ragrade.errors import InputError, MetricError, UnknownNameError
 from ragrade.kernels.text import TextLists
 from ragrade.matching.matchers import Matcher, get_matcher
+from ragrade.metrics.parser import Names
 from ragrade.policies import (
     Duplicates,
     EmptyRun,
@@ -34,6 +35,7 @@ from ragrade.policies import (
     NoRelevant,
     Policies,
     Ties,
+    Unjudged,
 )
 from ragrade.profiles import Profile, get_profile
 
@@ -42,7 +44,9 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
              matcher: Matcher | str | None = None, missing_run: MissingRun | None = None,
              missing_qrels: MissingQrels | None = None, no_relevant: NoRelevant | None = None,
              duplicates: Duplicates | None = None, identical_ids: IdenticalIds | None = None,
-             ties: Ties | None = None, empty_run: EmptyRun | None = None, **unknown: Never) -> Result:
+             ties: Ties | None = None, empty_run: EmptyRun | None = None, unjudged: Unjudged | None = None,
+             max_docs: int | None = None, num_docs: int | None = None, upper_grade: float | None = None,
+             names: Names = "ragrade", rel_level: int | None = None, **unknown: Never) -> Result:
     """Score ``run`` against ``qrels`` with ``metrics``.
 
     ``qrels`` and ``run`` may be :class:`~ragrade.data.Qrels` / :class:`~ragrade.data.Run` objects, nested
@@ -55,7 +59,15 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
     conventions (``docs/profiles.md``); ``matcher`` (``"rouge_l"``, ``"fuzzy"``, a
     :class:`~ragrade.matching.Matcher`; ``"profile"`` for the peer's own) makes the items texts
     (``docs/matching.md``). The remaining keywords set the policies for undefined cases
-    (``docs/conventions.md``, "Policies"; None keeps the default or the profile's).
+    (``docs/conventions.md``, "Policies"; None keeps the default or the profile's), among them ``unjudged``
+    (``"nonrelevant"``, ``"condensed"``, ``"bounds"``: what an unjudged retrieved document is), and
+    trec_eval's options: ``max_docs`` (``-M``), ``num_docs`` (``-N``), ``rel_level`` (``-l``: the relevance
+    level of every metric not given one), ``unjudged="condensed"`` (``-J``), ``missing_run="zero"`` (``-c``).
+    ``names="trec_eval"`` reads every trec_eval name as trec_eval does (``recall`` is recall_5 ...
+    recall_1000; by default a bare ``recall`` keeps ragrade's meaning, see :mod:`ragrade.metrics.parser`).
+
+    Every result carries the hole rate (``result.hole_rate``): the share of each query's top-k documents
+    without a judgment, k the largest cutoff asked (10 when none is).
 
     >>> r = evaluate({"q1": {"t1": 1, "t2": 1, "t3": 1}},
     ...              {"q1": {"t1": 4.0, "p1": 3.0, "t2": 2.0, "p3": 1.0}}, ["ndcg@4", "ap@4", "P@10", "rr"])
@@ -63,11 +75,24 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
     {'ndcg@4': 0.703918089, 'ap@4': 0.5555555556, 'P@10': 0.2, 'rr': 1.0}
     """
     if unknown:
-        raise UnknownNameError("option", next(iter(unknown)), [*Policies.choices(), "profile", "matcher"])
-    labels = metric_labels(metrics)
+        raise UnknownNameError("option", next(iter(unknown)), [*Policies.choices(), *Policies.settings(),
+                                                               "profile", "matcher", "names", "rel_level"])
+    labels = metric_labels(metrics, names=names, rel_level=rel_level)
     policies = {k: v for k, v in dict(missing_run=missing_run, missing_qrels=missing_qrels,
                                       no_relevant=no_relevant, duplicates=duplicates, identical_ids=identical_ids,
-                                      ties=ties, empty_run=empty_run).items() if v is not None}
+                                      ties=ties, empty_run=empty_run, unjudged=unjudged, max_docs=max_docs,
+                                      num_docs=num_docs, upper_grade=upper_grade).items() if v is not None}
+    kinds = {m.family.kind for _, m in labels}
+    if "diversity" in kinds:
+        if kinds != {"diversity"}:
+            raise MetricError("diversity measures (alpha_ndcg, err_ia) read subtopic judgments: evaluate them "
+                              "separately from the other metrics")
+        if profile is not None or matcher is not None:
+            raise InputError("diversity measures take neither a profile nor a matcher")
+        from ragrade.engine.diversity import evaluate_diversity
+
+        return evaluate_diversity(qrels, run, labels, missing_run=missing_run, no_relevant=no_relevant, ties=ties,
+                                  max_docs=max_docs)
     prof = None if profile is None else get_profile(profile)
     if prof is not None and prof.name == "default":
         prof = None

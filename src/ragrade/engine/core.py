@@ -17,11 +17,12 @@ import pandas as pd
 
 from ragrade.engine.inputs import as_qrels, as_run
 from ragrade.engine.join import Joined, TruthIndex, join_dict, join_run
-from ragrade.engine.result import MetricsArg, Result, Summary, metric_labels
+from ragrade.engine.result import HoleRate, MetricsArg, Result, Summary, metric_labels
 from ragrade.errors import InputError, MetricError, PolicyError, RagradeWarning, UnknownNameError
 from ragrade.kernels import metrics as K
+from ragrade.kernels._common import rank_within_group
 from ragrade.kernels.ranking import ties_straddling
-from ragrade.metrics.parser import Metric
+from ragrade.metrics.parser import Metric, Names
 from ragrade.policies import (
     Duplicates,
     EmptyRun,
@@ -31,6 +32,7 @@ from ragrade.policies import (
     NoRelevant,
     Policies,
     Ties,
+    Unjudged,
 )
 
 
@@ -41,6 +43,9 @@ def check_id_metrics(labels: list[tuple[str, Metric]], where: str = "") -> None:
         if kind == "judge":
             raise MetricError(f"{label!r} is judged by an LLM or offline judge: compute it with "
                               f"`ragrade judge` / ragrade.judges.evaluate_judged{where}")
+        if kind == "diversity":
+            raise MetricError(f"{label!r} needs subtopic judgments: compute it with ragrade.evaluate_diversity "
+                              f"(TREC 'qid subtopic docno rel' qrels){where}")
         if kind == "text":
             raise MetricError(f"{label!r} compares texts: give the items as texts with a matcher or a profile "
                               f"that defines it (e.g. ragrade.evaluate(truth, retrieved, [{label!r}], "
@@ -62,20 +67,26 @@ class Evaluator:
     def __init__(self, qrels: Any, metrics: MetricsArg, *, missing_run: MissingRun | None = None,
                  missing_qrels: MissingQrels | None = None, no_relevant: NoRelevant | None = None,
                  duplicates: Duplicates | None = None, identical_ids: IdenticalIds | None = None,
-                 ties: Ties | None = None, empty_run: EmptyRun | None = None,
+                 ties: Ties | None = None, empty_run: EmptyRun | None = None, unjudged: Unjudged | None = None,
+                 max_docs: int | None = None, num_docs: int | None = None, upper_grade: float | None = None,
+                 names: Names = "ragrade", rel_level: int | None = None,
                  policies: Policies | None = None, **unknown: Never) -> None:
         if unknown:
-            raise UnknownNameError("option", next(iter(unknown)), [*Policies.choices(), "policies"])
-        self.labels = metric_labels(metrics)
+            raise UnknownNameError("option", next(iter(unknown)), [*Policies.choices(), *Policies.settings(),
+                                                                   "names", "rel_level", "policies"])
+        self.labels = metric_labels(metrics, names=names, rel_level=rel_level)
         check_id_metrics(self.labels)
         base = policies if policies is not None else Policies()
         self.policies = base.update(missing_run=missing_run, missing_qrels=missing_qrels, no_relevant=no_relevant,
                                     duplicates=duplicates, identical_ids=identical_ids, ties=ties,
-                                    empty_run=empty_run)
+                                    empty_run=empty_run, unjudged=unjudged, max_docs=max_docs, num_docs=num_docs,
+                                    upper_grade=upper_grade)
         self.qrels = as_qrels(qrels)
         if self.qrels.n_queries == 0:
             raise InputError("the ground truth holds no query: there is nothing to evaluate")
-        self.index = TruthIndex(self.qrels)
+        self.index = TruthIndex(self.qrels, judged="all")
+        #: Cutoffs at which ``result.hole_rate.by_k`` is also computed (the report's plot sets them).
+        self.hole_cutoffs: tuple[int, ...] = ()
 
     def evaluate(self, run: Any, name: str | None = None) -> Result:
         """Score one run (a :class:`~ragrade.data.Run`, nested dicts, ranked lists, a DataFrame, a table
@@ -83,11 +94,11 @@ class Evaluator:
         joined = join_dict(self.index, run, self.policies) if isinstance(run, dict) else None
         if joined is None:
             joined = join_run(self.index, as_run(run), self.policies)
-        return finish(self.index, self.labels, self.policies, joined, name)
+        return finish(self.index, self.labels, self.policies, joined, name, self.hole_cutoffs)
 
 
 def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Policies, j: Joined,
-           name: str | None) -> Result:
+           name: str | None, hole_cutoffs: tuple[int, ...] = ()) -> Result:
     """Credit each unit once at its best rank, run the kernels, apply the definedness rule and the
     policies, and build the :class:`Result` (warning once with every note)."""
     pol = policies
@@ -110,44 +121,67 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
         qq, pos = j.qq, j.pos
     else:
         qq, pos, grade, unit = j.qq[order], j.pos[order], grade[order], unit[order]
-    first = ~pd.Series(unit).duplicated(keep="first").to_numpy() if len(unit) else np.zeros(0, dtype=bool)
-    positive = first & (grade > 0)
-    judged = K.Judged(nq=nq, n_ret=a.n_ret, q=qq[positive], pos=pos[positive], grade=grade[positive],
-                      unit_q=index.unit_q, unit_grade=index.unit_grade)
+    n_ret = a.n_ret
+    if pol.max_docs is not None:  # trec_eval -M: only the first max_docs documents are read
+        keep = pos < pol.max_docs
+        if not keep.all():
+            qq, pos, grade, unit = qq[keep], pos[keep], grade[keep], unit[keep]
+        n_ret = np.minimum(n_ret, pol.max_docs)
+    if j.unique_docs and not qrels.has_groups:  # every judged row is its own unit's only copy
+        first = np.ones(len(unit), dtype=bool)
+    else:
+        first = ~pd.Series(unit).duplicated(keep="first").to_numpy() if len(unit) else np.zeros(0, dtype=bool)
+    all_judged = index.judged == "all"
+    judged = judged_view(nq, n_ret, qq, pos, grade, unit, first, index, pol.num_docs, all_judged)
     counted_rows = np.ones(nq, dtype=bool)
     if pol.missing_run == "drop":
         counted_rows &= a.in_run
+    cutoffs: set[int] = {m.k for _, m in labels if m.k is not None}
+    views: dict[str, K.Judged] = {"nonrelevant": judged}
+
+    def view(kind: str) -> K.Judged:
+        if kind not in views:
+            views[kind] = condensed(judged) if kind == "condensed" else with_unjudged_relevant(
+                judged, pol.upper_grade if pol.upper_grade is not None else _top_grade(index))
+        return views[kind]
+
     data: dict[str, np.ndarray] = {}
+    upper: dict[str, np.ndarray] = {}
     nan_means: set[str] = set()
-    cutoffs: set[int] = set()
     for label, m in labels:
         fam = m.family
         assert fam.kernel is not None
-        values = fam.kernel(m, judged)
-        undefined = ~defined_mask(m, judged) & counted_rows
+        only_judged = pol.unjudged == "condensed" or _param(m, "judged_only", False)
+        jv = view("condensed") if only_judged else judged
+        values = fam.kernel(m, jv)
+        undefined = (np.isnan(values) if fam.defined == "value" else ~defined_mask(m, judged)) & counted_rows
         if undefined.any():
             summary.no_relevant[label] = qrels.query_ids[undefined].tolist()
             if pol.no_relevant == "error":
                 raise PolicyError(f"{label}: {int(undefined.sum())} queries have no relevant judgments "
                                   f"(e.g. {summary.no_relevant[label][0]!r})")
-            if pol.no_relevant == "zero":
-                values = np.where(undefined, 0.0, values)
-            else:
-                values = np.where(undefined, np.nan, values)
-                if pol.no_relevant == "nan":
-                    nan_means.add(label)
-        data[label] = values
-        if m.k is not None:
-            cutoffs.add(m.k)
+        fill = 0.0 if pol.no_relevant == "zero" else np.nan
+        if pol.no_relevant == "nan" and undefined.any():
+            nan_means.add(label)
+        data[label] = np.where(undefined, fill, values) if undefined.any() else values
+        if pol.unjudged == "bounds":
+            hi = fam.kernel(m, view("condensed") if _param(m, "judged_only", False) else view("upper"))
+            upper[label] = np.where(undefined, fill, hi) if undefined.any() else hi
     if any(summary.no_relevant.values()):
         worst = max(summary.no_relevant.values(), key=len)
         action = {"skip": "left out of the means", "zero": "scored 0", "nan": "NaN (means are NaN)"}
         notes.append(f"{len(worst)} queries have no relevant judgments and were "
                      f"{action[pol.no_relevant]} (e.g. {examples(worst)})")
-    frame = pd.DataFrame(data, index=pd.Index(qrels.query_ids, name="query", dtype=object))
+    query_index = pd.Index(qrels.query_ids, name="query", dtype=object)
+    frame = pd.DataFrame(data, index=query_index)
+    upper_frame = pd.DataFrame(upper, index=query_index) if pol.unjudged == "bounds" else None
     if pol.missing_run == "drop":
         frame = frame[counted_rows]
+        upper_frame = None if upper_frame is None else upper_frame[counted_rows]
     summary.evaluated = len(frame)
+    holes = hole_rate(judged, max(cutoffs) if cutoffs else 10, index, frame.index,
+                      keep=counted_rows if pol.missing_run == "drop" else None,
+                      extra_cutoffs=hole_cutoffs) if all_judged else None
     if j.sorted_scores is not None:
         for k in sorted(cutoffs):
             t = ties_straddling(j.sorted_scores, j.offsets, k, j.evaluated_segments)
@@ -155,7 +189,107 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
                 summary.ties_at_cutoff[k] = t
     if notes:
         warnings.warn("; ".join(notes), RagradeWarning, stacklevel=caller_stacklevel())
-    return Result(frame, dict(labels), summary, pol, run_name=name or j.run_name, nan_means=nan_means)
+    return Result(frame, dict(labels), summary, pol, run_name=name or j.run_name, nan_means=nan_means,
+                  hole_rate=holes, upper=upper_frame)
+
+
+def _param(m: Metric, name: str, default: Any) -> Any:
+    """A parameter of ``m`` if its family has it, else ``default``."""
+    return m.get(name) if m.family.param(name) is not None else default
+
+
+def _top_grade(index: TruthIndex) -> float:
+    g = index.unit_grade
+    return float(g.max()) if len(g) and g.max() > 0 else 1.0
+
+
+def judged_view(nq: int, n_ret: np.ndarray, qq: np.ndarray, pos: np.ndarray, grade: np.ndarray, unit: np.ndarray,
+                first: np.ndarray, index: TruthIndex, num_docs: int | None, all_judged: bool = True) -> K.Judged:
+    """The kernels' input from the judged rows sorted by (query, position)."""
+    positive = first & (grade > 0)
+    return K.Judged(nq=nq, n_ret=n_ret, q=qq[positive], pos=pos[positive], grade=grade[positive],
+                    unit_q=index.unit_q, unit_grade=index.unit_grade, unit=unit[positive],
+                    jq=qq if all_judged else None, jpos=pos if all_judged else None,
+                    jgrade=grade if all_judged else None, jfirst=first if all_judged else None,
+                    junit=unit if all_judged else None, num_docs=num_docs)
+
+
+def condensed(j: K.Judged) -> K.Judged:
+    """The rankings without their unjudged and negative-grade documents, ranks closed up (Sakai's condensed
+    lists; trec_eval -J; ir-measures judged_only)."""
+    q, _, g, first = j.judged_table()
+    assert j.junit is not None
+    keep = g >= 0
+    q, g, first, unit = q[keep], g[keep], first[keep], j.junit[keep]
+    pos = rank_within_group(q) - 1
+    n_ret = np.bincount(q, minlength=j.nq).astype(np.int64)
+    positive = first & (g > 0)
+    return K.Judged(nq=j.nq, n_ret=n_ret, q=q[positive], pos=pos[positive], grade=g[positive], unit_q=j.unit_q,
+                    unit_grade=j.unit_grade, unit=unit[positive], jq=q, jpos=pos, jgrade=g, jfirst=first, junit=unit,
+                    num_docs=j.num_docs)
+
+
+def with_unjudged_relevant(j: K.Judged, grade: float) -> K.Judged:
+    """The upper bound's input: every retrieved document without a judgment becomes a relevant unit of
+    grade ``grade`` (each retrieved row its own unit)."""
+    q, pos, g, first = j.judged_table()
+    assert j.junit is not None and j.unit is not None
+    total = int(j.n_ret.sum())
+    starts = np.zeros(j.nq + 1, dtype=np.int64)
+    np.cumsum(j.n_ret, out=starts[1:])
+    all_q = np.repeat(np.arange(j.nq, dtype=np.int64), j.n_ret)
+    all_pos = np.arange(total, dtype=np.int64) - starts[all_q]
+    hole = np.ones(total, dtype=bool)
+    hole[starts[q] + pos] = False
+    uq, upos = all_q[hole], all_pos[hole]
+    new_units = len(j.unit_grade) + np.arange(len(uq), dtype=np.int64)
+    ug = np.full(len(uq), float(grade))
+    unit_q = np.concatenate([j.unit_q, uq])
+    unit_grade = np.concatenate([j.unit_grade, ug])
+
+    def merged(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+        cols = [np.concatenate([x, y]) for x, y in zip(a, b, strict=True)]
+        order = np.lexsort((cols[1], cols[0]))
+        return tuple(c[order] for c in cols)
+
+    pq, pp, pg, pu = merged((j.q, j.pos, j.grade, j.unit), (uq, upos, ug, new_units))
+    jq, jp, jg, jf, ju = merged((q, pos, g, first, j.junit), (uq, upos, ug, np.ones(len(uq), dtype=bool), new_units))
+    return K.Judged(nq=j.nq, n_ret=j.n_ret, q=pq, pos=pp, grade=pg, unit_q=unit_q, unit_grade=unit_grade, unit=pu,
+                    jq=jq, jpos=jp, jgrade=jg, jfirst=jf.astype(bool), junit=ju, num_docs=j.num_docs)
+
+
+def _judged_counts(j: K.Judged, cuts: list[int]) -> np.ndarray:
+    """Judged rows among the top ``cuts[i]`` of each query, for every cutoff at once: ``int64[nq, len(cuts)]``
+    (one counting pass over the judged rows)."""
+    q, pos, _, _ = j.judged_table()
+    c = np.asarray(cuts, dtype=np.int64)
+    bucket = np.searchsorted(c, pos, side="right")  # first cutoff that includes the row
+    keep = bucket < len(c)
+    counts = np.bincount(q[keep] * len(c) + bucket[keep], minlength=j.nq * len(c)).reshape(j.nq, len(c))
+    return np.cumsum(counts, axis=1)
+
+
+def hole_rate(j: K.Judged, k: int, index: TruthIndex, query_index: pd.Index, keep: np.ndarray | None = None,
+              extra_cutoffs: tuple[int, ...] = ()) -> HoleRate:
+    """Share of the top k retrieved documents without a judgment, per query (NaN for an empty list), and
+    its mean at ``extra_cutoffs`` too; ``keep``: the queries reported (``query_index`` holds their ids)."""
+    cuts = sorted({*extra_cutoffs, k})
+    judged = _judged_counts(j, cuts)
+    top = np.minimum(j.n_ret[:, None], np.asarray(cuts)[None, :]).astype(np.float64)
+    if keep is not None:
+        judged, top = judged[keep], top[keep]
+    rates = np.full(top.shape, np.nan)
+    ok = top > 0
+    rates[ok] = 1.0 - judged[ok] / top[ok]
+    by_k = {}
+    for i, cut in enumerate(cuts):
+        v = rates[:, i]
+        v = v[~np.isnan(v)]
+        if len(v):
+            by_k[cut] = float(v.mean())
+    only_relevant = not bool((index.unit_grade <= 0).any())
+    return HoleRate(k, pd.Series(rates[:, cuts.index(k)], index=query_index, name=f"hole_rate@{k}"),
+                    only_relevant, by_k)
 
 
 def defined_mask(m: Metric, j: K.Judged) -> np.ndarray:
@@ -163,11 +297,11 @@ def defined_mask(m: Metric, j: K.Judged) -> np.ndarray:
     relevance level; ``"positive"``: at least one positive grade counted (DCG-type measures, at ``rel``
     when set); ``"always"``."""
     rule = m.family.defined
-    if rule == "always":
+    if rule in ("always", "value"):
         return np.ones(j.nq, dtype=bool)
-    if rule == "positive":
-        rel = m.get("rel")
-        return j.n_relevant(1e-300 if rel is None else rel) > 0
+    if rule == "positive":  # a unit with a positive gain (at rel when set; through the gain map if any)
+        uq, _ = j.unit_gains(_param(m, "rel", None), "linear", _param(m, "gains", None))
+        return np.bincount(uq, minlength=j.nq) > 0
     return j.n_relevant(m.rel) > 0
 
 

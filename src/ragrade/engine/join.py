@@ -5,16 +5,19 @@ that give identical results:
 
 * :func:`join_run` (columnar): a :class:`~ragrade.data.Run` is ranked (only tied rows are reordered when
   it arrives best-first), its duplicates handled by policy, and each query's items compared with that
-  query's positive judgments — by a C scan over Arrow buffers for runs read from files, else through a
-  hash index over the positive judgments' ids.
+  query's judgments — by a C scan over Arrow buffers for runs read from files, else through a hash index
+  over the judged ids.
 * :func:`join_dict` (nested dicts ``{query: {doc: score}}``): the run already holds a hash table per
-  query, so only the *positive judgments* are looked up in it (typically ten times fewer lookups than
-  retrieved items), in the same C pass that reads every score; a judgment's rank is found by a binary
-  search in its query's sorted scores (with trec_eval's tie rule on equal scores).
+  query, so only the *judgments* are looked up in it (typically ten times fewer lookups than retrieved
+  items), in the same C pass that reads every score; a judgment's rank is found by a binary search in its
+  query's sorted scores (with trec_eval's tie rule on equal scores).
 
-Both return a :class:`Joined`: one entry per (retrieved row, positive judgment) pair with its 0-based
-rank, plus the query :class:`Alignment` and what the duplicate and identical-id policies did. Nothing
-here mutates its inputs or any caller state; policy *errors* (``"error"`` options) are raised here.
+Which judgments are looked up is the index's choice (:class:`TruthIndex`, ``judged``): every judgment
+(the default: the hole rate of every result and the measures that read judged non-relevant documents
+need them) or the positive ones only. Both paths return a :class:`Joined`: one entry per (retrieved row,
+judgment) pair with its 0-based rank, plus the query :class:`Alignment` and what the duplicate and
+identical-id policies did. Nothing here mutates its inputs or any caller state; policy *errors*
+(``"error"`` options) are raised here.
 """
 
 from __future__ import annotations
@@ -36,11 +39,12 @@ from ragrade.policies import Policies
 
 
 class TruthIndex:
-    """The ground truth prepared for joining: per-row query and unit, the unit table, the positive
-    judgments, and lookup structures built on first use. Read-only once built; one index serves any
-    number of runs (:class:`ragrade.Evaluator` keeps one)."""
+    """The ground truth prepared for joining: per-row query and unit, the unit table, the judgments a join
+    looks up (``judged="all"``: every one; ``"positive"``: grade > 0 only), and lookup structures built on
+    first use. Read-only once built; one index serves any number of runs (:class:`ragrade.Evaluator` keeps
+    one)."""
 
-    def __init__(self, qrels: Qrels) -> None:
+    def __init__(self, qrels: Qrels, judged: str = "all") -> None:
         self.qrels = qrels
         self.query_ids: list[str] = qrels.query_ids.tolist()
         self.row_q = np.repeat(np.arange(qrels.n_queries, dtype=np.int64), np.diff(qrels.offsets))
@@ -56,8 +60,12 @@ class TruthIndex:
             self.row_unit = np.arange(qrels.n_rows, dtype=np.int64)
             self.unit_q = self.row_q
             self.unit_grade = qrels.grades
-        # Rows that can earn credit (grade > 0): the only ones a join needs to find.
-        self.pos_rows = np.flatnonzero(qrels.grades > 0)
+        # The rows a join finds: every judgment, or only those that can earn credit (grade > 0).
+        if judged not in ("all", "positive"):
+            raise ValueError(f"judged must be 'all' or 'positive', got {judged!r}")
+        self.judged = judged
+        self.lookup_rows = (np.arange(qrels.n_rows, dtype=np.int64) if judged == "all"
+                            else np.flatnonzero(qrels.grades > 0))
         self._q_lookup: dict[str, int] | None = None
         self._columnar: tuple[pd.Index, Any, pd.Index, np.ndarray, int] | None = None
         self._gold: tuple[Any, np.ndarray] | None = None
@@ -82,12 +90,12 @@ class TruthIndex:
         return np.fromiter(map(self._lookup().get, run_qids, repeat(-1)), dtype=np.int64, count=len(run_qids))
 
     def columnar(self) -> tuple[pd.Index, Any, pd.Index, np.ndarray, int]:
-        """Lookup structures over the *positive* judgments: their ids as an index (and as an Arrow
+        """Lookup structures over the looked-up judgments: their ids as an index (and as an Arrow
         array), and their (query, doc) keys as a hash index; built on first use."""
         if self._columnar is None:
             import pyarrow as pa
 
-            rows = self.pos_rows
+            rows = self.lookup_rows
             codes, vocab = pd.factorize(self.qrels.docs_at(rows))
             vocab = np.asarray(vocab, dtype=object)
             nv = len(vocab) + 1
@@ -97,11 +105,11 @@ class TruthIndex:
         return self._columnar
 
     def gold_strings(self) -> tuple[Any, np.ndarray]:
-        """The positive judgments' ids as one Arrow array grouped by query, with per-query offsets."""
+        """The looked-up judgments' ids as one Arrow array grouped by query, with per-query offsets."""
         if self._gold is None:
             import pyarrow as pa
 
-            rows = self.pos_rows
+            rows = self.lookup_rows
             group_off = np.searchsorted(self.row_q[rows], np.arange(self.n_queries + 1))
             raw = self.qrels.raw_docs
             if self.qrels.raw_is_arrow:  # qrels read from a file: no Python objects
@@ -158,7 +166,7 @@ def align(index: TruthIndex, run_qids: np.ndarray, counts: np.ndarray, policies:
 
 @dataclass
 class Joined:
-    """The judged rows of one run, ready for crediting: one entry per (retrieved row, positive judgment)."""
+    """The judged rows of one run, ready for crediting: one entry per (retrieved row, looked-up judgment)."""
 
     qq: np.ndarray  # ground-truth query index
     pos: np.ndarray  # 0-based rank in the run's list
@@ -169,6 +177,7 @@ class Joined:
     run_name: str | None = None
     duplicate_items: int = 0
     duplicates_judged_only: bool = False  # duplicates counted among judged items only
+    unique_docs: bool = False  # no document can appear twice in a ranking (a dict's keys)
     identical_ids_dropped: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -231,7 +240,7 @@ def join_run(index: TruthIndex, run: Run, policies: Policies) -> Joined:
     alignment = align(index, run.query_ids, counts, pol)
     qmap = alignment.qmap
 
-    # Storage rows whose document is a positive judgment of their query.
+    # Storage rows whose document is a looked-up judgment of their query.
     cand, qq, seg_c, qrow = _judged_rows(index, run, qmap, offsets)
     slot = cand if perm is None else inverse_at(perm, moved, cand)
     if dup_ranked is not None:
@@ -253,15 +262,15 @@ def join_run(index: TruthIndex, run: Run, policies: Policies) -> Joined:
 
 def _judged_rows(index: TruthIndex, run: Run, qmap: np.ndarray,
                  offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(storage rows, qrels query, run query, qrels row)`` of the retrieved items that are positive
+    """``(storage rows, qrels query, run query, qrels row)`` of the retrieved items that are looked-up
     judgments of their query."""
     if run.raw_is_arrow:
         gold, group_off = index.gold_strings()
         hit = match_segments(run.raw_docs, offsets, qmap, group_off, gold)
-        if hit is not None:  # the C scan: each query's items against its few positive judgments
+        if hit is not None:  # the C scan: each query's items against its few judgments
             cand = np.flatnonzero(hit >= 0)
             seg_c = np.searchsorted(offsets, cand, side="right") - 1
-            return cand, qmap[seg_c], seg_c, index.pos_rows[hit[cand]]
+            return cand, qmap[seg_c], seg_c, index.lookup_rows[hit[cand]]
     _, _, key_index, key_rows, nv = index.columnar()
     qdoc = _map_docs(index, run)
     cand = np.flatnonzero(qdoc >= 0)
@@ -275,7 +284,7 @@ def _judged_rows(index: TruthIndex, run: Run, qmap: np.ndarray,
 
 
 def _map_docs(index: TruthIndex, run: Run) -> np.ndarray:
-    """Per storage row of ``run``: index of its document among the positively judged ids, or -1."""
+    """Per storage row of ``run``: index of its document among the looked-up judged ids, or -1."""
     vocab_index, vocab_arrow, _, _, _ = index.columnar()
     if run.raw_is_arrow:
         return _parallel_index_in(run.raw_docs, vocab_arrow)
@@ -339,16 +348,17 @@ def join_dict(index: TruthIndex, run: dict[Any, Any], policies: Policies) -> Joi
     qids = np.fromiter(qids_list, dtype=object, count=len(qids_list))
     if len(qids) and pd.api.types.infer_dtype(qids, skipna=False) != "string":
         return None
-    # Which positive judgments to look up, in which run dict (queries matched by id first, so that the
-    # lookups run inside the one pass over the run's values).
+    # Which judgments to look up, in which run dict (queries matched by id first, so that the lookups run
+    # inside the one pass over the run's values).
     qmap = index.query_map(qids_list)
     q2r = np.full(index.n_queries, -1, dtype=np.int64)
     mapped = qmap >= 0
     q2r[qmap[mapped]] = np.flatnonzero(mapped)
-    rows = index.pos_rows
-    rq = q2r[index.row_q[rows]]
+    rows = index.lookup_rows
+    rq = q2r[index.row_q if index.judged == "all" else index.row_q[rows]]
     keep = rq >= 0
-    rows, rq = rows[keep], rq[keep]
+    if not keep.all():
+        rows, rq = rows[keep], rq[keep]
     raw = index.qrels.raw_docs
     if isinstance(raw, np.ndarray):  # ids kept as given (dict qrels): looked up in place, no gathered copy
         status, counts, scores, found_scores = scan_join(values, rq, raw, key_rows=rows)
@@ -383,7 +393,7 @@ def join_dict(index: TruthIndex, run: dict[Any, Any], policies: Policies) -> Joi
         pos = pos + _tie_offsets(index, values, counts, offsets, perm, rows, rq, above, upto, tied,
                                  policies.ties)
     return Joined(qq=index.row_q[rows], pos=pos, qrow=rows, alignment=alignment, sorted_scores=sorted_scores,
-                  offsets=offsets, run_name=None)
+                  offsets=offsets, run_name=None, unique_docs=True)
 
 
 def _tie_offsets(index: TruthIndex, values: list[Any], counts: np.ndarray, offsets: np.ndarray,

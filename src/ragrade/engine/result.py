@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ragrade.errors import InputError
-from ragrade.metrics.parser import Metric, expand_labels, parse_metric
+from ragrade.metrics.parser import Metric, Names, expand_labels, parse_metric
 from ragrade.policies import Policies
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,9 +32,13 @@ if TYPE_CHECKING:  # pragma: no cover
 MetricsArg = str | Metric | Iterable[str | Metric] | Iterable[tuple[str, Metric]]
 
 
-def metric_labels(metrics: MetricsArg) -> list[tuple[str, Metric]]:
+def metric_labels(metrics: MetricsArg, names: Names = "ragrade",
+                  rel_level: int | None = None) -> list[tuple[str, Metric]]:
     """``(label, Metric)`` pairs for a metric argument: each string parsed once (cutoff lists expanded,
-    labelled as written), and a metric written twice (under any spelling) kept once, with its first label.
+    labelled as written; trec_eval's names labelled with its output names, ``names`` as in
+    :func:`~ragrade.metrics.parse_metrics`), and a metric written twice (under any spelling) kept once,
+    with its first label. ``rel_level`` (trec_eval's ``-l``) is the relevance level of every metric that
+    has one and was not given one (DCG-type measures ignore it, as trec_eval does).
 
     >>> [(label, str(m)) for label, m in metric_labels(["P@[5,10]", "precision@5", "ndcg@10"])]
     [('P@5', 'precision@5'), ('P@10', 'precision@10'), ('ndcg@10', 'ndcg@10')]
@@ -49,14 +53,24 @@ def metric_labels(metrics: MetricsArg) -> list[tuple[str, Metric]]:
         if isinstance(m, tuple) and len(m) == 2 and isinstance(m[1], Metric):  # already labelled
             pairs = [(str(m[0]), m[1])]
         else:
-            pairs = [(str(m), m)] if isinstance(m, Metric) else expand_labels(m)
+            pairs = [(str(m), m)] if isinstance(m, Metric) else expand_labels(m, names)
         for label, metric in pairs:
+            if rel_level is not None:
+                metric = with_rel_level(metric, rel_level)
             if metric not in seen:
                 seen.add(metric)
                 out.append((label, metric))
     if not out:
         raise InputError("no metric given")
     return out
+
+
+def with_rel_level(m: Metric, level: int) -> Metric:
+    """``m`` at relevance level ``level`` unless it has its own (families whose ``rel`` defaults to 1)."""
+    spec = m.family.param("rel")
+    if spec is None or spec.default != 1 or any(k == "rel" for k, _ in m.params):
+        return m
+    return m.with_params(rel=level)
 
 
 class MetricValues(dict[str, Any]):
@@ -89,6 +103,59 @@ class MetricValues(dict[str, Any]):
     def get(self, key: object, default: Any = None) -> Any:  # any spelling of the metric
         label = self.label_of(key)
         return default if label is None else dict.__getitem__(self, label)
+
+
+@dataclass
+class HoleRate:
+    """The share of each query's top-k retrieved documents that have no judgment (any grade counts as a
+    judgment). k is the largest cutoff asked (10 when none is). ``per_query`` is NaN for an empty list.
+    When the ground truth holds no judged non-relevant item at all (the usual RAG case: only gold items
+    are listed), every non-gold item is a hole, and ``only_relevant_judged`` says so."""
+
+    k: int
+    per_query: pd.Series
+    only_relevant_judged: bool = False
+    #: The mean hole rate at k and at the evaluator's ``hole_cutoffs`` (the report's), ``{k: mean}``.
+    by_k: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def mean(self) -> float:
+        """Mean over the queries with a non-empty list (NaN when there is none)."""
+        col = self.per_query.dropna()
+        return float(col.mean()) if len(col) else math.nan
+
+    @property
+    def queries(self) -> int:
+        return int(self.per_query.notna().sum())
+
+    def subset(self, mask: np.ndarray, by_k: dict[int, float] | None = None) -> HoleRate:
+        return HoleRate(self.k, self.per_query[mask], self.only_relevant_judged,
+                        self.by_k if by_k is None else by_k)
+
+    def to_dict(self, per_query: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {"k": self.k, "mean": self.mean, "queries": self.queries,
+                               "only_relevant_judged": self.only_relevant_judged,
+                               "by_k": {str(k): v for k, v in sorted(self.by_k.items())}}
+        if per_query:
+            out["per_query"] = {str(q): float(v) for q, v in self.per_query.items()}
+        return out
+
+    def line(self) -> str:
+        """One line for the summary: ``hole rate@10: 23.1% of the top 10 ... (mean over 40 queries)``."""
+        mean = self.mean
+        if math.isnan(mean):
+            return f"hole rate@{self.k}: no retrieved documents"
+        text = (f"hole rate@{self.k}: {100 * mean:.1f}% of the top-{self.k} retrieved documents have no judgment "
+                f"(mean over {self.queries} queries)")
+        if self.only_relevant_judged:
+            text += "; the ground truth lists relevant items only, so every other item counts as unjudged"
+        return text
+
+    def exceeds(self, threshold: float) -> bool:
+        """Whether the mean hole rate is above ``threshold`` (a share) while judged non-relevant items exist
+        (with relevant-only ground truth, holes are expected and not a warning)."""
+        mean = self.mean
+        return not self.only_relevant_judged and not math.isnan(mean) and mean > threshold
 
 
 @dataclass
@@ -134,7 +201,8 @@ class Result:
 
     def __init__(self, per_query: pd.DataFrame, metrics: Mapping[str, Metric], summary: Summary,
                  policies: Policies, run_name: str | None = None, nan_means: Iterable[str] = (),
-                 profile: Profile | None = None) -> None:
+                 profile: Profile | None = None, hole_rate: HoleRate | None = None,
+                 upper: pd.DataFrame | None = None) -> None:
         self.per_query = per_query
         self.metrics: dict[str, Metric] = dict(metrics)
         self.summary = summary
@@ -142,6 +210,12 @@ class Result:
         self.run_name = run_name
         self.profile = profile
         self._nan_means = set(nan_means)
+        #: The share of unjudged documents in each query's top k (None on paths without judgments: texts
+        #: scored by list profiles).
+        self.hole_rate = hole_rate
+        #: With ``unjudged="bounds"``: the per-query upper bounds (every unjudged retrieved document relevant
+        #: at ``upper_grade``); ``per_query`` then holds the lower bounds. None otherwise.
+        self.upper = upper
 
     # -- aggregates --------------------------------------------------------------------------------
     @property
@@ -152,12 +226,23 @@ class Result:
 
     @property
     def means(self) -> MetricValues:
-        """The mean of each metric over its counted queries (rounded as the profile says, if it does)."""
+        """Each metric aggregated over its counted queries: the mean, or what its family says (trec_eval's
+        counts are summed, ``gm_map`` is a geometric mean); rounded as the profile says, if it does."""
+        return self._aggregate(self.per_query)
+
+    @property
+    def upper_means(self) -> MetricValues | None:
+        """With ``unjudged="bounds"``: the aggregated upper bounds (``means`` are the lower bounds)."""
+        return None if self.upper is None else self._aggregate(self.upper)
+
+    def _aggregate(self, frame: pd.DataFrame) -> MetricValues:
         rounding = None if self.profile is None else self.profile.rounding
         out: dict[str, float] = {}
-        for c in self.per_query.columns:
-            col = self.per_query[c]
-            value = math.nan if (c in self._nan_means or col.notna().sum() == 0) else float(col.mean())
+        for c in frame.columns:
+            col = frame[c]
+            m = self.metrics.get(c)
+            value = math.nan if (c in self._nan_means or col.notna().sum() == 0) else aggregate(
+                col.to_numpy(dtype=np.float64), m.family.aggregate if m is not None else "mean")
             out[c] = value if rounding is None or math.isnan(value) else round(value, rounding)
         return MetricValues(out, self.metrics)
 
@@ -192,6 +277,18 @@ class Result:
         }
         if self.profile is not None and self.profile.name != "default":
             out["profile"] = self.profile.name
+        if self.hole_rate is not None:
+            out["hole_rate"] = self.hole_rate.to_dict(per_query=per_query)
+        upper = self.upper_means
+        if upper is not None and self.upper is not None:
+            out["upper"] = dict(upper)
+            if per_query:
+                frame_u = self.upper
+                cols_u = list(frame_u.columns)
+                out["per_query_upper"] = {
+                    str(q): {c: float(v) for c, v in zip(cols_u, row, strict=True)}
+                    for q, row in zip(frame_u.index.tolist(), frame_u.itertuples(index=False, name=None),
+                                      strict=True)}
         if per_query:
             frame = self.per_query
             cols = list(frame.columns)
@@ -220,16 +317,23 @@ class Result:
             w.writerow(["all", *(format_number(means[c], digits) for c in cols)])
         else:
             counts = self.counts
-            w.writerow(["metric", "mean", "queries"])
+            upper = self.upper_means
+            w.writerow(["metric", "mean", "queries", *(["upper"] if upper is not None else [])])
             for label, mean in means.items():
-                w.writerow([label, format_number(mean, digits), counts[label]])
+                w.writerow([label, format_number(mean, digits), counts[label],
+                            *([format_number(upper[label], digits)] if upper is not None else [])])
         return buf.getvalue()
 
     def to_markdown(self, per_query: bool = False, digits: int = 4) -> str:
         counts = self.counts
-        lines = ["| metric | mean | queries |", "|---|---:|---:|"]
+        upper = self.upper_means
+        if upper is None:
+            lines = ["| metric | mean | queries |", "|---|---:|---:|"]
+        else:
+            lines = ["| metric | mean (lower) | upper | queries |", "|---|---:|---:|---:|"]
         for label, mean in self.means.items():
-            lines.append(f"| {label} | {format_number(mean, digits)} | {counts[label]} |")
+            hi = "" if upper is None else f" {format_number(upper[label], digits)} |"
+            lines.append(f"| {label} | {format_number(mean, digits)} |{hi} {counts[label]} |")
         if per_query:
             cols = list(self.per_query.columns)
             lines += ["", "| query | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
@@ -267,12 +371,31 @@ class Result:
         for k, n in sorted(s.ties_at_cutoff.items()):
             lines.append(f"{n} {'query has' if n == 1 else 'queries have'} tied scores across cutoff {k} "
                          f"(values depend on the tie rule: {pol.ties})")
+        if pol.unjudged != "nonrelevant":
+            lines.append({"condensed": "unjudged documents removed before scoring (condensed lists)",
+                          "bounds": "values are lower bounds (unjudged = non-relevant); upper bounds count every "
+                                    "unjudged document as relevant"}[pol.unjudged])
+        if self.hole_rate is not None:
+            lines.append(self.hole_rate.line())
         return lines
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={format_number(v, 4)}" for k, v in self.means.items())
         prefix = "" if self.profile is None or self.profile.name == "default" else f"{self.profile.name}:"
         return f"{prefix}Result({inner}; {self.n_queries} queries)"
+
+
+def aggregate(values: np.ndarray, how: str) -> float:
+    """One number from per-query values (NaN values left out): ``"mean"``, ``"sum"`` or ``"gmean"`` (the
+    geometric mean of the values floored at 1e-5, as trec_eval's gm_map)."""
+    v = values[~np.isnan(values)]
+    if len(v) == 0:
+        return math.nan
+    if how == "sum":
+        return float(v.sum())
+    if how == "gmean":
+        return float(np.exp(np.mean(np.log(np.maximum(v, 1e-5)))))
+    return float(v.mean())
 
 
 def format_number(v: Any, digits: int) -> str:

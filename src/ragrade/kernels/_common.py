@@ -51,3 +51,52 @@ def precision_sum(q: np.ndarray, pos: np.ndarray, nq: int, k: int | None = None,
     num = sum_by_query(q, hitnum / (pos + 1.0), nq, mask)
     hits = sum_by_query(q, np.ones(len(q)), nq, mask)
     return num, hits
+
+
+def group_starts(q: np.ndarray, nq: int) -> np.ndarray:
+    """Index of the first element of each query's run in the sorted array ``q`` (``nq + 1`` entries; a
+    query without elements starts where the next one does)."""
+    return np.searchsorted(q, np.arange(nq + 1, dtype=np.int64)).astype(np.int64)
+
+
+def cumsum_within(q: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Inclusive cumulative sum of ``w`` within each run of equal values of the sorted array ``q``, summed
+    from each run's start (so a value does not depend on the other runs, to the last bit)."""
+    n = len(q)
+    w = np.asarray(w, dtype=np.float64)
+    if n == 0:
+        return np.zeros(0, dtype=np.float64)
+    if np.array_equal(w, np.round(w)) and n < (1 << 52):  # integer counts: the global sum is exact
+        cs = np.cumsum(w)
+        start = np.ones(n, dtype=bool)
+        start[1:] = q[1:] != q[:-1]
+        first = np.flatnonzero(start)
+        return cs - np.repeat(cs[first] - w[first], np.diff(np.append(first, n)))
+    import pandas as pd
+
+    return pd.Series(w).groupby(np.asarray(q), sort=False).cumsum().to_numpy(dtype=np.float64)
+
+
+def suffix_max_within(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``max(v[i:end of i's run])`` for each element of the sorted array ``q`` (exact: no offsets added)."""
+    if len(q) == 0:
+        return np.zeros(0, dtype=np.float64)
+    import pandas as pd
+
+    rev = pd.Series(np.asarray(v, dtype=np.float64)[::-1]).groupby(np.asarray(q)[::-1], sort=False).cummax()
+    return rev.to_numpy(dtype=np.float64)[::-1].copy()
+
+
+def value_at(q: np.ndarray, pos: np.ndarray, cum: np.ndarray, tq: np.ndarray, tpos: np.ndarray) -> np.ndarray:
+    """For rows sorted by (q, pos) with inclusive per-query cumulative values ``cum``: the cumulative value
+    of query ``tq`` through position ``tpos`` (0 when no row of the query lies at or above it)."""
+    if len(q) == 0:
+        return np.zeros(len(tq), dtype=np.float64)
+    span = int(max(int(pos.max()) if len(pos) else 0, int(tpos.max()) if len(tpos) else 0)) + 2
+    key = q.astype(np.int64) * span + pos
+    at = np.searchsorted(key, tq.astype(np.int64) * span + np.minimum(tpos, span - 2), side="right") - 1
+    ok = at >= 0
+    ok[ok] &= q[at[ok]] == tq[ok]
+    out = np.zeros(len(tq), dtype=np.float64)
+    out[ok] = cum[at[ok]]
+    return out

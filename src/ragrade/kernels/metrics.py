@@ -1,10 +1,14 @@
 """Vectorised metric kernels over flat arrays, for all queries at once.
 
-Input is a :class:`Judged` table: only the *credited* retrieved rows that carry a positive grade (the
-first rank at which each ground-truth unit was retrieved), as parallel arrays sorted by (query,
-position), plus list lengths per query and the units' grades from the ground truth. Every metric of
-the default convention (``docs/conventions.md``, "Default definitions") is a handful of ``bincount`` /
-cumulative operations over those arrays; none loops over queries or items in Python.
+Input is a :class:`Judged` table: the *credited* retrieved rows that carry a positive grade (the first
+rank at which each ground-truth unit was retrieved), as parallel arrays sorted by (query, position), plus
+list lengths per query and the units' grades from the ground truth; and, for the measures that look at
+judged non-relevant and unjudged documents (bpref, infAP, Judged@k, gain maps, the hole rate...), every
+retrieved row that has a judgment of any grade. Every metric of the default convention
+(``docs/conventions.md``, "Default definitions") is a handful of ``bincount`` / cumulative operations over
+those arrays; none loops over queries or items in Python. The measures of trec_eval and ir-measures that
+the default convention does not have live in :mod:`ragrade.kernels.measures` (and
+:mod:`ragrade.kernels.cascade`, :mod:`ragrade.kernels.diversity`) over the same table.
 
 Each kernel is ``(Metric, Judged) -> float64[nq]``, referenced by its family in the registry
 (:mod:`ragrade.metrics.registry`); the engine applies the family's definedness rule and the policies.
@@ -34,7 +38,41 @@ class Judged:
     grade: np.ndarray  # float64[m]
     unit_q: np.ndarray  # int64[u]: query of each ground-truth unit
     unit_grade: np.ndarray  # float64[u]
+    unit: np.ndarray | None = None  # int64[m]: the unit each credited row credits
+    # Every retrieved row with a judgment of any grade, sorted by (query, position); ``jfirst`` is False
+    # for a later copy of a unit (credited nothing). None when the join looked up positive grades only.
+    jq: np.ndarray | None = None
+    jpos: np.ndarray | None = None
+    jgrade: np.ndarray | None = None
+    jfirst: np.ndarray | None = None
+    junit: np.ndarray | None = None
+    num_docs: int | None = None  # documents in the collection (trec_eval -N; utility's fourth term)
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    # -- the judged table --------------------------------------------------------------------------
+    def judged_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(q, pos, grade, first)`` of every retrieved row that has a judgment, sorted by (q, pos)."""
+        if self.jq is None or self.jpos is None or self.jgrade is None or self.jfirst is None:
+            raise RuntimeError("this measure needs every judged row: the join looked up positive grades only")
+        return self.jq, self.jpos, self.jgrade, self.jfirst
+
+    def n_nonrelevant(self, rel: float) -> np.ndarray:
+        """Judged non-relevant units per query: grade in [0, rel) (negative grades excluded, trec_eval)."""
+        key = ("N", rel)
+        if key not in self._cache:
+            g = self.unit_grade
+            self._cache[key] = np.bincount(self.unit_q, weights=((g >= 0) & (g < rel)).astype(np.float64),
+                                           minlength=self.nq)
+        return self._cache[key]
+
+    def judged_in_top(self, k: int | None) -> np.ndarray:
+        """Retrieved rows with a judgment (any grade, later copies included) among the top k, per query."""
+        q, pos, _, _ = self.judged_table()
+        return sum_by_query(q, np.ones(len(q)), self.nq, _within(pos, k))
+
+    def hits_uncut(self, rel: float) -> np.ndarray:
+        q, _, _ = self.relevant_rows(rel)
+        return np.bincount(q, minlength=self.nq).astype(np.float64)
 
     # -- cached building blocks ------------------------------------------------------------------
     def n_relevant(self, rel: float) -> np.ndarray:
@@ -56,32 +94,41 @@ class Judged:
             self._cache[key] = (q, pos, hitnum)
         return self._cache[key]
 
-    def ideal(self, rel: float | None, gain: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(q, pos, gain) of the ideal ranking: positive unit grades sorted descending per query."""
-        key = ("ideal", rel, gain)
+    def unit_gains(self, rel: float | None, gain: str, gains: Gains = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(q, gain)`` of the units that enter the ideal ranking: positive gains only (grades at or above
+        ``rel`` when set). With a gain map, a grade's gain is the map's value (unlisted grades >= 0 keep
+        their grade as gain; negative grades gain nothing), as trec_eval's ``ndcg.1=3,2=9``."""
+        key = ("ugain", rel, gain, gains)
         if key not in self._cache:
-            thr = 0.0 if rel is None else rel
-            mask = (self.unit_grade > 0) & (self.unit_grade >= thr)
-            q, g = self.unit_q[mask], self.unit_grade[mask]
-            order = np.lexsort((-g, q))
-            q, g = q[order], g[order]
-            self._cache[key] = (q, rank_within_group(q) - 1, _gain(g, gain))
+            g = self.unit_grade
+            values = grade_gain(g, gain, gains)
+            mask = values > 0
+            if rel is not None:
+                mask &= g >= rel
+            self._cache[key] = (self.unit_q[mask], values[mask])
         return self._cache[key]
 
+    def ideal(self, rel: float | None, gain: str, gains: Gains = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(q, pos, gain) of the ideal ranking: positive unit gains sorted descending per query."""
+        key = ("ideal", rel, gain, gains)
+        if key not in self._cache:
+            q, g = self.unit_gains(rel, gain, gains)
+            order = np.lexsort((-g, q))
+            q, g = q[order], g[order]
+            self._cache[key] = (q, rank_within_group(q) - 1, g)
+        return self._cache[key]
 
-    def ideal_dcg(self, rel: float | None, gain: str, k: int | None) -> np.ndarray:
-        """DCG of the ideal ranking at cutoff k, per query. With few distinct grades (the usual case) it
-        is counted, not sorted: the ideal list holds, grade by grade from the highest, ``count`` items of
-        that grade, whose discounts sum to a difference of the discount's prefix sums."""
-        key = ("idcg", rel, gain, k)
+    def ideal_dcg(self, rel: float | None, gain: str, k: int | None, gains: Gains = None) -> np.ndarray:
+        """DCG of the ideal ranking at cutoff k, per query. With few distinct gains (the usual case) it
+        is counted, not sorted: the ideal list holds, gain by gain from the highest, ``count`` items of
+        that gain, whose discounts sum to a difference of the discount's prefix sums."""
+        key = ("idcg", rel, gain, k, gains)
         if key in self._cache:
             return self._cache[key]
-        thr = 0.0 if rel is None else rel
-        mask = (self.unit_grade > 0) & (self.unit_grade >= thr)
-        q, g = self.unit_q[mask], self.unit_grade[mask]
+        q, g = self.unit_gains(rel, gain, gains)
         levels = np.unique(g)[::-1]
-        if len(levels) > 16:  # many distinct grades: sort
-            iq, ipos, igain = self.ideal(rel, gain)
+        if len(levels) > 16:  # many distinct gains: sort
+            iq, ipos, igain = self.ideal(rel, gain, gains)
             out = sum_by_query(iq, igain / np.log2(ipos + 2.0), self.nq, _within(ipos, k))
         else:
             longest = int(np.bincount(q, minlength=self.nq).max()) if len(q) else 0
@@ -93,15 +140,27 @@ class Judged:
             for level in levels.tolist():  # a handful of passes
                 count = np.bincount(q[g == level], minlength=self.nq)
                 end = start + count
-                out += _gain(np.array([level]), gain)[0] * (prefix[np.minimum(end, depth)]
-                                                            - prefix[np.minimum(start, depth)])
+                out += level * (prefix[np.minimum(end, depth)] - prefix[np.minimum(start, depth)])
                 start = end
         self._cache[key] = out
         return out
 
 
-def _gain(g: np.ndarray, kind: str) -> np.ndarray:
-    return np.exp2(g) - 1.0 if kind == "exp" else g.astype(np.float64, copy=False)
+#: A gain map as a metric parameter holds it: ``((grade, gain), ...)`` sorted by grade; None: no map.
+Gains = tuple[tuple[int, float], ...] | None
+
+
+def grade_gain(g: np.ndarray, kind: str, gains: Gains = None) -> np.ndarray:
+    """Gain of each grade: ``g`` (linear) or ``2^g - 1`` (exp) for positive grades, 0 otherwise; with a
+    gain map, the mapped value for listed grades, the grade itself for other grades >= 0."""
+    g = np.asarray(g, dtype=np.float64)
+    if gains:
+        out = np.where(g >= 0, g, 0.0)
+        for level, value in gains:
+            out[g == level] = value
+        return out
+    pos = np.where(g > 0, g, 0.0)
+    return np.exp2(pos) - 1.0 if kind == "exp" else pos
 
 
 def _within(pos: np.ndarray, k: int | None) -> np.ndarray | None:
@@ -171,14 +230,30 @@ def context_precision(m: Metric, j: Judged) -> np.ndarray:
     return safe_div(_weighted_precision(m, j), hits(m, j))
 
 
-def _dcg_rows(m: Metric, j: Judged) -> np.ndarray:
+def gain_rows(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(q, pos, gain)`` of the retrieved rows that earn a non-zero gain under ``m``'s ``rel``, ``gain``
+    and ``gains`` parameters (credited rows only), sorted by (q, pos)."""
     rel = m.get("rel")
-    gain = m.get("gain")
-    mask = j.grade > 0 if rel is None else j.grade >= rel
+    gains = m.get("gains")
+    if gains:  # a map may give grade 0 (or a negative value) a gain: every judged row is looked at
+        q, pos, g, first = j.judged_table()
+        w = grade_gain(g, "linear", gains)
+        mask = first & (w != 0)
+    else:
+        q, pos, g = j.q, j.pos, j.grade
+        mask = g > 0
+        w = grade_gain(g, m.get("gain"))
+    if rel is not None:
+        mask &= g >= rel
+    return q[mask], pos[mask], w[mask]
+
+
+def _dcg_rows(m: Metric, j: Judged) -> np.ndarray:
+    q, pos, w = gain_rows(m, j)
     if m.k is not None:
-        mask &= j.pos < m.k
-    w = _gain(j.grade[mask], gain) / np.log2(j.pos[mask] + 2.0)
-    return np.bincount(j.q[mask], weights=w, minlength=j.nq).astype(np.float64, copy=False)
+        keep = pos < m.k
+        q, pos, w = q[keep], pos[keep], w[keep]
+    return np.bincount(q, weights=w / np.log2(pos + 2.0), minlength=j.nq).astype(np.float64, copy=False)
 
 
 def dcg(m: Metric, j: Judged) -> np.ndarray:
@@ -186,4 +261,4 @@ def dcg(m: Metric, j: Judged) -> np.ndarray:
 
 
 def ndcg(m: Metric, j: Judged) -> np.ndarray:
-    return safe_div(_dcg_rows(m, j), j.ideal_dcg(m.get("rel"), m.get("gain"), m.k))
+    return safe_div(_dcg_rows(m, j), j.ideal_dcg(m.get("rel"), m.get("gain"), m.k, m.get("gains")))

@@ -19,9 +19,10 @@ from ragrade.errors import MetricError
 class Param:
     """One parameter a metric family accepts.
 
-    ``kind`` is ``int``, ``float`` or ``str``. ``choices`` (a closed set) or the interval given by
-    ``minimum``/``maximum`` (each inclusive unless ``open_minimum``/``open_maximum``) constrain the value.
-    ``default=None`` means "unset" (the family's own behaviour, documented in ``doc``).
+    ``kind`` is ``int``, ``float``, ``str``, ``bool`` or ``dict`` (a gain map ``{grade: gain}``, held as
+    sorted ``(grade, gain)`` pairs so that metrics stay hashable). ``choices`` (a closed set) or the
+    interval given by ``minimum``/``maximum`` (each inclusive unless ``open_minimum``/``open_maximum``)
+    constrain the value. ``default=None`` means "unset" (the family's own behaviour, documented in ``doc``).
     """
 
     name: str
@@ -39,6 +40,10 @@ class Param:
         """Convert ``raw`` and check it against the constraint; :class:`MetricError` naming the metric,
         the parameter, the constraint and the value otherwise."""
         value = raw
+        if self.kind is bool:
+            return self._coerce_bool(metric, raw)
+        if self.kind is dict:
+            return self._coerce_gains(metric, raw)
         if isinstance(raw, bool):
             raise self._error(metric, raw)
         if isinstance(raw, str) and self.kind is not str:
@@ -64,6 +69,60 @@ class Param:
             raise self._error(metric, raw)
         return value
 
+    def _coerce_bool(self, metric: str, raw: Any) -> bool:
+        if isinstance(raw, bool):
+            return raw
+        if isinstance(raw, str) and raw.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
+            return raw.strip().lower() in ("true", "1", "yes")
+        raise self._error(metric, raw)
+
+    def _coerce_gains(self, metric: str, raw: Any) -> tuple[tuple[int, float], ...]:
+        """A gain map from a dict, ``(grade, gain)`` pairs or text: ``{0:0,1:1,2:3}`` (ir-measures) or
+        ``1=3.5,2=9`` (trec_eval); grades are integers, gains finite numbers."""
+        pairs: list[tuple[Any, Any]]
+        if isinstance(raw, dict):
+            pairs = list(raw.items())
+        elif isinstance(raw, tuple | list) and all(isinstance(p, tuple | list) and len(p) == 2 for p in raw):
+            pairs = [(p[0], p[1]) for p in raw]
+        elif isinstance(raw, str):
+            text = raw.strip()
+            if text.startswith("{") and text.endswith("}"):
+                text = text[1:-1]
+            pairs = []
+            for part in (p.strip() for p in text.replace(";", ",").split(",")):
+                if not part:
+                    continue
+                sep = ":" if ":" in part else "="
+                if sep not in part:
+                    raise self._error(metric, raw)
+                left, right = part.split(sep, 1)
+                pairs.append((left.strip(), right.strip()))
+        else:
+            raise self._error(metric, raw)
+        out: dict[int, float] = {}
+        for grade, gain in pairs:
+            try:
+                g = float(grade)
+                v = float(gain)
+            except (TypeError, ValueError):
+                raise self._error(metric, raw) from None
+            if isinstance(grade, bool) or isinstance(gain, bool) or not g.is_integer() or not math.isfinite(v):
+                raise self._error(metric, raw)
+            if int(g) in out:
+                raise self._error(metric, raw)
+            out[int(g)] = v
+        if not out:
+            raise self._error(metric, raw)
+        return tuple(sorted(out.items()))
+
+    def format(self, value: Any) -> str:
+        """The value as written in a canonical metric string (parsed back by :meth:`coerce`)."""
+        if self.kind is dict:
+            return "{" + ",".join(f"{g}:{v:g}" for g, v in value) + "}"
+        if self.kind is float:
+            return f"{value:g}" if float(value) == float(f"{value:g}") else repr(float(value))
+        return str(value).lower() if self.kind is bool else str(value)
+
     def accepts(self, value: Any) -> bool:
         """Whether an already converted value satisfies the constraint."""
         if self.choices is not None:
@@ -87,7 +146,8 @@ class Param:
         return ""
 
     def _error(self, metric: str, raw: Any) -> MetricError:
-        what = {int: "an integer", float: "a number", str: "a word"}.get(self.kind, self.kind.__name__)
+        what = {int: "an integer", float: "a number", str: "a word", bool: "true or false",
+                dict: "a gain map such as {0:0,1:1,2:3}"}.get(self.kind, self.kind.__name__)
         rule = self.constraint()
         return MetricError(f"{metric!r}: parameter {self.name!r} must be {what}"
                            + (f" ({rule})" if rule else "") + f"; got {raw!r}")
@@ -95,6 +155,10 @@ class Param:
     # -- generated tests ---------------------------------------------------------------------------
     def bad_values(self) -> list[Any]:
         """Values the constraint must refuse (used by the generated bad-value tests)."""
+        if self.kind is bool:
+            return ["", "??", 2, "maybe"]
+        if self.kind is dict:
+            return ["", "??", "{a:1}", "{1:x}", "{1.5:2}", "{1:nan}", 3, {}]
         bad: list[Any] = [True, "", "??"]
         if self.kind is str:
             bad += [1, "not-a-choice"]
@@ -112,6 +176,10 @@ class Param:
 
     def good_value(self) -> Any:
         """One value the constraint accepts, different from the default when possible."""
+        if self.kind is bool:
+            return not self.default
+        if self.kind is dict:
+            return ((0, 0.0), (1, 1.0), (2, 3.0))
         if self.choices is not None:
             return next((c for c in self.choices if c != self.default), self.choices[0])
         lo = self.minimum if self.minimum is not None else 0
@@ -136,3 +204,17 @@ NDCG_REL = Param(
 
 #: Gain of a grade in DCG-type measures.
 GAIN = Param("gain", str, "linear", choices=("linear", "exp"), doc="gain of a grade g: g or 2^g - 1")
+
+#: ``gain`` as a grade -> gain map (trec_eval ``ndcg.1=3,2=9``, ir-measures ``nDCG(gains={1:3,2:9})``).
+GAINS = Param("gains", dict, None,
+              doc="a grade -> gain map, e.g. {0:0,1:1,2:3}: listed grades take the given gain, other grades >= 0 "
+                  "keep their grade, negative grades gain nothing (trec_eval's ndcg.1=3,2=9)")
+
+#: ``judged_only``: drop unjudged documents from the ranking before scoring (ir-measures, trec_eval -J).
+JUDGED_ONLY = Param("judged_only", bool, False,
+                    doc="drop retrieved documents without a judgment (and with a negative grade) before scoring, "
+                        "closing the gaps (Sakai's condensed lists; trec_eval -J; ir-measures judged_only)")
+
+#: Persistence of rank-biased measures.
+P_PERSIST = Param("p", float, 0.8, minimum=0, maximum=1, open_minimum=True, open_maximum=True,
+                  doc="persistence: the probability of looking at the next document")

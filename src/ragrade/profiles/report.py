@@ -35,6 +35,10 @@ class ConventionsReport:
     movers: dict[str, pd.DataFrame]  # metric -> queries with the largest spread across profiles
     reasons: dict[tuple[str, str], str] = field(default_factory=dict)  # (metric, profile) -> reason
     skipped: dict[str, str] = field(default_factory=dict)  # profile -> why it was not applicable
+    #: The default convention under each reading of an unjudged document (columns ``nonrelevant``,
+    #: ``condensed``, ``upper``: the ``bounds`` policy's upper bound); empty for text input.
+    unjudged: pd.DataFrame = field(default_factory=pd.DataFrame)
+    hole_rate: Any = None  # the run's HoleRate (None for text input)
 
     def to_markdown(self, digits: int = 4) -> str:
         cols = list(self.table.columns)
@@ -60,6 +64,18 @@ class ConventionsReport:
                     vals = ["—" if pd.isna(row[c]) else f"{row[c]:.{digits}f}" for c in pcols]
                     lines.append(f"| {q} | {row['spread']:.{digits}f} | " + " | ".join(vals) + " |")
                 lines.append("")
+        if not self.unjudged.empty:
+            lines += ["", "## Unjudged documents", ""]
+            if self.hole_rate is not None:
+                lines += [self.hole_rate.line() + ".", ""]
+            lines += ["How far the reading of an unjudged retrieved document moves each metric (default "
+                      "convention): as non-relevant (trec_eval), removed before scoring (condensed lists, "
+                      "trec_eval -J), or as relevant (the upper bound of unjudged='bounds').", "",
+                      "| metric | nonrelevant | condensed | upper | upper − nonrelevant |", "|---|---:|---:|---:|---:|"]
+            for label, row in self.unjudged.iterrows():
+                vals = [row["nonrelevant"], row["condensed"], row["upper"], row["upper"] - row["nonrelevant"]]
+                cells = ["—" if pd.isna(v) else f"{v:.{digits}f}" for v in vals]
+                lines.append(f"| {label} | " + " | ".join(cells) + " |")
         if self.skipped:
             lines += ["", "## Profiles not applicable", ""]
             lines += [f"- `{p}`: {why}" for p, why in self.skipped.items()]
@@ -149,4 +165,28 @@ def conventions(qrels: Any, run: Any, metrics: str | Iterable[str],
         frame.insert(0, "spread", spread)
         frame = frame[spread > _TOL].sort_values("spread", ascending=False, kind="stable").head(top)
         movers[lab] = frame
-    return ConventionsReport(table, per_query, movers, reasons, skipped)
+    unjudged, holes = _unjudged_table(qrels, run, [lab for lab in labels if "default" in results
+                                                   and lab in results["default"].columns], matcher)
+    return ConventionsReport(table, per_query, movers, reasons, skipped, unjudged, holes)
+
+
+def _unjudged_table(qrels: Any, run: Any, labels: list[str], matcher: Any) -> tuple[pd.DataFrame, Any]:
+    """Means of the default convention with unjudged documents non-relevant, removed (condensed) and
+    relevant (the upper bound); empty for text input, where nothing is judged beyond the gold items."""
+    from ragrade.engine.api import evaluate
+
+    if matcher is not None or not labels:
+        return pd.DataFrame(), None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RagradeWarning)
+            bounds = evaluate(qrels, run, labels, unjudged="bounds")
+            condensed = evaluate(qrels, run, labels, unjudged="condensed")
+    except (InputError, MetricError):
+        return pd.DataFrame(), None
+    upper = bounds.upper_means or {}
+    frame = pd.DataFrame({"nonrelevant": [bounds.means[lab] for lab in labels],
+                          "condensed": [condensed.means[lab] for lab in labels],
+                          "upper": [upper.get(lab, math.nan) for lab in labels]},
+                         index=pd.Index(labels, name="metric"), dtype=np.float64)
+    return frame, bounds.hole_rate

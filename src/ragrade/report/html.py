@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ragrade.comparison import Comparison
-from ragrade.comparison.export import groups_note, pair_rows, summary_rows
+from ragrade.comparison.export import groups_note, hole_cells, hole_note, pair_rows, summary_rows
 from ragrade.comparison.formatting import number, pvalue, signed
 from ragrade.comparison.stats import CIMethod
 from ragrade.errors import InputError
@@ -58,6 +58,10 @@ def summary_table_html(cmp: Comparison, digits: int = 4) -> str:
     rows = summary_rows(cmp)
     counts = {m: int(rows[(m, cmp.runs[0])]["n"]) for m in cmp.metrics}
     head = "".join(f'<th>{_e(m)}<div class="ci">n = {counts[m]}</div></th>' for m in cmp.metrics)
+    holes = hole_cells(cmp)
+    if holes:
+        head += f'<th>holes@{_e(str(cmp.hole_k))}<div class="ci">unjudged</div></th>'
+
     out = [
         f'<table id="summary"><thead><tr><th class="l">#</th><th class="l">run</th>{head}</tr></thead><tbody>'
     ]
@@ -70,6 +74,8 @@ def summary_table_html(cmp: Comparison, digits: int = 4) -> str:
             ci = f'<div class="ci">[{number(row["ci_low"], digits)}, {number(row["ci_high"], digits)}]</div>'
             cls = ' class="best"' if row["best"] else ""
             cells.append(f"<td{cls}>{number(row['mean'], digits)}{sup}{grp}{ci}</td>")
+        if holes:
+            cells.append(f"<td>{_e(holes[run])}</td>")
         out.append(
             f'<tr><td class="l">{_e(cmp.letters[run])}</td><td class="l">{_e(run)}</td>{"".join(cells)}</tr>'
         )
@@ -259,7 +265,8 @@ def _page(cmp: Comparison, header: Mapping[str, Any], data: str, plots_part: str
     n_queries = len(header["qids"])
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     runs_line = ", ".join(f"{cmp.letters[r]} = {r}" for r in cmp.runs)
-    note = " ".join(x for x in (cmp.description, groups_note(cmp), "Bold: best mean of the metric.") if x)
+    note = " ".join(x for x in (cmp.description, groups_note(cmp), "Bold: best mean of the metric.",
+                                hole_note(cmp)) if x)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -323,6 +330,8 @@ def render_html(
         ev, baseline=baseline, test=test, correction=correction, alpha=alpha, confidence=confidence,
         n_resamples=n_resamples, seed=seed, ci_method=ci_method,
     )
+    if hole_rates is None and ev.hole_rates:  # the engine's hole rates of every run
+        hole_rates = ev.hole_rates
     return render_comparison_html(
         cmp,
         ev.qrels,

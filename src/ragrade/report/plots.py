@@ -580,7 +580,8 @@ def write_plots(
     prepared = evaluate_for_report(qrels, runs, metrics, ks=ks, **options)
     written = []
     seen: set[str] = set()
-    for _, _, fig in comparison_figures(prepared.comparison, curves=prepared.curves, hole_rates=hole_rates):
+    holes = hole_rates if hole_rates is not None else (prepared.hole_rates or None)
+    for _, _, fig in comparison_figures(prepared.comparison, curves=prepared.curves, hole_rates=holes):
         stem = file_stem(fig.name)
         name, n = stem, 2
         while name in seen:

@@ -3,11 +3,12 @@ compared metrics and the metric@k curves in one pass), the comparison and the cu
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -130,6 +131,8 @@ class Evaluated:
     families: list[str]  # metric families drawn as metric@k curves
     cuts: list[int]
     ties: str
+    hole_rates: dict[str, dict[int, float]] = field(default_factory=dict)  # run -> {k: mean hole rate}
+    hole_k: int | None = None
 
 
 @dataclass
@@ -142,6 +145,7 @@ class Prepared:
     qrels: Any
     runs: dict[str, Any]
     ties: str
+    hole_rates: dict[str, dict[int, float]] = field(default_factory=dict)  # run -> {k: mean hole rate}
 
 
 def _read(value: Any, kind: str) -> Any:
@@ -173,9 +177,14 @@ def evaluate_runs(
     cuts = check_cutoffs(ks) if ks else []
     extra = [f"{f}@{k}" for f in families for k in cuts]
     evaluator = Evaluator(_read(qrels, "qrels"), list(dict.fromkeys([*labels, *extra])), **policies)
-    per_query = {name: evaluator.evaluate(run).per_query for name, run in named.items()}
+    evaluator.hole_cutoffs = tuple(sorted({1, 3, 5, 10, 20, *cuts}))  # for the hole-rate plot
+    results = {name: evaluator.evaluate(run) for name, run in named.items()}
+    per_query = {name: r.per_query for name, r in results.items()}
     ties = str(policies.get("ties") or "docid_desc")
-    return Evaluated(labels, per_query, evaluator.qrels, named, families if cuts else [], cuts, ties)
+    holes = {name: r.hole_rate for name, r in results.items() if r.hole_rate is not None}
+    by_k = {name: dict(h.by_k) for name, h in holes.items()}
+    main_k = next(iter(holes.values())).k if holes else None
+    return Evaluated(labels, per_query, evaluator.qrels, named, families if cuts else [], cuts, ties, by_k, main_k)
 
 
 def compare_evaluated(
@@ -208,6 +217,9 @@ def compare_evaluated(
                        n_resamples=n_resamples, seed=seed)
         for f in ev.families
     }
+    if ev.hole_rates and ev.hole_k is not None:
+        cmp = dataclasses.replace(cmp, hole_k=ev.hole_k, hole_rates={
+            name: by_k.get(ev.hole_k, float("nan")) for name, by_k in ev.hole_rates.items()})
     return cmp, curves
 
 
@@ -233,4 +245,4 @@ def evaluate_for_report(
         ev, baseline=baseline, test=test, correction=correction, alpha=alpha, confidence=confidence,
         n_resamples=n_resamples, seed=seed, ci_method=ci_method,
     )
-    return Prepared(cmp, curves, ev.per_query, ev.qrels, ev.runs, ev.ties)
+    return Prepared(cmp, curves, ev.per_query, ev.qrels, ev.runs, ev.ties, ev.hole_rates)

@@ -1,0 +1,169 @@
+"""Diversity measures (alpha-nDCG@k, ERR-IA@k) from subtopic judgments.
+
+Subtopic judgments say which documents are relevant to which subtopic (aspect, intent) of a query: TREC's
+``qid subtopic docno rel`` files (the TREC Web track's diversity qrels), a DataFrame with columns
+``query``, ``subtopic``, ``doc`` and ``grade`` (or ir-measures' ``query_id``, ``iteration``, ``doc_id``,
+``relevance``), or nested dicts ``{query: {subtopic: {doc: grade}}}``. A grade at or above ``rel`` (1 by
+default) makes the document relevant to that subtopic (binary, as ndeval).
+
+:func:`evaluate_diversity` joins a run (any input :func:`ragrade.evaluate` takes) to them and runs the
+kernels of :mod:`ragrade.kernels.diversity`; ``ragrade.evaluate`` calls it when every metric is a
+diversity family.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ragrade.engine.inputs import as_run, is_path
+from ragrade.engine.result import MetricsArg, Result, Summary, metric_labels
+from ragrade.errors import InputError, MetricError, ParseError, PolicyError
+from ragrade.kernels.diversity import Subtopics
+from ragrade.policies import Policies
+
+_COLUMNS = {"query": ("query", "query_id", "qid", "topic"), "subtopic": ("subtopic", "iteration", "aspect", "intent"),
+            "doc": ("doc", "doc_id", "docno", "docid"), "grade": ("grade", "relevance", "rel", "label")}
+
+
+def read_subtopic_qrels(path: str | Path) -> pd.DataFrame:
+    """A TREC diversity qrels file (``qid subtopic docno rel`` per line, whitespace-separated) as a frame
+    with columns ``query``, ``subtopic``, ``doc`` (str) and ``grade`` (float); :class:`ParseError` naming
+    the line otherwise."""
+    rows: list[tuple[str, str, str, float]] = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, start=1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 4:
+                raise ParseError("expected 4 fields: query subtopic document grade", path=str(path), line=n,
+                                 text=line.rstrip("\n"))
+            try:
+                grade = float(parts[3])
+            except ValueError:
+                raise ParseError("the grade must be a number", path=str(path), line=n, text=line.rstrip("\n")) from None
+            rows.append((parts[0], parts[1], parts[2], grade))
+    return pd.DataFrame(rows, columns=["query", "subtopic", "doc", "grade"])
+
+
+def as_subtopic_qrels(qrels: Any) -> pd.DataFrame:
+    """Subtopic judgments in any accepted shape as a ``query, subtopic, doc, grade`` frame (ids as str)."""
+    if is_path(qrels):
+        frame = read_subtopic_qrels(qrels)
+    elif isinstance(qrels, pd.DataFrame):
+        cols = {}
+        for want, options in _COLUMNS.items():
+            found = next((c for c in options if c in qrels.columns), None)
+            if found is None:
+                raise InputError(f"subtopic judgments need a {want!r} column (one of {', '.join(options)}); "
+                                 f"got columns {list(qrels.columns)}")
+            cols[want] = qrels[found]
+        frame = pd.DataFrame(cols)
+    elif isinstance(qrels, dict):
+        rows = [(q, s, d, g) for q, subs in qrels.items() for s, docs in _items(subs, q) for d, g in _items(docs, q)]
+        frame = pd.DataFrame(rows, columns=["query", "subtopic", "doc", "grade"])
+    else:
+        raise InputError("subtopic judgments must be a path, a DataFrame or {query: {subtopic: {doc: grade}}}",
+                         value=qrels)
+    for c in ("query", "subtopic", "doc"):
+        frame[c] = frame[c].astype(str)
+    try:
+        frame["grade"] = pd.to_numeric(frame["grade"]).astype(np.float64)
+    except (TypeError, ValueError):
+        raise InputError("subtopic grades must be numbers") from None
+    if frame["grade"].isna().any():
+        raise InputError("subtopic grades must be numbers (found a missing grade)")
+    dup = frame.duplicated(["query", "subtopic", "doc"])
+    if dup.any():
+        row = frame[dup].iloc[0]
+        raise InputError(f"document {row['doc']!r} is judged twice for subtopic {row['subtopic']!r} of query "
+                         f"{row['query']!r}")
+    return frame
+
+
+def _items(value: Any, q: Any) -> Any:
+    if not isinstance(value, dict):
+        raise InputError(f"query {q!r}: expected {{subtopic: {{doc: grade}}}}", value=value)
+    return value.items()
+
+
+def evaluate_diversity(qrels: Any, run: Any, metrics: MetricsArg, *, missing_run: str | None = None,
+                       no_relevant: str | None = None, ties: str | None = None,
+                       max_docs: int | None = None) -> Result:
+    """Score ``run`` with diversity measures (``alpha_ndcg@k``, ``err_ia@k``) against subtopic judgments.
+
+    A query whose judgments mark no document relevant to any subtopic is undefined (``no_relevant``: skip
+    by default, ``"zero"`` as ndeval). Queries missing from the run score 0 (``missing_run="drop"`` leaves
+    them out); a document retrieved twice counts at its first rank only.
+
+    >>> r = evaluate_diversity({"q": {"1": {"a": 1}, "2": {"b": 1}}}, {"q": {"a": 2.0, "c": 1.0, "b": 0.5}},
+    ...                        ["alpha_ndcg@3"])
+    >>> round(r.means["alpha_ndcg@3"], 4)
+    0.9197
+    """
+    labels = metric_labels(metrics)
+    for label, m in labels:
+        if m.family.kind != "diversity":
+            raise MetricError(f"{label!r} is not a diversity measure; evaluate it with ragrade.evaluate")
+    pol = Policies().update(missing_run=missing_run, no_relevant=no_relevant, ties=ties, max_docs=max_docs)
+    judged = as_subtopic_qrels(qrels)
+    runs = as_run(run)
+    qids = list(dict.fromkeys(judged["query"].tolist()))
+    qindex = {q: i for i, q in enumerate(qids)}
+    nq = len(qids)
+    # Ranked run rows: (query index, position, doc), first copy of each document only.
+    perm, _ = runs.ranking_sparse(pol.ties)
+    order = np.arange(runs.n_rows) if perm is None else perm
+    counts = np.diff(runs.offsets)
+    pos = np.arange(runs.n_rows) - np.repeat(runs.offsets[:-1], counts)
+    rq = pd.Series(runs.query_ids[np.repeat(np.arange(runs.n_queries), counts)]).map(qindex).to_numpy()
+    rows = pd.DataFrame({"q": rq, "pos": pos, "doc": runs.docs_at(order)})
+    in_run = np.zeros(nq, dtype=bool)
+    in_run[pd.Series(runs.query_ids).map(qindex).dropna().astype(np.int64).to_numpy()] = True
+    rows = rows[rows["q"].notna()]
+    rows = rows.drop_duplicates(["q", "doc"], keep="first")
+    if pol.max_docs is not None:
+        rows = rows[rows["pos"] < pol.max_docs]
+    rows = rows.astype({"q": np.int64})
+    only_in_run = [q for q in runs.query_ids.tolist() if q not in qindex]
+    missing = [q for i, q in enumerate(qids) if not in_run[i]]
+    if missing and pol.missing_run == "error":
+        raise PolicyError(f"{len(missing)} ground-truth queries are missing from the run (e.g. {missing[0]!r})")
+    judged = judged.assign(q=judged["query"].map(qindex).astype(np.int64))
+    subtopic_ids = pd.factorize(pd.MultiIndex.from_frame(judged[["q", "subtopic"]]))[0]
+    judged = judged.assign(sub=subtopic_ids)
+    docs = judged.drop_duplicates(["q", "doc"])[["q", "doc"]].sort_values(["q", "doc"], kind="stable")
+    docs = docs.assign(tie=docs.groupby("q").cumcount().to_numpy(), idx=np.arange(len(docs)))
+    data: dict[str, np.ndarray] = {}
+    summary = Summary(qrels_queries=nq, run_queries=runs.n_queries, evaluated=0, missing_from_run=missing,
+                      only_in_run=only_in_run)
+    counted = in_run if pol.missing_run == "drop" else np.ones(nq, dtype=bool)
+    for label, m in labels:
+        rel = judged[judged["grade"] >= m.rel]
+        n_sub = np.zeros(nq, dtype=np.int64)
+        np.add.at(n_sub, rel.drop_duplicates("sub")["q"].to_numpy(), 1)
+        hits = rows.merge(rel[["q", "doc", "sub"]], on=["q", "doc"]).sort_values(["q", "pos"], kind="stable")
+        pairs = rel.merge(docs, on=["q", "doc"])
+        s = Subtopics(nq=nq, n_sub=n_sub, q=hits["q"].to_numpy(np.int64), pos=hits["pos"].to_numpy(np.int64),
+                      sub=hits["sub"].to_numpy(np.int64), doc_q=docs["q"].to_numpy(np.int64),
+                      doc_tie=docs["tie"].to_numpy(np.int64), pair_doc=pairs["idx"].to_numpy(np.int64),
+                      pair_sub=pairs["sub"].to_numpy(np.int64))
+        assert m.family.kernel is not None
+        values = np.asarray(m.family.kernel(m, s), dtype=np.float64)
+        undefined = (n_sub == 0) & counted
+        if undefined.any():
+            summary.no_relevant[label] = [qids[i] for i in np.flatnonzero(undefined)]
+            if pol.no_relevant == "error":
+                raise PolicyError(f"{label}: {int(undefined.sum())} queries have no relevant subtopic judgment")
+            values = np.where(undefined, 0.0 if pol.no_relevant == "zero" else np.nan, values)
+        data[label] = values
+    frame = pd.DataFrame(data, index=pd.Index(qids, name="query", dtype=object))
+    if pol.missing_run == "drop":
+        frame = frame[counted]
+    summary.evaluated = len(frame)
+    return Result(frame, dict(labels), summary, pol, run_name=runs.name,
+                  nan_means={lab for lab in data if pol.no_relevant == "nan" and lab in summary.no_relevant})
