@@ -42,7 +42,8 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
              matcher: Matcher | str | None = None, missing_run: MissingRun | None = None,
              missing_qrels: MissingQrels | None = None, no_relevant: NoRelevant | None = None,
              duplicates: Duplicates | None = None, identical_ids: IdenticalIds | None = None,
-             ties: Ties | None = None, empty_run: EmptyRun | None = None, **unknown: Never) -> Result:
+             ties: Ties | None = None, empty_run: EmptyRun | None = None, max_memory: int | str | None = None,
+             **unknown: Never) -> Result:
     """Score ``run`` against ``qrels`` with ``metrics``.
 
     ``qrels`` and ``run`` may be :class:`~ragrade.data.Qrels` / :class:`~ragrade.data.Run` objects, nested
@@ -57,13 +58,18 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
     (``docs/matching.md``). The remaining keywords set the policies for undefined cases
     (``docs/conventions.md``, "Policies"; None keeps the default or the profile's).
 
+    ``max_memory`` (``"4GiB"``, bytes) evaluates two files in about that much memory, piece by piece, with
+    the same results (``docs/scale.md``); files too large for the memory available are evaluated so even
+    without it.
+
     >>> r = evaluate({"q1": {"t1": 1, "t2": 1, "t3": 1}},
     ...              {"q1": {"t1": 4.0, "p1": 3.0, "t2": 2.0, "p3": 1.0}}, ["ndcg@4", "ap@4", "P@10", "rr"])
     >>> {k: round(v, 10) for k, v in r.means.items()}
     {'ndcg@4': 0.703918089, 'ap@4': 0.5555555556, 'P@10': 0.2, 'rr': 1.0}
     """
     if unknown:
-        raise UnknownNameError("option", next(iter(unknown)), [*Policies.choices(), "profile", "matcher"])
+        raise UnknownNameError("option", next(iter(unknown)), [*Policies.choices(), "profile", "matcher",
+                                                               "max_memory"])
     labels = metric_labels(metrics)
     policies = {k: v for k, v in dict(missing_run=missing_run, missing_qrels=missing_qrels,
                                       no_relevant=no_relevant, duplicates=duplicates, identical_ids=identical_ids,
@@ -71,6 +77,14 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
     prof = None if profile is None else get_profile(profile)
     if prof is not None and prof.name == "default":
         prof = None
+    if max_memory is not None or (is_path(qrels) and is_path(run)):
+        from ragrade.engine.outofcore import evaluate_large
+
+        opts: dict[str, Any] = dict(policies)
+        big = evaluate_large(qrels, run, labels, max_memory, prof, matcher,
+                             lambda q, r: evaluate(q, r, labels, profile=prof, **opts))
+        if big is not None:
+            return big
     if prof is not None and prof.kind == "list":
         pol = Policies().update(**policies)
         return evaluate_list_profile(qrels, run, labels, prof, matcher, pol)
