@@ -36,8 +36,8 @@ def _policy_options(f):
 
 
 @click.command(name="evaluate")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("run", type=click.Path(dir_okay=False))
+@click.argument("qrels", type=click.Path())
+@click.argument("run", type=click.Path())
 @click.option("-m", "--metric", "metrics", multiple=True, required=True, metavar="METRIC",
               help="Metric to compute, e.g. ndcg@10, 'recall@[5,10]', 'precision(rel=2)@5'. Repeatable.")
 @click.option("--per-query", is_flag=True, help="Also output the value of every query.")
@@ -52,9 +52,13 @@ def _policy_options(f):
 @click.option("--profile", default=None, metavar="PROFILE",
               help="Score under a peer's conventions (autorag, ragas, continuous-eval, remem, llamaindex, "
                    "deepeval, trec_eval, pytrec_eval, beir, ir_measures, ranx). See docs/profiles.md.")
+@click.option("--max-memory", default=None, metavar="SIZE",
+              help="Evaluate in about SIZE of memory (e.g. 4GiB), reading the files piece by piece; same "
+                   "results. Files too large for the memory available are read so anyway. See docs/scale.md.")
 @_policy_options
 def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt: str, qrels_format: str | None,
-            run_format: str | None, digits: int, profile: str | None = None, **policies: Any) -> None:
+            run_format: str | None, digits: int, profile: str | None = None, max_memory: str | None = None,
+            **policies: Any) -> None:
     """Score RUN against the ground truth QRELS.
 
     Formats are detected from the file extensions (TREC, TSV/CSV, JSONL, Parquet, optionally
@@ -71,6 +75,16 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
 
     with input_errors():
         metric_labels(list(metrics))  # fail on a typo before reading large files
+        from ragrade.engine.outofcore import budget_for
+
+        budget = budget_for(qrels, run, max_memory)
+        if budget is not None:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", RagradeWarning)
+                result = _out_of_core(qrels, run, list(metrics), budget, qrels_format, run_format, profile,
+                                      policies)
+            _print(result, caught, fmt, per_query, digits)
+            return
         with reading_all([(qrels, "ground truth"), (run, "run")]) as (q_progress, r_progress):
             # Both files at once: Arrow parses without holding the GIL.
             q, r = read_both(qrels, run, qrels_format=qrels_format, qrels_progress=q_progress,
@@ -78,6 +92,21 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RagradeWarning)
             result = evaluate(q, r, list(metrics), profile=profile, **policies)
+    _print(result, caught, fmt, per_query, digits)
+
+
+def _out_of_core(qrels: str, run: str, metrics: list[str], budget: int, qrels_format: str | None,
+                 run_format: str | None, profile: str | None, policies: dict[str, Any]) -> Any:
+    from ragrade.engine.api import evaluate
+    from ragrade.engine.outofcore import evaluate_paths
+
+    return evaluate_paths(qrels, run, lambda q, r: evaluate(q, r, metrics, profile=profile, **policies),
+                          budget=budget, qrels_format=qrels_format, run_format=run_format)
+
+
+def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: int) -> None:
+    from ragrade.errors import RagradeWarning
+
     notes = [part for w in caught if issubclass(w.category, RagradeWarning) for part in str(w.message).split("; ")]
     if fmt == "table":
         _print_table(result, per_query, digits)
