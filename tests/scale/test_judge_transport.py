@@ -95,3 +95,51 @@ def test_http_client_is_validated():
 
     with pytest.raises(InputError, match="http_client"):
         OpenAIJudge(model="m", http_client="curl")
+
+
+def _redact_slowly(value, secrets):
+    """Every pattern on every string, no shortcut (what redact did before its fast paths)."""
+    from ragrade.judges.base import _TOKEN_PATTERNS, MIN_SECRET_LENGTH
+
+    keys = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
+
+    def clean(x):
+        if isinstance(x, str):
+            for k in keys:
+                x = x.replace(k, "***")
+            for pattern, repl in _TOKEN_PATTERNS:
+                x = pattern.sub(repl, x)
+            return x
+        if isinstance(x, dict):
+            return {clean(k): clean(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [clean(v) for v in x]
+        if isinstance(x, tuple):
+            return tuple(clean(v) for v in x)
+        return x
+
+    return clean(value)
+
+
+_PIECES = ["verdict", "Authorization: Bearer abcdefgh12345678", "bearer XYZabc12345678", "sk-" + "a" * 20,
+           "api_key=supersecret99", "AIza" + "B" * 32, "hf_" + "c" * 20, "AKIA" + "D" * 16, KEY, "Paris",
+           'he said "hi"', "ünïcödé", "API-KEY: 12345678abc", "GHP_" + "e" * 20, "x\nsk-" + "f" * 18]
+
+
+def test_redact_fast_paths_change_nothing():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from ragrade.judges.base import redact
+
+    text = st.lists(st.sampled_from(_PIECES), max_size=4).map(" ".join)
+    leaf = st.one_of(text, st.integers(), st.none(), st.floats(allow_nan=False))
+    tree = st.recursive(leaf, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                      st.dictionaries(text, inner, max_size=3)), max_leaves=8)
+
+    @settings(max_examples=300, deadline=None)
+    @given(value=tree, secret=st.sampled_from([None, KEY, "short", 'quote"in-secret-123']))
+    def check(value, secret):
+        assert redact(value, [secret]) == _redact_slowly(value, [secret])
+
+    check()
