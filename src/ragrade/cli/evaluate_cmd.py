@@ -55,10 +55,15 @@ def _policy_options(f):
 @click.option("--max-memory", default=None, metavar="SIZE",
               help="Evaluate in about SIZE of memory (e.g. 4GiB), reading the files piece by piece; same "
                    "results. Files too large for the memory available are read so anyway. See docs/scale.md.")
+@click.option("--engine", type=click.Choice(["memory", "spark"]), default="memory", show_default=True,
+              help="Where to evaluate: in this process, or on Spark (pip install 'ragrade[spark]'; the files "
+                   "are read by Spark: Parquet, Delta, CSV/TSV with a header, TREC). See docs/scale.md.")
+@click.option("--master", default="local[2]", show_default=True, metavar="URL",
+              help="Spark master for --engine spark (unless a Spark session is already running).")
 @_policy_options
 def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt: str, qrels_format: str | None,
             run_format: str | None, digits: int, profile: str | None = None, max_memory: str | None = None,
-            **policies: Any) -> None:
+            engine: str = "memory", master: str = "local[2]", **policies: Any) -> None:
     """Score RUN against the ground truth QRELS.
 
     Formats are detected from the file extensions (TREC, TSV/CSV, JSONL, Parquet, optionally
@@ -75,6 +80,12 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
 
     with input_errors():
         metric_labels(list(metrics))  # fail on a typo before reading large files
+        if engine == "spark":
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", RagradeWarning)
+                result = _on_spark(qrels, run, list(metrics), master, qrels_format, run_format, profile, policies)
+            _print(result, caught, fmt, per_query, digits)
+            return
         from ragrade.engine.outofcore import budget_for
 
         budget = budget_for(qrels, run, max_memory)
@@ -93,6 +104,28 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
             warnings.simplefilter("always", RagradeWarning)
             result = evaluate(q, r, list(metrics), profile=profile, **policies)
     _print(result, caught, fmt, per_query, digits)
+
+
+def _on_spark(qrels: str, run: str, metrics: list[str], master: str, qrels_format: str | None,
+              run_format: str | None, profile: str | None, policies: dict[str, Any]) -> Any:
+    from ragrade import spark as rs
+
+    rs._pyspark()  # the install hint, before anything else
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    session = active if active is not None else rs.session(master)
+    try:
+        if active is None:
+            session.sparkContext.setLogLevel("ERROR")
+        res = rs.evaluate(qrels, run, metrics, spark=session, profile=profile, qrels_format=qrels_format,
+                          run_format=run_format, **policies)
+        result = res.to_result()
+        res.unpersist()
+        return result
+    finally:
+        if active is None:
+            session.stop()
 
 
 def _out_of_core(qrels: str, run: str, metrics: list[str], budget: int, qrels_format: str | None,
