@@ -373,6 +373,7 @@ def _with_three_columns(src_r: Source, sizes: Sizes, body: Callable[[Iterator[st
                 if guess[0]:  # read as scores so far: start again as ranks
                     raise _Again
             yield run
+            run = None  # type: ignore[assignment]
 
     try:
         out = body(observed())
@@ -400,7 +401,7 @@ def _memory_qrels(src_q: Source, src_r: Source, sizes: Sizes, evaluate_part: Par
         seen = SeenIds()
         pieces: list[Piece] = []
         order = RunOrder()
-        for w in runs:
+        def step(w: stream.Window) -> Piece:
             run = w.data
             assert isinstance(run, Run)
             order.add(w)
@@ -409,10 +410,13 @@ def _memory_qrels(src_q: Source, src_r: Source, sizes: Sizes, evaluate_part: Par
             pos = qindex.get_indexer(run.query_ids)
             sel = np.sort(pos[pos >= 0])
             if len(sel) == 0:
-                pieces.append(_OnlyInRun.of(run))
-                continue
+                return _OnlyInRun.of(run)
             used[sel] = True
-            pieces.append(evaluate_part(take_queries(qrels, sel), run))
+            return evaluate_part(take_queries(qrels, sel), run)
+
+        for w in runs:
+            pieces.append(step(w))
+            del w  # the window is not held while the next one is read
         rest = np.flatnonzero(~used)
         if len(rest):
             pieces.append(evaluate_part(take_queries(qrels, rest), empty_run(name)))
@@ -426,14 +430,15 @@ def _stream_both(src_q: Source, src_r: Source, sizes: Sizes, evaluate_part: Part
                  ) -> tuple[list[Piece], pd.Series | None]:
     # The ground truth's query ids, as hashes (and a check that it is grouped).
     qset = SeenIds()
-    for w in stream.windows(src_q, sizes.window_bytes // 4, sizes.window_rows // 4):
+    qbytes, qrows = max(1, sizes.window_bytes // 8), max(1, sizes.window_rows // 8)
+    for w in stream.windows(src_q, qbytes, qrows):
         if not qset.add(hash_ids(w.data.query_ids)):
             raise NotGrouped
     name = src_r.name
     limit = max(1024, sizes.budget // 4 // 64)  # rows of ground truth held ahead at most (about 64 bytes each)
 
     def body(runs: Iterator[stream.Window]) -> tuple[list[Piece], pd.Series | None]:
-        qwindows = stream.windows(src_q, sizes.window_bytes // 4, sizes.window_rows // 4)
+        qwindows = stream.windows(src_q, qbytes, qrows)
         buffer: list[Qrels] = []  # ground-truth windows read, not yet used (the first one from `start`)
         start = 0
         buffered_h = np.zeros(0, dtype=np.uint64)  # hashes of their unused queries, in order
@@ -462,7 +467,8 @@ def _stream_both(src_q: Source, src_r: Source, sizes: Sizes, evaluate_part: Part
             buffered_h = buffered_h[n:]
             return concat_qrels(out)
 
-        for win in runs:
+        def step(win: stream.Window) -> Piece:
+            nonlocal buffered_h
             run = win.data
             assert isinstance(run, Run)
             order.add(win)
@@ -471,8 +477,7 @@ def _stream_both(src_q: Source, src_r: Source, sizes: Sizes, evaluate_part: Part
                 raise NotGrouped
             needed = h[qset.contains(h)]
             if len(needed) == 0:
-                pieces.append(_OnlyInRun.of(run))
-                continue
+                return _OnlyInRun.of(run)
             if consumed.contains(needed).any():
                 raise NotGrouped  # a query the ground truth listed earlier: the orders differ
             while True:
@@ -480,12 +485,17 @@ def _stream_both(src_q: Source, src_r: Source, sizes: Sizes, evaluate_part: Part
                 if (loc >= 0).all():
                     break
                 w = next(qwindows, None)
-                if w is None or sum(q.n_rows for q in buffer) > limit:
+                unused = sum(q.n_rows for q in buffer) - (int(buffer[0].offsets[start]) if buffer else 0)
+                if w is None or unused > limit:
                     raise NotGrouped  # not ahead within reach: the orders differ
                 assert isinstance(w.data, Qrels)
                 buffer.append(w.data)
                 buffered_h = np.concatenate([buffered_h, hash_ids(w.data.query_ids)])
-            pieces.append(evaluate_part(take_prefix(int(loc.max()) + 1), run))
+            return evaluate_part(take_prefix(int(loc.max()) + 1), run)
+
+        for win in runs:
+            pieces.append(step(win))
+            del win  # the window is not held while the next one is read
         if len(buffered_h):
             pieces.append(evaluate_part(take_prefix(len(buffered_h)), empty_run(name)))
         for w in qwindows:
@@ -503,7 +513,7 @@ ROW = "__ragrade_row"
 def _partition(src_q: Source, src_r: Source, sizes: Sizes, evaluate_part: PartEvaluator, tmpdir: str | None
                ) -> tuple[list[Piece], pd.Series, pd.Series]:
     need = estimated_memory(src_q) + estimated_memory(src_r)
-    n_parts = sizes.partitions or int(min(_max_open_files(), max(1, math.ceil(need / max(sizes.budget // 2, 1)))))
+    n_parts = sizes.partitions or int(min(_max_open_files(), max(1, math.ceil(need / max(sizes.budget // 4, 1)))))
     rule = RankRule(src_r) if src_r.three_columns else None
     with tempfile.TemporaryDirectory(prefix="ragrade-", dir=tmpdir) as tmp:
         qfiles = _write_partitions(src_q, sizes, n_parts, os.path.join(tmp, "qrels"), None)
@@ -517,6 +527,8 @@ def _partition(src_q: Source, src_r: Source, sizes: Sizes, evaluate_part: PartEv
             rt = _read_partition(rfiles[p])
             if qt is None and rt is None:
                 continue
+            rt = None if rt is None else _grouped(src_r, rt)
+            qt = None if qt is None else _grouped(src_q, qt)
             run = None if rt is None else _partition_run(src_r, rt, ranks)
             if run is not None:
                 rorders.append(_first_rows(src_r, rt, run))
@@ -599,6 +611,18 @@ def _partition_locator(src: Source, table: pa.Table) -> Callable[[int], tuple[in
     return locate
 
 
+def _grouped(src: Source, table: pa.Table) -> pa.Table:
+    """A partition's rows grouped by query (in order of first appearance), each query's rows in file order
+    (rows are written to a partition in file order): the readers then take their grouped path."""
+    import pyarrow.compute as pc
+
+    col = table.column(stream.query_column(src, table.column_names))
+    codes = pc.dictionary_encode(col).combine_chunks().indices.to_numpy(zero_copy_only=False)
+    if len(codes) < 2 or bool((codes[1:] >= codes[:-1]).all()):
+        return table  # already grouped
+    return table.take(pa.array(np.argsort(codes, kind="stable")))
+
+
 def _partition_run(src: Source, table: pa.Table, ranks: bool | None) -> Run:
     from ragrade.io.tables import table_to_run
 
@@ -625,11 +649,16 @@ def _partition_qrels(src: Source, table: pa.Table) -> Qrels:
 
 
 def _first_rows(src: Source, table: pa.Table, data: Qrels | Run) -> pd.Series:
-    """Each query's first data row in the whole file (its place in the file's order of queries)."""
-    rows = table.column(ROW).to_numpy()
-    qname = stream.query_column(src, table.column_names)
-    keys = np.asarray(stream.query_keys(table.column(qname)).to_numpy(zero_copy_only=False), dtype=object)
-    first = pd.Series(rows).groupby(keys, sort=False).min()
+    """Each query's first data row in the whole file (its place in the file's order of queries), from a
+    partition grouped by :func:`_grouped`."""
+    import pyarrow.compute as pc
+
+    keys = stream.query_keys(table.column(stream.query_column(src, table.column_names))).combine_chunks()
+    n = len(keys)
+    change = np.flatnonzero(pc.not_equal(keys.slice(1), keys.slice(0, n - 1)).to_numpy(zero_copy_only=False)) + 1
+    starts = pa.array(np.concatenate(([0], change)).astype(np.int64))
+    first = pd.Series(table.column(ROW).take(starts).to_numpy(),
+                      index=pd.Index(keys.take(starts).to_numpy(zero_copy_only=False), dtype=object))
     out = first.reindex(pd.Index(data.query_ids, dtype=object))
     if isinstance(data, Run):
         empty = np.diff(data.offsets) == 0

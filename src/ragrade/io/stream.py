@@ -349,11 +349,13 @@ def _trec_windows(src: Source, window_bytes: int, ranks: bool | None, rule: Rank
         size = os.fstat(f.fileno()).st_size
         if size == 0:
             return
-        mm, own = trec._map_readonly(f.fileno())
-        try:
-            a = len(trec._BOM) if trec._head(mm, len(trec._BOM)) == trec._BOM else 0
-            row = 0
-            while a < size:
+        a = _start(f.fileno())
+        row = 0
+        while a < size:
+            # A fresh mapping per window: unmapping it at the end drops every page the window touched
+            # (the tokenizer drops pages as it goes, but only in steps of 16 MiB).
+            mm, own = trec._map_readonly(f.fileno())
+            try:
                 b = _cut_mapped(mm, size, a, a + window_bytes)
                 scan = None
                 if _accel is not None and layout.numeric is not None:
@@ -361,17 +363,24 @@ def _trec_windows(src: Source, window_bytes: int, ranks: bool | None, rule: Rank
                         scan = trec._scan_mapped(mm, b, *_columns(layout), None, own, start=a)
                     except MemoryError:
                         scan = None
-                if scan is not None:
-                    win = _from_scan(src, layout, scan, row, rule)
-                else:
-                    block = os.pread(f.fileno(), b - a, a)
-                    win = _from_block(src, layout, block, a, row, rule)
-                a = b
-                if win is not None:
-                    row += win.n_rows
-                    yield win
-        finally:
-            mm.close()
+            finally:
+                mm.close()
+            if scan is not None:
+                win = _from_scan(src, layout, scan, row, rule)
+            else:
+                win = _from_block(src, layout, os.pread(f.fileno(), b - a, a), a, row, rule)
+            a = b
+            scan = None  # nothing of this window stays alive while the next one is read
+            if win is not None:
+                row += win.n_rows
+                yield win
+                win = None
+
+
+def _start(fd: int) -> int:
+    """Where the data starts: after a UTF-8 byte-order mark, if any."""
+    head = os.pread(fd, len(trec._BOM), 0)
+    return len(trec._BOM) if head == trec._BOM else 0
 
 
 def _columns(layout: Any) -> tuple[int, int, int]:
@@ -395,9 +404,11 @@ def _trec_stream_windows(src: Source, window_bytes: int, ranks: bool | None,
             continue
         win = _from_block(src, layout, data[:cut], at, row, rule)
         carry, carry_at = data[cut:], at + cut
+        data = block = b""
         if win is not None:
             row += win.n_rows
             yield win
+            win = None
     if carry:
         win = _from_block(src, layout, carry, carry_at, row, rule)
         if win is not None:
@@ -590,10 +601,12 @@ def _parquet_tables(src: Source, window_rows: int) -> Iterator[tuple[pa.Table, i
         if cut == 0:  # one query so far: wait for its end
             pending, have = [table], table.num_rows
             continue
-        yield table.slice(0, cut), row
-        row += cut
         rest = table.slice(cut)
+        head, table = table.slice(0, cut), None
         pending, have = [rest], rest.num_rows
+        yield head, row
+        head = None
+        row += cut
     if have:
         yield pa.concat_tables(pending, promote_options="permissive"), row
 
@@ -614,14 +627,20 @@ def _parquet_windows(src: Source, window_rows: int) -> Iterator[Window]:
             run = table_to_run(table, src.path, locate, name=src.name,
                                **{k: v for k, v in opts.items() if k in ("query_col", "doc_col", "score_col",
                                                                         "rank_col", "list_col")})
-            yield Window(run, first, table.num_rows)
+            n = table.num_rows
+            table = keys = None
+            yield Window(run, first, n)
+            del run
         else:
             table2, locate2 = resolve_origins(table, locate, src.path, opts.get("prefer"), opts.get("query_col"),
                                               opts.get("doc_col"))
             qrels = table_to_qrels(table2, src.path, locate2,
                                    **{k: v for k, v in opts.items() if k in ("query_col", "doc_col", "grade_col",
                                                                             "list_col", "unit_col")})
-            yield Window(qrels, first, table.num_rows)
+            n = table.num_rows
+            table = table2 = keys = None
+            yield Window(qrels, first, n)
+            del qrels
 
 
 def _grouped(keys: pa.ChunkedArray) -> bool:
@@ -655,23 +674,70 @@ def blocks(src: Source, block_bytes: int, block_rows: int, rule: RankRule | None
             row += t.num_rows
         return
     layout = src.layout
-    doc_type = pa.large_string()
     row = 0
-    for raw_block, end, offset in trec.iter_chunks(src.path, max(block_bytes, 1)):
-        block = bytes(memoryview(raw_block)[:end])
-        table = _parse_block(src, layout, block, offset, doc_type)
-        if table is None:
-            continue
-        table = table.select(["query", "doc", *([layout.numeric] if layout.numeric else [])])
-        qcol = table.column("query")
+    for table, starts, seg_queries in _trec_blocks(src, max(block_bytes, 1)):
         if rule is not None and layout.numeric is not None:
-            codes, vocab = dictionary_codes(qcol)
-            starts = value_segments(codes)
-            rule.observe(_numbers(table, layout), starts, vocab[codes[starts[:-1]]], row)
-        keys = query_keys(qcol)
-        table = table.set_column(0, "query", keys.cast(pa.large_string()))
+            rule.observe(_numbers(table, layout), starts, seg_queries, row)
+        keys = table.column("query")
         yield Block(table, keys, row)
         row += table.num_rows
+
+
+def _trec_blocks(src: Source, block_bytes: int) -> Iterator[tuple[pa.Table, np.ndarray, np.ndarray]]:
+    """``(table, starts of the runs of one query, each run's query)`` for consecutive blocks of lines:
+    ``query`` and ``doc`` as large strings, and the number column. The C tokenizer over the memory-mapped
+    file where it takes the lines, else pyarrow's parser (gzip, irregular whitespace, comments)."""
+    from ragrade._ingest import _accel
+
+    layout = src.layout
+    numeric = [layout.numeric] if layout.numeric else []
+
+    def parsed(block: bytes, offset: int) -> tuple[pa.Table, np.ndarray, np.ndarray] | None:
+        table = _parse_block(src, layout, block, offset, pa.large_string())
+        if table is None:
+            return None
+        table = table.select(["query", "doc", *numeric])
+        table = table.set_column(0, "query", table.column("query").cast(pa.large_string()))
+        codes, vocab = dictionary_codes(table.column("query"))
+        starts = value_segments(codes)
+        return table, starts, vocab[codes[starts[:-1]]]
+
+    if is_gzip(src.path) or _accel is None or layout.numeric is None:
+        for raw_block, end, offset in trec.iter_chunks(src.path, block_bytes):
+            got = parsed(bytes(memoryview(raw_block)[:end]), offset)
+            if got is not None:
+                yield got
+        return
+    with open(src.path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return
+        a = _start(f.fileno())
+        while a < size:
+            mm, own = trec._map_readonly(f.fileno())  # one mapping per block: see _trec_windows
+            try:
+                nl = mm.find(b"\n", a + block_bytes) if a + block_bytes < size else -1
+                b = size if nl < 0 else nl + 1
+                try:
+                    scan = trec._scan_mapped(mm, b, *_columns(layout), None, own, start=a)
+                except MemoryError:
+                    scan = None
+            finally:
+                mm.close()
+            if scan is None:
+                got = parsed(os.pread(f.fileno(), b - a, a), a)
+            else:
+                counts = np.diff(scan.starts)
+                seg = np.repeat(np.arange(len(scan.qids), dtype=np.int64), counts)
+                query = pa.array(scan.qids, type=pa.large_string()).take(pa.array(seg))
+                docs = scan.docs if isinstance(scan.docs, pa.ChunkedArray) else pa.chunked_array([scan.docs])
+                table = pa.table({"query": query, "doc": docs, layout.numeric: scan.values})
+                got = table, scan.starts, scan.qids
+            scan = None
+            a = b
+            if got is not None:
+                yield got
+                got = None
 
 
 def _decode_dictionaries(t: pa.Table) -> pa.Table:
