@@ -174,7 +174,7 @@ def part_state(result: Result) -> str:
     check_rules()
     s = result.summary
     state = {
-        "summary": {f.name: _jsonable(getattr(s, f.name)) for f in fields(Summary)},
+        "summary": {f.name: _jsonable(getattr(s, f.name), SUMMARY_RULES[f.name]) for f in fields(Summary)},
         "nan_means": sorted(result._nan_means),
         "run_name": result.run_name,
     }
@@ -185,21 +185,25 @@ def result_from_state(per_query: pd.DataFrame, state: str, metrics: Mapping[str,
                       profile: Any = None) -> Result:
     """The inverse of :func:`part_state`: a :class:`Result` from a part's per-query values and its state."""
     data = json.loads(state)
-    raw = data["summary"]
+    return Result(per_query, metrics, summary_from_state(data["summary"]), policies, run_name=data["run_name"],
+                  nan_means=data["nan_means"], profile=profile)
+
+
+def summary_from_state(raw: Mapping[str, Any]) -> Summary:
+    """The :class:`Summary` of a part's state (the ``"summary"`` entry of :func:`part_state`'s JSON)."""
     values: dict[str, Any] = {}
     for f in fields(Summary):
         v = raw[f.name]
         if SUMMARY_RULES[f.name] == "sum_by_key":
             v = {int(k): int(n) for k, n in v}
         values[f.name] = v
-    return Result(per_query, metrics, Summary(**values), policies, run_name=data["run_name"],
-                  nan_means=data["nan_means"], profile=profile)
+    return Summary(**values)
 
 
-def _jsonable(v: Any) -> Any:
+def _jsonable(v: Any, rule: Rule | None = None) -> Any:
+    if rule == "sum_by_key":
+        return [[int(k), int(n)] for k, n in v.items()]
     if isinstance(v, dict):
-        if v and all(isinstance(k, int | np.integer) for k in v):
-            return [[int(k), int(n)] for k, n in v.items()]
         return {str(k): _jsonable(x) for k, x in v.items()}
     if isinstance(v, Iterable) and not isinstance(v, str):
         return [str(x) for x in v]
@@ -209,4 +213,4 @@ def _jsonable(v: Any) -> Any:
 
 
 __all__ = ["RESULT_ARGUMENTS", "SUMMARY_RULES", "check_rules", "combine", "merge_summaries", "part_state",
-           "result_from_state"]
+           "result_from_state", "summary_from_state"]
