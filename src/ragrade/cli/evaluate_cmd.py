@@ -38,8 +38,8 @@ def _policy_options(f):
 
 
 @click.command(name="evaluate")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("run", type=click.Path(dir_okay=False))
+@click.argument("qrels", type=click.Path())
+@click.argument("run", type=click.Path())
 @click.option("-m", "--metric", "metrics", multiple=True, required=True, metavar="METRIC",
               help="Metric to compute, e.g. ndcg@10, 'recall@[5,10]', 'precision(rel=2)@5'. Repeatable.")
 @click.option("--per-query", is_flag=True, help="Also output the value of every query.")
@@ -74,12 +74,21 @@ def _policy_options(f):
                    "(default: the highest grade in QRELS).")
 @click.option("--hole-threshold", type=click.FloatRange(0, 1), default=0.1, show_default=True,
               help="Warn when the mean hole rate (share of unjudged documents in the top k) exceeds it.")
+@click.option("--max-memory", default=None, metavar="SIZE",
+              help="Evaluate in about SIZE of memory (e.g. 4GiB), reading the files piece by piece; same "
+                   "results. Files too large for the memory available are read so anyway. See docs/scale.md.")
+@click.option("--engine", type=click.Choice(["memory", "spark"]), default="memory", show_default=True,
+              help="Where to evaluate: in this process, or on Spark (pip install 'ragrade[spark]'; the files "
+                   "are read by Spark: Parquet, Delta, CSV/TSV with a header, TREC). See docs/scale.md.")
+@click.option("--master", default="local[2]", show_default=True, metavar="URL",
+              help="Spark master for --engine spark (unless a Spark session is already running).")
 @_policy_options
 def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt: str, qrels_format: str | None,
             run_format: str | None, digits: int, profile: str | None = None, names: str = "ragrade",
             max_docs: int | None = None, judged_only: bool = False, rel_level: int | None = None,
             complete: bool = False, num_docs: int | None = None, upper_grade: float | None = None,
-            hole_threshold: float = 0.1, **policies: Any) -> None:
+            hole_threshold: float = 0.1, max_memory: str | None = None, engine: str = "memory",
+            master: str = "local[2]", **policies: Any) -> None:
     """Score RUN against the ground truth QRELS.
 
     Formats are detected from the file extensions (TREC, TSV/CSV, JSONL, Parquet, optionally
@@ -108,8 +117,6 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
             if policies.get("missing_run") not in (None, "zero"):
                 raise PolicyError("-c/--complete and --missing-run " + str(policies["missing_run"]) + " disagree")
             policies["missing_run"] = "zero"
-        settings: dict[str, Any] = dict(max_docs=max_docs, num_docs=num_docs, upper_grade=upper_grade,
-                                        names=names, rel_level=rel_level)
         labels = metric_labels(list(metrics), names=names, rel_level=rel_level)  # type: ignore[arg-type]  # fail on a typo first
         if all(m.family.kind == "diversity" for _, m in labels):  # subtopic judgments: qid subtopic docno rel
             from ragrade.engine.diversity import evaluate_diversity
@@ -119,13 +126,71 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
                                         **{k: policies.get(k) for k in ("missing_run", "no_relevant", "ties")})
             _output(result, fmt, per_query, digits, [], 1.0)
             return
+        # the metrics are parsed once (names, rel_level applied); the remaining settings go to the engine
+        parsed: list[Any] = list(labels)
+        options: dict[str, Any] = {k: v for k, v in dict(max_docs=max_docs, num_docs=num_docs, upper_grade=upper_grade).items()
+                   if v is not None}
+        if engine == "spark":
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", RagradeWarning)
+                result = _on_spark(qrels, run, parsed, master, qrels_format, run_format, profile,
+                                   {**policies, **options})
+            _print(result, caught, fmt, per_query, digits, hole_threshold)
+            return
+        from ragrade.engine.outofcore import budget_for
+
+        budget = budget_for(qrels, run, max_memory)
+        if budget is not None:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", RagradeWarning)
+                result = _out_of_core(qrels, run, parsed, budget, qrels_format, run_format, profile,
+                                      {**policies, **options})
+            _print(result, caught, fmt, per_query, digits, hole_threshold)
+            return
         with reading_all([(qrels, "ground truth"), (run, "run")]) as (q_progress, r_progress):
             # Both files at once: Arrow parses without holding the GIL.
             q, r = read_both(qrels, run, qrels_format=qrels_format, qrels_progress=q_progress,
                              run_format=run_format, run_progress=r_progress)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RagradeWarning)
-            result = evaluate(q, r, list(metrics), profile=profile, **settings, **policies)
+            result = evaluate(q, r, parsed, profile=profile, **options, **policies)
+    _print(result, caught, fmt, per_query, digits, hole_threshold)
+
+
+def _on_spark(qrels: str, run: str, metrics: list[Any], master: str, qrels_format: str | None,
+              run_format: str | None, profile: str | None, policies: dict[str, Any]) -> Any:
+    from ragrade import spark as rs
+
+    rs._pyspark()  # the install hint, before anything else
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    session = active if active is not None else rs.session(master)
+    try:
+        if active is None:
+            session.sparkContext.setLogLevel("ERROR")
+        res = rs.evaluate(qrels, run, metrics, spark=session, profile=profile, qrels_format=qrels_format,
+                          run_format=run_format, **policies)
+        result = res.to_result()
+        res.unpersist()
+        return result
+    finally:
+        if active is None:
+            session.stop()
+
+
+def _out_of_core(qrels: str, run: str, metrics: list[Any], budget: int, qrels_format: str | None,
+                 run_format: str | None, profile: str | None, policies: dict[str, Any]) -> Any:
+    from ragrade.engine.api import evaluate
+    from ragrade.engine.outofcore import evaluate_paths
+
+    return evaluate_paths(qrels, run, lambda q, r: evaluate(q, r, metrics, profile=profile, **policies),
+                          budget=budget, qrels_format=qrels_format, run_format=run_format)
+
+
+def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: int, hole_threshold: float) -> None:
+    from ragrade.errors import RagradeWarning
+
     notes = [part for w in caught if issubclass(w.category, RagradeWarning) for part in str(w.message).split("; ")]
     _output(result, fmt, per_query, digits, notes, hole_threshold)
 

@@ -46,7 +46,8 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
              duplicates: Duplicates | None = None, identical_ids: IdenticalIds | None = None,
              ties: Ties | None = None, empty_run: EmptyRun | None = None, unjudged: Unjudged | None = None,
              max_docs: int | None = None, num_docs: int | None = None, upper_grade: float | None = None,
-             names: Names = "ragrade", rel_level: int | None = None, **unknown: Never) -> Result:
+             names: Names = "ragrade", rel_level: int | None = None, max_memory: int | str | None = None,
+             **unknown: Never) -> Result:
     """Score ``run`` against ``qrels`` with ``metrics``.
 
     ``qrels`` and ``run`` may be :class:`~ragrade.data.Qrels` / :class:`~ragrade.data.Run` objects, nested
@@ -69,6 +70,10 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
     Every result carries the hole rate (``result.hole_rate``): the share of each query's top-k documents
     without a judgment, k the largest cutoff asked (10 when none is).
 
+    ``max_memory`` (``"4GiB"``, bytes) evaluates two files in about that much memory, piece by piece, with
+    the same results (``docs/scale.md``); files too large for the memory available are evaluated so even
+    without it.
+
     >>> r = evaluate({"q1": {"t1": 1, "t2": 1, "t3": 1}},
     ...              {"q1": {"t1": 4.0, "p1": 3.0, "t2": 2.0, "p3": 1.0}}, ["ndcg@4", "ap@4", "P@10", "rr"])
     >>> {k: round(v, 10) for k, v in r.means.items()}
@@ -76,7 +81,8 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
     """
     if unknown:
         raise UnknownNameError("option", next(iter(unknown)), [*Policies.choices(), *Policies.settings(),
-                                                               "profile", "matcher", "names", "rel_level"])
+                                                               "profile", "matcher", "names", "rel_level",
+                                                               "max_memory"])
     labels = metric_labels(metrics, names=names, rel_level=rel_level)
     policies = {k: v for k, v in dict(missing_run=missing_run, missing_qrels=missing_qrels,
                                       no_relevant=no_relevant, duplicates=duplicates, identical_ids=identical_ids,
@@ -96,6 +102,14 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
     prof = None if profile is None else get_profile(profile)
     if prof is not None and prof.name == "default":
         prof = None
+    if max_memory is not None or (is_path(qrels) and is_path(run)):
+        from ragrade.engine.outofcore import evaluate_large
+
+        opts: dict[str, Any] = dict(policies)
+        big = evaluate_large(qrels, run, labels, max_memory, prof, matcher,
+                             lambda q, r: evaluate(q, r, labels, profile=prof, **opts))
+        if big is not None:
+            return big
     if prof is not None and prof.kind == "list":
         pol = Policies().update(**policies)
         return evaluate_list_profile(qrels, run, labels, prof, matcher, pol)

@@ -566,15 +566,17 @@ def _scan_fast(path: str, layout: Layout, progress: Progress | None) -> Scanned 
 
 
 def _scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int, progress: Progress | None,
-                 release: bool) -> Scanned | None:
+                 release: bool, start: int = 0) -> Scanned | None:
+    """Tokenize ``mm[start:size]`` (whole lines; ``start`` > 0: a window of the file, as the out-of-core
+    reader in :mod:`ragrade.io.stream` asks)."""
     import threading
 
     from ragrade._ingest import _accel
 
-    workers = max(1, min(os.cpu_count() or 1, 4)) if size >= _PARALLEL_MIN else 1
-    cuts = [0]
+    workers = max(1, min(os.cpu_count() or 1, 4)) if size - start >= _PARALLEL_MIN else 1
+    cuts = [start]
     for i in range(1, workers):
-        nl = mm.find(b"\n", max(size * i // workers, cuts[-1]))
+        nl = mm.find(b"\n", max(start + (size - start) * i // workers, cuts[-1]))
         cuts.append(size if nl < 0 else nl + 1)
     cuts.append(size)
     parts = [(a, z) for a, z in pairwise(cuts) if z > a]

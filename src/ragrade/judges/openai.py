@@ -1,6 +1,8 @@
 """An LLM judge over any OpenAI-compatible chat-completions server (OpenAI, vLLM, Ollama, llama.cpp).
 
-Needs the ``llm`` extra (httpx). One :class:`OpenAIJudge` holds one async connection pool and a semaphore
+Needs the ``llm`` extra (httpx; aiohttp too, which is used when installed: its connection pool keeps up
+with hundreds of requests in flight, where httpx's costs milliseconds per request, see docs/scale.md;
+``http_client`` chooses). One :class:`OpenAIJudge` holds one async connection pool and a semaphore
 bounding the requests in flight. Each judgment:
 
 1. is sent with temperature 0 and a fixed seed, and a JSON-schema ``response_format`` (``json_schema`` mode)
@@ -71,8 +73,11 @@ class OpenAISettings:
     max_items: int = 32  # longest list a grammar-constrained server may generate (json_object_schema mode)
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     jitter_seed: int | None = None  # seeds the backoff jitter (only timing depends on it)
+    http_client: str = "auto"  # "aiohttp", "httpx", or "auto": aiohttp when installed, else httpx
 
     def __post_init__(self) -> None:
+        if self.http_client not in ("auto", "aiohttp", "httpx"):
+            raise InputError("http_client must be auto, aiohttp or httpx", value=self.http_client)
         if self.response_format not in ("auto", *_RESPONSE_FORMATS):
             raise InputError(
                 "response_format must be auto, json_schema, json_object_schema, json_object or none", value=self.response_format
@@ -108,6 +113,18 @@ class _Fatal(Exception):
     pass
 
 
+class _Timeout(Exception):
+    """The request timed out (args: the transport's exception name)."""
+
+
+class _ConnectFailed(Exception):
+    """No connection could be made (args: exception name, its text)."""
+
+
+class _Broken(Exception):
+    """The connection broke or the body could not be read (args: exception name, its text)."""
+
+
 #: HTTP statuses that mean the configuration is wrong, not the judgment: what to check for each.
 _CONFIG_STATUS = {
     401: "the server refused the API key (HTTP 401): check the key in ${env}",
@@ -140,7 +157,18 @@ class OpenAIJudge:
         self._sem: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client: Any = None
-        self._httpx = require("httpx", extra="llm", purpose="The OpenAI-compatible judge")
+        self._aiohttp: Any = None
+        self._httpx: Any = None
+        if s.http_client in ("auto", "aiohttp"):
+            try:
+                import aiohttp
+
+                self._aiohttp = aiohttp
+            except ImportError:
+                if s.http_client == "aiohttp":
+                    require("aiohttp", extra="llm", purpose="The OpenAI-compatible judge with http_client='aiohttp'")
+        if self._aiohttp is None:
+            self._httpx = require("httpx", extra="llm", purpose="The OpenAI-compatible judge")
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "unset"
@@ -178,6 +206,15 @@ class OpenAIJudge:
             headers = {"Content-Type": "application/json"}
             if self._api_key:
                 headers["Authorization"] = f"Bearer {self._api_key}"
+            if self._aiohttp is not None:
+                aiohttp = self._aiohttp
+                self._client = aiohttp.ClientSession(
+                    headers=headers,
+                    timeout=aiohttp.ClientTimeout(total=s.timeout, connect=s.connect_timeout),
+                    connector=aiohttp.TCPConnector(limit=s.max_concurrency),
+                    trust_env=False,
+                )
+                return self._client
             self._client = httpx.AsyncClient(
                 base_url=s.base_url.rstrip("/") + "/",
                 headers=headers,
@@ -189,8 +226,39 @@ class OpenAIJudge:
 
     async def aclose(self) -> None:
         if self._client is not None:
-            await self._client.aclose()
+            if self._aiohttp is not None:
+                await self._client.close()
+            else:
+                await self._client.aclose()
             self._client = None
+
+    async def _post(self, body: dict[str, Any]) -> tuple[int, Mapping[str, str], bytes]:
+        """``(status, headers, body)`` of one POST to ``chat/completions``; the transport's failures as
+        :class:`_Timeout`, :class:`_ConnectFailed` or :class:`_Broken`."""
+        if self._aiohttp is not None:
+            aiohttp = self._aiohttp
+            url = self.settings.base_url.rstrip("/") + "/chat/completions"
+            data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+            try:
+                async with self._http().post(url, data=data) as resp:
+                    return resp.status, resp.headers, await resp.read()
+            except TimeoutError as exc:  # aiohttp's timeouts derive from it
+                raise _Timeout(type(exc).__name__) from None
+            except aiohttp.ClientConnectorError as exc:
+                raise _ConnectFailed(type(exc).__name__, str(exc)) from None
+            except (aiohttp.ClientError, OSError) as exc:
+                raise _Broken(type(exc).__name__, str(exc)) from None
+        httpx = self._httpx
+        try:
+            resp = await self._http().post("chat/completions", json=body)
+            raw = resp.content  # reading the body may fail on a truncated response
+        except httpx.TimeoutException as exc:
+            raise _Timeout(type(exc).__name__) from None
+        except httpx.ConnectError as exc:
+            raise _ConnectFailed(type(exc).__name__, str(exc)) from None
+        except (httpx.TransportError, httpx.DecodingError) as exc:
+            raise _Broken(type(exc).__name__, str(exc)) from None
+        return resp.status_code, resp.headers, raw
 
     # ------------------------------------------------------------------------------------------------------
 
@@ -255,34 +323,33 @@ class OpenAIJudge:
 
     async def _request(self, body: dict[str, Any]) -> dict[str, Any]:
         """One HTTP request; returns the decoded response or raises _Retryable / _Fatal / _FormatRejected."""
-        httpx = self._httpx
         self.stats.requests += 1
         try:
-            resp = await self._http().post("chat/completions", json=body)
-            raw = resp.content  # reading the body may fail on a truncated response
-        except httpx.TimeoutException as exc:
-            raise _Retryable(f"timeout ({type(exc).__name__})") from None
-        except httpx.ConnectError as exc:
+            status, headers, raw = await self._post(body)
+        except _Timeout as exc:
+            raise _Retryable(f"timeout ({exc.args[0]})") from None
+        except _ConnectFailed as exc:
+            name, text = exc.args
             if not self._answered:  # nothing ever answered: a wrong URL or no server, not a hiccup
                 raise JudgeConfigError(
                     f"cannot connect to the judge server at {self.settings.base_url} "
-                    f"({self._scrub(str(exc)) or type(exc).__name__}): check --base-url and that the server runs"
+                    f"({self._scrub(text) or name}): check --base-url and that the server runs"
                 ) from None
-            raise _Retryable(f"connection error ({type(exc).__name__}: {self._scrub(str(exc))})") from None
-        except (httpx.TransportError, httpx.DecodingError) as exc:
-            raise _Retryable(f"connection error ({type(exc).__name__}: {self._scrub(str(exc))})") from None
-        if resp.status_code in _CONFIG_STATUS:
-            raise self._config_error(resp.status_code, raw.decode("utf-8", "replace"))
+            raise _Retryable(f"connection error ({name}: {self._scrub(text)})") from None
+        except _Broken as exc:
+            raise _Retryable(f"connection error ({exc.args[0]}: {self._scrub(exc.args[1])})") from None
+        if status in _CONFIG_STATUS:
+            raise self._config_error(status, raw.decode("utf-8", "replace"))
         self._answered = True
-        if resp.status_code >= 400:
+        if status >= 400:
             text = self._scrub(raw.decode("utf-8", "replace"))
             # A server that does not know a response_format answers 400/422 (OpenAI, vLLM) or 500
             # (llama-cpp-python's request validation) naming it: step down instead of retrying.
-            if resp.status_code in (400, 422, 500) and "response_format" in body and "response_format" in text:
+            if status in (400, 422, 500) and "response_format" in body and "response_format" in text:
                 raise _FormatRejected(text)
-            if resp.status_code in _RETRY_STATUS:
-                raise _Retryable(f"HTTP {resp.status_code}", self._retry_after(resp.headers))
-            raise _Fatal(f"HTTP {resp.status_code}: {text}")
+            if status in _RETRY_STATUS:
+                raise _Retryable(f"HTTP {status}", self._retry_after(headers))
+            raise _Fatal(f"HTTP {status}: {text}")
         try:
             data = json.loads(raw)
         except ValueError:

@@ -184,7 +184,7 @@ def _unjudged_table(qrels: Any, run: Any, labels: list[str], matcher: Any) -> tu
             condensed = evaluate(qrels, run, labels, unjudged="condensed")
     except (InputError, MetricError):
         return pd.DataFrame(), None
-    upper = bounds.upper_means or {}
+    upper: dict[str, float] = dict(bounds.upper_means or {})
     frame = pd.DataFrame({"nonrelevant": [bounds.means[lab] for lab in labels],
                           "condensed": [condensed.means[lab] for lab in labels],
                           "upper": [upper.get(lab, math.nan) for lab in labels]},

@@ -1,0 +1,427 @@
+"""Evaluation on Spark, where the data lives, with the results of ``ragrade.evaluate`` (``docs/scale.md``).
+
+::
+
+    from ragrade import spark as rs
+    res = rs.evaluate(qrels_df, run_df, ["ndcg@10", "map@100", "recall@[10,100]"], no_relevant="zero")
+    res.per_query   # a Spark DataFrame: query_id + one double column per metric label
+    res.means       # {label: float}, equal to ragrade.evaluate on the same data
+    res.counts      # {label: queries in the mean}
+    res.summary     # what the policies did (missing queries, R = 0, duplicates, ties at cutoffs)
+
+Both inputs are sent to partitions by a hash of the query id (``xxhash64`` of the id in the one id form, so
+``10``, ``10.0`` and ``"10"`` meet), and each partition's two sides meet in one task
+(``groupBy(...).cogroup(...).applyInArrow`` on Spark 4, ``applyInPandas`` before): ragrade's engine
+evaluates the partition's queries from two Arrow tables, with no Python per row. Every query is whole in
+its partition, so every policy decides as on the whole collection; the tasks hand back per-query values
+and a small summary, merged on the driver by :mod:`ragrade.engine.combine`.
+
+Inputs: Spark DataFrames with the column names of ragrade's table readers (``query_id``/``qid``/``query``,
+``doc_id``/``docid``/``doc``, ``score`` or ``rank``, ``relevance``/``grade``/``rel``/``label``), or paths Spark
+reads (Parquet files or directories, Delta tables when Delta Lake is installed, CSV/TSV with a header, TREC
+text files). Rows within a query keep the order Spark reads them in (what ``ties="input"`` and
+``duplicates="keep_last"`` see); lists in the summary are sorted by query id, as are the per-query rows of
+:meth:`SparkResult.to_result`.
+
+``pyspark`` is an extra: ``pip install 'ragrade[spark]'``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ragrade.engine.result import MetricsArg, MetricValues, Result, Summary, metric_labels
+from ragrade.errors import InputError, RagradeError, RagradeWarning, require
+
+#: Names of the columns the tasks use (kept apart from any metric label).
+KEY, BUCKET, ORDER, STATE = "__rg_key", "__rg_bucket", "__rg_order", "__rg_state"
+_MARK = "RAGRADE_ERROR"
+
+
+def _pyspark() -> Any:
+    return require("pyspark", extra="spark", purpose="Evaluation on Spark (ragrade.spark)")
+
+
+class SparkResult:
+    """The outcome of :func:`evaluate`: ``per_query`` stays on Spark; the rest is on the driver.
+
+    ``means``, ``counts`` and :meth:`to_result` collect the per-query values (one number per query and
+    metric) to the driver, once, in query-id order: :meth:`to_result` is a :class:`ragrade.Result` that
+    ``ragrade.compare`` and the report take as they take any other."""
+
+    def __init__(self, per_query: Any, metrics: Mapping[str, Any], summary: Summary, policies: Any,
+                 nan_means: set[str], run_name: str | None, profile: Any, cached: Any) -> None:
+        self.per_query = per_query
+        self.metrics = dict(metrics)
+        self.summary = summary
+        self.policies = policies
+        self.run_name = run_name
+        self.profile = profile
+        self._nan_means = nan_means
+        self._cached = cached
+        self._local: Result | None = None
+
+    def to_result(self) -> Result:
+        """The per-query values collected (sorted by query id) as a :class:`ragrade.Result`."""
+        if self._local is None:
+            labels = list(self.metrics)
+            if hasattr(self.per_query, "toArrow"):
+                table = self.per_query.toArrow()
+                frame = table.to_pandas()
+            else:  # pragma: no cover - Spark before 4.0
+                frame = self.per_query.toPandas()
+            frame = frame.sort_values("query_id", kind="stable")
+            index = pd.Index(frame["query_id"].to_numpy(dtype=object), name="query", dtype=object)
+            data = {c: frame[c].to_numpy(dtype=np.float64) for c in labels}
+            per_query = pd.DataFrame(data, index=index, columns=labels)
+            self._local = Result(per_query, self.metrics, self.summary, self.policies, run_name=self.run_name,
+                                 nan_means=self._nan_means, profile=self.profile)
+        return self._local
+
+    @property
+    def means(self) -> MetricValues:
+        return self.to_result().means
+
+    @property
+    def counts(self) -> MetricValues:
+        return self.to_result().counts
+
+    def unpersist(self) -> None:
+        """Free the cached per-query values on the cluster."""
+        self._cached.unpersist()
+
+    def __repr__(self) -> str:
+        return f"Spark{self.to_result()!r}"
+
+
+# -- inputs ----------------------------------------------------------------------------------------------
+def _session(spark: Any, *frames: Any) -> Any:
+    if spark is not None:
+        return spark
+    for f in frames:
+        s = getattr(f, "sparkSession", None)
+        if s is not None:
+            return s
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is None:
+        raise InputError("no SparkSession: start one, or pass spark=, or give Spark DataFrames")
+    return active
+
+
+def session(master: str = "local[2]", app_name: str = "ragrade") -> Any:
+    """A SparkSession for one machine: bound to 127.0.0.1, the web UI off (what the CLI and tests use)."""
+    _pyspark()
+    from pyspark.sql import SparkSession
+
+    return (SparkSession.builder.master(master).appName(app_name)
+            .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .getOrCreate())
+
+
+def read(spark: Any, path: str, kind: str, format: str | None = None) -> Any:
+    """A Spark DataFrame from ``path``: Parquet (file or directory), Delta, CSV/TSV with a header, TREC."""
+    from ragrade.io._common import detect_format
+
+    p = os.fspath(path)
+    fmt = format
+    if fmt is None:
+        if os.path.isdir(p):
+            fmt = "delta" if os.path.isdir(os.path.join(p, "_delta_log")) else "parquet"
+        elif os.path.exists(p):
+            fmt = detect_format(p)
+        else:
+            fmt = "parquet"  # a path on a remote file system
+    if fmt in ("parquet", "delta"):
+        return spark.read.format(fmt).load(p)
+    if fmt in ("csv", "tsv"):
+        return spark.read.options(header=True, sep="\t" if fmt == "tsv" else ",").csv(p)
+    if fmt in ("trec", "msmarco", "qid-doc-score"):
+        return _read_trec(spark, p, kind, fmt)
+    raise InputError(f"{p}: Spark reads Parquet, Delta, CSV/TSV and TREC files here, not {fmt}")
+
+
+def _read_trec(spark: Any, path: str, kind: str, fmt: str) -> Any:
+    from pyspark.sql import functions as F
+
+    lines = spark.read.text(path).select(F.trim(F.col("value")).alias("line"))
+    lines = lines.where((F.length("line") > 0) & ~F.col("line").startswith("#"))
+    parts = F.split(F.col("line"), r"\s+")
+    first = lines.select(F.size(parts).alias("n")).limit(1).collect()
+    if not first:
+        raise InputError(f"{path}: the file is empty")
+    n = int(first[0]["n"])
+    if kind == "qrels":
+        if n == 4:
+            return lines.select(parts[0].alias("query"), parts[2].alias("doc"), parts[3].cast("double").alias("grade"))
+        if n == 2:
+            return lines.select(parts[0].alias("query"), parts[1].alias("doc"))
+        raise InputError(f"{path}: expected TREC qrels lines of 4 or 2 columns, got {n}")
+    if n >= 6:
+        return lines.select(parts[0].alias("query"), parts[2].alias("doc"), parts[4].cast("double").alias("score"))
+    if n == 3:
+        if fmt == "trec":
+            raise InputError(f"{path}: a three-column run holds ranks or scores; on Spark, say which: "
+                             f"run_format='msmarco' (ranks) or 'qid-doc-score' (scores)")
+        value = "rank" if fmt == "msmarco" else "score"
+        return lines.select(parts[0].alias("query"), parts[1].alias("doc"), parts[2].cast("double").alias(value))
+    raise InputError(f"{path}: expected TREC run lines of 6 or 3 columns on Spark, got {n}")
+
+
+def _pick(names: list[str], candidates: tuple[str, ...], exclude: tuple[str | None, ...] = ()) -> str | None:
+    lower = {n.lower(): n for n in names}
+    return next((lower[c] for c in candidates if c in lower and lower[c] not in exclude), None)
+
+
+def _id_column(df: Any, name: str) -> Any:
+    """The ids of a column in the one id form (integral numbers written as integers)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    t = df.schema[name].dataType
+    col = F.col(f"`{name}`")
+    if isinstance(t, T.StringType):
+        return col
+    if isinstance(t, T.FloatType | T.DoubleType | T.DecimalType):
+        as_long = col.cast("long")
+        return F.when(as_long.cast("double") == col.cast("double"), as_long.cast("string")).otherwise(col.cast("string"))
+    if isinstance(t, T.IntegralType):
+        return col.cast("string")
+    raise InputError(f"the column {name!r} holds {t.simpleString()}, not ids (strings or numbers)")
+
+
+def _canonical(df: Any, kind: str) -> Any:
+    """``query``, ``doc`` (strings in the one id form), the number column, the order of rows as read."""
+    from pyspark.sql import functions as F
+
+    from ragrade.io._common import DOC_NAMES, GRADE_NAMES, QUERY_NAMES, RANK_NAMES, SCORE_NAMES
+
+    names = list(df.columns)
+    q = _pick(names, QUERY_NAMES)
+    d = _pick(names, DOC_NAMES, (q,))
+    if q is None or d is None:
+        raise InputError(f"{kind}: cannot find the {'query' if q is None else 'doc'} column (columns: {names}); "
+                         f"name them query_id, doc_id and {'score' if kind == 'run' else 'relevance'}")
+    cols = [_id_column(df, q).alias("query"), _id_column(df, d).alias("doc")]
+    if kind == "run":
+        sc = _pick(names, SCORE_NAMES, (q, d))
+        rk = _pick(names, RANK_NAMES, (q, d)) if sc is None else None
+        if sc is None and rk is None:
+            raise InputError(f"run: a Spark DataFrame needs a score or a rank column (rows have no order): {names}")
+        cols.append(F.col(f"`{sc or rk}`").cast("double").alias("score" if sc else "rank"))
+    else:
+        g = _pick(names, GRADE_NAMES, (q, d))
+        if g is not None:
+            cols.append(F.col(f"`{g}`").cast("double").alias("grade"))
+    return df.select(*cols).withColumn(ORDER, F.monotonically_increasing_id())
+
+
+# -- the task --------------------------------------------------------------------------------------------
+def _task(labels: list[tuple[str, str]], options: dict[str, Any], policies: Any, run_name: str | None) -> Any:
+    """The function each task runs on one partition's two Arrow tables."""
+
+    def run_task(left: Any, right: Any) -> Any:
+        import pyarrow as pa
+
+        try:
+            return _evaluate_partition(left, right, labels, options, policies, run_name)
+        except RagradeError as exc:
+            raise RuntimeError(f"{_MARK}[{type(exc).__name__}]: {exc}") from None
+        except pa.ArrowException as exc:  # pragma: no cover - a bug, reported with its text
+            raise RuntimeError(f"{_MARK}[InputError]: {exc}") from None
+
+    return run_task
+
+
+def _evaluate_partition(left: Any, right: Any, labels: list[tuple[str, str]], options: dict[str, Any],
+                        policies: Any, run_name: str | None) -> Any:
+    import pyarrow as pa
+
+    import ragrade
+    from ragrade.engine.combine import part_state
+    from ragrade.engine.outofcore import empty_run
+    from ragrade.io.tables import table_to_qrels, table_to_run
+    from ragrade.metrics import parse_metric
+
+    def rows(r: int) -> tuple[int | None, str | None]:
+        return None, f"row {r + 1} of a partition"
+
+    def prepared(t: pa.Table) -> pa.Table:
+        t = t.sort_by(ORDER) if t.num_rows else t
+        return t.drop_columns([c for c in (BUCKET, ORDER, KEY) if c in t.column_names])
+
+    pairs = [(lab, parse_metric(text)) for lab, text in labels]
+    qt, rt = prepared(left), prepared(right)
+    run = table_to_run(rt, "<spark run>", rows, name=run_name) if rt.num_rows else empty_run(run_name)
+    if qt.num_rows == 0:
+        if run.n_queries == 0:
+            return _output(None, labels)
+        if policies.missing_qrels == "error":
+            from ragrade.errors import PolicyError
+
+            raise PolicyError(f"{run.n_queries} run queries have no ground truth (e.g. {run.query_ids[0]!r}); "
+                              "set missing_qrels='ignore' to leave them out")
+        same = int((run.per_row_docs() == run.per_row_queries()).sum()) if policies.identical_ids == "drop" else 0
+        summary = Summary(qrels_queries=0, run_queries=run.n_queries, evaluated=0,
+                          only_in_run=run.query_ids.tolist(), identical_ids_dropped=same)
+        frame = pd.DataFrame({lab: np.zeros(0) for lab, _ in labels}, index=pd.Index([], dtype=object, name="query"))
+        result = Result(frame, dict(pairs), summary, policies, run_name=run_name)
+    else:
+        qrels = table_to_qrels(qt, "<spark qrels>", rows)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RagradeWarning)
+            result = ragrade.evaluate(qrels, run, pairs, **options)
+    return _output((result, part_state(result)), labels)
+
+
+def _output(got: tuple[Result, str] | None, labels: list[tuple[str, str]]) -> Any:
+    import pyarrow as pa
+
+    schema = _schema_arrow(labels)
+    if got is None:
+        return schema.empty_table()
+    result, state = got
+    frame = result.per_query
+    n = len(frame)
+    cols: dict[str, Any] = {"query_id": pa.array([*frame.index.tolist(), None], type=pa.string())}
+    for lab, _ in labels:
+        cols[lab] = pa.array(np.concatenate([frame[lab].to_numpy(dtype=np.float64), [np.nan]]), type=pa.float64())
+    cols[STATE] = pa.array([None] * n + [state], type=pa.string())
+    return pa.table(cols, schema=schema)
+
+
+def _schema_arrow(labels: list[tuple[str, str]]) -> Any:
+    import pyarrow as pa
+
+    return pa.schema([("query_id", pa.string()), *[(lab, pa.float64()) for lab, _ in labels], (STATE, pa.string())])
+
+
+def _schema_spark(labels: list[tuple[str, str]]) -> Any:
+    from pyspark.sql import types as T
+
+    return T.StructType([T.StructField("query_id", T.StringType()),
+                         *[T.StructField(lab, T.DoubleType()) for lab, _ in labels],
+                         T.StructField(STATE, T.StringType())])
+
+
+# -- the entry point -------------------------------------------------------------------------------------
+def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, partitions: int | None = None, profile: Any = None,
+             spark: Any = None, qrels_format: str | None = None, run_format: str | None = None,
+             run_name: str | None = None, **policies: Any) -> SparkResult:
+    """Score ``run`` against ``qrels`` on Spark; see the module docstring.
+
+    ``qrels``, ``run``: Spark DataFrames or paths Spark reads. ``metrics``, ``profile`` and the policy
+    keywords are those of :func:`ragrade.evaluate` (id metrics; the default convention or any profile that
+    scores ids). ``partitions``: how many partitions the queries are hashed into (default: the session's
+    ``spark.sql.shuffle.partitions``); each task holds one partition's rows in memory.
+    """
+    _pyspark()
+    from pyspark.sql import functions as F
+
+    import ragrade
+    from ragrade.engine.combine import merge_summaries, summary_from_state
+
+    labels = metric_labels(metrics)
+    for label, m in labels:
+        if m.family.kind != "id":
+            raise InputError(f"{label!r}: Spark evaluates id metrics (judged documents by id); "
+                             f"text and judge metrics read texts")
+    options: dict[str, Any] = {k: v for k, v in policies.items() if v is not None}
+    if profile is not None:
+        options["profile"] = profile
+    # The policies in force (the profile's, then the caller's), and every option checked, on the driver.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RagradeWarning)
+        probe = ragrade.evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, labels, **options)
+    sess = _session(spark, qrels, run)
+    if isinstance(qrels, str | os.PathLike):
+        qrels = read(sess, os.fspath(qrels), "qrels", qrels_format)
+    if isinstance(run, str | os.PathLike):
+        if run_name is None:
+            from ragrade.io._common import default_run_name
+
+            run_name = default_run_name(os.fspath(run))
+        run = read(sess, os.fspath(run), "run", run_format)
+    n = int(partitions if partitions is not None else sess.conf.get("spark.sql.shuffle.partitions"))
+    if n < 1:
+        raise InputError("partitions must be a positive integer", value=partitions)
+    q = _canonical(qrels, "qrels")
+    r = _canonical(run, "run")
+    q = q.withColumn(BUCKET, F.pmod(F.xxhash64("query"), F.lit(n)))
+    r = r.withColumn(BUCKET, F.pmod(F.xxhash64("query"), F.lit(n)))
+    text_labels = [(lab, str(m)) for lab, m in labels]
+    fn = _task(text_labels, options, probe.policies, run_name)
+    grouped = q.groupBy(BUCKET).cogroup(r.groupBy(BUCKET))
+    if hasattr(grouped, "applyInArrow"):
+        out = grouped.applyInArrow(fn, _schema_spark(text_labels))
+    else:  # pragma: no cover - Spark 3.x: pandas in, pandas out (same engine call)
+        out = grouped.applyInPandas(_pandas_task(fn), _schema_spark(text_labels))
+    out = out.persist()
+    try:
+        states = [row[STATE] for row in out.where(F.col(STATE).isNotNull()).select(STATE).collect()]
+    except Exception as exc:
+        out.unpersist()
+        raise _ragrade_error(exc) from None
+    parts = [json.loads(s) for s in states]
+    summaries = [summary_from_state(p["summary"]) for p in parts]
+    summary = _sorted(merge_summaries(summaries, [lab for lab, _ in labels]))
+    nan_means = {x for p in parts for x in p["nan_means"]}
+    per_query = out.where(F.col(STATE).isNull()).select("query_id", *[F.col(f"`{lab}`") for lab, _ in labels])
+    return SparkResult(per_query, dict(labels), summary, probe.policies, nan_means, run_name, probe.profile, out)
+
+
+def _pandas_task(fn: Any) -> Any:  # pragma: no cover - Spark 3.x only
+    def run_pandas(left: pd.DataFrame, right: pd.DataFrame) -> pd.DataFrame:
+        import pyarrow as pa
+
+        return fn(pa.Table.from_pandas(left, preserve_index=False),
+                  pa.Table.from_pandas(right, preserve_index=False)).to_pandas()
+
+    return run_pandas
+
+
+def _sorted(s: Summary) -> Summary:
+    """Query lists in query-id order (Spark gives the rows no other order)."""
+    from ragrade.engine.combine import SUMMARY_RULES
+
+    changes: dict[str, Any] = {}
+    for name, rule in SUMMARY_RULES.items():
+        v = getattr(s, name)
+        if rule in ("qrels_list", "run_list"):
+            changes[name] = sorted(v)
+        elif rule == "qrels_lists_by_label":
+            changes[name] = {k: sorted(x) for k, x in v.items()}
+    return replace(s, **changes)
+
+
+def _ragrade_error(exc: Exception) -> Exception:
+    """The RagradeError a task raised, rebuilt on the driver from the message Spark carries back."""
+    import re
+
+    from ragrade import errors
+
+    text = str(exc)
+    m = re.search(_MARK + r"\[(\w+)\]: (.*)", text)
+    if m is None:
+        return exc
+    cls = getattr(errors, m.group(1), errors.InputError)
+    message = m.group(2).strip()
+    if cls is errors.ParseError or cls is errors.InputError or not issubclass(cls, RagradeError):
+        return errors.InputError(message)
+    if cls is errors.UnknownNameError or cls is errors.MissingDependencyError:
+        return errors.InputError(message)
+    return cls(message)
+
+
+__all__ = ["SparkResult", "evaluate", "read", "session"]

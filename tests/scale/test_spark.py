@@ -1,0 +1,202 @@
+"""ragrade.spark on a real local[2] Spark session: per-query values equal ragrade.evaluate to 1e-12 for every
+registry metric with 1, 3 and 7 partitions, under every policy and id-based profile; compare and bootstrap
+intervals from a Spark result equal those from the in-memory result; paths, the id rule, errors, the CLI.
+
+One session for the module (bound to 127.0.0.1, web UI off), stopped at the end. Skipped, with the reason,
+only where Java is missing (.ci/run installs OpenJDK 17 so CI runs these)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import warnings
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import ragrade
+from ragrade.errors import InputError, PolicyError
+from ragrade.metrics import ID_FAMILIES
+from reference import random_case
+
+pytestmark = pytest.mark.spark
+
+METRICS = [f"{d.name}@{k}" for d in ID_FAMILIES if d.cutoff != "none" for k in (1, 3, 10)] + [
+    d.name for d in ID_FAMILIES] + ["precision(rel=2)@5", "ndcg(gain=exp)@5", "ndcg(rel=2)@5"]
+
+
+def _java() -> bool:
+    home = os.environ.get("JAVA_HOME")
+    return shutil.which("java") is not None or bool(home and os.path.exists(os.path.join(home, "bin", "java")))
+
+
+@pytest.fixture(scope="module")
+def spark():
+    if not _java():
+        if os.environ.get("RAGRADE_REQUIRE_SPARK"):  # CI (.ci/run) installs Java: its absence is a failure
+            pytest.fail("RAGRADE_REQUIRE_SPARK is set but no Java runtime was found")
+        pytest.skip("Spark needs a Java runtime and none was found (java not on PATH, no JAVA_HOME); "
+                    ".ci/run installs openjdk-17-jre-headless")
+    pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'ragrade[spark]')")
+    from ragrade import spark as rs
+
+    session = rs.session("local[2]", "ragrade-tests")
+    session.sparkContext.setLogLevel("ERROR")
+    session.conf.set("spark.sql.shuffle.partitions", "3")
+    yield session
+    session.stop()
+
+
+def quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+def tables(case, *, int_qrels_ids=False):
+    q = [(a, d, g) for a, docs in case.qrels.items() for d, g in docs.items()]
+    r = [(a, d, s) for a, docs in case.run.items() for d, s in docs.items()]
+    qid = (lambda x: int(x[1:])) if int_qrels_ids else (lambda x: x)
+    qt = pa.table({"query_id": [qid(x[0]) for x in q], "doc_id": [x[1] for x in q],
+                   "relevance": [float(x[2]) for x in q]})
+    rt = pa.table({"qid": [x[0] for x in r], "docid": [x[1] for x in r], "score": [x[2] for x in r]})
+    return qt, rt
+
+
+def sorted_summary(s):
+    from dataclasses import replace
+
+    return replace(s, missing_from_run=sorted(s.missing_from_run), only_in_run=sorted(s.only_in_run),
+                   empty_lists=sorted(s.empty_lists), no_relevant={k: sorted(v) for k, v in s.no_relevant.items()})
+
+
+def assert_parity(res, want, tol=1e-12):
+    got = res.to_result()
+    w = want.per_query.sort_index()
+    assert list(got.per_query.index) == list(w.index)
+    assert list(got.per_query.columns) == list(w.columns)
+    a, b = got.per_query.to_numpy(), w.to_numpy()
+    assert np.array_equal(np.isnan(a), np.isnan(b))
+    assert np.nanmax(np.abs(a - b), initial=0.0) <= tol
+    assert res.summary == sorted_summary(want.summary)
+    assert dict(res.counts) == dict(want.counts)
+    for k, v in want.means.items():
+        assert res.means[k] == pytest.approx(v, abs=tol, nan_ok=True)
+
+
+@pytest.mark.parametrize("partitions", [1, 3, 7])
+def test_every_registry_metric(spark, partitions):
+    from ragrade import spark as rs
+
+    case = random_case(np.random.default_rng(partitions), 150)
+    qt, rt = tables(case)
+    want = quiet(ragrade.evaluate, qt, rt, METRICS)
+    res = rs.evaluate(spark.createDataFrame(qt), spark.createDataFrame(rt), METRICS, partitions=partitions)
+    assert_parity(res, want)
+    assert res.per_query.columns == ["query_id", *want.per_query.columns]
+    assert res.per_query.count() == len(want.per_query)
+    res.unpersist()
+
+
+@pytest.mark.parametrize("options", [
+    {"missing_run": "drop"}, {"no_relevant": "zero"}, {"no_relevant": "nan"}, {"duplicates": "drop"},
+    {"duplicates": "keep_last"}, {"identical_ids": "drop"}, {"ties": "input"}, {"ties": "docid_asc"},
+    {"profile": "pytrec_eval"}, {"profile": "beir"}, {"profile": "autorag"},
+])
+def test_policies_and_profiles(spark, options):
+    from ragrade import spark as rs
+
+    case = random_case(np.random.default_rng(42), 80)
+    for q in list(case.run)[:8]:
+        case.run[q][q] = 0.25  # the query's own id among its documents
+    qt, rt = tables(case)
+    dup = rt.slice(0, 30)  # duplicates: rows repeated (with other scores) right after the table
+    rt = pa.concat_tables([rt, dup.set_column(2, "score", pa.array(np.linspace(0, 1, 30)))])
+    metrics = ["recall", "precision", "ap", "ndcg"] if options.get("profile") == "autorag" else \
+        ["ndcg@10", "map", "P@5", "rr", "recall@10"]
+    want = quiet(ragrade.evaluate, qt, rt, metrics, **options)
+    res = rs.evaluate(spark.createDataFrame(qt), spark.createDataFrame(rt), metrics, partitions=3, **options)
+    assert_parity(res, want)
+
+
+def test_compare_and_bootstrap_intervals_equal(spark):
+    from ragrade import spark as rs
+    from ragrade.comparison import compare_scores
+
+    case = random_case(np.random.default_rng(5), 120)
+    other = random_case(np.random.default_rng(6), 120)
+    qt, rt = tables(case)
+    _, rt2 = tables(other)
+    metrics = ["ndcg@10", "rr"]
+    mem = {name: quiet(ragrade.evaluate, qt, r, metrics).per_query.sort_index() for name, r in (("a", rt), ("b", rt2))}
+    spk = {name: rs.evaluate(spark.createDataFrame(qt), spark.createDataFrame(r), metrics, partitions=7).to_result()
+           for name, r in (("a", rt), ("b", rt2))}
+    for method in ("resample", "auto"):
+        want = quiet(compare_scores, mem, metrics, seed=3, n_resamples=2000, ci_method=method).to_dict()
+        got = quiet(compare_scores, spk, metrics, seed=3, n_resamples=2000, ci_method=method).to_dict()
+        assert json.dumps(got, sort_keys=True, default=str) == json.dumps(want, sort_keys=True, default=str)
+
+
+def test_paths_and_the_id_rule(spark, tmp_path):
+    from ragrade import spark as rs
+
+    case = random_case(np.random.default_rng(7), 60)
+    qt, rt = tables(case, int_qrels_ids=True)  # qrels ids as integers, run ids as "q12" strings: ...
+    rt = rt.set_column(0, "qid", pa.array([s[1:] for s in rt.column("qid").to_pylist()]))  # ... now "12"
+    pq.write_table(qt, tmp_path / "qrels.parquet")
+    (tmp_path / "run").mkdir()
+    pq.write_table(rt.slice(0, 200), tmp_path / "run" / "part-0.parquet")
+    pq.write_table(rt.slice(200), tmp_path / "run" / "part-1.parquet")
+    metrics = ["ndcg@10", "map@100"]
+    want = quiet(ragrade.evaluate, qt, rt, metrics)
+    res = rs.evaluate(str(tmp_path / "qrels.parquet"), str(tmp_path / "run"), metrics, spark=spark)
+    assert_parity(res, want)
+    # TREC text files read by Spark
+    qp, rp = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qp.write_text("".join(f"{q} 0 {d} {int(g)}\n" for q, d, g in zip(*[qt.column(i).to_pylist() for i in range(3)],
+                                                                      strict=True)))
+    rp.write_text("".join(f"{q}  Q0\t{d} 1 {s} t\n" for q, d, s in zip(*[rt.column(i).to_pylist() for i in range(3)],
+                                                                     strict=True)))
+    want = quiet(ragrade.evaluate, str(qp), str(rp), metrics)
+    res = rs.evaluate(str(qp), str(rp), metrics, spark=spark, partitions=2)
+    assert_parity(res, want)
+    assert res.run_name == "run"
+
+
+def test_errors_come_back_as_ragrade_errors(spark):
+    from ragrade import spark as rs
+
+    case = random_case(np.random.default_rng(8), 40)
+    qt, rt = tables(case)
+    q, r = spark.createDataFrame(qt), spark.createDataFrame(rt)
+    with pytest.raises(PolicyError, match="no ground truth"):
+        rs.evaluate(q, r, ["ndcg@10"], missing_qrels="error")
+    with pytest.raises(InputError, match="id metrics"):
+        rs.evaluate(q, r, ["token_f1@3"])
+    with pytest.raises(InputError, match="query"):
+        rs.evaluate(q.withColumnRenamed("query_id", "what"), r, ["ndcg@10"])
+    with pytest.raises(ragrade.errors.UnknownNameError):
+        rs.evaluate(q, r, ["ndcg@10"], ties="sometimes")
+
+
+def test_cli_engine_spark(spark, tmp_path):
+    from click.testing import CliRunner
+
+    from ragrade.cli import main
+
+    case = random_case(np.random.default_rng(9), 50)
+    qt, rt = tables(case)
+    pq.write_table(qt, tmp_path / "qrels.parquet")
+    pq.write_table(rt, tmp_path / "run.parquet")
+    args = ["evaluate", str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet"), "-m", "ndcg@10", "-m", "rr",
+            "--format", "json", "--per-query"]
+    mem = CliRunner().invoke(main, args)
+    spk = CliRunner().invoke(main, [*args, "--engine", "spark", "--master", "local[2]"])
+    assert mem.exit_code == spk.exit_code == 0, spk.output
+    a, b = json.loads(spk.stdout), json.loads(mem.stdout)
+    assert a["per_query"] == b["per_query"] and a["counts"] == b["counts"] and a["summary"] == b["summary"]
+    assert a["metrics"] == pytest.approx(b["metrics"], abs=1e-12)
+    assert spark.sparkContext._jsc is not None  # the CLI used the running session and left it running
