@@ -101,3 +101,15 @@ def test_texts_do_not_change_the_metrics():
     without = ragrade.evaluate(qrels, r.without_texts(), ["ndcg@10", "ap"]).means
     assert with_texts == without
     assert np.isclose(with_texts["ap"], 1.0)
+
+
+def test_text_matchers_and_token_metrics_read_the_runs_texts():
+    run = Run.from_lists([["d7", "d2"]], query_ids=["q1"],
+                         texts=[["Lyon is a big city.", "Paris is the capital of France and its largest city."]])
+    truth = {"q1": ["Paris is the capital of France."]}
+    by_run = ragrade.evaluate(truth, run, ["recall@5", "rr", "token_f1@2"], matcher="rouge_l").means
+    by_lists = ragrade.evaluate(truth, run.text_lists(), ["recall@5", "rr", "token_f1@2"], matcher="rouge_l").means
+    assert by_run == by_lists and by_run["rr"] == 0.5
+    # ids are still what the id metrics score, and a run with an item lacking text scores ids fine
+    partial = Run.from_lists([["d7", "d2"]], query_ids=["q1"], texts=[["x", None]])
+    assert ragrade.evaluate({"q1": ["d2"]}, partial, ["rr"]).means["rr"] == 0.5
