@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ragrade.cli._loop import finish, loop_options, pop_loop_options
 from ragrade.cli._output import input_errors, number, reading_all, stderr_console, stdout_console
 from ragrade.io import FORMATS
 from ragrade.policies import Policies
@@ -53,6 +54,7 @@ def _policy_options(f):
               help="Score under a peer's conventions (autorag, ragas, continuous-eval, remem, llamaindex, "
                    "deepeval, trec_eval, pytrec_eval, beir, ir_measures, ranx). See docs/profiles.md.")
 @_policy_options
+@loop_options
 def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt: str, qrels_format: str | None,
             run_format: str | None, digits: int, profile: str | None = None, **policies: Any) -> None:
     """Score RUN against the ground truth QRELS.
@@ -69,6 +71,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
     from ragrade.engine.result import metric_labels
     from ragrade.errors import RagradeWarning
 
+    loop = pop_loop_options(policies)
     with input_errors():
         metric_labels(list(metrics))  # fail on a typo before reading large files
         with reading_all([(qrels, "ground truth"), (run, "run")]) as (q_progress, r_progress):
@@ -78,6 +81,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RagradeWarning)
             result = evaluate(q, r, list(metrics), profile=profile, **policies)
+        finish(loop, result, q, r)
     notes = [part for w in caught if issubclass(w.category, RagradeWarning) for part in str(w.message).split("; ")]
     if fmt == "table":
         _print_table(result, per_query, digits)
