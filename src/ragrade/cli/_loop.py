@@ -54,8 +54,8 @@ def finish(options: LoopOptions, result: Any, qrels: Any, run: Any) -> None:
     if options.save_baseline:
         from ragrade.gate import save_baseline
 
-        path = save_baseline(result, options.save_baseline, qrels)
-        click.echo(f"baseline saved to {path}", err=True)
+        saved = save_baseline(result, options.save_baseline, qrels)
+        click.echo(f"baseline saved to {saved}", err=True)
     if options.mlflow:
         from ragrade.integrations.mlflow import log_result
         from ragrade.io import read_run
