@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from tests.retrieval import components as C
+import retrieval_components as C
 
 import ragrade
 from ragrade.retrieval import IdMismatchError, RetrieverConfigError, retrieve

@@ -240,7 +240,8 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
     elif margins:
         given = dict(margins)
         if "*" in given:  # a margin for every metric, some set apart
-            margin_of = {label: float(given.pop("*")) for label in chosen}
+            every = float(given.pop("*"))
+            margin_of = {label: every for label in chosen}
         for key, value in given.items():
             label = resolve(key, "margin for metric")
             if label not in margin_of:
