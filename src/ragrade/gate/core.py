@@ -154,12 +154,12 @@ class GateResult:
 
         table = Table(title=Text(f"ragrade gate: {'PASS' if self.passed else 'FAIL'}"), title_justify="left")
         for col, just in [("metric", "left"), ("baseline", "right"), ("candidate", "right"), ("Δ", "right"),
-                          ("margin", "right"), ("floor", "right"), ("p", "right"), ("verdict", "left")]:
-            table.add_column(col, justify=just)  # type: ignore[arg-type]
+                          (f"Δ {self.settings['confidence']:.0%} CI", "right"), ("margin", "right"), ("floor", "right"), ("p", "right"),
+                          ("verdict", "left")]:
+            table.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
         for v in self.verdicts:
-            table.add_row(Text(v.metric), f"{_num(v.baseline, digits)} {_ci(v.baseline_ci, digits)}",
-                          f"{_num(v.candidate, digits)} {_ci(v.candidate_ci, digits)}",
-                          f"{_signed(v.delta, digits)} {_ci(v.delta_ci, digits, signed=True)}",
+            table.add_row(Text(v.metric), _num(v.baseline, digits), _num(v.candidate, digits),
+                          _signed(v.delta, digits), _ci(v.delta_ci, digits, signed=True),
                           _num(v.margin, digits) if v.margin else "0",
                           "-" if v.floor is None else _num(v.floor, digits), stats_p(v.p_value),
                           Text("pass", style="green") if v.passed else Text("FAIL: " + "; ".join(v.reasons),
