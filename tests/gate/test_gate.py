@@ -212,3 +212,29 @@ def test_cli_save_baseline_then_gate_exit_codes(data, tmp_path):
         assert r.exit_code == 2 and msg in r.stderr, (args, r.stderr)
     r = _cli("gate", tmp_path / "missing.json", data["qrels"], data["same"])
     assert r.exit_code == 2 and "no such file" in r.stderr
+
+
+def test_junk_arguments_raise_ragrade_errors_only(data):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from ragrade.errors import RagradeError
+
+    b = load_baseline(data["baseline"])
+    junk = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True), st.text(max_size=8),
+                     st.lists(st.one_of(st.text(max_size=5), st.integers()), max_size=3),
+                     st.dictionaries(st.one_of(st.text(max_size=8), st.sampled_from(["ndcg@10", "P@5", "*"])),
+                                     st.one_of(st.floats(allow_nan=True), st.text(max_size=3), st.none()),
+                                     max_size=3))
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                     HealthCheck.function_scoped_fixture])
+    @given(junk, junk, junk, junk)
+    def check(metrics, margins, floors, alpha):
+        try:
+            gate(b, data["qrels"], data["same"], metrics=metrics, margins=margins, floors=floors,
+                 alpha=alpha if isinstance(alpha, float) else 0.05, n_resamples=50, test="t")
+        except RagradeError:
+            pass
+
+    check()

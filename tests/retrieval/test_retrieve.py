@@ -293,3 +293,30 @@ def test_cli_retrieve_exit_codes(project):
                       ("myretriever", "package.module:name")]:
         r = _cli("retrieve", spec, "--queries", "topics.tsv", "-o", "r.tsv")
         assert r.exit_code == 2 and msg in r.stderr, r.stderr
+
+
+def test_junk_arguments_raise_ragrade_errors_only():
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from ragrade.errors import RagradeError
+
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(-2, 5), st.floats(allow_nan=True), st.text(max_size=5),
+                        st.binary(max_size=3))
+    junk = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3), st.tuples(inner, inner),
+                                                         st.dictionaries(st.text(max_size=3), inner, max_size=3)),
+                        max_leaves=8)
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(junk, junk, junk)
+    def check(answer, queries, k):
+        try:
+            retrieve(lambda q: answer, queries, k=k if isinstance(k, int) else 3, concurrency=1, progress=False)
+        except RagradeError:
+            pass
+        try:
+            retrieve(lambda q: answer, {"q": "text"}, concurrency=1, progress=False, id_key=None)
+        except RagradeError:
+            pass
+
+    check()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -232,6 +233,16 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
             raise IncomparableError(f"{what} {key!r} is not in the baseline (it holds: {', '.join(defined)})")
         return by_metric[m]
 
+    if metrics is not None and not isinstance(metrics, str | list | tuple):
+        raise InputError("metrics must be a metric name or a list of them", value=metrics)
+    if margins is not None and not isinstance(margins, int | float | Mapping) or isinstance(margins, bool):
+        raise InputError("margins must be a number or a mapping of metric -> margin", value=margins)
+    if floors is not None and not isinstance(floors, Mapping):
+        raise InputError("floors must be a mapping of metric -> lowest acceptable mean", value=floors)
+    for what, values in (("margin", margins if isinstance(margins, Mapping) else {}), ("floor", floors or {})):
+        for key, value in values.items():
+            if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+                raise InputError(f"a {what} must be a number", item=str(key), value=value)
     chosen = list(defined) if metrics is None else list(dict.fromkeys(resolve(x, "metric") for x in
                                                                    ([metrics] if isinstance(metrics, str) else metrics)))
     margin_of = {label: 0.0 for label in chosen}
@@ -254,6 +265,8 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
         label = resolve(key, "floor for metric")
         if label not in margin_of:
             raise IncomparableError(f"a floor is given for {key!r}, which is not among the metrics checked")
+        if not math.isfinite(float(value)):
+            raise InputError("a floor must be a finite number", item=str(key), value=value)
         floor_of[label] = float(value)
 
     # qrels
