@@ -258,15 +258,19 @@ def _tilted(c: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     and the tilted variance."""
     a = c * t
     top = a.max(axis=0)
-    e = np.exp(a - top)
+    np.subtract(a, top, out=a)
+    e = np.exp(a, out=a)
     s0 = e.sum(axis=0)
-    mu = (e * c).sum(axis=0) / s0
-    var = (e * (c - mu) ** 2).sum(axis=0) / s0
+    ec = e * c
+    s1 = ec.sum(axis=0)
+    s2 = (ec * c).sum(axis=0)
+    mu = s1 / s0
+    var = np.maximum(s2 / s0 - mu * mu, 0.0)
     return top + np.log(s0 / c.shape[0]), mu, var
 
 
-def _r_star(c: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(r*, d r*/dt (approximately d w/dt), tilted mean)`` at positive tilts ``t``."""
+def _r_star(c: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(r*, d r*/dt (approximately d w/dt), tilted mean, tilted variance)`` at positive tilts ``t``."""
     n = c.shape[0]
     log_mgf, mu, var = _tilted(c, t)
     w = np.sqrt(np.maximum(2.0 * n * (t * mu - log_mgf), 0.0))
@@ -274,17 +278,17 @@ def _r_star(c: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(w > 1e-8, w + np.log(u / w) / w, w)
         slope = np.where(w > 1e-8, n * t * var / w, np.sqrt(n * var))
-    return r, slope, mu
+    return r, slope, mu, var
 
 
 def _saddlepoint_upper(c: np.ndarray, z: float) -> np.ndarray:
     """For each column of centred values ``c``: the tilted mean at which the saddlepoint CDF of the
     bootstrap mean reaches ``Φ(z)`` (``z > 0``), i.e. the upper interval end minus the mean.
 
-    First the tilt is doubled from the normal approximation's until ``r*`` passes ``z`` (a bracket). If
-    ``r*`` stops growing first, or the tilted variance vanishes (all weight on the largest value: tiny
-    samples), the end cannot be reached and is the column's maximum. Then safeguarded Newton steps solve
-    ``r*(t) = z`` inside the bracket."""
+    Starting from the normal approximation's tilt, the tilt is doubled until ``r*`` passes ``z`` (a
+    bracket). If ``r*`` stops growing first, or the tilted variance vanishes (all weight on the largest
+    value: tiny samples), the end cannot be reached and is the column's maximum. Safeguarded Newton steps
+    from the last tilt below ``z`` then solve ``r*(t) = z`` inside the bracket."""
     n, m = c.shape
     out = np.zeros(m)
     sd = c.std(axis=0)
@@ -300,29 +304,33 @@ def _saddlepoint_upper(c: np.ndarray, z: float) -> np.ndarray:
     lo, hi = np.zeros(k), np.full(k, np.inf)
     prev = np.full(k, -np.inf)
     lost = np.zeros(k, dtype=bool)
+    done = np.zeros(k, dtype=bool)
+    mu_at = np.zeros(k)
     for _ in range(64):  # bracket
-        grow = ~lost & ~np.isfinite(hi)
+        grow = ~lost & ~done & ~np.isfinite(hi)
         if not grow.any():
             break
-        r, _, _ = _r_star(cc[:, grow], t[grow])
-        _, _, var = _tilted(cc[:, grow], t[grow])
         idx = np.flatnonzero(grow)
-        broken = ~np.isfinite(r) | (var <= 1e-12 * var0[grow]) | (r <= prev[grow])
+        r, _, mu, var = _r_star(cc[:, idx] if len(idx) < k else cc, t[idx])
+        broken = ~np.isfinite(r) | (var <= 1e-12 * var0[idx]) | (r <= prev[idx])
         lost[idx[broken]] = True
-        above = ~broken & (r >= z)
+        close = ~broken & (np.abs(r - z) < 1e-10)
+        done[idx[close]], mu_at[idx[close]] = True, mu[close]
+        above = ~broken & ~close & (r > z)
         hi[idx[above]] = t[idx[above]]
-        below = ~broken & ~above
+        below = ~broken & ~close & (r < z)
         lo[idx[below]], prev[idx[below]] = t[idx[below]], r[below]
         t[idx[below]] *= 2.0
-    lost |= ~np.isfinite(hi)
-    solve = np.flatnonzero(~lost)
+    lost |= ~done & ~np.isfinite(hi)
     ends = top[cols].copy()
+    ends[done] = np.minimum(mu_at[done], top[cols][done])
+    solve = np.flatnonzero(~lost & ~done)
     if len(solve):
         sc, a, b = cc[:, solve], lo[solve], hi[solve]
-        t = b.copy()
+        t = np.where(a > 0, a, 0.5 * b)
         mu = np.zeros(len(solve))
         for _ in range(100):  # Newton inside the bracket, bisecting when a step leaves it
-            r, slope, mu = _r_star(sc, t)
+            r, slope, mu, _ = _r_star(sc, t)
             if np.all(np.abs(r - z) < 1e-10) or np.all(b - a <= 1e-12 * b):
                 break
             below = r < z

@@ -307,7 +307,10 @@ def run_items(
     top_grades = _lookup(j_keys, j_grade, top_keys).astype(np.float32)
 
     relevant = np.flatnonzero(j_grade > 0)
-    miss = relevant[~np.isin(j_keys[relevant], top_keys)]
+    shown_keys = np.sort(top_keys)
+    at = np.minimum(np.searchsorted(shown_keys, j_keys[relevant]), max(len(shown_keys) - 1, 0))
+    is_shown = shown_keys[at] == j_keys[relevant] if len(shown_keys) else np.zeros(len(relevant), dtype=bool)
+    miss = relevant[~is_shown]
     miss_q, miss_doc, miss_grade = jpos[miss], j_doc[miss], j_grade[miss]
     # Rank of each missed relevant item in the full ranking (its first occurrence), -1 if absent.
     run_of_report = np.full(n_queries, -1, dtype=np.int64)

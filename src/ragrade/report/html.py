@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ragrade.comparison import Comparison, compared_pairs, run_letters
+from ragrade.comparison import Comparison
 from ragrade.comparison.export import groups_note, pair_rows, summary_rows
 from ragrade.comparison.formatting import number, pvalue, signed
 from ragrade.comparison.stats import CIMethod
@@ -239,12 +239,15 @@ def render_comparison_html(
         max_text_chars=max_text_chars,
         ties=ties,
     )
-    data = pack_payload(header, arrays, level=compression)
-    plots_part = (
-        plots_html(cmp, header["qids"], curves=curves, hole_rates=hole_rates, max_pair_plots=max_pair_plots)
-        if plots
-        else ""
-    )
+    # Compression releases the interpreter lock: it runs while the plots are drawn.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragrade-pack") as pool:
+        packing = pool.submit(pack_payload, header, arrays, level=compression)
+        plots_part = (
+            plots_html(cmp, header["qids"], curves=curves, hole_rates=hole_rates, max_pair_plots=max_pair_plots)
+            if plots
+            else ""
+        )
+        data = packing.result()
     return _page(cmp, header, data, plots_part, title=title, plots=plots)
 
 
@@ -310,44 +313,32 @@ def render_html(
     compression: int = 1,
     **policies: Any,
 ) -> str:
-    """Evaluate, compare and render the report as HTML text (see :func:`write_html`).
-
-    Every run is evaluated once; then the comparison (resampling tests, intervals) runs in a worker
-    thread while the per-query data is gathered, and the data is compressed while the plots are drawn
-    (NumPy and zlib release the interpreter lock, so the two overlap on two cores).
-    """
+    """Evaluate, compare and render the report as HTML text (see :func:`write_html`). Every run is
+    evaluated once, for the compared metrics and the curves' cutoffs together."""
     ev = evaluate_runs(qrels, runs, metrics, ks=ks if plots else None, **policies)
     names = list(ev.runs)
     if baseline is not None and str(baseline) not in ev.runs:
         raise InputError(f"baseline is not one of the runs {names}", value=baseline)
-    base = None if baseline is None else str(baseline)
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="ragrade-report") as pool:
-        comparing = pool.submit(
-            compare_evaluated, ev, baseline=base, test=test, correction=correction, alpha=alpha,
-            confidence=confidence, n_resamples=n_resamples, seed=seed, ci_method=ci_method,
-        )
-        # (an error below leaves the pool's exit waiting for the comparison, then propagates)
-        header, arrays = build_payload(
-            {name: frame[ev.labels] for name, frame in ev.per_query.items()},
-            ev.labels,
-            ev.qrels,
-            ev.runs,
-            letters=dict(zip(names, run_letters(len(names)), strict=True)),
-            pairs=compared_pairs(names, base),
-            texts=texts,
-            queries=queries,
-            depth=depth,
-            ties=ev.ties,
-        )
-        packing = pool.submit(pack_payload, header, arrays, level=compression)
-        cmp, curves = comparing.result()
-        plots_part = (
-            plots_html(cmp, header["qids"], curves=curves, hole_rates=hole_rates, max_pair_plots=max_pair_plots)
-            if plots
-            else ""
-        )
-        data = packing.result()
-    return _page(cmp, header, data, plots_part, title=title, plots=plots)
+    cmp, curves = compare_evaluated(
+        ev, baseline=baseline, test=test, correction=correction, alpha=alpha, confidence=confidence,
+        n_resamples=n_resamples, seed=seed, ci_method=ci_method,
+    )
+    return render_comparison_html(
+        cmp,
+        ev.qrels,
+        ev.runs,
+        per_query={name: frame[ev.labels] for name, frame in ev.per_query.items()},
+        curves=curves,
+        hole_rates=hole_rates,
+        texts=texts,
+        queries=queries,
+        title=title,
+        depth=depth,
+        plots=plots,
+        max_pair_plots=max_pair_plots,
+        ties=ev.ties,
+        compression=compression,
+    )
 
 
 def write_html(

@@ -54,23 +54,30 @@ def curve_table(
     rows: list[dict[str, Any]] = []
     for run, frame in per_query.items():
         values = frame[labels].to_numpy(dtype=np.float64)
-        for j, k in enumerate(cuts):
-            col = values[:, j]
-            col = col[~np.isnan(col)]
-            lo: Any = math.nan
-            hi: Any = math.nan
-            if col.size:
-                use = method if method != "auto" else (
-                    "saddlepoint" if col.size >= SADDLEPOINT_MIN_QUERIES else "resample"
-                )
-                if use == "saddlepoint":
-                    lo, hi = saddlepoint_ci(col, confidence)
-                else:
-                    lo, hi = bootstrap_ci(col, n_resamples, confidence, seed)
-            rows.append(
-                {"run": str(run), "k": k, "mean": float(col.mean()) if col.size else math.nan,
-                 "ci_low": float(lo), "ci_high": float(hi), "n": int(col.size)}
+        lo = np.full(len(cuts), np.nan)
+        hi = np.full(len(cuts), np.nan)
+        # cutoffs scored on the same queries get their intervals in one call
+        groups: dict[bytes, list[int]] = {}
+        for j in range(len(cuts)):
+            groups.setdefault(np.packbits(~np.isnan(values[:, j])).tobytes(), []).append(j)
+        for members in groups.values():
+            block = values[:, members]
+            block = block[~np.isnan(block[:, 0])]
+            if not len(block):
+                continue
+            use = method if method != "auto" else (
+                "saddlepoint" if len(block) >= SADDLEPOINT_MIN_QUERIES else "resample"
             )
+            if use == "saddlepoint":
+                lo[members], hi[members] = saddlepoint_ci(block, confidence)
+            else:
+                lo[members], hi[members] = bootstrap_ci(block, n_resamples, confidence, seed)
+        counts = (~np.isnan(values)).sum(axis=0)
+        with np.errstate(invalid="ignore"):
+            means = np.nanmean(values, axis=0) if len(values) else np.full(len(cuts), np.nan)
+        for j, k in enumerate(cuts):
+            rows.append({"run": str(run), "k": k, "mean": float(means[j]) if counts[j] else math.nan,
+                         "ci_low": float(lo[j]), "ci_high": float(hi[j]), "n": int(counts[j])})
     table = pd.DataFrame(rows, columns=["run", "k", "mean", "ci_low", "ci_high", "n"])
     table.attrs["metric"] = family
     table.attrs["confidence"] = confidence
