@@ -4,6 +4,7 @@ the cache, latency, configuration errors; queries from every accepted shape; the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import time
@@ -310,13 +311,9 @@ def test_junk_arguments_raise_ragrade_errors_only():
     @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(junk, junk, junk)
     def check(answer, queries, k):
-        try:
+        with contextlib.suppress(RagradeError):
             retrieve(lambda q: answer, queries, k=k if isinstance(k, int) else 3, concurrency=1, progress=False)
-        except RagradeError:
-            pass
-        try:
+        with contextlib.suppress(RagradeError):
             retrieve(lambda q: answer, {"q": "text"}, concurrency=1, progress=False, id_key=None)
-        except RagradeError:
-            pass
 
     check()

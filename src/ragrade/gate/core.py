@@ -235,7 +235,7 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
 
     if metrics is not None and not isinstance(metrics, str | list | tuple):
         raise InputError("metrics must be a metric name or a list of them", value=metrics)
-    if margins is not None and not isinstance(margins, int | float | Mapping) or isinstance(margins, bool):
+    if (margins is not None and not isinstance(margins, int | float | Mapping)) or isinstance(margins, bool):
         raise InputError("margins must be a number or a mapping of metric -> margin", value=margins)
     if floors is not None and not isinstance(floors, Mapping):
         raise InputError("floors must be a mapping of metric -> lowest acceptable mean", value=floors)
@@ -248,7 +248,7 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
     margin_of = {label: 0.0 for label in chosen}
     if isinstance(margins, int | float) and not isinstance(margins, bool):
         margin_of = {label: float(margins) for label in chosen}
-    elif margins:
+    elif isinstance(margins, Mapping) and margins:
         given = dict(margins)
         if "*" in given:  # a margin for every metric, some set apart
             every = float(given.pop("*"))
