@@ -38,6 +38,11 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "compare": ("ragrade.comparison", "compare"),
     "Comparison": ("ragrade.comparison", "Comparison"),
     "report": ("ragrade.report", None),
+    "retrieve": ("ragrade.retrieval", "retrieve"),
+    "RetrievedRun": ("ragrade.retrieval", "RetrievedRun"),
+    "save_baseline": ("ragrade.gate", "save_baseline"),
+    "load_baseline": ("ragrade.gate", "load_baseline"),
+    "gate": ("ragrade.gate", "gate"),
     "RagradeError": ("ragrade.errors", "RagradeError"),
     "RagradeWarning": ("ragrade.errors", "RagradeWarning"),
     "InputError": ("ragrade.errors", "InputError"),
@@ -79,12 +84,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         RagradeWarning,
         UnknownNameError,
     )
+    from ragrade.gate import gate, load_baseline, save_baseline
     from ragrade.io import read_qrels, read_run, write_qrels, write_run
     from ragrade.matching import get_matcher
     from ragrade.metrics.parser import Metric, parse_metric, parse_metrics
     from ragrade.policies import Policies
     from ragrade.profiles import Profile, get_profile
     from ragrade.profiles.report import ConventionsReport, conventions
+    from ragrade.retrieval import RetrievedRun, retrieve
 
 __all__ = [
     "Comparison",
@@ -103,6 +110,7 @@ __all__ = [
     "RagradeError",
     "RagradeWarning",
     "Result",
+    "RetrievedRun",
     "Run",
     "Summary",
     "UnknownNameError",
@@ -111,13 +119,17 @@ __all__ = [
     "conventions",
     "evaluate",
     "evaluate_diversity",
+    "gate",
     "get_matcher",
     "get_profile",
+    "load_baseline",
     "parse_metric",
     "parse_metrics",
     "read_qrels",
     "read_run",
     "report",
+    "retrieve",
+    "save_baseline",
     "write_qrels",
     "write_run",
 ]

@@ -31,6 +31,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "assess": ("ragrade.cli.assess_cmd", "Grade pooled (query, passage) pairs 0-3 with an LLM or offline assessor; write qrels."),
     "agreement": ("ragrade.cli.agreement_cmd", "Agreement of assessor qrels with human qrels: labels, system rankings, PPI."),
     "info": ("ragrade.cli.info_cmd", "Show the version, the active native accelerations and the installed extras."),
+    "retrieve": ("ragrade.cli.retrieve_cmd", "Run a retriever (function, LangChain, LlamaIndex) over a topics file; write the run."),
+    "gate": ("ragrade.cli.gate_cmd", "Regression gate for CI: a run against a saved baseline (exit 1 when worse)."),
 }
 
 

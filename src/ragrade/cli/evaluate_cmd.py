@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ragrade.cli._loop import finish, loop_options, pop_loop_options
 from ragrade.cli._output import input_errors, number, reading_all, stderr_console, stdout_console
 from ragrade.io import FORMATS
 from ragrade.policies import Policies
@@ -83,6 +84,7 @@ def _policy_options(f):
 @click.option("--master", default="local[2]", show_default=True, metavar="URL",
               help="Spark master for --engine spark (unless a Spark session is already running).")
 @_policy_options
+@loop_options
 def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt: str, qrels_format: str | None,
             run_format: str | None, digits: int, profile: str | None = None, names: str = "ragrade",
             max_docs: int | None = None, judged_only: bool = False, rel_level: int | None = None,
@@ -108,6 +110,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
     from ragrade.engine.result import metric_labels
     from ragrade.errors import PolicyError, RagradeWarning
 
+    loop = pop_loop_options(policies)
     with input_errors():
         if judged_only:
             if policies.get("unjudged") not in (None, "condensed"):
@@ -128,13 +131,14 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
             return
         # the metrics are parsed once (names, rel_level applied); the remaining settings go to the engine
         parsed: list[Any] = list(labels)
-        options: dict[str, Any] = {k: v for k, v in dict(max_docs=max_docs, num_docs=num_docs, upper_grade=upper_grade).items()
-                   if v is not None}
+        options: dict[str, Any] = {k: v for k, v in dict(max_docs=max_docs, num_docs=num_docs,
+                                                         upper_grade=upper_grade).items() if v is not None}
         if engine == "spark":
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", RagradeWarning)
                 result = _on_spark(qrels, run, parsed, master, qrels_format, run_format, profile,
                                    {**policies, **options})
+            finish(loop, result, qrels, run)
             _print(result, caught, fmt, per_query, digits, hole_threshold)
             return
         from ragrade.engine.outofcore import budget_for
@@ -145,6 +149,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
                 warnings.simplefilter("always", RagradeWarning)
                 result = _out_of_core(qrels, run, parsed, budget, qrels_format, run_format, profile,
                                       {**policies, **options})
+            finish(loop, result, qrels, run)
             _print(result, caught, fmt, per_query, digits, hole_threshold)
             return
         with reading_all([(qrels, "ground truth"), (run, "run")]) as (q_progress, r_progress):
@@ -154,6 +159,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RagradeWarning)
             result = evaluate(q, r, parsed, profile=profile, **options, **policies)
+        finish(loop, result, q, r)
     _print(result, caught, fmt, per_query, digits, hole_threshold)
 
 

@@ -39,16 +39,27 @@ class Run(ColumnarTable):
     [('d2', 0.9), ('d3', 0.5), ('d1', 0.5)]
     >>> Run.from_lists([["a", "b"]]).ranked("0")
     [('a', None), ('b', None)]
+
+    A run may also carry the **text** of every retrieved item (``texts=``, as :func:`ragrade.retrieve`
+    keeps it when the retriever returns it, and as JSONL/Parquet files store it in a ``text`` column).
+    Metrics still score the ids; the text matchers and the token-overlap metrics read the texts
+    (:meth:`text_lists`).
+
+    >>> r = Run.from_lists([["d1", "d2"]], texts=[["Paris is in France.", "Lyon too."]])
+    >>> r.text_lists()
+    {'0': ['Paris is in France.', 'Lyon too.']}
     """
 
-    __slots__ = ("_cache", "_has_duplicates", "name")
+    __slots__ = ("_cache", "_has_duplicates", "_texts", "name")
 
     def __init__(self, query_ids, offsets, doc_codes, doc_vocab, scores, *, name: str | None = None,
-                 unique: bool | None = None, raw_docs: np.ndarray | None = None) -> None:
+                 unique: bool | None = None, raw_docs: np.ndarray | None = None,
+                 texts: np.ndarray | None = None) -> None:
         super().__init__(query_ids, offsets, doc_codes, doc_vocab, scores, raw_docs=raw_docs)
         self.name = name
         self._has_duplicates = None if unique is None else not unique
         self._cache: dict[Any, Any] = {}
+        self._texts = None if texts is None else _text_column(texts, int(self._offsets[-1]))
 
     # -- constructors ------------------------------------------------------------------------------
     @classmethod
@@ -105,9 +116,11 @@ class Run(ColumnarTable):
         query_ids: Sequence[Any] | None = None,
         scores: Sequence[Sequence[float]] | None = None,
         name: str | None = None,
+        texts: Sequence[Sequence[str | None]] | None = None,
     ) -> Run:
         """From aligned ranked lists (``retrieved=[["d1","d3"],["d4"]]``); query ids default to
-        ``"0", "1", ...``. Duplicates in a list are kept (the duplicates policy decides at evaluation)."""
+        ``"0", "1", ...``. Duplicates in a list are kept (the duplicates policy decides at evaluation).
+        ``texts``, shaped as ``retrieved``, gives each item's text (None where an item has none)."""
         lists = list(need_sequence(retrieved, "retrieved"))
         qids = [str(i) for i in range(len(lists))] if query_ids is None else list(need_sequence(query_ids,
                                                                                                 "query_ids"))
@@ -126,13 +139,21 @@ class Run(ColumnarTable):
             if len(flat) != len(docs):
                 raise InputError("scores must have the same shape as retrieved")
             s = _scores_array(flat, "run")
-        return cls._from_grouped(qids, counts, docs, s, name=name, unique=None, source="retrieved")
+        t = None
+        if texts is not None:
+            rows = list(need_sequence(texts, "texts"))
+            if len(rows) != len(lists) or any(len(r) != c for r, c in zip(rows, counts, strict=True)):
+                raise InputError("texts must have the same shape as retrieved")
+            t = [x for row in rows for x in row]
+        return cls._from_grouped(qids, counts, docs, s, name=name, unique=None, source="retrieved", texts=t)
 
     @classmethod
     def from_columns(
-        cls, query_ids: Any, doc_ids: Any, scores: Any = None, *, name: str | None = None, source: str = "run"
+        cls, query_ids: Any, doc_ids: Any, scores: Any = None, *, name: str | None = None, source: str = "run",
+        texts: Any = None,
     ) -> Run:
-        """From per-row columns. Without scores, rows keep their order within each query."""
+        """From per-row columns. Without scores, rows keep their order within each query. ``texts``: one
+        text (or None) per row."""
         from ragrade.data.qrels import list_at
 
         need_sequence(query_ids, f"{source}: query ids")
@@ -142,24 +163,36 @@ class Run(ColumnarTable):
             return str(list_at(query_ids, row)), str(list_at(doc_ids, row))
 
         s = None if scores is None else _scores_array(need_sequence(scores, f"{source}: scores"), source, where)
+        t = None
+        if texts is not None:
+            t = _text_column(need_sequence(texts, f"{source}: texts"), len(need_sequence(doc_ids, "")))
+            # the row order within each query is kept by grouping: carry the texts in the values column
+            index = np.arange(len(t), dtype=np.float64)
+            vals = index[:, None] if s is None else np.c_[s, index]
+            q, offsets, codes, vocab, v = cls._rows_to_columns(query_ids, doc_ids, vals, what=source)
+            assert v is not None
+            s = None if s is None else np.ascontiguousarray(v[:, 0])
+            t = t[v[:, -1].astype(np.int64)]
+            return cls(q, offsets, codes, vocab, s, name=name, texts=t)
         q, offsets, codes, vocab, s = cls._rows_to_columns(query_ids, doc_ids, s, what=source)
         return cls(q, offsets, codes, vocab, s, name=name)
 
     @classmethod
-    def _from_grouped(cls, qids, counts, docs, scores, *, name, unique, source, docs_are_str=False) -> Run:
+    def _from_grouped(cls, qids, counts, docs, scores, *, name, unique, source, docs_are_str=False,
+                      texts=None) -> Run:
         q = as_object_strings(qids, f"{source} query ids")
         if not distinct(q, already_unique=bool(unique) and _all_str(qids)):
             per_row = np.repeat(q, counts)
-            return cls.from_columns(per_row, docs, scores, name=name, source=source)
+            return cls.from_columns(per_row, docs, scores, name=name, source=source, texts=texts)
         d = docs if docs_are_str else as_object_strings(docs, f"{source} document ids")
         offsets = offsets_from_counts(counts)
         if unique:
             if not docs_are_str:
                 check_raw(d, "document id", q, offsets)
-            return cls(q, offsets, None, None, scores, name=name, unique=True, raw_docs=d)
+            return cls(q, offsets, None, None, scores, name=name, unique=True, raw_docs=d, texts=texts)
         codes, vocab = encode(d)
         check_vocab(vocab, codes, "document id", q, offsets)
-        return cls(q, offsets, codes, vocab, scores, name=name, unique=unique)
+        return cls(q, offsets, codes, vocab, scores, name=name, unique=unique, texts=texts)
 
     @classmethod
     def from_pandas(cls, df: Any, query: str = "query", doc: str = "doc", score: str | None = "score",
@@ -211,7 +244,48 @@ class Run(ColumnarTable):
 
     def with_name(self, name: str) -> Run:
         return Run(self._query_ids, self._offsets, self._codes, self._vocab, self._values, name=name,
+                   unique=None if self._has_duplicates is None else not self._has_duplicates, raw_docs=self._raw,
+                   texts=self._texts)
+
+    # -- retrieved texts ---------------------------------------------------------------------------
+    @property
+    def texts(self) -> np.ndarray | None:
+        """The text of every row in storage order (object array of str, None where an item has no
+        text), or None when the run carries no texts (read-only)."""
+        return self._texts
+
+    @property
+    def has_texts(self) -> bool:
+        return self._texts is not None
+
+    def with_texts(self, texts: Any) -> Run:
+        """A copy carrying ``texts`` (one per row, storage order; None where an item has none)."""
+        return Run(self._query_ids, self._offsets, self._codes, self._vocab, self._values, name=self.name,
+                   unique=None if self._has_duplicates is None else not self._has_duplicates, raw_docs=self._raw,
+                   texts=np.asarray(need_sequence(texts, "texts"), dtype=object))
+
+    def without_texts(self) -> Run:
+        """A copy without the texts (ids and scores only)."""
+        return Run(self._query_ids, self._offsets, self._codes, self._vocab, self._values, name=self.name,
                    unique=None if self._has_duplicates is None else not self._has_duplicates, raw_docs=self._raw)
+
+    def text_lists(self, ties: str = "docid_desc") -> dict[str, list[str]]:
+        """``{query: [texts in rank order]}``: the shape the text matchers, the token-overlap metrics and
+        the judges take. An item without a text is an :class:`~ragrade.errors.InputError` (its
+        query and id named): scoring it as an empty text would be a silent zero."""
+        if self._texts is None:
+            raise InputError("this run carries no texts (retrieve them with ragrade.retrieve, or read a run "
+                             "file with a 'text' column)")
+        order = self.ranking(ties)
+        texts = self._texts[order]
+        missing = np.flatnonzero([t is None for t in texts.tolist()])
+        if len(missing):
+            row = int(order[missing[0]])
+            raise InputError(f"{len(missing)} retrieved item(s) have no text",
+                             query=str(self.per_row_queries()[row]), item=str(self.docs_at(np.array([row]))[0]))
+        values = texts.tolist()
+        off = self._offsets.tolist()
+        return {q: values[off[i]: off[i + 1]] for i, q in enumerate(self._query_ids.tolist())}
 
     @property
     def duplicates_known(self) -> bool:
@@ -300,6 +374,20 @@ class Run(ColumnarTable):
         nm = f"{self.name!r}, " if self.name else ""
         kind = "scored" if self.has_scores else "ranked lists"
         return f"Run({nm}{self.n_queries} queries, {self.n_rows} items, {kind})"
+
+
+def _text_column(texts: Any, n_rows: int) -> np.ndarray:
+    """One text per row (str, or None for an item without text), as a read-only object array."""
+    arr = np.asarray(texts, dtype=object) if not isinstance(texts, np.ndarray) else texts.astype(object)
+    if arr.ndim != 1 or len(arr) != n_rows:
+        raise InputError(f"texts must hold one entry per retrieved item ({n_rows}), got shape {arr.shape}")
+    bad = [i for i, t in enumerate(arr.tolist()) if t is not None and not isinstance(t, str)]
+    if bad:
+        raise InputError("a retrieved text must be a string (or None for an item without text)",
+                         value=arr[bad[0]])
+    out = arr.copy()
+    out.setflags(write=False)
+    return out
 
 
 def _scores_array(scores: Any, source: str, where: Any = None) -> np.ndarray:

@@ -112,7 +112,7 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
             return big
     if prof is not None and prof.kind == "list":
         pol = Policies().update(**policies)
-        return evaluate_list_profile(qrels, run, labels, prof, matcher, pol)
+        return evaluate_list_profile(qrels, run if matcher is None else _texts_of(run), labels, prof, matcher, pol)
     if prof is not None:
         if matcher is not None:
             raise InputError(f"the {prof.name} profile scores ids; text matchers apply to list profiles "
@@ -126,17 +126,26 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
     if is_path(qrels) and is_path(run):
         qrels, run = read_both(qrels, run)
     if not id_labels:
-        return _text_metrics(qrels, run, text_labels, pol)
+        return _text_metrics(qrels, _texts_of(run), text_labels, pol)
     if matcher is not None:
-        result = evaluate_texts(qrels, run, id_labels, get_matcher(matcher), pol)
+        result = evaluate_texts(qrels, _texts_of(run), id_labels, get_matcher(matcher), pol)
     else:
         result = Evaluator(qrels, id_labels, policies=pol).evaluate(run)
     if text_labels:
-        extra = _text_metrics(qrels, run, text_labels, pol)
+        extra = _text_metrics(qrels, _texts_of(run), text_labels, pol)
         for label, m in text_labels:
             result.per_query[label] = extra.per_query[label].reindex(result.per_query.index).to_numpy()
             result.metrics[label] = m
     return result
+
+
+def _texts_of(run: Any) -> Any:
+    """The text paths (matchers, token-overlap metrics) read the retrieved texts (``{query: [texts]}``) of
+    a :class:`~ragrade.data.Run` that carries them (``ragrade.retrieve``, a run file with a ``text``
+    column); any other run is taken as given."""
+    from ragrade.data import Run
+
+    return run.text_lists() if isinstance(run, Run) and run.has_texts else run
 
 
 def _text_metrics(truth: Any, run: Any, labels: list[Any], pol: Policies) -> Result:

@@ -78,7 +78,8 @@ def read_run(path: PathLike, format: str | None = None, name: str | None = None,
     """Read a run (retrieval results) from ``path``.
 
     ``format`` overrides detection (``trec``, ``msmarco``, ``qid-doc-score``, ``tsv``, ``csv``, ``jsonl``,
-    ``parquet``). ``name`` defaults to the TREC tag of the first line, or the file name. ``progress(bytes_done, bytes_total)`` is called as
+    ``parquet``). ``name`` defaults to the TREC tag of the first line, or the file name. A ``text`` column
+    (rows layout) or a ``texts`` list column (list layout) is kept as the run's retrieved texts. ``progress(bytes_done, bytes_total)`` is called as
     the file is read. Table formats take ``query_col``, ``doc_col``, ``score_col``, ``rank_col`` and
     ``list_col`` (JSONL/Parquet list layout) to name columns explicitly; CSV/TSV take ``header`` (True,
     False or None to sniff).
@@ -96,7 +97,7 @@ def read_run(path: PathLike, format: str | None = None, name: str | None = None,
 
     table, locate = _load(p, fmt, "run", progress, opts)
     return tables.table_to_run(table, p, locate, name=name, **_pick(opts, "query_col", "doc_col", "score_col",
-                                                                    "rank_col", "list_col"))
+                                                                    "rank_col", "list_col", "text_col"))
 
 
 def read_qrels(path: PathLike, format: str | None = None, *, progress: Progress | None = None,
@@ -129,7 +130,7 @@ def read_qrels(path: PathLike, format: str | None = None, *, progress: Progress 
                                                            "unit_col"))
 
 
-_KNOWN = {"query_col", "doc_col", "score_col", "grade_col", "rank_col", "list_col", "unit_col", "header"}
+_KNOWN = {"query_col", "doc_col", "score_col", "grade_col", "rank_col", "list_col", "unit_col", "header", "text_col"}
 
 
 def _no_opts(opts: dict[str, Any], fmt: str) -> None:
@@ -180,10 +181,19 @@ def write_run(run: Run, path: PathLike, format: str | None = None, *, tag: str |
     TREC lines are ``qid Q0 docno rank score tag`` (``tag`` defaults to the run's name); ``msmarco`` writes
     ``qid<TAB>docno<TAB>rank`` and ``qid-doc-score`` writes ``qid<TAB>docno<TAB>score``; tables have columns
     ``query, doc, rank, score``. Ranked lists without scores are written without a score column (TREC:
-    descending pseudo-scores). A ``.tsv`` path is written as a headered table."""
+    descending pseudo-scores). A ``.tsv`` path is written as a headered table. The retrieved texts of a
+    run that carries them are written as a ``text`` column in TSV, CSV, JSONL and Parquet; the TREC
+    layouts have no place for them (a :class:`~ragrade.errors.RagradeWarning` says they were left out)."""
     from ragrade.io import writers
 
     fmt = _out_format(path, format)
+    if run.has_texts and fmt in ("trec", "msmarco", "qid-doc-score"):
+        import warnings
+
+        from ragrade.errors import RagradeWarning
+
+        warnings.warn(f"the {fmt} format has no place for the retrieved texts: they are not written to "
+                      f"{os.fspath(path)} (use JSONL or Parquet to keep them)", RagradeWarning, stacklevel=2)
     if fmt == "trec":
         from ragrade.io.trec import write_trec_run
 

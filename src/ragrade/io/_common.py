@@ -467,12 +467,13 @@ def _judged_twice(doc: str, query: str, row: int, path: str, locate: RowLocator)
 def assemble_run(qcodes: np.ndarray | None, qvocab: np.ndarray, dcodes: np.ndarray | None,
                  dvocab: np.ndarray | None, scores: np.ndarray | None, *, name: str | None, path: str,
                  locate: RowLocator, ranks: np.ndarray | None = None, raw_docs: pa.ChunkedArray | None = None,
-                 offsets: np.ndarray | None = None) -> Run:
+                 offsets: np.ndarray | None = None, texts: np.ndarray | None = None) -> Run:
     """Build a :class:`Run` from per-row codes (or raw Arrow document ids, coded lazily). NaN scores
     are a :class:`ParseError` at their line.
 
     Without scores but with ``ranks``, each query's rows are ordered by rank (stable). With ``offsets``
-    (rows already grouped: ``qvocab`` holds one id per group), ``qcodes`` is not needed."""
+    (rows already grouped: ``qvocab`` holds one id per group), ``qcodes`` is not needed. ``texts`` (one per
+    row, in file order) follow their rows."""
     if offsets is not None:
         _check_group_ids(qvocab, offsets, path, locate)
     else:
@@ -505,10 +506,11 @@ def assemble_run(qcodes: np.ndarray | None, qvocab: np.ndarray, dcodes: np.ndarr
             assert dcodes is not None
             dcodes = dcodes[perm]
         scores = None if scores is None else scores[perm]
+        texts = None if texts is None else texts[perm]
     sc = None if scores is None else np.ascontiguousarray(scores, dtype=np.float64)
     if raw_docs is not None:
-        return Run(qids, offsets, None, None, sc, name=name, raw_docs=raw_docs)
-    return Run(qids, offsets, np.ascontiguousarray(dcodes, dtype=np.int32), dvocab, sc, name=name)
+        return Run(qids, offsets, None, None, sc, name=name, raw_docs=raw_docs, texts=texts)
+    return Run(qids, offsets, np.ascontiguousarray(dcodes, dtype=np.int32), dvocab, sc, name=name, texts=texts)
 
 
 def assemble_qrels(qcodes: np.ndarray, qvocab: np.ndarray, dcodes: np.ndarray, dvocab: np.ndarray,

@@ -408,7 +408,7 @@ def _ids(col: pa.ChunkedArray | pa.Array, what: str, path: str, locate: RowText,
 
 def table_to_run(table: pa.Table, path: PathLike, locate: RowText, *, name: str | None = None,
                  query_col: str | None = None, doc_col: str | None = None, score_col: str | None = None,
-                 rank_col: str | None = None, list_col: str | None = None) -> Run:
+                 rank_col: str | None = None, list_col: str | None = None, text_col: str | None = None) -> Run:
     p = os.fspath(path)
     check_nonempty(table.num_rows, p, "rows")
     names = table.column_names
@@ -428,13 +428,16 @@ def table_to_run(table: pa.Table, path: PathLike, locate: RowText, *, name: str 
         row_loc: RowText = lambda i: locate(int(parent[i]))  # noqa: E731
         lcodes, lvocab = _ids(queries, "query id", p, row_loc)
         dcodes, dvocab = _ids(items, "document id", p, row_loc)
-        run = assemble_run(lcodes, lvocab, dcodes, dvocab, scores, name=name, path=p, locate=row_loc)
+        texts = _list_texts(table, lst, text_col, p, locate)
+        run = assemble_run(lcodes, lvocab, dcodes, dvocab, scores, name=name, path=p, locate=row_loc, texts=texts)
         return _with_empty_lists(run, table, q, lengths_zero=_empty_rows(table, lst), path=p, locate=locate)
     d = pick_column(names, doc_col, DOC_NAMES, "doc", p, exclude=(q,))
     assert d is not None
     check_id_column(table, d, "document id", p, list_hint=True)
     sc = pick_column(names, score_col, SCORE_NAMES, "score", p, required=False)
     rk = pick_column(names, rank_col, RANK_NAMES, "rank", p, required=False)
+    tc = pick_column(names, text_col, TEXT_NAMES, "text", p, required=False, exclude=(q, d))
+    texts = None if tc is None else _text_values(table.column(tc), tc, p)
     qcol = table.column(q)
     if _string_like(qcol):
         r = _null(qcol)
@@ -458,12 +461,42 @@ def table_to_run(table: pa.Table, path: PathLike, locate: RowText, *, name: str 
             line, text = locate(r)
             raise ParseError("missing document id", path=p, line=line, text=text)
         return assemble_run(qcodes, qvocab, None, None, scores, name=name, path=p, locate=locate, ranks=ranks,
-                            raw_docs=dcol if dcol.num_chunks else contiguous(dcol), offsets=qoff)
+                            raw_docs=dcol if dcol.num_chunks else contiguous(dcol), offsets=qoff, texts=texts)
     dcodes, dvocab = _ids(dcol, "document id", p, locate)
     if qcodes is None:
         assert qoff is not None
         qcodes = np.repeat(np.arange(len(qvocab), dtype=np.int32), np.diff(qoff))
-    return assemble_run(qcodes, qvocab, dcodes, dvocab, scores, name=name, path=p, locate=locate, ranks=ranks)
+    return assemble_run(qcodes, qvocab, dcodes, dvocab, scores, name=name, path=p, locate=locate, ranks=ranks,
+                        texts=texts)
+
+
+#: Column names read as the retrieved texts of a run (rows layout); ``texts`` is the list layout's.
+TEXT_NAMES = ("text", "contents", "content", "passage", "page_content")
+
+
+def _text_values(col: pa.ChunkedArray | pa.Array, name: str, path: str) -> np.ndarray:
+    """A text column as an object array (None where a row has no text); anything but strings is refused."""
+    t = col.type
+    if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t)
+            or (pa.types.is_dictionary(t) and pa.types.is_string(t.value_type))):
+        raise ParseError(f"the text column {name!r} holds {t}, not strings", path=path)
+    if pa.types.is_dictionary(t):
+        col = col.cast(pa.string())
+    return np.asarray(col.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _list_texts(table: pa.Table, lst: str, text_col: str | None, path: str, locate: RowText) -> np.ndarray | None:
+    """List layout: a ``texts`` list column, as long as the ids' list in every row."""
+    tc = _list_column(table, ("texts",), text_col)
+    if tc is None:
+        return None
+    lengths = pc.list_value_length(table.column(lst)).to_numpy(zero_copy_only=False)
+    tlen = pc.list_value_length(table.column(tc)).fill_null(0).to_numpy(zero_copy_only=False)
+    bad = np.flatnonzero(tlen != lengths)
+    if len(bad):
+        line, text = locate(int(bad[0]))
+        raise ParseError(f"{tc!r} and {lst!r} have different lengths", path=path, line=line, text=text)
+    return _text_values(pc.list_flatten(table.column(tc)), tc, path)
 
 
 def _empty_rows(table: pa.Table, lst: str) -> np.ndarray:
@@ -484,7 +517,7 @@ def _with_empty_lists(run: Run, table: pa.Table, qcol: str, lengths_zero: np.nda
     qids = np.concatenate([run.query_ids, np.asarray(new, dtype=object)])
     offsets = np.concatenate([run.offsets, np.full(len(new), run.offsets[-1], dtype=np.int64)])
     return Run(qids, offsets, run.doc_codes.copy(), run.doc_vocab.copy(),
-               None if run.scores is None else run.scores.copy(), name=run.name)
+               None if run.scores is None else run.scores.copy(), name=run.name, texts=run.texts)
 
 
 def table_to_qrels(table: pa.Table, path: PathLike, locate: RowText, *, query_col: str | None = None,

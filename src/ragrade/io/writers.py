@@ -1,7 +1,7 @@
 """Writers for headered TSV/CSV, JSONL and Parquet (TREC lives in :mod:`ragrade.io.trec`).
 
 Runs are written one row per retrieved item in rank order: ``query, doc, rank, score`` (no ``score``
-column for ranked lists without scores). Qrels are written ``query, doc, grade`` (plus ``unit`` for
+column for ranked lists without scores), plus ``text`` when the run carries the retrieved texts. Qrels are written ``query, doc, grade`` (plus ``unit`` for
 grouped qrels in Parquet/TSV; JSONL writes groups in the list layout ``{"query": .., "groups": [[..]]}``).
 """
 
@@ -38,6 +38,8 @@ def run_table(run: Run, ties: str = "docid_desc") -> pa.Table:
     }
     if run.scores is not None:
         cols["score"] = pa.array(run.scores[order], type=pa.float64())
+    if run.texts is not None:
+        cols["text"] = pa.array(run.texts[order], type=pa.string())
     table = pa.table(cols)
     if run.name:
         table = table.replace_schema_metadata({RUN_NAME_KEY: run.name})
@@ -95,6 +97,9 @@ def write_delimited(table: pa.Table, path: PathLike, delimiter: str) -> None:
                                   for f in table.schema]))
     if delimiter != ",":
         _check_no_delimiter(table, delimiter)
+        if "text" in table.column_names:  # texts hold quotes, which Arrow's writer refuses unquoted
+            _write_joined(table, path, delimiter)
+            return
     header = (delimiter.join(table.column_names) + "\n").encode()
     opts = pacsv.WriteOptions(include_header=False, delimiter=delimiter,
                               quoting_style="needed" if delimiter == "," else "none")
@@ -108,16 +113,36 @@ def write_delimited(table: pa.Table, path: PathLike, delimiter: str) -> None:
             pacsv.write_csv(table, out, opts)
 
 
+def _write_joined(table: pa.Table, path: PathLike, delimiter: str) -> None:
+    """Unquoted delimited lines built with Arrow string kernels (nulls written as empty fields)."""
+    import pyarrow.compute as pc
+
+    cols = [pc.cast(c, pa.string()).fill_null("") for c in table.columns]
+    lines = pc.binary_join_element_wise(*cols, delimiter).to_pylist() if table.num_rows else []
+    data = "".join(line + "\n" for line in [delimiter.join(table.column_names), *lines]).encode("utf-8")
+    if is_gzip(path):
+        import gzip
+
+        with gzip.open(os.fspath(path), "wb") as fh:
+            fh.write(data)
+    else:
+        with open(os.fspath(path), "wb") as fh:
+            fh.write(data)
+
+
 def _check_no_delimiter(table: pa.Table, delimiter: str) -> None:
     import pyarrow.compute as pc
 
     from ragrade.errors import InputError
 
-    for name in ("query", "doc"):
+    for name in ("query", "doc", "text"):
+        if name not in table.column_names:
+            continue
         col = table.column(name)
         bad = pc.any(pc.match_substring_regex(col, r"[\t\n\r]")).as_py() if len(col) else False
         if bad:
-            raise InputError(f"a {name} id contains a tab or newline and cannot be written to TSV; use JSONL "
+            what = "a retrieved text" if name == "text" else f"a {name} id"
+            raise InputError(f"{what} contains a tab or newline and cannot be written to TSV; use JSONL "
                              "or Parquet")
 
 
@@ -134,10 +159,12 @@ def _json_strings(col: pa.Array | pa.ChunkedArray) -> pa.Array:
 
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        col = col.dictionary_encode()  # texts: escaped once per distinct value, like ids
     if pa.types.is_dictionary(col.type):
         vocab = col.dictionary.to_pylist()
         escaped = pa.array([json.dumps(v, ensure_ascii=False) for v in vocab], type=pa.string())
-        return escaped.take(col.indices)
+        return escaped.take(col.indices).fill_null("null")
     if pa.types.is_floating(col.type):
         text = pc.cast(col, pa.string())
         text = pc.replace_substring(text, "inf", "Infinity")
