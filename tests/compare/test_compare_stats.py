@@ -314,6 +314,19 @@ def test_saddlepoint_interval_is_inside_the_data_range_and_holds_the_mean(x: np.
     assert lo - 1e-12 <= lo90 and hi90 <= hi + 1e-12  # a lower level never widens the interval
 
 
+def test_saddlepoint_intervals_nest_where_r_star_dips() -> None:
+    # r* is not monotone in the tilt for these three values (it dips, rises and falls again): the 90%
+    # upper end once landed on the maximum while the 95% one was solved below it.
+    x = np.array([0.75, 0.875, -0.75])
+    levels = [0.8, 0.85, 0.9, 0.93, 0.95, 0.96, 0.99]
+    ends = [stats.saddlepoint_ci(x, c) for c in levels]
+    lows, highs = [float(lo) for lo, _ in ends], [float(hi) for _, hi in ends]
+    assert all(a >= b - 1e-12 for a, b in zip(lows, lows[1:], strict=False))
+    assert all(a <= b + 1e-12 for a, b in zip(highs, highs[1:], strict=False))
+    assert highs[2] < x.max()  # the 90% end is solved, not the maximum
+    assert x.min() <= lows[-1] <= x.mean() <= highs[-1] <= x.max()
+
+
 # --------------------------------------------------------------------------------------------- Tukey's HSD
 def test_tukey_for_two_runs_is_the_paired_t_test() -> None:
     a, b = _data(11, n=70, shift=0.04)
