@@ -336,6 +336,11 @@ def run_items(
 def _texts_for(ids: list[str], texts: Mapping[str, Any], limit: int | None) -> list[str | None]:
     """The text of each id (``None`` when there is none), cut to ``limit`` characters."""
     found = list(map(texts.get, ids))
+    kinds = set(map(type, found))
+    if kinds <= {str, type(None)} and (
+        limit is None or max(map(len, filter(None, found)), default=0) <= limit
+    ):  # the common case, checked without a loop in Python: plain strings, none too long
+        return found
     if limit is None:
         return [t if t is None or type(t) is str else str(t) for t in found]
     return [
@@ -377,6 +382,7 @@ def build_payload(
     depth: int | None = None,
     max_text_chars: int = 600,
     ties: str = "docid_desc",
+    ranked: Mapping[str, RankedRows] | None = None,
 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The report's per-query data: a JSON-ready header and the named numeric arrays.
 
@@ -384,7 +390,8 @@ def build_payload(
     ``runs``: the rankings (anything ``ragrade.evaluate`` takes as a run); ``qrels``: the grades. For each
     run and report query: the top ``depth`` items (document number, retrieval score, grade or NaN for
     unjudged) and the relevant items outside them (document number, grade, rank of first retrieval or
-    -1), ordered by grade descending then id.
+    -1), ordered by grade descending then id. ``ranked``: runs already put in rank order with
+    :func:`ranked_rows` (same ``ties``), by name; the others are ranked here.
     """
     names = [str(n) for n in per_query]
     missing = [n for n in names if n not in runs]
@@ -413,7 +420,9 @@ def build_payload(
         pairs_u = np.unique(np.column_stack([jpos[rel], units[keep][rel]]), axis=0) if rel.any() else np.zeros((0, 2), np.int64)
         n_relevant = np.bincount(pairs_u[:, 0], minlength=nq)
 
-    shown = {run: _shown_rows(ranked_rows(runs[run], ties), qindex, depth) for run in names}
+    given = ranked or {}
+    shown = {run: _shown_rows(given[run] if run in given else ranked_rows(runs[run], ties), qindex, depth)
+             for run in names}
     # One vocabulary over the judged documents and every shown one.
     codes, vocab = pd.factorize(np.concatenate([j_doc, *(sh.docs for sh in shown.values())]))
     width = len(vocab) + 1
