@@ -22,13 +22,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ragrade.comparison import Comparison, name_runs
+from ragrade.comparison import Comparison, metric_labels, name_runs
 from ragrade.comparison.export import groups_note, hole_cells, hole_note, pair_rows, summary_rows
 from ragrade.comparison.formatting import number, pvalue, signed
 from ragrade.comparison.stats import CIMethod
 from ragrade.errors import InputError, RagradeError
 from ragrade.report._assets import CSS, JS
-from ragrade.report.data import RankedRows, build_payload, pack_payload, ranked_rows, report_queries
+from ragrade.report.data import (
+    Prepared,
+    build_payload,
+    default_depth,
+    pack_payload,
+    prepare_items,
+    report_queries,
+)
 from ragrade.report.plots import comparison_figures
 from ragrade.report.prepare import DEFAULT_KS, _read, compare_evaluated, evaluate_runs
 from ragrade.report.svg import file_stem
@@ -323,9 +330,12 @@ def render_html(
     """Evaluate, compare and render the report as HTML text (see :func:`write_html`). Every run is
     evaluated once, for the compared metrics and the curves' cutoffs together."""
     import ragrade.engine  # noqa: F401  (fully imported here, before two threads use it)
+    from ragrade.engine.inputs import as_qrels
 
+    truth = as_qrels(_read(qrels, "qrels"))  # read once, for the engine and the per-query data
     named = {name: _read(run, "run") for name, run in name_runs(runs).items()}
     ties = str(policies.get("ties") or "docid_desc")
+    shown_depth = default_depth(metric_labels(metrics)) if depth is None else depth
     # Two threads. The second puts every run in rank order while this one evaluates them, then builds and
     # compresses the per-query data while this one compares the runs and draws the plots (the sorts,
     # most NumPy and pandas work and zlib release the interpreter lock). The comparison's run letters and
@@ -333,10 +343,10 @@ def render_html(
     evaluated: Future[tuple[dict[str, pd.DataFrame], list[str], Any, dict[str, Any]]] = Future()
     labelled: Future[tuple[dict[str, str], list[tuple[str, str]]]] = Future()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragrade-payload") as pool:
-        payload = pool.submit(_payload_job, named, ties, evaluated, labelled, texts=texts, queries=queries,
-                              depth=depth, compression=compression)
+        payload = pool.submit(_payload_job, truth, named, ties, evaluated, labelled, texts=texts, queries=queries,
+                              depth=shown_depth, compression=compression)
         try:
-            ev = evaluate_runs(qrels, named, metrics, ks=ks if plots else None, **policies)
+            ev = evaluate_runs(truth, named, metrics, ks=ks if plots else None, **policies)
             if baseline is not None and str(baseline) not in ev.runs:
                 raise InputError(f"baseline is not one of the runs {list(ev.runs)}", value=baseline)
             per_query = {name: frame[ev.labels] for name, frame in ev.per_query.items()}
@@ -364,6 +374,7 @@ def render_html(
 
 
 def _payload_job(
+    qrels: Any,
     runs: Mapping[str, Any],
     ties: str,
     evaluated: Future[tuple[dict[str, pd.DataFrame], list[str], Any, dict[str, Any]]],
@@ -372,14 +383,15 @@ def _payload_job(
     compression: int,
     **options: Any,
 ) -> tuple[dict[str, Any], str]:
-    """The second thread of :func:`render_html`: rank the runs, then (once they are evaluated)
-    :func:`build_payload`, then (once the comparison has named the runs and pairs) :func:`pack_payload`."""
+    """The second thread of :func:`render_html`: while the runs are evaluated, rank them and gather their
+    top items and the judgments (:func:`prepare_items`); then :func:`build_payload`; then, once the
+    comparison has named the runs and pairs, :func:`pack_payload`."""
     try:
-        ranked: dict[str, RankedRows] | None = {name: ranked_rows(run, ties) for name, run in runs.items()}
-    except RagradeError:  # a run the engine cannot read either: its error is raised by the evaluation
-        ranked = None
-    per_query, metrics, qrels, read = evaluated.result()
-    header, arrays = build_payload(per_query, metrics, qrels, read, ties=ties, ranked=ranked, **options)
+        prepared: Prepared | None = prepare_items(qrels, runs, options["depth"], ties)
+    except RagradeError:  # an input the engine cannot read either: the evaluation raises its error
+        prepared = None
+    per_query, metrics, truth, read = evaluated.result()
+    header, arrays = build_payload(per_query, metrics, truth, read, ties=ties, prepared=prepared, **options)
     letters, pairs = labelled.result()
     header["letters"] = [str(letters.get(r, "")) for r in header["runs"]]
     header["pairs"] = [list(p) for p in pairs]
