@@ -197,30 +197,38 @@ def _out_of_core(qrels: str, run: str, metrics: list[Any], budget: int, qrels_fo
 def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: int, hole_threshold: float) -> None:
     from ragrade.errors import RagradeWarning
 
-    notes = [part for w in caught if issubclass(w.category, RagradeWarning) for part in str(w.message).split("; ")]
-    _output(result, fmt, per_query, digits, notes, hole_threshold)
+    # The engine's own warning repeats result.notes(), printed below as notes; anything else (readers,
+    # profiles) is printed as a warning, in every format.
+    own = set(result.notes())
+    extra = [part for w in caught if issubclass(w.category, RagradeWarning)
+             for part in str(w.message).split("; ") if part not in own]
+    _output(result, fmt, per_query, digits, list(dict.fromkeys(extra)), hole_threshold)
 
 
-def _output(result: Any, fmt: str, per_query: bool, digits: int, notes: list[str], hole_threshold: float) -> None:
+def _output(result: Any, fmt: str, per_query: bool, digits: int, extra: list[str], hole_threshold: float) -> None:
+    """The result in ``fmt`` on stdout; its notes (one wording in every format: :meth:`Result.notes`) and
+    warnings on stderr."""
     holes = result.hole_rate
+    warned = list(extra)
     if holes is not None and holes.exceeds(hole_threshold):
-        notes.append(f"{100 * holes.mean:.1f}% of the top-{holes.k} documents are unjudged (above "
-                     f"{100 * hole_threshold:g}%): the values are lower bounds (try --unjudged bounds)")
+        warned.append(f"{100 * holes.mean:.1f}% of the top-{holes.k} documents are unjudged (above "
+                      f"{100 * hole_threshold:g}%): the values are lower bounds (try --unjudged bounds)")
     if fmt == "table":
-        _print_table(result, per_query, digits, notes if holes is not None and holes.exceeds(hole_threshold)
-                     else [])
+        _print_table(result, per_query, digits, warned)
+        return
+    for note in result.notes():
+        click.echo(f"note: {note}", err=True)
+    for note in warned:
+        click.echo(f"warning: {note}", err=True)
+    if fmt == "json":
+        click.echo(result.to_json(per_query=per_query))
+    elif fmt == "csv":
+        click.echo(result.to_csv(per_query=per_query, digits=digits), nl=False)
     else:
-        for note in notes:
-            click.echo(f"warning: {note}", err=True)
-        if fmt == "json":
-            click.echo(result.to_json(per_query=per_query))
-        elif fmt == "csv":
-            click.echo(result.to_csv(per_query=per_query, digits=digits), nl=False)
-        else:
-            click.echo(result.to_markdown(per_query=per_query, digits=digits), nl=False)
+        click.echo(result.to_markdown(per_query=per_query, digits=digits), nl=False)
 
 
-def _print_table(result: Any, per_query: bool, digits: int, hole_notes: list[str]) -> None:
+def _print_table(result: Any, per_query: bool, digits: int, warned: list[str]) -> None:
     from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
@@ -256,5 +264,5 @@ def _print_table(result: Any, per_query: bool, digits: int, hole_notes: list[str
             out.print(Text(line, style="dim"))
         else:
             err.print(f"[yellow]note:[/yellow] {escape(line)}")
-    for note in hole_notes[-1:]:
+    for note in warned:
         err.print(f"[yellow]warning:[/yellow] {escape(note)}")
