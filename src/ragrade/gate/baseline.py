@@ -73,7 +73,7 @@ class Baseline:
     run: str | None
     metrics: dict[str, str]
     profile: str | None
-    policies: dict[str, Any]  # named policies as strings; numeric settings (max_docs, ...) as numbers or None
+    policies: dict[str, Any]  # named policies (strings) and numeric settings (numbers or None)
     qrels: dict[str, Any]
     per_query: pd.DataFrame
     ragrade_version: str
@@ -144,7 +144,8 @@ class Baseline:
                 raise ValueError("the metrics and the per-query columns differ")
             frame = pd.DataFrame(values, index=pd.Index(queries, name="query", dtype=object))
             return cls(run=data.get("run"), metrics=metrics, profile=data.get("profile"),
-                       policies={str(k): _policy_value(v) for k, v in dict(data["policies"]).items()},
+                       policies={str(k): v if v is None or isinstance(v, int | float) else str(v)
+                                 for k, v in dict(data["policies"]).items()},
                        qrels=dict(data["qrels"]), per_query=frame, ragrade_version=str(data["ragrade_version"]),
                        created=str(data["created"]), means=dict(data.get("means") or {}),
                        counts=dict(data.get("counts") or {}), summary=dict(data.get("summary") or {}), path=path)
@@ -183,14 +184,3 @@ def _null(v: Any) -> Any:
         return None
     f = float(v)
     return None if math.isnan(f) else f
-
-
-def _policy_value(value: Any) -> Any:
-    """A policy as saved: a named choice (a string), or a numeric setting (a number or ``None``)."""
-    if value is None or isinstance(value, bool):
-        return value if value is None else str(value)
-    if isinstance(value, int | float):
-        if not math.isfinite(value):
-            raise ValueError(f"a policy setting must be finite, not {value!r}")
-        return value
-    return str(value)

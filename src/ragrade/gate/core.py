@@ -288,14 +288,10 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
 
     r = as_run(run)
     known = Policies.choices()
-    numeric = Policies.settings()  # max_docs, num_docs, upper_grade: None or a number
+    numeric = set(Policies.settings())  # numeric settings (max_docs, num_docs, upper_grade): any value
     unknown = [k for k in b.policies if k not in known and k not in numeric]
     if unknown:
         raise IncomparableError(f"the baseline was scored with a policy this ragrade does not have: {unknown[0]!r}")
-    odd = [k for k in numeric if k in b.policies and b.policies[k] is not None
-           and not isinstance(b.policies[k], int | float)]
-    if odd:
-        raise IncomparableError(f"the baseline's setting {odd[0]}={b.policies[odd[0]]!r} is not a number")
     bad = [k for k, v in b.policies.items() if k in known and v not in known[k]]
     if bad:
         raise IncomparableError(f"the baseline's policy {bad[0]}={b.policies[bad[0]]!r} is not one this ragrade "
@@ -303,7 +299,7 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RagradeWarning)
         result = evaluate(q, r, [(label, defined[label]) for label in chosen], profile=b.profile,
-                          **{k: v for k, v in b.policies.items()})
+                          **{k: v for k, v in b.policies.items() if v is not None})
     notes += [f"candidate: {part}" for w in caught if issubclass(w.category, RagradeWarning)
               for part in str(w.message).split("; ")]
 
