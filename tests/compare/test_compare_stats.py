@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -321,8 +323,8 @@ def test_saddlepoint_intervals_nest_where_r_star_dips() -> None:
     levels = [0.8, 0.85, 0.9, 0.93, 0.95, 0.96, 0.99]
     ends = [stats.saddlepoint_ci(x, c) for c in levels]
     lows, highs = [float(lo) for lo, _ in ends], [float(hi) for _, hi in ends]
-    assert all(a >= b - 1e-12 for a, b in zip(lows, lows[1:], strict=False))
-    assert all(a <= b + 1e-12 for a, b in zip(highs, highs[1:], strict=False))
+    assert all(a >= b - 1e-12 for a, b in itertools.pairwise(lows))
+    assert all(a <= b + 1e-12 for a, b in itertools.pairwise(highs))
     assert highs[2] < x.max()  # the 90% end is solved, not the maximum
     assert x.min() <= lows[-1] <= x.mean() <= highs[-1] <= x.max()
 
