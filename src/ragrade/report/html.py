@@ -37,7 +37,7 @@ from ragrade.report.data import (
     report_queries,
 )
 from ragrade.report.plots import comparison_figures
-from ragrade.report.prepare import DEFAULT_KS, _read, compare_evaluated, evaluate_runs
+from ragrade.report.prepare import DEFAULT_KS, compare_evaluated, evaluate_runs, read_input
 from ragrade.report.svg import file_stem
 
 MAX_PAIR_PLOTS = 10
@@ -332,8 +332,8 @@ def render_html(
     import ragrade.engine  # noqa: F401  (fully imported here, before two threads use it)
     from ragrade.engine.inputs import as_qrels
 
-    truth = as_qrels(_read(qrels, "qrels"))  # read once, for the engine and the per-query data
-    named = {name: _read(run, "run") for name, run in name_runs(runs).items()}
+    truth = as_qrels(read_input(qrels, "qrels"))  # read once, for the engine and the per-query data
+    named = {name: read_input(run, "run") for name, run in name_runs(runs).items()}
     ties = str(policies.get("ties") or "docid_desc")
     shown_depth = default_depth(metric_labels(metrics)) if depth is None else depth
     # Two threads. The second puts every run in rank order while this one evaluates them, then builds and
