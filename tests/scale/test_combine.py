@@ -24,11 +24,9 @@ from ragrade.engine.combine import (
     result_from_state,
 )
 from ragrade.engine.result import Result, Summary
-from ragrade.metrics import ID_FAMILIES
 from reference import random_case
+from scale_metrics import METRICS
 
-METRICS = [f"{d.name}@{k}" for d in ID_FAMILIES if d.cutoff != "none" for k in (1, 3, 10)] + [
-    d.name for d in ID_FAMILIES] + ["precision(rel=2)@5", "ndcg(gain=exp)@5", "ndcg(rel=2)@5"]
 
 
 def quiet(fn, *args, **kwargs):

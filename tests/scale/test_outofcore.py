@@ -17,6 +17,7 @@ import ragrade
 from ragrade.engine.outofcore import Sizes, evaluate_paths, parse_memory
 from ragrade.errors import InputError, ParseError, PolicyError
 from reference import random_case
+from scale_metrics import METRICS as REGISTRY
 
 METRICS = ["ndcg@10", "map@100", "P@5", "recall@[3,10]", "rr", "r_precision", "ndcg(gain=exp)@5",
            "precision(rel=2)@3", "success@3", "f1@5", "recall_all@5", "context_precision@5"]
@@ -74,13 +75,41 @@ def assert_same(got, want):
     assert dict(got.means) == pytest.approx(dict(want.means), abs=0, nan_ok=True)
     assert dict(got.counts) == dict(want.counts)
     assert got.run_name == want.run_name
+    assert got.metrics == want.metrics and got.policies == want.policies
+    assert (got.hole_rate is None) == (want.hole_rate is None)
+    if want.hole_rate is not None:
+        pd.testing.assert_series_equal(got.hole_rate.per_query, want.hole_rate.per_query, check_exact=True)
+        a, b = got.hole_rate.to_dict(), want.hole_rate.to_dict()
+        assert a.pop("mean") == pytest.approx(b.pop("mean"), abs=0, nan_ok=True)
+        assert a == b
+        assert got.hole_rate.by_k == want.hole_rate.by_k  # recomputed exactly, not averaged
+    assert (got.upper is None) == (want.upper is None)
+    if want.upper is not None:
+        pd.testing.assert_frame_equal(got.upper, want.upper, check_exact=True)
+        assert dict(got.upper_means) == pytest.approx(dict(want.upper_means), abs=0, nan_ok=True)
 
 
-def out_of_core(qp, rp, metrics, how, sizes=None, report=None, **options):
+def out_of_core(qp, rp, metrics, how, sizes=None, report=None, pinned=True, **options):
+    """evaluate_paths with tiny pieces; ``pinned``: as ragrade.evaluate calls it (the pieces told the top grade
+    of the whole ground truth when a value depends on it)."""
+    from ragrade.engine.outofcore import needs_top_grade, pin_collection, unpin, with_twins
+    from ragrade.engine.result import metric_labels
+
     def part(q, r):
         return ragrade.evaluate(q, r, metrics, **options)
 
-    return quiet(evaluate_paths, qp, rp, part, budget=16 << 20, how=how, sizes=sizes or tiny(), report=report)
+    labels = metric_labels(metrics)
+    collection = None
+    if pinned and needs_top_grade(labels, options):
+        def collection(top):
+            lab, extra = pin_collection(labels, options, top)
+            return lambda q, r: with_twins(ragrade.evaluate(q, r, lab, **extra), lab)
+
+    got = quiet(evaluate_paths, qp, rp, part, budget=16 << 20, how=how, sizes=sizes or tiny(), report=report,
+                collection=collection)
+    if collection is not None:
+        unpin(got, labels, options)
+    return got
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -295,3 +324,60 @@ def test_small_files_stay_in_memory(tmp_path, monkeypatch):
     monkeypatch.setattr(ooc, "memory_available", lambda: 1000)
     monkeypatch.setattr(ooc, "evaluate_paths", lambda *a, **k: "out of core")
     assert ragrade.evaluate(qp, rp, ["ndcg"]) == "out of core"
+
+
+@pytest.mark.parametrize("how", WAYS)
+def test_every_registry_metric(tmp_path, how):
+    rng = np.random.default_rng(16)
+    case = random_case(rng, 90)
+    qp, rp = write_trec(tmp_path, *rows_of(case, rng))
+    want = quiet(ragrade.evaluate, qp, rp, REGISTRY)
+    assert_same(out_of_core(qp, rp, REGISTRY, how), want)
+
+
+def skewed(case):
+    """The top grade (5) in one query only: a piece without that query would see a lower top grade."""
+    first = next(iter(case.qrels))
+    case.qrels[first][next(iter(case.qrels[first]))] = 5
+    for q in list(case.qrels)[1:]:
+        case.qrels[q] = {d: min(g, 1) for d, g in case.qrels[q].items()}
+    return case
+
+
+@pytest.mark.parametrize("how", WAYS)
+def test_values_that_read_the_whole_ground_truths_top_grade(tmp_path, how):
+    """C/W/L measures without max_rel and unjudged='bounds' without upper_grade read the top grade of the
+    whole ground truth: the pieces are told it, and the result says what the caller asked."""
+    rng = np.random.default_rng(17)
+    case = skewed(random_case(rng, 90))
+    qp, rp = write_trec(tmp_path, *rows_of(case, rng))
+    metrics = ["rbp_cwl", "nerr8@5", "inst", "bpm@10", "ndcg@10", "rbp_cwl(max_rel=5)", "P@5"]
+    for options in ({}, {"unjudged": "bounds"}, {"unjudged": "bounds", "upper_grade": 2}, {"unjudged": "condensed"}):
+        want = quiet(ragrade.evaluate, qp, rp, metrics, **options)
+        got = out_of_core(qp, rp, metrics, how, **options)
+        assert_same(got, want)
+        assert "rbp_cwl(max_rel=5)" in got.per_query  # equal to rbp_cwl once pinned: kept as its own column
+
+
+def test_the_pieces_would_differ_without_the_top_grade(tmp_path):
+    """The case above is a real one: unpinned pieces give other values."""
+    rng = np.random.default_rng(17)
+    case = skewed(random_case(rng, 90))
+    qp, rp = write_trec(tmp_path, *rows_of(case, rng))
+    want = quiet(ragrade.evaluate, qp, rp, ["rbp_cwl"], unjudged="bounds")
+    got = out_of_core(qp, rp, ["rbp_cwl"], "partition", pinned=False, unjudged="bounds")
+    assert not got.per_query.equals(want.per_query) or not got.upper.equals(want.upper)
+
+
+def test_evaluate_with_max_memory_tells_the_pieces_the_top_grade(tmp_path, monkeypatch):
+    """Through ragrade.evaluate (the way users call it): many pieces, the values of the whole."""
+    import ragrade.engine.outofcore as ooc
+
+    monkeypatch.setattr(ooc.Sizes, "of", classmethod(lambda cls, budget: tiny()))
+    rng = np.random.default_rng(18)
+    case = skewed(random_case(rng, 80))
+    qp, rp = write_trec(tmp_path, *rows_of(case, rng, shuffle_run=True))  # the partitioned way
+    metrics = ["rbp_cwl", "sdcg@5", "ndcg@5", "rbp_cwl(max_rel=5)"]
+    for options in ({}, {"unjudged": "bounds"}):
+        want = quiet(ragrade.evaluate, qp, rp, metrics, **options)
+        assert_same(quiet(ragrade.evaluate, qp, rp, metrics, max_memory="16MiB", **options), want)

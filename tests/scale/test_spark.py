@@ -19,13 +19,11 @@ import pytest
 
 import ragrade
 from ragrade.errors import InputError, PolicyError
-from ragrade.metrics import ID_FAMILIES
 from reference import random_case
+from scale_metrics import METRICS
 
 pytestmark = pytest.mark.spark
 
-METRICS = [f"{d.name}@{k}" for d in ID_FAMILIES if d.cutoff != "none" for k in (1, 3, 10)] + [
-    d.name for d in ID_FAMILIES] + ["precision(rel=2)@5", "ndcg(gain=exp)@5", "ndcg(rel=2)@5"]
 
 
 def _java() -> bool:

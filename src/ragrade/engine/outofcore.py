@@ -135,11 +135,16 @@ def _disk_size(p: str) -> int:
 
 
 def evaluate_large(qrels: Any, run: Any, labels: Sequence[tuple[str, Any]], max_memory: Any, profile: Any,
-                   matcher: Any, evaluate_part: PartEvaluator) -> Result | None:
+                   matcher: Any, evaluate_part: Callable[..., Result],
+                   options: dict[str, Any] | None = None) -> Result | None:
     """``ragrade.evaluate``'s way in: the out-of-core result, or None when the in-memory path applies
     (:func:`budget_for`). Out of core computes id metrics, under the default convention or an engine
     profile; asked for anything else (``max_memory`` with text metrics, a matcher or a list profile), it
-    is an :class:`~ragrade.errors.InputError`."""
+    is an :class:`~ragrade.errors.InputError`.
+
+    ``evaluate_part(qrels, run)`` evaluates one piece; with ``options`` (the policy settings given) it is
+    also called as ``evaluate_part(qrels, run, labels, settings)`` when a value depends on the top grade of
+    the whole ground truth (:func:`pin_collection`)."""
     from ragrade.engine.inputs import is_path
 
     eligible = (matcher is None and (profile is None or profile.kind != "list")
@@ -154,7 +159,101 @@ def evaluate_large(qrels: Any, run: Any, labels: Sequence[tuple[str, Any]], max_
                          "from two files; text metrics, matchers and list profiles read their inputs whole")
     if not (is_path(qrels) and is_path(run)):
         raise InputError("max_memory needs the ground truth and the run as file paths (TREC or Parquet)")
-    return evaluate_paths(qrels, run, evaluate_part, budget=budget)
+    pinned = None
+    if options is not None and needs_top_grade(labels, options):
+        opts = options
+
+        def pinned(top: float) -> PartEvaluator:
+            lab, extra = pin_collection(labels, opts, top)
+            return lambda q, r: with_twins(evaluate_part(q, r, lab, extra), lab)
+
+    result = evaluate_paths(qrels, run, evaluate_part, budget=budget, collection=pinned)
+    if pinned is not None:
+        unpin(result, labels, options or {})
+    return result
+
+
+# -- values that depend on the whole ground truth -------------------------------------------------------------
+def needs_top_grade(labels: Sequence[tuple[str, Any]], options: dict[str, Any]) -> bool:
+    """Whether a per-query value depends on the top grade of the *whole* ground truth (so a piece must be
+    told it): a C/W/L measure without ``max_rel`` (its gain scale tops out there) or ``unjudged="bounds"``
+    without ``upper_grade`` (the grade an unjudged document gets in the upper bound)."""
+    if options.get("unjudged") == "bounds" and options.get("upper_grade") is None:
+        return True
+    return any(m.family.param("max_rel") is not None and m.get("max_rel") is None for _, m in labels)
+
+
+def pin_collection(labels: Sequence[tuple[str, Any]], options: dict[str, Any], top: float
+                   ) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
+    """``labels`` and ``options`` with the whole ground truth's top grade ``top`` written in where the engine
+    would read it from the ground truth it is given (see :func:`needs_top_grade`): ``max_rel`` of the C/W/L
+    measures (the engine's rule: ``max(top, min_rel + 1)``) and ``upper_grade`` (``top``, or 1 when no grade
+    is positive). A piece evaluated with them gives the values of the whole."""
+    from ragrade.metrics import Metric
+
+    out: list[tuple[str, Any]] = []
+    for label, m in labels:
+        fam = m.family
+        if fam.param("max_rel") is not None and m.get("max_rel") is None:
+            hi = float(max(top, float(m.get("min_rel")) + 1))
+            params = dict(m.params)
+            params["max_rel"] = hi
+            names = [p.name for p in fam.params]
+            m = Metric(m.name, m.k, tuple(sorted(params.items(), key=lambda kv: names.index(kv[0]))))
+        out.append((label, m))
+    extra = dict(options)
+    if options.get("unjudged") == "bounds" and options.get("upper_grade") is None:
+        extra["upper_grade"] = float(top) if top > 0 else 1.0
+    return out, extra
+
+
+def with_twins(result: Result, labels: Sequence[tuple[str, Any]]) -> Result:
+    """The columns of labels whose pinned metric came out equal to an earlier one's (``rbp_cwl`` next to
+    ``rbp_cwl(max_rel=3)`` when the top grade is 3: the engine keeps one of two equal metrics), copied from
+    that one, with its notes, so that every label the caller gave has its column."""
+    first: dict[Any, str] = {}
+    twins: list[tuple[str, str]] = []
+    for label, m in labels:
+        if m in first:
+            twins.append((label, first[m]))
+        else:
+            first[m] = label
+    if not twins:
+        return result
+    order = [label for label, _ in labels]
+    for label, src in twins:
+        result.per_query[label] = result.per_query[src]
+        if result.upper is not None:
+            result.upper[label] = result.upper[src]
+        if src in result.summary.no_relevant:
+            result.summary.no_relevant[label] = list(result.summary.no_relevant[src])
+        if src in result._nan_means:
+            result._nan_means.add(label)
+        result.metrics[label] = result.metrics[src]
+    result.per_query = result.per_query[order]
+    if result.upper is not None:
+        result.upper = result.upper[order]
+    result.summary.no_relevant = {k: result.summary.no_relevant[k] for k in order if k in result.summary.no_relevant}
+    result.metrics = {k: result.metrics[k] for k in order}
+    return result
+
+
+def unpin(result: Result, labels: Sequence[tuple[str, Any]], options: dict[str, Any]) -> None:
+    """Put back the metrics and policies the caller gave (undoing :func:`pin_collection` on the result)."""
+    from dataclasses import replace
+
+    result.metrics = dict(labels)
+    result.policies = replace(result.policies, upper_grade=options.get("upper_grade"))
+
+
+def top_grade(src: Source, sizes: Sizes) -> float:
+    """The highest grade of a ground-truth file (one streaming pass, as the pieces read it)."""
+    top = -math.inf
+    for w in stream.windows(src, sizes.window_bytes, sizes.window_rows):
+        g = w.data.grades
+        if len(g):
+            top = max(top, float(np.max(g)))
+    return top if math.isfinite(top) else 0.0
 
 
 @dataclass(frozen=True)
@@ -178,16 +277,21 @@ def evaluate_paths(qrels: Any, run: Any, evaluate_part: PartEvaluator, *, budget
                    qrels_format: str | None = None, run_format: str | None = None, run_name: str | None = None,
                    qrels_options: dict[str, Any] | None = None, run_options: dict[str, Any] | None = None,
                    tmpdir: str | None = None, how: str | None = None, sizes: Sizes | None = None,
-                   report: dict[str, Any] | None = None) -> Result:
+                   report: dict[str, Any] | None = None,
+                   collection: Callable[[float], PartEvaluator] | None = None) -> Result:
     """Evaluate the files ``qrels`` and ``run`` in about ``budget`` bytes of memory (see the module
     docstring). ``evaluate_part(qrels, run)`` evaluates one piece in memory (``ragrade.evaluate`` with the
     caller's metrics and policies). ``how`` forces a way: ``"memory_qrels"``, ``"stream"`` or
     ``"partition"`` (tests); ``tmpdir`` is where partitions are written (default: the system's); ``sizes``
     overrides the piece sizes derived from the budget (tests); ``report``, a dict, receives ``way`` (the
-    way that finished), ``tried`` and ``pieces`` (the number of pieces evaluated)."""
+    way that finished), ``tried`` and ``pieces`` (the number of pieces evaluated). ``collection``: given
+    the top grade of the whole ground truth, the part evaluator to use instead of ``evaluate_part`` (one
+    more pass over the ground truth finds it; see :func:`needs_top_grade`)."""
     src_q = stream.open_source(qrels, "qrels", qrels_format, **(qrels_options or {}))
     src_r = stream.open_source(run, "run", run_format, run_name, **(run_options or {}))
     sizes = sizes if sizes is not None else Sizes.of(budget)
+    if collection is not None:
+        evaluate_part = collection(top_grade(src_q, sizes))
     ways = ["memory_qrels", "stream", "partition"]
     if how is not None:
         if how not in ways:
@@ -667,5 +771,5 @@ def _first_rows(src: Source, table: pa.Table, data: Qrels | Run) -> pd.Series:
     return out
 
 
-__all__ = ["budget_for", "concat_qrels", "empty_run", "evaluate_paths", "memory_available", "parse_memory",
-           "take_queries"]
+__all__ = ["budget_for", "concat_qrels", "empty_run", "evaluate_paths", "memory_available", "needs_top_grade",
+           "parse_memory", "pin_collection", "take_queries", "top_grade", "unpin"]
