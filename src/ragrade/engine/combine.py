@@ -230,6 +230,8 @@ def part_state(result: Result) -> str:
         "summary": {f.name: _jsonable(getattr(s, f.name), SUMMARY_RULES[f.name]) for f in fields(Summary)},
         "nan_means": sorted(result._nan_means),
         "run_name": result.run_name,
+        "hole_rate": None if result.hole_rate is None else {
+            "k": result.hole_rate.k, "only_relevant_judged": result.hole_rate.only_relevant_judged},
     }
     return json.dumps(state)
 
