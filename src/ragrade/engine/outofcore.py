@@ -53,6 +53,10 @@ PartEvaluator = Callable[[Qrels, Run], Result]
 TREC_RUN_FACTOR = 1.5
 TREC_QRELS_FACTOR = 3.0
 PARQUET_ROW_BYTES = 80
+#: Blocks written to partitions are this fraction of a window: a block of a run not grouped by query holds
+#: one Python string per row while it is cut (bench/bench_scale.py: about 11 bytes resident per byte of
+#: TREC text at the peak), so blocks are kept small next to the budget.
+PARTITION_BLOCK_SHARE = 8
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 10**3, "kib": 1 << 10, "m": 1 << 20, "mb": 10**6, "mib": 1 << 20,
           "g": 1 << 30, "gb": 10**9, "gib": 1 << 30, "t": 1 << 40, "tb": 10**12, "tib": 1 << 40}
@@ -666,7 +670,8 @@ def _write_partitions(src: Source, sizes: Sizes, n_parts: int, stem: str, rule: 
     sinks: dict[int, Any] = {}
     schema = None
     try:
-        for block in stream.blocks(src, sizes.window_bytes // 2, sizes.window_rows // 2, rule):
+        for block in stream.blocks(src, max(1, sizes.window_bytes // PARTITION_BLOCK_SHARE),
+                                   max(1, sizes.window_rows // PARTITION_BLOCK_SHARE), rule):
             t = block.table.append_column(ROW, pa.array(np.arange(block.first_row, block.first_row + block.table.num_rows,
                                                                   dtype=np.int64)))
             if schema is None:
