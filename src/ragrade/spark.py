@@ -79,10 +79,8 @@ class SparkResult:
         if self._local is None:
             labels = list(self.metrics)
             values = self._cached.where(self._cached[STATE].isNull()).drop(STATE)
-            if hasattr(values, "toArrow"):
-                frame = values.toArrow().to_pandas()
-            else:  # pragma: no cover - Spark before 4.0
-                frame = values.toPandas()
+            # (toArrow: Spark 4; toPandas before)
+            frame = values.toArrow().to_pandas() if hasattr(values, "toArrow") else values.toPandas()
             frame = frame.sort_values("query_id", kind="stable")
             index = pd.Index(frame["query_id"].to_numpy(dtype=object), name="query", dtype=object)
             per_query = pd.DataFrame({c: frame[c].to_numpy(dtype=np.float64) for c in labels}, index=index,

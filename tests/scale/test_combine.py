@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scale_metrics import METRICS
 
 import ragrade
 from ragrade.engine.combine import (
@@ -25,8 +26,6 @@ from ragrade.engine.combine import (
 )
 from ragrade.engine.result import Result, Summary
 from reference import random_case
-from scale_metrics import METRICS
-
 
 
 def quiet(fn, *args, **kwargs):

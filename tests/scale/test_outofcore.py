@@ -12,12 +12,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from scale_metrics import METRICS as REGISTRY
 
 import ragrade
 from ragrade.engine.outofcore import Sizes, evaluate_paths, parse_memory
 from ragrade.errors import InputError, ParseError, PolicyError
 from reference import random_case
-from scale_metrics import METRICS as REGISTRY
 
 METRICS = ["ndcg@10", "map@100", "P@5", "recall@[3,10]", "rr", "r_precision", "ndcg(gain=exp)@5",
            "precision(rel=2)@3", "success@3", "f1@5", "recall_all@5", "context_precision@5"]

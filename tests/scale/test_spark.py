@@ -16,11 +16,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from scale_metrics import METRICS
 
 import ragrade
 from ragrade.errors import InputError, PolicyError
 from reference import random_case
-from scale_metrics import METRICS
 
 pytestmark = pytest.mark.spark
 

@@ -190,8 +190,8 @@ def merge_hole_rates(parts: Sequence[Result], order: np.ndarray | None = None) -
                 acc = totals.setdefault(cut, [0.0, 0.0])
                 acc[0] += mean * n
                 acc[1] += n
-    for cut, (total, n) in totals.items():
-        by_k[cut] = total / n
+    for cut, (total, count) in totals.items():
+        by_k[cut] = total / count
     only = all(h.only_relevant_judged for h in rates if h is not None)
     return HoleRate(k, per_query, only, {c: by_k[c] for c in sorted(by_k)})
 

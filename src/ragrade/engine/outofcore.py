@@ -254,6 +254,7 @@ def top_grade(src: Source, sizes: Sizes) -> float:
     """The highest grade of a ground-truth file (one streaming pass, as the pieces read it)."""
     top = -math.inf
     for w in stream.windows(src, sizes.window_bytes, sizes.window_rows):
+        assert isinstance(w.data, Qrels)
         g = w.data.grades
         if len(g):
             top = max(top, float(np.max(g)))
