@@ -381,3 +381,23 @@ def test_evaluate_with_max_memory_tells_the_pieces_the_top_grade(tmp_path, monke
     for options in ({}, {"unjudged": "bounds"}):
         want = quiet(ragrade.evaluate, qp, rp, metrics, **options)
         assert_same(quiet(ragrade.evaluate, qp, rp, metrics, max_memory="16MiB", **options), want)
+
+
+def test_the_cli_out_of_core_tells_the_pieces_the_top_grade(tmp_path, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    import ragrade.engine.outofcore as ooc
+    from ragrade.cli import main
+
+    monkeypatch.setattr(ooc.Sizes, "of", classmethod(lambda cls, budget: tiny()))
+    rng = np.random.default_rng(19)
+    case = skewed(random_case(rng, 60))
+    qp, rp = write_trec(tmp_path, *rows_of(case, rng))
+    args = ["evaluate", qp, rp, "-m", "rbp_cwl", "-m", "ndcg@5", "--unjudged", "bounds", "--format", "json",
+            "--per-query"]
+    mem = CliRunner().invoke(main, args)
+    ooc_run = CliRunner().invoke(main, [*args, "--max-memory", "16MiB"])
+    assert mem.exit_code == ooc_run.exit_code == 0, ooc_run.output
+    assert json.loads(ooc_run.stdout) == json.loads(mem.stdout)

@@ -163,17 +163,27 @@ def evaluate_large(qrels: Any, run: Any, labels: Sequence[tuple[str, Any]], max_
                          "from two files; text metrics, matchers and list profiles read their inputs whole")
     if not (is_path(qrels) and is_path(run)):
         raise InputError("max_memory needs the ground truth and the run as file paths (TREC or Parquet)")
+    if options is None:
+        return evaluate_paths(qrels, run, evaluate_part, budget=budget)
+    return evaluate_budgeted(qrels, run, labels, evaluate_part, budget, options)
+
+
+def evaluate_budgeted(qrels: Any, run: Any, labels: Sequence[tuple[str, Any]], evaluate_part: Callable[..., Result],
+                      budget: int, options: dict[str, Any], **kwargs: Any) -> Result:
+    """:func:`evaluate_paths` for ``labels`` under the policy settings ``options``, the pieces told the top
+    grade of the whole ground truth when a value depends on it (:func:`needs_top_grade`).
+    ``evaluate_part(qrels, run, labels, settings)`` evaluates one piece (``labels``, ``settings``: those
+    to use, defaulting to the caller's); ``kwargs`` go to :func:`evaluate_paths`."""
     pinned = None
-    if options is not None and needs_top_grade(labels, options):
-        opts = options
+    if needs_top_grade(labels, options):
 
         def pinned(top: float) -> PartEvaluator:
-            lab, extra = pin_collection(labels, opts, top)
+            lab, extra = pin_collection(labels, options, top)
             return lambda q, r: with_twins(evaluate_part(q, r, lab, extra), lab)
 
-    result = evaluate_paths(qrels, run, evaluate_part, budget=budget, collection=pinned)
+    result = evaluate_paths(qrels, run, evaluate_part, budget=budget, collection=pinned, **kwargs)
     if pinned is not None:
-        unpin(result, labels, options or {})
+        unpin(result, labels, options)
     return result
 
 
@@ -777,5 +787,5 @@ def _first_rows(src: Source, table: pa.Table, data: Qrels | Run) -> pd.Series:
     return out
 
 
-__all__ = ["budget_for", "concat_qrels", "empty_run", "evaluate_paths", "memory_available", "needs_top_grade",
+__all__ = ["budget_for", "concat_qrels", "empty_run", "evaluate_budgeted", "evaluate_paths", "memory_available", "needs_top_grade",
            "parse_memory", "pin_collection", "take_queries", "top_grade", "unpin"]
