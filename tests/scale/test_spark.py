@@ -38,7 +38,12 @@ def spark():
             pytest.fail("RAGRADE_REQUIRE_SPARK is set but no Java runtime was found")
         pytest.skip("Spark needs a Java runtime and none was found (java not on PATH, no JAVA_HOME); "
                     ".ci/run installs openjdk-17-jre-headless")
-    pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'ragrade[spark]')")
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        if os.environ.get("RAGRADE_REQUIRE_SPARK"):
+            pytest.fail("RAGRADE_REQUIRE_SPARK is set but pyspark is not installed (it is in the test extra)")
+        pytest.skip("pyspark is not installed (pip install 'ragrade[spark]')")
     from ragrade import spark as rs
 
     session = rs.session("local[2]", "ragrade-tests")
