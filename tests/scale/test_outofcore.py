@@ -401,3 +401,17 @@ def test_the_cli_out_of_core_tells_the_pieces_the_top_grade(tmp_path, monkeypatc
     ooc_run = CliRunner().invoke(main, [*args, "--max-memory", "16MiB"])
     assert mem.exit_code == ooc_run.exit_code == 0, ooc_run.output
     assert json.loads(ooc_run.stdout) == json.loads(mem.stdout)
+
+
+def test_a_run_not_grouped_in_its_first_lines_goes_straight_to_partitions(tmp_path):
+    rng = np.random.default_rng(20)
+    case = random_case(rng, 80)
+    qp, rp = write_trec(tmp_path, *rows_of(case, rng, shuffle_run=True))
+    want = quiet(ragrade.evaluate, qp, rp, METRICS)
+    report: dict = {}
+    assert_same(out_of_core(qp, rp, METRICS, None, report=report), want)
+    assert report["tried"] == ["partition"]
+    qp, rp = write_trec(tmp_path, *rows_of(case, rng))
+    report = {}
+    assert_same(out_of_core(qp, rp, METRICS, None, report=report), quiet(ragrade.evaluate, qp, rp, METRICS))
+    assert report["tried"][0] == "memory_qrels" and report["way"] == "memory_qrels"

@@ -312,6 +312,8 @@ def evaluate_paths(qrels: Any, run: Any, evaluate_part: PartEvaluator, *, budget
         if how not in ways:
             raise InputError(f"how must be one of {ways}", value=how)
         ways = [how] if how == "partition" else [how, "partition"]
+    elif not starts_grouped(src_r, sizes):
+        ways = ["partition"]  # a run seen not grouped in its first lines: no window is read in vain
     elif estimated_memory(src_q) > budget // 4:
         ways.remove("memory_qrels")
 
@@ -337,6 +339,23 @@ def evaluate_paths(qrels: Any, run: Any, evaluate_part: PartEvaluator, *, budget
         info["way"], info["pieces"] = way, len(parts)
         return _finish(parts, qrels_order=qorder, run_order=rorder)
     raise AssertionError("the partitioned way always finishes")  # pragma: no cover
+
+
+def starts_grouped(src: Source, sizes: Sizes, sample_bytes: int = 4 << 20, sample_rows: int = 1 << 16) -> bool:
+    """Whether the first lines of a file (a few MiB) hold each query's rows together. A run that is not
+    grouped is found out here, before a whole window of it is read (for a run in random order, a window
+    read as a run costs several times its size in memory) only to be sent to the partitioned way."""
+    import pyarrow.compute as pc
+
+    first = next(iter(stream.blocks(src, min(sizes.window_bytes, sample_bytes), min(sizes.window_rows, sample_rows))),
+                 None)
+    if first is None or len(first.keys) < 2:
+        return True
+    keys = first.keys.combine_chunks()
+    n = len(keys)
+    changes = int(pc.sum(pc.not_equal(keys.slice(1), keys.slice(0, n - 1))).as_py() or 0)
+    distinct = len(pc.unique(keys))
+    return changes + 1 == distinct
 
 
 # -- pieces ----------------------------------------------------------------------------------------------
