@@ -20,6 +20,7 @@ from scale_metrics import METRICS
 
 import ragrade
 from ragrade.errors import InputError, PolicyError
+from ragrade.profiles import list_profiles
 from reference import random_case
 
 pytestmark = pytest.mark.spark
@@ -250,3 +251,30 @@ def test_trec_eval_names_and_relevance_level(spark):
     res = rs.evaluate(spark.createDataFrame(qt), spark.createDataFrame(rt), metrics, partitions=3,
                       names="trec_eval", rel_level=2)
     assert_parity(res, want)
+
+
+ID_FAMILY_NAMES = ["recall", "precision", "ap", "ndcg", "rr", "hit_rate", "context_precision", "recall_all", "f1"]
+
+
+@pytest.mark.parametrize("name", list_profiles())
+def test_every_profile_that_scores_ids(spark, name):
+    """Every profile: the values of ragrade.evaluate, or the same refusal."""
+    from ragrade import spark as rs
+    from ragrade.profiles import get_profile
+
+    prof = get_profile(name)
+    if prof.kind == "engine":
+        metrics = ["ndcg@10", "map", "P@5", "rr", "recall@10"]
+    else:
+        metrics = [f for f in ID_FAMILY_NAMES if f in prof.families] or ["recall"]
+    case = random_case(np.random.default_rng(13), 70)
+    qt, rt = tables(case)
+    try:
+        want = quiet(ragrade.evaluate, qt, rt, metrics, profile=name)
+    except ragrade.errors.RagradeError as exc:
+        with pytest.raises(type(exc)):
+            rs.evaluate(spark.createDataFrame(qt), spark.createDataFrame(rt), metrics, partitions=3, profile=name)
+        return
+    res = rs.evaluate(spark.createDataFrame(qt), spark.createDataFrame(rt), metrics, partitions=3, profile=name)
+    assert_parity(res, want)
+    res.unpersist()
