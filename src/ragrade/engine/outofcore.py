@@ -479,14 +479,21 @@ class RunOrder:
         self.keys: list[pd.Series] = []
         self.needed = False
 
-    def add(self, w: stream.Window) -> None:
+    def add(self, w: stream.Window, only_in_run: np.ndarray | None = None) -> None:
+        """``only_in_run``: which of the window's queries are not in the ground truth. The order is only
+        read for the summary's run-ordered lists (queries only in the run, empty lists), so only those
+        queries are kept (a million run queries would otherwise hold a million ids)."""
         run = w.data
         keys = w.first_row + np.arange(run.n_queries, dtype=np.int64)
         empty = np.diff(run.offsets) == 0
         if empty.any():
             self.needed = True
             keys[empty] += _EMPTY_LAST
-        self.keys.append(pd.Series(keys, index=pd.Index(run.query_ids, dtype=object)))
+        ids = run.query_ids
+        if only_in_run is not None:
+            keep = only_in_run | empty
+            keys, ids = keys[keep], ids[keep]
+        self.keys.append(pd.Series(keys, index=pd.Index(ids, dtype=object)))
 
     def series(self) -> pd.Series | None:
         return pd.concat(self.keys) if self.needed and self.keys else None
@@ -542,10 +549,10 @@ def _memory_qrels(src_q: Source, src_r: Source, sizes: Sizes, evaluate_part: Par
         def step(w: stream.Window) -> Piece:
             run = w.data
             assert isinstance(run, Run)
-            order.add(w)
             if not seen.add(hash_ids(run.query_ids)):
                 raise NotGrouped
             pos = qindex.get_indexer(run.query_ids)
+            order.add(w, pos < 0)
             sel = np.sort(pos[pos >= 0])
             if len(sel) == 0:
                 return _OnlyInRun.of(run)
@@ -609,11 +616,12 @@ def _stream_both(src_q: Source, src_r: Source, sizes: Sizes, evaluate_part: Part
             nonlocal buffered_h
             run = win.data
             assert isinstance(run, Run)
-            order.add(win)
             h = hash_ids(run.query_ids)
             if not seen.add(h):
                 raise NotGrouped
-            needed = h[qset.contains(h)]
+            inside = qset.contains(h)
+            order.add(win, ~inside)
+            needed = h[inside]
             if len(needed) == 0:
                 return _OnlyInRun.of(run)
             if consumed.contains(needed).any():
