@@ -92,6 +92,8 @@ def evaluate_engine_profile(truth: Any, retrieved: Any, metrics: MetricsArg, pro
     precision and BEIR's MRR variant."""
     pol = Policies().update(**prof.policy_overrides()).update(**policies)
     qrels = as_qrels(truth)
+    if prof.empty_qrels == "drop":
+        qrels = qrels.without_empty_queries()
     run = as_run(retrieved)
     if prof.score_dtype == "float32" and run.scores is not None:
         run = Run(run.query_ids, run.offsets, run.doc_codes, run.doc_vocab,
@@ -109,7 +111,8 @@ def evaluate_engine_profile(truth: Any, retrieved: Any, metrics: MetricsArg, pro
             frame = frame.reindex(alt.per_query.index)
             for lab in rr_labels:
                 frame[lab] = alt.per_query[str(res.metrics[lab])].to_numpy()
-    return Result(frame, res.metrics, res.summary, res.policies, run_name=res.run_name, profile=prof)
+    return Result(frame, res.metrics, res.summary, res.policies, run_name=res.run_name, profile=prof,
+                  nan_means=res.nan_means, hole_rate=res.hole_rate, upper=res.upper)
 
 
 __all__ = ["evaluate_engine_profile", "evaluate_list_profile"]
