@@ -43,6 +43,7 @@ from ragrade.errors import InputError, RagradeError, RagradeWarning, require
 
 #: Names of the columns the tasks use (kept apart from any metric label).
 KEY, BUCKET, ORDER, STATE, HOLE = "__rg_key", "__rg_bucket", "__rg_order", "__rg_state", "__rg_hole"
+_NOT_LISTED = -1.0  # a query the hole rate does not list
 UPPER = "__rg_upper_"  # + the label's position: the upper bounds of unjudged="bounds"
 _MARK = "RAGRADE_ERROR"
 
@@ -95,8 +96,10 @@ class SparkResult:
 
                 k, only = self._hole
                 rates = frame[HOLE].to_numpy(dtype=np.float64)
+                listed = rates != _NOT_LISTED
+                rates = rates[listed]
                 valid = rates[~np.isnan(rates)]
-                holes = HoleRate(k, pd.Series(rates, index=index, name=f"hole_rate@{k}"), only,
+                holes = HoleRate(k, pd.Series(rates, index=index[listed], name=f"hole_rate@{k}"), only,
                                  {k: float(valid.mean())} if len(valid) else {})
             self._local = Result(per_query, self.metrics, self.summary, self.policies, run_name=self.run_name,
                                  nan_means=self._nan_means, profile=self.profile, hole_rate=holes, upper=upper)
@@ -329,7 +332,13 @@ def _output(got: tuple[Result, str] | None, labels: list[tuple[str, Any]]) -> An
     for lab, _ in labels:
         cols[lab] = column(frame[lab].to_numpy(dtype=np.float64))
     hole = result.hole_rate
-    cols[HOLE] = column(None if hole is None else hole.per_query.to_numpy(dtype=np.float64))
+    # A query of the values that the hole rate does not list (BEIR's MRR counts every query; its hole rate
+    # only the evaluated ones) is marked -1 (rates are shares in [0, 1], or NaN for an empty list).
+    rates = None
+    if hole is not None:
+        rates = np.array(hole.per_query.reindex(frame.index).to_numpy(dtype=np.float64), copy=True)
+        rates[~frame.index.isin(hole.per_query.index)] = _NOT_LISTED
+    cols[HOLE] = column(rates)
     for i, (lab, _) in enumerate(labels):
         cols[f"{UPPER}{i}"] = column(None if result.upper is None else result.upper[lab].to_numpy(dtype=np.float64))
     cols[STATE] = pa.array([None] * n + [state], type=pa.string())

@@ -120,7 +120,7 @@ def combine(parts: Sequence[Result], *, qrels_order: pd.Series | None = None, ru
     for p in parts:
         nan_means |= set(p._nan_means)
     result = Result(frame, first.metrics, summary, first.policies, run_name=first.run_name, nan_means=nan_means,
-                    profile=first.profile, hole_rate=merge_hole_rates(parts, order), upper=upper)
+                    profile=first.profile, hole_rate=merge_hole_rates(parts, qrels_order), upper=upper)
     if warn:
         notes = result.summary_lines()[1:]
         if notes:
@@ -159,11 +159,12 @@ def merge_summaries(summaries: Sequence[Summary], labels: Sequence[str] = (), *,
     return Summary(**values)
 
 
-def merge_hole_rates(parts: Sequence[Result], order: np.ndarray | None = None) -> HoleRate | None:
+def merge_hole_rates(parts: Sequence[Result], qrels_order: pd.Series | None = None) -> HoleRate | None:
     """The hole rate of the whole from the parts' (None when no part has one: text paths).
 
-    Per-query rates are concatenated as the per-query rows are (``order``: the permutation that puts
-    them in the whole's order); "only relevant judged" holds for the whole when it holds for every part
+    Per-query rates are concatenated and put in the whole ground truth's order (``qrels_order``, as the
+    per-query rows; a profile may list other queries in its rates than in its values, e.g. BEIR's MRR
+    counts every query); "only relevant judged" holds for the whole when it holds for every part
     (the whole has a judged non-relevant item when some part has); the mean at k is recomputed from the
     per-query rates exactly as the engine computes it. Means at other cutoffs (``by_k``, set only by the
     report's evaluator) are weighted by the parts' numbers of queries with a list: equal to the whole's
@@ -177,9 +178,8 @@ def merge_hole_rates(parts: Sequence[Result], order: np.ndarray | None = None) -
     rates = [p.hole_rate for p in have]
     values = np.concatenate([h.per_query.to_numpy(dtype=np.float64) for h in rates if h is not None])
     ids = np.concatenate([h.per_query.index.to_numpy(dtype=object) for h in rates if h is not None])
-    if order is not None:
-        if len(values) != len(order):
-            raise InputError("the parts' hole rates do not cover their per-query rows")
+    if qrels_order is not None and len(values):
+        order = _stable_order(qrels_order, ids, "ground-truth")
         values, ids = values[order], ids[order]
     per_query = pd.Series(values, index=pd.Index(ids, name="query", dtype=object), name=f"hole_rate@{k}")
     by_k: dict[int, float] = {}
