@@ -42,7 +42,9 @@ from ragrade.engine.result import MetricsArg, MetricValues, Result, Summary, met
 from ragrade.errors import InputError, RagradeError, RagradeWarning, require
 
 #: Names of the columns the tasks use (kept apart from any metric label).
-KEY, BUCKET, ORDER, STATE = "__rg_key", "__rg_bucket", "__rg_order", "__rg_state"
+KEY, BUCKET, ORDER, STATE, HOLE = "__rg_key", "__rg_bucket", "__rg_order", "__rg_state", "__rg_hole"
+_NOT_LISTED = -1.0  # a query the hole rate does not list
+UPPER = "__rg_upper_"  # + the label's position: the upper bounds of unjudged="bounds"
 _MARK = "RAGRADE_ERROR"
 
 
@@ -53,13 +55,16 @@ def _pyspark() -> Any:
 class SparkResult:
     """The outcome of :func:`evaluate`: ``per_query`` stays on Spark; the rest is on the driver.
 
-    ``means``, ``counts`` and :meth:`to_result` collect the per-query values (one number per query and
-    metric) to the driver, once, in query-id order: :meth:`to_result` is a :class:`ragrade.Result` that
-    ``ragrade.compare`` and the report take as they take any other."""
+    ``means``, ``counts``, ``hole_rate`` and :meth:`to_result` collect the per-query values (one number per
+    query and metric) to the driver, once, in query-id order: :meth:`to_result` is a :class:`ragrade.Result`
+    that ``ragrade.compare`` and the report take as they take any other. ``upper`` (with
+    ``unjudged="bounds"``) is a Spark DataFrame of the per-query upper bounds, as ``per_query``."""
 
     def __init__(self, per_query: Any, metrics: Mapping[str, Any], summary: Summary, policies: Any,
-                 nan_means: set[str], run_name: str | None, profile: Any, cached: Any) -> None:
+                 nan_means: set[str], run_name: str | None, profile: Any, cached: Any,
+                 hole: tuple[int, bool] | None = None, upper: Any = None) -> None:
         self.per_query = per_query
+        self.upper = upper
         self.metrics = dict(metrics)
         self.summary = summary
         self.policies = policies
@@ -67,24 +72,48 @@ class SparkResult:
         self.profile = profile
         self._nan_means = nan_means
         self._cached = cached
+        self._hole = hole
         self._local: Result | None = None
 
     def to_result(self) -> Result:
         """The per-query values collected (sorted by query id) as a :class:`ragrade.Result`."""
         if self._local is None:
             labels = list(self.metrics)
-            if hasattr(self.per_query, "toArrow"):
-                table = self.per_query.toArrow()
-                frame = table.to_pandas()
-            else:  # pragma: no cover - Spark before 4.0
-                frame = self.per_query.toPandas()
+            values = self._cached.where(self._cached[STATE].isNull()).drop(STATE)
+            # (toArrow: Spark 4; toPandas before)
+            frame = values.toArrow().to_pandas() if hasattr(values, "toArrow") else values.toPandas()
             frame = frame.sort_values("query_id", kind="stable")
             index = pd.Index(frame["query_id"].to_numpy(dtype=object), name="query", dtype=object)
-            data = {c: frame[c].to_numpy(dtype=np.float64) for c in labels}
-            per_query = pd.DataFrame(data, index=index, columns=labels)
+            per_query = pd.DataFrame({c: frame[c].to_numpy(dtype=np.float64) for c in labels}, index=index,
+                                     columns=labels)
+            upper = None
+            if self.upper is not None:
+                upper = pd.DataFrame({c: frame[f"{UPPER}{i}"].to_numpy(dtype=np.float64) for i, c in enumerate(labels)},
+                                     index=index, columns=labels)
+            holes = None
+            if self._hole is not None:
+                from ragrade.engine.result import HoleRate
+
+                k, only = self._hole
+                rates = frame[HOLE].to_numpy(dtype=np.float64)
+                listed = rates != _NOT_LISTED
+                rates = rates[listed]
+                valid = rates[~np.isnan(rates)]
+                holes = HoleRate(k, pd.Series(rates, index=index[listed], name=f"hole_rate@{k}"), only,
+                                 {k: float(valid.mean())} if len(valid) else {})
             self._local = Result(per_query, self.metrics, self.summary, self.policies, run_name=self.run_name,
-                                 nan_means=self._nan_means, profile=self.profile)
+                                 nan_means=self._nan_means, profile=self.profile, hole_rate=holes, upper=upper)
         return self._local
+
+    @property
+    def hole_rate(self) -> Any:
+        """The share of each query's top-k documents without a judgment (:class:`ragrade.HoleRate`)."""
+        return self.to_result().hole_rate
+
+    @property
+    def upper_means(self) -> MetricValues | None:
+        """With ``unjudged="bounds"``: the aggregated upper bounds (``means`` are the lower bounds)."""
+        return self.to_result().upper_means
 
     @property
     def means(self) -> MetricValues:
@@ -228,7 +257,7 @@ def _canonical(df: Any, kind: str) -> Any:
 
 
 # -- the task --------------------------------------------------------------------------------------------
-def _task(labels: list[tuple[str, str]], options: dict[str, Any], policies: Any, run_name: str | None) -> Any:
+def _task(labels: list[tuple[str, Any]], options: dict[str, Any], policies: Any, run_name: str | None) -> Any:
     """The function each task runs on one partition's two Arrow tables."""
 
     def run_task(left: Any, right: Any) -> Any:
@@ -244,15 +273,14 @@ def _task(labels: list[tuple[str, str]], options: dict[str, Any], policies: Any,
     return run_task
 
 
-def _evaluate_partition(left: Any, right: Any, labels: list[tuple[str, str]], options: dict[str, Any],
+def _evaluate_partition(left: Any, right: Any, labels: list[tuple[str, Any]], options: dict[str, Any],
                         policies: Any, run_name: str | None) -> Any:
     import pyarrow as pa
 
     import ragrade
     from ragrade.engine.combine import part_state
-    from ragrade.engine.outofcore import empty_run
+    from ragrade.engine.outofcore import empty_run, with_twins
     from ragrade.io.tables import table_to_qrels, table_to_run
-    from ragrade.metrics import parse_metric
 
     def rows(r: int) -> tuple[int | None, str | None]:
         return None, f"row {r + 1} of a partition"
@@ -261,7 +289,7 @@ def _evaluate_partition(left: Any, right: Any, labels: list[tuple[str, str]], op
         t = t.sort_by(ORDER) if t.num_rows else t
         return t.drop_columns([c for c in (BUCKET, ORDER, KEY) if c in t.column_names])
 
-    pairs = [(lab, parse_metric(text)) for lab, text in labels]
+    pairs = list(labels)
     qt, rt = prepared(left), prepared(right)
     run = table_to_run(rt, "<spark run>", rows, name=run_name) if rt.num_rows else empty_run(run_name)
     if qt.num_rows == 0:
@@ -281,11 +309,12 @@ def _evaluate_partition(left: Any, right: Any, labels: list[tuple[str, str]], op
         qrels = table_to_qrels(qt, "<spark qrels>", rows)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RagradeWarning)
-            result = ragrade.evaluate(qrels, run, pairs, **options)
+            result = with_twins(ragrade.evaluate(qrels, run, pairs, **options), pairs)
     return _output((result, part_state(result)), labels)
 
 
-def _output(got: tuple[Result, str] | None, labels: list[tuple[str, str]]) -> Any:
+def _output(got: tuple[Result, str] | None, labels: list[tuple[str, Any]]) -> Any:
+    """One row per query (its values, hole rate, upper bounds) and one last row with the part's state."""
     import pyarrow as pa
 
     schema = _schema_arrow(labels)
@@ -294,31 +323,52 @@ def _output(got: tuple[Result, str] | None, labels: list[tuple[str, str]]) -> An
     result, state = got
     frame = result.per_query
     n = len(frame)
+
+    def column(values: np.ndarray | None) -> Any:
+        v = np.full(n, np.nan) if values is None else values
+        return pa.array(np.concatenate([v, [np.nan]]), type=pa.float64())
+
     cols: dict[str, Any] = {"query_id": pa.array([*frame.index.tolist(), None], type=pa.string())}
     for lab, _ in labels:
-        cols[lab] = pa.array(np.concatenate([frame[lab].to_numpy(dtype=np.float64), [np.nan]]), type=pa.float64())
+        cols[lab] = column(frame[lab].to_numpy(dtype=np.float64))
+    hole = result.hole_rate
+    # A query of the values that the hole rate does not list (BEIR's MRR counts every query; its hole rate
+    # only the evaluated ones) is marked -1 (rates are shares in [0, 1], or NaN for an empty list).
+    rates = None
+    if hole is not None:
+        rates = np.array(hole.per_query.reindex(frame.index).to_numpy(dtype=np.float64), copy=True)
+        rates[~frame.index.isin(hole.per_query.index)] = _NOT_LISTED
+    cols[HOLE] = column(rates)
+    for i, (lab, _) in enumerate(labels):
+        cols[f"{UPPER}{i}"] = column(None if result.upper is None else result.upper[lab].to_numpy(dtype=np.float64))
     cols[STATE] = pa.array([None] * n + [state], type=pa.string())
     return pa.table(cols, schema=schema)
 
 
-def _schema_arrow(labels: list[tuple[str, str]]) -> Any:
+def _value_columns(labels: list[tuple[str, Any]]) -> list[str]:
+    return [lab for lab, _ in labels] + [HOLE] + [f"{UPPER}{i}" for i in range(len(labels))]
+
+
+def _schema_arrow(labels: list[tuple[str, Any]]) -> Any:
     import pyarrow as pa
 
-    return pa.schema([("query_id", pa.string()), *[(lab, pa.float64()) for lab, _ in labels], (STATE, pa.string())])
+    return pa.schema([("query_id", pa.string()), *[(c, pa.float64()) for c in _value_columns(labels)],
+                      (STATE, pa.string())])
 
 
-def _schema_spark(labels: list[tuple[str, str]]) -> Any:
+def _schema_spark(labels: list[tuple[str, Any]]) -> Any:
     from pyspark.sql import types as T
 
     return T.StructType([T.StructField("query_id", T.StringType()),
-                         *[T.StructField(lab, T.DoubleType()) for lab, _ in labels],
+                         *[T.StructField(c, T.DoubleType()) for c in _value_columns(labels)],
                          T.StructField(STATE, T.StringType())])
 
 
 # -- the entry point -------------------------------------------------------------------------------------
 def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, partitions: int | None = None, profile: Any = None,
              spark: Any = None, qrels_format: str | None = None, run_format: str | None = None,
-             run_name: str | None = None, **policies: Any) -> SparkResult:
+             run_name: str | None = None, names: Any = "ragrade", rel_level: int | None = None,
+             **policies: Any) -> SparkResult:
     """Score ``run`` against ``qrels`` on Spark; see the module docstring.
 
     ``qrels``, ``run``: Spark DataFrames or paths Spark reads. ``metrics``, ``profile`` and the policy
@@ -332,7 +382,7 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, partitions: int | Non
     import ragrade
     from ragrade.engine.combine import merge_summaries, summary_from_state
 
-    labels = metric_labels(metrics)
+    labels = metric_labels(metrics, names=names, rel_level=rel_level)
     for label, m in labels:
         if m.family.kind != "id":
             raise InputError(f"{label!r}: Spark evaluates id metrics (judged documents by id); "
@@ -360,13 +410,23 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, partitions: int | Non
     r = _canonical(run, "run")
     q = q.withColumn(BUCKET, F.pmod(F.xxhash64("query"), F.lit(n)))
     r = r.withColumn(BUCKET, F.pmod(F.xxhash64("query"), F.lit(n)))
-    text_labels = [(lab, str(m)) for lab, m in labels]
-    fn = _task(text_labels, options, probe.policies, run_name)
+    # A value that reads the top grade of the whole ground truth (C/W/L measures without max_rel,
+    # unjudged="bounds" without upper_grade) is told it: one aggregation over the ground truth.
+    from ragrade.engine.outofcore import needs_top_grade, pin_collection
+
+    task_labels, task_options = list(labels), options
+    if needs_top_grade(labels, options):
+        top = 1.0  # ground truth without grades: every listed item is relevant at grade 1
+        if "grade" in q.columns:
+            got = q.agg(F.max("grade").alias("top")).collect()[0]["top"]
+            top = float(got) if got is not None else 1.0
+        task_labels, task_options = pin_collection(labels, options, top)
+    fn = _task(task_labels, task_options, probe.policies, run_name)
     grouped = q.groupBy(BUCKET).cogroup(r.groupBy(BUCKET))
     if hasattr(grouped, "applyInArrow"):
-        out = grouped.applyInArrow(fn, _schema_spark(text_labels))
+        out = grouped.applyInArrow(fn, _schema_spark(labels))
     else:  # pragma: no cover - Spark 3.x: pandas in, pandas out (same engine call)
-        out = grouped.applyInPandas(_pandas_task(fn), _schema_spark(text_labels))
+        out = grouped.applyInPandas(_pandas_task(fn), _schema_spark(labels))
     out = out.persist()
     try:
         states = [row[STATE] for row in out.where(F.col(STATE).isNotNull()).select(STATE).collect()]
@@ -377,8 +437,17 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, partitions: int | Non
     summaries = [summary_from_state(p["summary"]) for p in parts]
     summary = _sorted(merge_summaries(summaries, [lab for lab, _ in labels]))
     nan_means = {x for p in parts for x in p["nan_means"]}
-    per_query = out.where(F.col(STATE).isNull()).select("query_id", *[F.col(f"`{lab}`") for lab, _ in labels])
-    return SparkResult(per_query, dict(labels), summary, probe.policies, nan_means, run_name, probe.profile, out)
+    values = out.where(F.col(STATE).isNull())
+    per_query = values.select("query_id", *[F.col(f"`{lab}`") for lab, _ in labels])
+    upper = None
+    if probe.upper is not None:
+        upper = values.select("query_id", *[F.col(f"{UPPER}{i}").alias(lab) for i, (lab, _) in enumerate(labels)])
+    hole = None
+    holes = [p["hole_rate"] for p in parts if p.get("hole_rate") is not None]
+    if holes:
+        hole = (int(holes[0]["k"]), all(bool(h["only_relevant_judged"]) for h in holes))
+    return SparkResult(per_query, dict(labels), summary, probe.policies, nan_means, run_name, probe.profile, out,
+                       hole=hole, upper=upper)
 
 
 def _pandas_task(fn: Any) -> Any:  # pragma: no cover - Spark 3.x only

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scale_metrics import METRICS
 
 import ragrade
 from ragrade.engine.combine import (
@@ -24,11 +25,7 @@ from ragrade.engine.combine import (
     result_from_state,
 )
 from ragrade.engine.result import Result, Summary
-from ragrade.metrics import ID_FAMILIES
 from reference import random_case
-
-METRICS = [f"{d.name}@{k}" for d in ID_FAMILIES if d.cutoff != "none" for k in (1, 3, 10)] + [
-    d.name for d in ID_FAMILIES] + ["precision(rel=2)@5", "ndcg(gain=exp)@5", "ndcg(rel=2)@5"]
 
 
 def quiet(fn, *args, **kwargs):
@@ -67,6 +64,14 @@ def assert_same(got, want):
     assert got.summary == want.summary
     assert dict(got.means) == pytest.approx(dict(want.means), abs=0, nan_ok=True)
     assert dict(got.counts) == dict(want.counts)
+    assert (got.hole_rate is None) == (want.hole_rate is None)
+    if want.hole_rate is not None:
+        pd.testing.assert_series_equal(got.hole_rate.per_query, want.hole_rate.per_query, check_exact=True)
+        assert got.hole_rate.by_k == want.hole_rate.by_k
+        assert got.hole_rate.only_relevant_judged == want.hole_rate.only_relevant_judged
+    assert (got.upper is None) == (want.upper is None)
+    if want.upper is not None:
+        pd.testing.assert_frame_equal(got.upper, want.upper, check_exact=True)
 
 
 @pytest.mark.parametrize("n_parts", [1, 3, 7])
@@ -90,6 +95,7 @@ def test_every_registry_metric_by_parts(seed, n_parts):
 @pytest.mark.parametrize("policies", [
     {"missing_run": "drop"}, {"no_relevant": "zero"}, {"no_relevant": "nan"}, {"ties": "input"},
     {"ties": "docid_asc"}, {"identical_ids": "drop"}, {"profile": "trec_eval"}, {"profile": "beir"},
+    {"unjudged": "bounds", "upper_grade": 3}, {"unjudged": "condensed"}, {"max_docs": 4},
 ])
 @pytest.mark.parametrize("n_parts", [2, 5])
 def test_policies_by_parts(policies, n_parts):

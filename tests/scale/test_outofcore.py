@@ -12,6 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from scale_metrics import METRICS as REGISTRY
 
 import ragrade
 from ragrade.engine.outofcore import Sizes, evaluate_paths, parse_memory
@@ -74,13 +75,41 @@ def assert_same(got, want):
     assert dict(got.means) == pytest.approx(dict(want.means), abs=0, nan_ok=True)
     assert dict(got.counts) == dict(want.counts)
     assert got.run_name == want.run_name
+    assert got.metrics == want.metrics and got.policies == want.policies
+    assert (got.hole_rate is None) == (want.hole_rate is None)
+    if want.hole_rate is not None:
+        pd.testing.assert_series_equal(got.hole_rate.per_query, want.hole_rate.per_query, check_exact=True)
+        a, b = got.hole_rate.to_dict(), want.hole_rate.to_dict()
+        assert a.pop("mean") == pytest.approx(b.pop("mean"), abs=0, nan_ok=True)
+        assert a == b
+        assert got.hole_rate.by_k == want.hole_rate.by_k  # recomputed exactly, not averaged
+    assert (got.upper is None) == (want.upper is None)
+    if want.upper is not None:
+        pd.testing.assert_frame_equal(got.upper, want.upper, check_exact=True)
+        assert dict(got.upper_means) == pytest.approx(dict(want.upper_means), abs=0, nan_ok=True)
 
 
-def out_of_core(qp, rp, metrics, how, sizes=None, report=None, **options):
+def out_of_core(qp, rp, metrics, how, sizes=None, report=None, pinned=True, **options):
+    """evaluate_paths with tiny pieces; ``pinned``: as ragrade.evaluate calls it (the pieces told the top grade
+    of the whole ground truth when a value depends on it)."""
+    from ragrade.engine.outofcore import needs_top_grade, pin_collection, unpin, with_twins
+    from ragrade.engine.result import metric_labels
+
     def part(q, r):
         return ragrade.evaluate(q, r, metrics, **options)
 
-    return quiet(evaluate_paths, qp, rp, part, budget=16 << 20, how=how, sizes=sizes or tiny(), report=report)
+    labels = metric_labels(metrics)
+    collection = None
+    if pinned and needs_top_grade(labels, options):
+        def collection(top):
+            lab, extra = pin_collection(labels, options, top)
+            return lambda q, r: with_twins(ragrade.evaluate(q, r, lab, **extra), lab)
+
+    got = quiet(evaluate_paths, qp, rp, part, budget=16 << 20, how=how, sizes=sizes or tiny(), report=report,
+                collection=collection)
+    if collection is not None:
+        unpin(got, labels, options)
+    return got
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -295,3 +324,94 @@ def test_small_files_stay_in_memory(tmp_path, monkeypatch):
     monkeypatch.setattr(ooc, "memory_available", lambda: 1000)
     monkeypatch.setattr(ooc, "evaluate_paths", lambda *a, **k: "out of core")
     assert ragrade.evaluate(qp, rp, ["ndcg"]) == "out of core"
+
+
+@pytest.mark.parametrize("how", WAYS)
+def test_every_registry_metric(tmp_path, how):
+    rng = np.random.default_rng(16)
+    case = random_case(rng, 90)
+    qp, rp = write_trec(tmp_path, *rows_of(case, rng))
+    want = quiet(ragrade.evaluate, qp, rp, REGISTRY)
+    assert_same(out_of_core(qp, rp, REGISTRY, how), want)
+
+
+def skewed(case):
+    """The top grade (5) in one query only: a piece without that query would see a lower top grade."""
+    first = next(iter(case.qrels))
+    case.qrels[first][next(iter(case.qrels[first]))] = 5
+    for q in list(case.qrels)[1:]:
+        case.qrels[q] = {d: min(g, 1) for d, g in case.qrels[q].items()}
+    return case
+
+
+@pytest.mark.parametrize("how", WAYS)
+def test_values_that_read_the_whole_ground_truths_top_grade(tmp_path, how):
+    """C/W/L measures without max_rel and unjudged='bounds' without upper_grade read the top grade of the
+    whole ground truth: the pieces are told it, and the result says what the caller asked."""
+    rng = np.random.default_rng(17)
+    case = skewed(random_case(rng, 90))
+    qp, rp = write_trec(tmp_path, *rows_of(case, rng))
+    metrics = ["rbp_cwl", "nerr8@5", "inst", "bpm@10", "ndcg@10", "rbp_cwl(max_rel=5)", "P@5"]
+    for options in ({}, {"unjudged": "bounds"}, {"unjudged": "bounds", "upper_grade": 2}, {"unjudged": "condensed"}):
+        want = quiet(ragrade.evaluate, qp, rp, metrics, **options)
+        got = out_of_core(qp, rp, metrics, how, **options)
+        assert_same(got, want)
+        assert "rbp_cwl(max_rel=5)" in got.per_query  # equal to rbp_cwl once pinned: kept as its own column
+
+
+def test_the_pieces_would_differ_without_the_top_grade(tmp_path):
+    """The case above is a real one: unpinned pieces give other values."""
+    rng = np.random.default_rng(17)
+    case = skewed(random_case(rng, 90))
+    qp, rp = write_trec(tmp_path, *rows_of(case, rng))
+    want = quiet(ragrade.evaluate, qp, rp, ["rbp_cwl"], unjudged="bounds")
+    got = out_of_core(qp, rp, ["rbp_cwl"], "partition", pinned=False, unjudged="bounds")
+    assert not got.per_query.equals(want.per_query) or not got.upper.equals(want.upper)
+
+
+def test_evaluate_with_max_memory_tells_the_pieces_the_top_grade(tmp_path, monkeypatch):
+    """Through ragrade.evaluate (the way users call it): many pieces, the values of the whole."""
+    import ragrade.engine.outofcore as ooc
+
+    monkeypatch.setattr(ooc.Sizes, "of", classmethod(lambda cls, budget: tiny()))
+    rng = np.random.default_rng(18)
+    case = skewed(random_case(rng, 80))
+    qp, rp = write_trec(tmp_path, *rows_of(case, rng, shuffle_run=True))  # the partitioned way
+    metrics = ["rbp_cwl", "sdcg@5", "ndcg@5", "rbp_cwl(max_rel=5)"]
+    for options in ({}, {"unjudged": "bounds"}):
+        want = quiet(ragrade.evaluate, qp, rp, metrics, **options)
+        assert_same(quiet(ragrade.evaluate, qp, rp, metrics, max_memory="16MiB", **options), want)
+
+
+def test_the_cli_out_of_core_tells_the_pieces_the_top_grade(tmp_path, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    import ragrade.engine.outofcore as ooc
+    from ragrade.cli import main
+
+    monkeypatch.setattr(ooc.Sizes, "of", classmethod(lambda cls, budget: tiny()))
+    rng = np.random.default_rng(19)
+    case = skewed(random_case(rng, 60))
+    qp, rp = write_trec(tmp_path, *rows_of(case, rng))
+    args = ["evaluate", qp, rp, "-m", "rbp_cwl", "-m", "ndcg@5", "--unjudged", "bounds", "--format", "json",
+            "--per-query"]
+    mem = CliRunner().invoke(main, args)
+    ooc_run = CliRunner().invoke(main, [*args, "--max-memory", "16MiB"])
+    assert mem.exit_code == ooc_run.exit_code == 0, ooc_run.output
+    assert json.loads(ooc_run.stdout) == json.loads(mem.stdout)
+
+
+def test_a_run_not_grouped_in_its_first_lines_goes_straight_to_partitions(tmp_path):
+    rng = np.random.default_rng(20)
+    case = random_case(rng, 80)
+    qp, rp = write_trec(tmp_path, *rows_of(case, rng, shuffle_run=True))
+    want = quiet(ragrade.evaluate, qp, rp, METRICS)
+    report: dict = {}
+    assert_same(out_of_core(qp, rp, METRICS, None, report=report), want)
+    assert report["tried"] == ["partition"]
+    qp, rp = write_trec(tmp_path, *rows_of(case, rng))
+    report = {}
+    assert_same(out_of_core(qp, rp, METRICS, None, report=report), quiet(ragrade.evaluate, qp, rp, METRICS))
+    assert report["tried"][0] == "memory_qrels" and report["way"] == "memory_qrels"

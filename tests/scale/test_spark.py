@@ -16,16 +16,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from scale_metrics import METRICS
 
 import ragrade
 from ragrade.errors import InputError, PolicyError
-from ragrade.metrics import ID_FAMILIES
+from ragrade.profiles import list_profiles
 from reference import random_case
 
 pytestmark = pytest.mark.spark
 
-METRICS = [f"{d.name}@{k}" for d in ID_FAMILIES if d.cutoff != "none" for k in (1, 3, 10)] + [
-    d.name for d in ID_FAMILIES] + ["precision(rel=2)@5", "ndcg(gain=exp)@5", "ndcg(rel=2)@5"]
 
 
 def _java() -> bool:
@@ -40,7 +39,12 @@ def spark():
             pytest.fail("RAGRADE_REQUIRE_SPARK is set but no Java runtime was found")
         pytest.skip("Spark needs a Java runtime and none was found (java not on PATH, no JAVA_HOME); "
                     ".ci/run installs openjdk-17-jre-headless")
-    pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'ragrade[spark]')")
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        if os.environ.get("RAGRADE_REQUIRE_SPARK"):
+            pytest.fail("RAGRADE_REQUIRE_SPARK is set but pyspark is not installed (it is in the test extra)")
+        pytest.skip("pyspark is not installed (pip install 'ragrade[spark]')")
     from ragrade import spark as rs
 
     session = rs.session("local[2]", "ragrade-tests")
@@ -85,6 +89,20 @@ def assert_parity(res, want, tol=1e-12):
     assert dict(res.counts) == dict(want.counts)
     for k, v in want.means.items():
         assert res.means[k] == pytest.approx(v, abs=tol, nan_ok=True)
+    assert res.metrics == want.metrics and res.policies == want.policies
+    assert (got.hole_rate is None) == (want.hole_rate is None)
+    if want.hole_rate is not None:
+        a, b = got.hole_rate, want.hole_rate
+        assert a.per_query.to_dict() == pytest.approx(b.per_query.to_dict(), abs=0, nan_ok=True)
+        assert (a.k, a.queries, a.only_relevant_judged) == (b.k, b.queries, b.only_relevant_judged)
+        assert a.mean == pytest.approx(b.mean, abs=tol, nan_ok=True)
+    assert (got.upper is None) == (want.upper is None)
+    if want.upper is not None:
+        u, v = got.upper.to_numpy(), want.upper.sort_index().to_numpy()
+        assert np.array_equal(np.isnan(u), np.isnan(v)) and np.nanmax(np.abs(u - v), initial=0.0) <= tol
+        assert [r["query_id"] for r in res.upper.select("query_id").collect()]
+        for k, x in want.upper_means.items():
+            assert res.upper_means[k] == pytest.approx(x, abs=tol, nan_ok=True)
 
 
 @pytest.mark.parametrize("partitions", [1, 3, 7])
@@ -178,7 +196,9 @@ def test_errors_come_back_as_ragrade_errors(spark):
         rs.evaluate(q, r, ["token_f1@3"])
     with pytest.raises(InputError, match="query"):
         rs.evaluate(q.withColumnRenamed("query_id", "what"), r, ["ndcg@10"])
-    with pytest.raises(ragrade.errors.UnknownNameError):
+    with pytest.raises(ragrade.errors.RagradeError) as mem:  # a bad policy value: as ragrade.evaluate says it
+        ragrade.evaluate(qt, rt, ["ndcg@10"], ties="sometimes")
+    with pytest.raises(type(mem.value), match="ties"):
         rs.evaluate(q, r, ["ndcg@10"], ties="sometimes")
 
 
@@ -200,3 +220,61 @@ def test_cli_engine_spark(spark, tmp_path):
     assert a["per_query"] == b["per_query"] and a["counts"] == b["counts"] and a["summary"] == b["summary"]
     assert a["metrics"] == pytest.approx(b["metrics"], abs=1e-12)
     assert spark.sparkContext._jsc is not None  # the CLI used the running session and left it running
+
+
+def test_values_that_read_the_whole_ground_truths_top_grade(spark):
+    """C/W/L measures without max_rel and unjudged='bounds' without upper_grade read the top grade of the
+    whole ground truth: the tasks are told it (one aggregation), whatever grades their partition holds."""
+    from ragrade import spark as rs
+
+    case = random_case(np.random.default_rng(11), 90)
+    first = next(iter(case.qrels))
+    case.qrels[first][next(iter(case.qrels[first]))] = 5
+    for q in list(case.qrels)[1:]:
+        case.qrels[q] = {d: min(g, 1) for d, g in case.qrels[q].items()}
+    qt, rt = tables(case)
+    metrics = ["rbp_cwl", "nerr8@5", "inst", "ndcg@10", "rbp_cwl(max_rel=5)", "P@5"]
+    for options in ({}, {"unjudged": "bounds"}, {"unjudged": "condensed"}):
+        want = quiet(ragrade.evaluate, qt, rt, metrics, **options)
+        res = rs.evaluate(spark.createDataFrame(qt), spark.createDataFrame(rt), metrics, partitions=7, **options)
+        assert_parity(res, want)
+        res.unpersist()
+
+
+def test_trec_eval_names_and_relevance_level(spark):
+    from ragrade import spark as rs
+
+    case = random_case(np.random.default_rng(12), 60)
+    qt, rt = tables(case)
+    metrics = ["P_5", "map", "ndcg_cut_10", "recip_rank"]
+    want = quiet(ragrade.evaluate, qt, rt, metrics, names="trec_eval", rel_level=2)
+    res = rs.evaluate(spark.createDataFrame(qt), spark.createDataFrame(rt), metrics, partitions=3,
+                      names="trec_eval", rel_level=2)
+    assert_parity(res, want)
+
+
+ID_FAMILY_NAMES = ["recall", "precision", "ap", "ndcg", "rr", "hit_rate", "context_precision", "recall_all", "f1"]
+
+
+@pytest.mark.parametrize("name", list_profiles())
+def test_every_profile_that_scores_ids(spark, name):
+    """Every profile: the values of ragrade.evaluate, or the same refusal."""
+    from ragrade import spark as rs
+    from ragrade.profiles import get_profile
+
+    prof = get_profile(name)
+    if prof.kind == "engine":
+        metrics = ["ndcg@10", "map", "P@5", "rr", "recall@10"]
+    else:
+        metrics = [f for f in ID_FAMILY_NAMES if f in prof.families] or ["recall"]
+    case = random_case(np.random.default_rng(13), 70)
+    qt, rt = tables(case)
+    try:
+        want = quiet(ragrade.evaluate, qt, rt, metrics, profile=name)
+    except ragrade.errors.RagradeError as exc:
+        with pytest.raises(type(exc)):
+            rs.evaluate(spark.createDataFrame(qt), spark.createDataFrame(rt), metrics, partitions=3, profile=name)
+        return
+    res = rs.evaluate(spark.createDataFrame(qt), spark.createDataFrame(rt), metrics, partitions=3, profile=name)
+    assert_parity(res, want)
+    res.unpersist()

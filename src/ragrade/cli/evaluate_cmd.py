@@ -193,10 +193,13 @@ def _on_spark(qrels: str, run: str, metrics: list[Any], master: str, qrels_forma
 def _out_of_core(qrels: str, run: str, metrics: list[Any], budget: int, qrels_format: str | None,
                  run_format: str | None, profile: str | None, policies: dict[str, Any]) -> Any:
     from ragrade.engine.api import evaluate
-    from ragrade.engine.outofcore import evaluate_paths
+    from ragrade.engine.outofcore import evaluate_budgeted
 
-    return evaluate_paths(qrels, run, lambda q, r: evaluate(q, r, metrics, profile=profile, **policies),
-                          budget=budget, qrels_format=qrels_format, run_format=run_format)
+    def part(q: Any, r: Any, lab: Any = metrics, settings: dict[str, Any] = policies) -> Any:
+        return evaluate(q, r, lab, profile=profile, **settings)
+
+    return evaluate_budgeted(qrels, run, metrics, part, budget, policies, qrels_format=qrels_format,
+                             run_format=run_format)
 
 
 def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: int, hole_threshold: float,

@@ -106,8 +106,10 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
         from ragrade.engine.outofcore import evaluate_large
 
         opts: dict[str, Any] = dict(policies)
-        big = evaluate_large(qrels, run, labels, max_memory, prof, matcher,
-                             lambda q, r: evaluate(q, r, labels, profile=prof, **opts))
+        def part(q: Any, r: Any, lab: Any = labels, settings: dict[str, Any] = opts) -> Result:
+            return evaluate(q, r, lab, profile=prof, **settings)
+
+        big = evaluate_large(qrels, run, labels, max_memory, prof, matcher, part, opts)
         if big is not None:
             return big
     if prof is not None and prof.kind == "list":

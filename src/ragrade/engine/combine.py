@@ -33,7 +33,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ragrade.engine.result import Result, Summary
+from ragrade.engine.result import HoleRate, Result, Summary
 from ragrade.errors import InputError, RagradeWarning
 
 Rule = Literal["sum", "any", "qrels_list", "run_list", "qrels_lists_by_label", "sum_by_key"]
@@ -57,8 +57,11 @@ SUMMARY_RULES: dict[str, Rule] = {
     "nonfinite_scores": "sum",
 }
 
-#: The arguments of :class:`Result` that :func:`combine` sets (a new one must be added here, with its rule).
-RESULT_ARGUMENTS = frozenset({"per_query", "metrics", "summary", "policies", "run_name", "nan_means", "profile"})
+#: The arguments of :class:`Result` that :func:`combine` sets (a new one must be added here, with its rule):
+#: ``per_query`` and ``upper`` (the upper bounds of ``unjudged="bounds"``) concatenated and put in the whole's
+#: order, ``hole_rate`` merged by :func:`merge_hole_rates`, ``nan_means`` united, the rest from the first part.
+RESULT_ARGUMENTS = frozenset({"per_query", "metrics", "summary", "policies", "run_name", "nan_means", "profile",
+                              "hole_rate", "upper"})
 
 
 def check_rules() -> None:
@@ -102,14 +105,22 @@ def combine(parts: Sequence[Result], *, qrels_order: pd.Series | None = None, ru
         if p.policies != first.policies:
             raise InputError("the parts were evaluated under different policies")
     frame = _concat_frames([p.per_query for p in parts], labels)
+    order = None
     if qrels_order is not None and len(frame):
-        frame = frame.iloc[_stable_order(qrels_order, frame.index.to_numpy(dtype=object), "ground-truth")]
+        order = _stable_order(qrels_order, frame.index.to_numpy(dtype=object), "ground-truth")
+        frame = frame.iloc[order]
+    upper = None
+    if first.upper is not None:
+        if any(p.upper is None for p in parts if len(p.per_query)):
+            raise InputError("some parts were evaluated with unjudged='bounds' and some without")
+        upper = _concat_frames([p.upper if p.upper is not None else p.per_query.iloc[:0] for p in parts], labels)
+        upper = upper if order is None else upper.iloc[order]
     summary = merge_summaries([p.summary for p in parts], labels, qrels_order=qrels_order, run_order=run_order)
     nan_means: set[str] = set()
     for p in parts:
         nan_means |= set(p._nan_means)
     result = Result(frame, first.metrics, summary, first.policies, run_name=first.run_name, nan_means=nan_means,
-                    profile=first.profile)
+                    profile=first.profile, hole_rate=merge_hole_rates(parts, qrels_order), upper=upper)
     if warn:
         notes = result.summary_lines()[1:]
         if notes:
@@ -148,6 +159,48 @@ def merge_summaries(summaries: Sequence[Summary], labels: Sequence[str] = (), *,
     return Summary(**values)
 
 
+def merge_hole_rates(parts: Sequence[Result], qrels_order: pd.Series | None = None) -> HoleRate | None:
+    """The hole rate of the whole from the parts' (None when no part has one: text paths).
+
+    Per-query rates are concatenated and put in the whole ground truth's order (``qrels_order``, as the
+    per-query rows; a profile may list other queries in its rates than in its values, e.g. BEIR's MRR
+    counts every query); "only relevant judged" holds for the whole when it holds for every part
+    (the whole has a judged non-relevant item when some part has); the mean at k is recomputed from the
+    per-query rates exactly as the engine computes it. Means at other cutoffs (``by_k``, set only by the
+    report's evaluator) are weighted by the parts' numbers of queries with a list: equal to the whole's
+    up to rounding."""
+    have = [p for p in parts if p.hole_rate is not None]
+    if not have:
+        return None
+    if any(p.hole_rate is None for p in parts if len(p.per_query)):
+        raise InputError("some parts carry a hole rate and some do not")
+    k = have[0].hole_rate.k  # type: ignore[union-attr]
+    rates = [p.hole_rate for p in have]
+    values = np.concatenate([h.per_query.to_numpy(dtype=np.float64) for h in rates if h is not None])
+    ids = np.concatenate([h.per_query.index.to_numpy(dtype=object) for h in rates if h is not None])
+    if qrels_order is not None and len(values):
+        order = _stable_order(qrels_order, ids, "ground-truth")
+        values, ids = values[order], ids[order]
+    per_query = pd.Series(values, index=pd.Index(ids, name="query", dtype=object), name=f"hole_rate@{k}")
+    by_k: dict[int, float] = {}
+    valid = values[~np.isnan(values)]
+    if len(valid):
+        by_k[k] = float(valid.mean())
+    totals: dict[int, list[float]] = {}
+    for h in rates:
+        assert h is not None
+        n = h.queries
+        for cut, mean in h.by_k.items():
+            if cut != k and n:
+                acc = totals.setdefault(cut, [0.0, 0.0])
+                acc[0] += mean * n
+                acc[1] += n
+    for cut, (total, count) in totals.items():
+        by_k[cut] = total / count
+    only = all(h.only_relevant_judged for h in rates if h is not None)
+    return HoleRate(k, per_query, only, {c: by_k[c] for c in sorted(by_k)})
+
+
 def _concat_frames(frames: list[pd.DataFrame], labels: list[str]) -> pd.DataFrame:
     nonempty = [f for f in frames if len(f)]
     if not nonempty:
@@ -182,6 +235,8 @@ def part_state(result: Result) -> str:
         "summary": {f.name: _jsonable(getattr(s, f.name), SUMMARY_RULES[f.name]) for f in fields(Summary)},
         "nan_means": sorted(result._nan_means),
         "run_name": result.run_name,
+        "hole_rate": None if result.hole_rate is None else {
+            "k": result.hole_rate.k, "only_relevant_judged": result.hole_rate.only_relevant_judged},
     }
     return json.dumps(state)
 

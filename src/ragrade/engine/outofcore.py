@@ -53,6 +53,10 @@ PartEvaluator = Callable[[Qrels, Run], Result]
 TREC_RUN_FACTOR = 1.5
 TREC_QRELS_FACTOR = 3.0
 PARQUET_ROW_BYTES = 80
+#: Blocks written to partitions are this fraction of a window: a block of a run not grouped by query holds
+#: one Python string per row while it is cut (bench/bench_scale.py: about 11 bytes resident per byte of
+#: TREC text at the peak), so blocks are kept small next to the budget.
+PARTITION_BLOCK_SHARE = 8
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 10**3, "kib": 1 << 10, "m": 1 << 20, "mb": 10**6, "mib": 1 << 20,
           "g": 1 << 30, "gb": 10**9, "gib": 1 << 30, "t": 1 << 40, "tb": 10**12, "tib": 1 << 40}
@@ -135,11 +139,16 @@ def _disk_size(p: str) -> int:
 
 
 def evaluate_large(qrels: Any, run: Any, labels: Sequence[tuple[str, Any]], max_memory: Any, profile: Any,
-                   matcher: Any, evaluate_part: PartEvaluator) -> Result | None:
+                   matcher: Any, evaluate_part: Callable[..., Result],
+                   options: dict[str, Any] | None = None) -> Result | None:
     """``ragrade.evaluate``'s way in: the out-of-core result, or None when the in-memory path applies
     (:func:`budget_for`). Out of core computes id metrics, under the default convention or an engine
     profile; asked for anything else (``max_memory`` with text metrics, a matcher or a list profile), it
-    is an :class:`~ragrade.errors.InputError`."""
+    is an :class:`~ragrade.errors.InputError`.
+
+    ``evaluate_part(qrels, run)`` evaluates one piece; with ``options`` (the policy settings given) it is
+    also called as ``evaluate_part(qrels, run, labels, settings)`` when a value depends on the top grade of
+    the whole ground truth (:func:`pin_collection`)."""
     from ragrade.engine.inputs import is_path
 
     eligible = (matcher is None and (profile is None or profile.kind != "list")
@@ -154,7 +163,112 @@ def evaluate_large(qrels: Any, run: Any, labels: Sequence[tuple[str, Any]], max_
                          "from two files; text metrics, matchers and list profiles read their inputs whole")
     if not (is_path(qrels) and is_path(run)):
         raise InputError("max_memory needs the ground truth and the run as file paths (TREC or Parquet)")
-    return evaluate_paths(qrels, run, evaluate_part, budget=budget)
+    if options is None:
+        return evaluate_paths(qrels, run, evaluate_part, budget=budget)
+    return evaluate_budgeted(qrels, run, labels, evaluate_part, budget, options)
+
+
+def evaluate_budgeted(qrels: Any, run: Any, labels: Sequence[tuple[str, Any]], evaluate_part: Callable[..., Result],
+                      budget: int, options: dict[str, Any], **kwargs: Any) -> Result:
+    """:func:`evaluate_paths` for ``labels`` under the policy settings ``options``, the pieces told the top
+    grade of the whole ground truth when a value depends on it (:func:`needs_top_grade`).
+    ``evaluate_part(qrels, run, labels, settings)`` evaluates one piece (``labels``, ``settings``: those
+    to use, defaulting to the caller's); ``kwargs`` go to :func:`evaluate_paths`."""
+    pinned = None
+    if needs_top_grade(labels, options):
+
+        def pinned(top: float) -> PartEvaluator:
+            lab, extra = pin_collection(labels, options, top)
+            return lambda q, r: with_twins(evaluate_part(q, r, lab, extra), lab)
+
+    result = evaluate_paths(qrels, run, evaluate_part, budget=budget, collection=pinned, **kwargs)
+    if pinned is not None:
+        unpin(result, labels, options)
+    return result
+
+
+# -- values that depend on the whole ground truth -------------------------------------------------------------
+def needs_top_grade(labels: Sequence[tuple[str, Any]], options: dict[str, Any]) -> bool:
+    """Whether a per-query value depends on the top grade of the *whole* ground truth (so a piece must be
+    told it): a C/W/L measure without ``max_rel`` (its gain scale tops out there) or ``unjudged="bounds"``
+    without ``upper_grade`` (the grade an unjudged document gets in the upper bound)."""
+    if options.get("unjudged") == "bounds" and options.get("upper_grade") is None:
+        return True
+    return any(m.family.param("max_rel") is not None and m.get("max_rel") is None for _, m in labels)
+
+
+def pin_collection(labels: Sequence[tuple[str, Any]], options: dict[str, Any], top: float
+                   ) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
+    """``labels`` and ``options`` with the whole ground truth's top grade ``top`` written in where the engine
+    would read it from the ground truth it is given (see :func:`needs_top_grade`): ``max_rel`` of the C/W/L
+    measures (the engine's rule: ``max(top, min_rel + 1)``) and ``upper_grade`` (``top``, or 1 when no grade
+    is positive). A piece evaluated with them gives the values of the whole."""
+    from ragrade.metrics import Metric
+
+    out: list[tuple[str, Any]] = []
+    for label, m in labels:
+        fam = m.family
+        if fam.param("max_rel") is not None and m.get("max_rel") is None:
+            hi = float(max(top, float(m.get("min_rel")) + 1))
+            params = dict(m.params)
+            params["max_rel"] = hi
+            names = [p.name for p in fam.params]
+            m = Metric(m.name, m.k, tuple(sorted(params.items(), key=lambda kv: names.index(kv[0]))))
+        out.append((label, m))
+    extra = dict(options)
+    if options.get("unjudged") == "bounds" and options.get("upper_grade") is None:
+        extra["upper_grade"] = float(top) if top > 0 else 1.0
+    return out, extra
+
+
+def with_twins(result: Result, labels: Sequence[tuple[str, Any]]) -> Result:
+    """The columns of labels whose pinned metric came out equal to an earlier one's (``rbp_cwl`` next to
+    ``rbp_cwl(max_rel=3)`` when the top grade is 3: the engine keeps one of two equal metrics), copied from
+    that one, with its notes, so that every label the caller gave has its column."""
+    first: dict[Any, str] = {}
+    twins: list[tuple[str, str]] = []
+    for label, m in labels:
+        if m in first:
+            twins.append((label, first[m]))
+        else:
+            first[m] = label
+    if not twins:
+        return result
+    order = [label for label, _ in labels]
+    for label, src in twins:
+        result.per_query[label] = result.per_query[src]
+        if result.upper is not None:
+            result.upper[label] = result.upper[src]
+        if src in result.summary.no_relevant:
+            result.summary.no_relevant[label] = list(result.summary.no_relevant[src])
+        if src in result._nan_means:
+            result._nan_means.add(label)
+        result.metrics[label] = result.metrics[src]
+    result.per_query = result.per_query[order]
+    if result.upper is not None:
+        result.upper = result.upper[order]
+    result.summary.no_relevant = {k: result.summary.no_relevant[k] for k in order if k in result.summary.no_relevant}
+    result.metrics = {k: result.metrics[k] for k in order}
+    return result
+
+
+def unpin(result: Result, labels: Sequence[tuple[str, Any]], options: dict[str, Any]) -> None:
+    """Put back the metrics and policies the caller gave (undoing :func:`pin_collection` on the result)."""
+    from dataclasses import replace
+
+    result.metrics = dict(labels)
+    result.policies = replace(result.policies, upper_grade=options.get("upper_grade"))
+
+
+def top_grade(src: Source, sizes: Sizes) -> float:
+    """The highest grade of a ground-truth file (one streaming pass, as the pieces read it)."""
+    top = -math.inf
+    for w in stream.windows(src, sizes.window_bytes, sizes.window_rows):
+        assert isinstance(w.data, Qrels)
+        g = w.data.grades
+        if len(g):
+            top = max(top, float(np.max(g)))
+    return top if math.isfinite(top) else 0.0
 
 
 @dataclass(frozen=True)
@@ -178,21 +292,28 @@ def evaluate_paths(qrels: Any, run: Any, evaluate_part: PartEvaluator, *, budget
                    qrels_format: str | None = None, run_format: str | None = None, run_name: str | None = None,
                    qrels_options: dict[str, Any] | None = None, run_options: dict[str, Any] | None = None,
                    tmpdir: str | None = None, how: str | None = None, sizes: Sizes | None = None,
-                   report: dict[str, Any] | None = None) -> Result:
+                   report: dict[str, Any] | None = None,
+                   collection: Callable[[float], PartEvaluator] | None = None) -> Result:
     """Evaluate the files ``qrels`` and ``run`` in about ``budget`` bytes of memory (see the module
     docstring). ``evaluate_part(qrels, run)`` evaluates one piece in memory (``ragrade.evaluate`` with the
     caller's metrics and policies). ``how`` forces a way: ``"memory_qrels"``, ``"stream"`` or
     ``"partition"`` (tests); ``tmpdir`` is where partitions are written (default: the system's); ``sizes``
     overrides the piece sizes derived from the budget (tests); ``report``, a dict, receives ``way`` (the
-    way that finished), ``tried`` and ``pieces`` (the number of pieces evaluated)."""
+    way that finished), ``tried`` and ``pieces`` (the number of pieces evaluated). ``collection``: given
+    the top grade of the whole ground truth, the part evaluator to use instead of ``evaluate_part`` (one
+    more pass over the ground truth finds it; see :func:`needs_top_grade`)."""
     src_q = stream.open_source(qrels, "qrels", qrels_format, **(qrels_options or {}))
     src_r = stream.open_source(run, "run", run_format, run_name, **(run_options or {}))
     sizes = sizes if sizes is not None else Sizes.of(budget)
+    if collection is not None:
+        evaluate_part = collection(top_grade(src_q, sizes))
     ways = ["memory_qrels", "stream", "partition"]
     if how is not None:
         if how not in ways:
             raise InputError(f"how must be one of {ways}", value=how)
         ways = [how] if how == "partition" else [how, "partition"]
+    elif not starts_grouped(src_r, sizes):
+        ways = ["partition"]  # a run seen not grouped in its first lines: no window is read in vain
     elif estimated_memory(src_q) > budget // 4:
         ways.remove("memory_qrels")
 
@@ -218,6 +339,23 @@ def evaluate_paths(qrels: Any, run: Any, evaluate_part: PartEvaluator, *, budget
         info["way"], info["pieces"] = way, len(parts)
         return _finish(parts, qrels_order=qorder, run_order=rorder)
     raise AssertionError("the partitioned way always finishes")  # pragma: no cover
+
+
+def starts_grouped(src: Source, sizes: Sizes, sample_bytes: int = 4 << 20, sample_rows: int = 1 << 16) -> bool:
+    """Whether the first lines of a file (a few MiB) hold each query's rows together. A run that is not
+    grouped is found out here, before a whole window of it is read (for a run in random order, a window
+    read as a run costs several times its size in memory) only to be sent to the partitioned way."""
+    import pyarrow.compute as pc
+
+    first = next(iter(stream.blocks(src, min(sizes.window_bytes, sample_bytes), min(sizes.window_rows, sample_rows))),
+                 None)
+    if first is None or len(first.keys) < 2:
+        return True
+    keys = first.keys.combine_chunks()
+    n = len(keys)
+    changes = int(pc.sum(pc.not_equal(keys.slice(1), keys.slice(0, n - 1))).as_py() or 0)
+    distinct = len(pc.unique(keys))
+    return changes + 1 == distinct
 
 
 # -- pieces ----------------------------------------------------------------------------------------------
@@ -341,14 +479,21 @@ class RunOrder:
         self.keys: list[pd.Series] = []
         self.needed = False
 
-    def add(self, w: stream.Window) -> None:
+    def add(self, w: stream.Window, only_in_run: np.ndarray | None = None) -> None:
+        """``only_in_run``: which of the window's queries are not in the ground truth. The order is only
+        read for the summary's run-ordered lists (queries only in the run, empty lists), so only those
+        queries are kept (a million run queries would otherwise hold a million ids)."""
         run = w.data
         keys = w.first_row + np.arange(run.n_queries, dtype=np.int64)
         empty = np.diff(run.offsets) == 0
         if empty.any():
             self.needed = True
             keys[empty] += _EMPTY_LAST
-        self.keys.append(pd.Series(keys, index=pd.Index(run.query_ids, dtype=object)))
+        ids = run.query_ids
+        if only_in_run is not None:
+            keep = only_in_run | empty
+            keys, ids = keys[keep], ids[keep]
+        self.keys.append(pd.Series(keys, index=pd.Index(ids, dtype=object)))
 
     def series(self) -> pd.Series | None:
         return pd.concat(self.keys) if self.needed and self.keys else None
@@ -404,10 +549,10 @@ def _memory_qrels(src_q: Source, src_r: Source, sizes: Sizes, evaluate_part: Par
         def step(w: stream.Window) -> Piece:
             run = w.data
             assert isinstance(run, Run)
-            order.add(w)
             if not seen.add(hash_ids(run.query_ids)):
                 raise NotGrouped
             pos = qindex.get_indexer(run.query_ids)
+            order.add(w, pos < 0)
             sel = np.sort(pos[pos >= 0])
             if len(sel) == 0:
                 return _OnlyInRun.of(run)
@@ -471,11 +616,12 @@ def _stream_both(src_q: Source, src_r: Source, sizes: Sizes, evaluate_part: Part
             nonlocal buffered_h
             run = win.data
             assert isinstance(run, Run)
-            order.add(win)
             h = hash_ids(run.query_ids)
             if not seen.add(h):
                 raise NotGrouped
-            needed = h[qset.contains(h)]
+            inside = qset.contains(h)
+            order.add(win, ~inside)
+            needed = h[inside]
             if len(needed) == 0:
                 return _OnlyInRun.of(run)
             if consumed.contains(needed).any():
@@ -562,7 +708,8 @@ def _write_partitions(src: Source, sizes: Sizes, n_parts: int, stem: str, rule: 
     sinks: dict[int, Any] = {}
     schema = None
     try:
-        for block in stream.blocks(src, sizes.window_bytes // 2, sizes.window_rows // 2, rule):
+        for block in stream.blocks(src, max(1, sizes.window_bytes // PARTITION_BLOCK_SHARE),
+                                   max(1, sizes.window_rows // PARTITION_BLOCK_SHARE), rule):
             t = block.table.append_column(ROW, pa.array(np.arange(block.first_row, block.first_row + block.table.num_rows,
                                                                   dtype=np.int64)))
             if schema is None:
@@ -667,5 +814,5 @@ def _first_rows(src: Source, table: pa.Table, data: Qrels | Run) -> pd.Series:
     return out
 
 
-__all__ = ["budget_for", "concat_qrels", "empty_run", "evaluate_paths", "memory_available", "parse_memory",
-           "take_queries"]
+__all__ = ["budget_for", "concat_qrels", "empty_run", "evaluate_budgeted", "evaluate_paths", "memory_available", "needs_top_grade",
+           "parse_memory", "pin_collection", "take_queries", "top_grade", "unpin"]

@@ -163,7 +163,12 @@ def iprec(m: Metric, j: Judged) -> np.ndarray:
 
 def iprec_11pt(m: Metric, j: Judged) -> np.ndarray:
     """Mean of the interpolated precision at recall 0.0, 0.1, ..., 1.0 (trec_eval 11pt_avg)."""
-    return np.sum([iprec_at(x, m, j) for x in ELEVEN_POINTS], axis=0) / len(ELEVEN_POINTS)
+    # Added point by point (as trec_eval does): np.sum over a stacked array sums one query's points pairwise,
+    # so a query's value would depend on how many queries are evaluated with it.
+    total = np.zeros(j.nq, dtype=np.float64)
+    for x in ELEVEN_POINTS:
+        total += iprec_at(x, m, j)
+    return total / len(ELEVEN_POINTS)
 
 
 def r_precision_mult(m: Metric, j: Judged) -> np.ndarray:
