@@ -85,21 +85,42 @@ def _gain_rows(m: Metric, j: Judged, depth: int) -> tuple[np.ndarray, np.ndarray
 
 
 def _expected_utility(j: Judged, q: np.ndarray, pos: np.ndarray, w: np.ndarray, width: int,
-                      cont: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
-    """``sum_i W_i g_i`` over rankings of ``width`` ranks; ``cont(G, cumG)`` gives the continuation
-    probabilities of a block (both block x width matrices)."""
+                      cont: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """``sum_i W_i g_i`` over rankings of ``width`` ranks; ``cont(G, cumG, r)`` gives the continuation
+    probabilities of a block (G and cumG: block x n matrices, r: the 1-based ranks of their columns).
+
+    Each block is a dense matrix only up to its last rank with a gain; past it every gain is 0 and the
+    continuation depends on the rank and the query's total gain alone, so the rest of the normaliser
+    ``sum_i prod_{j<i} C_j`` is computed once per distinct total gain (few: gains are grade steps)."""
     out = np.zeros(j.nq, dtype=np.float64)
     starts = group_starts(q, j.nq)
     for a in range(0, j.nq, _BLOCK):
         b = min(a + _BLOCK, j.nq)
         lo, hi = starts[a], starts[b]
-        g = np.zeros((b - a, width))
+        dense = min(width, int(pos[lo:hi].max()) + 1) if hi > lo else 1
+        g = np.zeros((b - a, dense))
         g[q[lo:hi] - a, pos[lo:hi]] = w[lo:hi]
-        c = cont(g, np.cumsum(g, axis=1))
+        cg = np.cumsum(g, axis=1)
+        c = cont(g, cg, _ranks(1, dense))
         reach = np.ones_like(c)
         np.cumprod(c[:, :-1], axis=1, out=reach[:, 1:])
-        out[a:b] = (reach * g).sum(axis=1) / reach.sum(axis=1)
+        norm = reach.sum(axis=1)
+        if dense < width:
+            norm += reach[:, -1] * c[:, -1] * _tail(cg[:, -1], dense, width, cont)
+        out[a:b] = (reach * g).sum(axis=1) / norm
     return out
+
+
+def _tail(total: np.ndarray, start: int, width: int,
+          cont: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """``sum_{i=start}^{width-1} prod_{j=start}^{i-1} C_j`` for rankings whose gains past ``start`` (0-based)
+    are 0 and whose total gain is ``total``, per query (computed per distinct total)."""
+    values, inverse = np.unique(total, return_inverse=True)
+    n = width - start
+    c = cont(np.zeros((len(values), n)), np.broadcast_to(values[:, None], (len(values), n)), _ranks(start + 1, n))
+    reach = np.ones_like(c)
+    np.cumprod(c[:, :-1], axis=1, out=reach[:, 1:])
+    return reach.sum(axis=1)[inverse.reshape(-1)]
 
 
 def rbp_cwl(m: Metric, j: Judged) -> np.ndarray:
@@ -117,22 +138,22 @@ def sdcg(m: Metric, j: Judged) -> np.ndarray:
     return sum_by_query(q, w * disc[pos], j.nq) / disc.sum()
 
 
-def _ranks(shape: tuple[int, int]) -> np.ndarray:
-    return np.arange(1, shape[1] + 1, dtype=np.float64)[None, :]
+def _ranks(first: int, n: int) -> np.ndarray:
+    """The 1-based ranks first, ..., first + n - 1 as a row."""
+    return np.arange(first, first + n, dtype=np.float64)[None, :]
 
 
 def nerr8(m: Metric, j: Judged) -> np.ndarray:
     k = min(int(m.k or DEPTH), DEPTH)
     q, pos, w = _gain_rows(m, j, k)
-    return _expected_utility(j, q, pos, w, k, lambda g, cg: 1.0 - g)
+    return _expected_utility(j, q, pos, w, k, lambda g, cg, r: 1.0 - g)
 
 
 def nerr9(m: Metric, j: Judged) -> np.ndarray:
     k = min(int(m.k or DEPTH), DEPTH)
     q, pos, w = _gain_rows(m, j, k)
 
-    def cont(g: np.ndarray, cg: np.ndarray) -> np.ndarray:
-        r = _ranks(g.shape)
+    def cont(g: np.ndarray, cg: np.ndarray, r: np.ndarray) -> np.ndarray:
         return r / (r + 1.0) * (1.0 - g)
 
     return _expected_utility(j, q, pos, w, k, cont)
@@ -141,15 +162,14 @@ def nerr9(m: Metric, j: Judged) -> np.ndarray:
 def nerr10(m: Metric, j: Judged) -> np.ndarray:
     p = float(m.get("p"))
     q, pos, w = _gain_rows(m, j, DEPTH)
-    return _expected_utility(j, q, pos, w, DEPTH, lambda g, cg: p * (1.0 - g))
+    return _expected_utility(j, q, pos, w, DEPTH, lambda g, cg, r: p * (1.0 - g))
 
 
 def nerr11(m: Metric, j: Judged) -> np.ndarray:
     t = float(m.get("t"))
     q, pos, w = _gain_rows(m, j, DEPTH)
 
-    def cont(g: np.ndarray, cg: np.ndarray) -> np.ndarray:
-        r = _ranks(g.shape)
+    def cont(g: np.ndarray, cg: np.ndarray, r: np.ndarray) -> np.ndarray:
         return ((r + 2.0 * t - 1.0) / (r + 2.0 * t)) ** 2.0 * (1.0 - g)
 
     return _expected_utility(j, q, pos, w, DEPTH, cont)
@@ -159,8 +179,7 @@ def inst(m: Metric, j: Judged) -> np.ndarray:
     t = float(m.get("t"))
     q, pos, w = _gain_rows(m, j, DEPTH)
 
-    def cont(g: np.ndarray, cg: np.ndarray) -> np.ndarray:
-        r = _ranks(g.shape)
+    def cont(g: np.ndarray, cg: np.ndarray, r: np.ndarray) -> np.ndarray:
         ti = t - cg
         return ((r + t + ti - 1.0) / (r + t + ti)) ** 2.0
 
@@ -171,8 +190,7 @@ def insq(m: Metric, j: Judged) -> np.ndarray:
     t = float(m.get("t"))
     q, pos, w = _gain_rows(m, j, DEPTH)
 
-    def cont(g: np.ndarray, cg: np.ndarray) -> np.ndarray:
-        r = _ranks(g.shape)
+    def cont(g: np.ndarray, cg: np.ndarray, r: np.ndarray) -> np.ndarray:
         return np.broadcast_to(((r + 2.0 * t - 1.0) / (r + 2.0 * t)) ** 2.0, g.shape).copy()
 
     return _expected_utility(j, q, pos, w, DEPTH, cont)
@@ -184,8 +202,7 @@ def bpm(m: Metric, j: Judged) -> np.ndarray:
     k = min(int(m.k or DEPTH), DEPTH)  # past rank k the user has stopped: k columns suffice
     q, pos, w = _gain_rows(m, j, k)
 
-    def cont(g: np.ndarray, cg: np.ndarray) -> np.ndarray:
-        r = _ranks(g.shape)
+    def cont(g: np.ndarray, cg: np.ndarray, r: np.ndarray) -> np.ndarray:
         return ((cg < t) & (r < k)).astype(np.float64)
 
     return _expected_utility(j, q, pos, w, k, cont)
