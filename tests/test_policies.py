@@ -47,7 +47,7 @@ RUN1 = {"q1": {"a": 1.0}}
 
 
 def test_missing_run_zero_counts_the_query():
-    with pytest.warns(RagradeWarning, match="missing from the run and score 0"):
+    with pytest.warns(RagradeWarning, match="1 ground-truth query missing from the run, scored 0"):
         r = ragrade.evaluate(QRELS2, RUN1, "P@1")
     assert r.per_query["P@1"].to_dict() == {"q1": 1.0, "q2": 0.0}
     assert r.means["P@1"] == 0.5 and r.counts["P@1"] == 2
@@ -68,7 +68,7 @@ def test_missing_run_error():
 # -- missing_qrels ---------------------------------------------------------------------------------
 def test_missing_qrels_ignore_and_error():
     run = {"q1": {"a": 1.0}, "q9": {"a": 1.0}}
-    with pytest.warns(RagradeWarning, match="no ground truth"):
+    with pytest.warns(RagradeWarning, match="1 run query without ground truth, ignored"):
         r = ragrade.evaluate({"q1": {"a": 1}}, run, "P@1")
     assert list(r.per_query.index) == ["q1"] and r.summary.only_in_run == ["q9"]
     with pytest.raises(PolicyError, match="q9"):
@@ -81,7 +81,7 @@ RUN_R0 = {"q1": {"a": 1.0}, "q2": {"a": 1.0}}
 
 
 def test_no_relevant_skip_is_nan_and_left_out_of_means():
-    with pytest.warns(RagradeWarning, match="no relevant judgments"):
+    with pytest.warns(RagradeWarning, match="1 query without relevant judgments, left out of the means"):
         r = ragrade.evaluate(QRELS_R0, RUN_R0, ["P@1", "ndcg@1"])
     assert math.isnan(r.per_query.at["q2", "P@1"]) and math.isnan(r.per_query.at["q2", "ndcg@1"])
     assert r.means == {"P@1": 1.0, "ndcg@1": 1.0} and r.counts == {"P@1": 1, "ndcg@1": 1}
@@ -222,3 +222,33 @@ def test_ids_colliding_after_str_conversion_are_duplicates():
     run = {"q": {1: 1.0, "1": 0.5, "x": 0.25}}
     with pytest.raises(PolicyError):
         quiet({"q": {"1": 1}}, run, "P@3", duplicates="error")
+
+
+# -- notes: every policy case warns, in the words of the summary -----------------------------------------
+def test_an_empty_retrieved_list_warns_and_is_counted():
+    with pytest.warns(RagradeWarning, match=r"1 query with an empty retrieved list, scored 0 \(e.g. 'q2'\)"):
+        r = ragrade.evaluate(QRELS2, {"q1": {"a": 1.0}, "q2": {}}, "P@1")
+    assert r.summary.empty_lists == ["q2"] and r.per_query["P@1"].to_dict() == {"q1": 1.0, "q2": 0.0}
+
+
+@pytest.mark.parametrize("run", [{"q1": {"b": float("inf"), "a": 1e300}},
+                                 {"q1": {"a": 1.0, "b": float("-inf"), "c": -1e400}}])
+def test_infinite_scores_are_ranked_as_given_and_counted(run):
+    with pytest.warns(RagradeWarning, match="(is|are) \\+inf or -inf"):
+        r = ragrade.evaluate({"q1": {"a": 1}}, run, ["rr"])
+    first_is_a = max(run["q1"], key=run["q1"].get) == "a"
+    assert r.means["rr"] == (1.0 if first_is_a else 0.5)
+    assert r.summary.nonfinite_scores == sum(abs(v) == float("inf") for v in run["q1"].values())
+    assert r.summary.to_dict()["nonfinite_scores"] == r.summary.nonfinite_scores
+    # The same count through a Run built from the dict (the columnar path).
+    with pytest.warns(RagradeWarning, match="inf"):
+        r2 = ragrade.evaluate({"q1": {"a": 1}}, ragrade.Run.from_dict(run), ["rr"])
+    assert r2.summary.nonfinite_scores == r.summary.nonfinite_scores and r2.means == r.means
+
+
+def test_the_warning_is_the_summary_notes_with_singular_counts():
+    with pytest.warns(RagradeWarning) as caught:
+        r = ragrade.evaluate(QRELS2, RUN1, "P@1")
+    assert str(caught[0].message) == "; ".join(r.notes()) == "1 ground-truth query missing from the run, scored 0 (e.g. 'q2')"
+    assert r.summary_lines()[1:-1] == r.notes() and "(mean over 1 query)" in r.summary_lines()[-1]
+    assert "1 queries" not in " ".join(r.summary_lines())

@@ -36,7 +36,7 @@ def test_json_shape_exactly():
     assert out["queries"] == expected.n_queries == 34
     # Policy events are reported on stderr, not stdout.
     assert "missing from the run" in res.stderr
-    assert "warning:" in res.stderr
+    assert "note:" in res.stderr
 
 
 def test_json_per_query_with_null_for_nan():
@@ -108,9 +108,11 @@ def test_table_output():
     res = _run("evaluate", QRELS, RUN, "-m", "ndcg@10", "-m", "recall@5")
     assert res.exit_code == 0
     assert "ndcg@10" in res.stdout and "recall@5" in res.stdout and "34" in res.stdout
-    assert "run bm25" in res.stdout
+    assert "run run" in res.stdout  # named by its file, as compare and report name runs
     assert "missing from the run" in res.stderr
     assert "tied scores" in res.stderr
+    named = _run("evaluate", QRELS, RUN, "-m", "P@1", "--name", "bm25", "--format", "json")
+    assert json.loads(named.stdout)["run"] == "bm25"
 
 
 def test_table_per_query():
@@ -164,3 +166,21 @@ def test_nan_mean_is_null_in_json():
     assert res.exit_code == 0
     out = json.loads(res.stdout)
     assert out["metrics"] == {"ndcg@10": None}
+
+
+def test_notes_have_one_wording_in_every_format(tmp_path) -> None:
+    """The policy notes (missing queries, queries without ground truth, a tie across a cutoff) read the same
+    in the table and in json/csv/markdown, and the tie note is in every one of them."""
+    qrels, run = tmp_path / "q.txt", tmp_path / "r.txt"
+    qrels.write_text("q1 0 a 1\nq2 0 a 1\n")
+    run.write_text("q1 Q0 a 1 1.0 t\nq1 Q0 b 2 1.0 t\nq3 Q0 a 1 1 t\n")
+    seen = {}
+    for fmt in ("table", "json", "csv", "markdown"):
+        res = CliRunner().invoke(main, ["evaluate", str(qrels), str(run), "-m", "P@1", "--format", fmt],
+                                 catch_exceptions=False, env={"COLUMNS": "400"})
+        assert res.exit_code == 0, res.output
+        seen[fmt] = [line for line in res.stderr.splitlines() if line.startswith("note:")]
+    assert seen["table"] == seen["json"] == seen["csv"] == seen["markdown"]
+    assert seen["json"] == ["note: 1 ground-truth query missing from the run, scored 0 (e.g. 'q2')",
+                            "note: 1 run query without ground truth, ignored (e.g. 'q3')",
+                            "note: 1 query has tied scores across cutoff 1 (values depend on the tie rule: docid_desc)"]

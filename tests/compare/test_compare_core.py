@@ -262,6 +262,12 @@ def test_latex_booktabs_bold_superscripts_and_escaping(cmp: Comparison) -> None:
     assert tex.count(r"\textbf{") == 2  # one best value per metric
 
 
+def test_latex_caption_mentions_intervals_only_when_the_table_has_them(cmp: Comparison) -> None:
+    plain, with_ci = cmp.to_latex(digits=3), cmp.to_latex(digits=3, ci=True)
+    assert "CIs" not in plain and r"\caption{Means. " in plain and r"{\scriptsize [" not in plain
+    assert "percentile bootstrap CIs" in with_ci and r"{\scriptsize [" in with_ci
+
+
 def test_rich_table_renders(cmp: Comparison) -> None:
     from rich.console import Console
 

@@ -16,7 +16,8 @@ import contextlib
 import math
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 import click
@@ -140,3 +141,25 @@ def json_number(v: Any) -> Any:
         return None
     f = float(v)
     return None if math.isnan(f) else f
+
+
+def run_names(paths: Sequence[str], names: Sequence[str]) -> list[str]:
+    """Names of the runs on the command line (one rule for every command): the ``--name`` values, else the
+    file names without extension (made unique). A TREC run's tag is not used: many runs share one."""
+    if names:
+        if len(names) != len(paths):
+            raise click.UsageError(f"--name was given {len(names)} times for {len(paths)} runs")
+        if len(set(names)) != len(names):
+            raise click.UsageError("--name values must be distinct")
+        return list(names)
+    out: list[str] = []
+    for path in paths:
+        base = Path(path).name
+        for ext in (".gz", ".bz2", ".xz"):
+            base = base.removesuffix(ext)
+        stem = Path(base).stem or base
+        name, k = stem, 2
+        while name in out:
+            name, k = f"{stem}_{k}", k + 1
+        out.append(name)
+    return out

@@ -5,39 +5,17 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from ragrade.cli._output import input_errors, reading
+from ragrade.cli._output import input_errors, reading, run_names
 from ragrade.cli.evaluate_cmd import _policy_options
 from ragrade.comparison.stats import CI_METHODS, CORRECTIONS, TESTS
 from ragrade.io import FORMATS
 
 if TYPE_CHECKING:
     from ragrade.comparison.stats import CIMethod
-
-
-def run_names(paths: Sequence[str], names: Sequence[str]) -> list[str]:
-    """Names of the runs: ``--name`` values, else file names without extension (made unique)."""
-    if names:
-        if len(names) != len(paths):
-            raise click.UsageError(f"--name was given {len(names)} times for {len(paths)} runs")
-        if len(set(names)) != len(names):
-            raise click.UsageError("--name values must be distinct")
-        return list(names)
-    out: list[str] = []
-    for path in paths:
-        base = Path(path).name
-        for ext in (".gz", ".bz2", ".xz"):
-            base = base.removesuffix(ext)
-        stem = Path(base).stem or base
-        name, k = stem, 2
-        while name in out:
-            name, k = f"{stem}_{k}", k + 1
-        out.append(name)
-    return out
 
 
 def resolve_baseline(baseline: str | None, paths: Sequence[str], names: Sequence[str]) -> str | None:

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from ragrade.cli._loop import finish, loop_options, pop_loop_options
-from ragrade.cli._output import input_errors, number, reading_all, stderr_console, stdout_console
+from ragrade.cli._output import input_errors, number, reading_all, run_names, stderr_console, stdout_console
 from ragrade.io import FORMATS
 from ragrade.policies import Policies
 
@@ -55,6 +55,8 @@ def _policy_options(f):
 @click.option("--profile", default=None, metavar="PROFILE",
               help="Score under a peer's conventions (autorag, ragas, continuous-eval, remem, llamaindex, "
                    "deepeval, trec_eval, pytrec_eval, beir, ir_measures, ranx). See docs/profiles.md.")
+@click.option("--name", "run_name", default=None, metavar="NAME",
+              help="Name of the run in the output (default: the file name without extension, as in compare).")
 @click.option("--names", type=click.Choice(["ragrade", "trec_eval"]), default="ragrade", show_default=True,
               help="How bare metric names are read: trec_eval reads every trec_eval name as trec_eval does "
                    "(recall = recall_5 ... recall_1000); ragrade keeps ragrade's meaning of its own family names "
@@ -90,7 +92,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
             max_docs: int | None = None, judged_only: bool = False, rel_level: int | None = None,
             complete: bool = False, num_docs: int | None = None, upper_grade: float | None = None,
             hole_threshold: float = 0.1, max_memory: str | None = None, engine: str = "memory",
-            master: str = "local[2]", **policies: Any) -> None:
+            master: str = "local[2]", run_name: str | None = None, **policies: Any) -> None:
     """Score RUN against the ground truth QRELS.
 
     Formats are detected from the file extensions (TREC, TSV/CSV, JSONL, Parquet, optionally
@@ -111,6 +113,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
     from ragrade.errors import PolicyError, RagradeWarning
 
     loop = pop_loop_options(policies)
+    label = run_names([run], [run_name] if run_name else [])[0]
     with input_errors():
         if judged_only:
             if policies.get("unjudged") not in (None, "condensed"):
@@ -128,7 +131,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
             result = evaluate_diversity(qrels, read_run(run, format=run_format), labels, max_docs=max_docs,
                                         **{k: policies.get(k) for k in ("missing_run", "no_relevant", "ties", "unjudged",
                                                                          "upper_grade")})
-            _output(result, fmt, per_query, digits, [], 1.0)
+            _output(result, fmt, per_query, digits, [], 1.0, label)
             return
         # the metrics are parsed once (names, rel_level applied); the remaining settings go to the engine
         parsed: list[Any] = list(labels)
@@ -140,7 +143,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
                 result = _on_spark(qrels, run, parsed, master, qrels_format, run_format, profile,
                                    {**policies, **options})
             finish(loop, result, qrels, run)
-            _print(result, caught, fmt, per_query, digits, hole_threshold)
+            _print(result, caught, fmt, per_query, digits, hole_threshold, label)
             return
         from ragrade.engine.outofcore import budget_for
 
@@ -151,7 +154,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
                 result = _out_of_core(qrels, run, parsed, budget, qrels_format, run_format, profile,
                                       {**policies, **options})
             finish(loop, result, qrels, run)
-            _print(result, caught, fmt, per_query, digits, hole_threshold)
+            _print(result, caught, fmt, per_query, digits, hole_threshold, label)
             return
         with reading_all([(qrels, "ground truth"), (run, "run")]) as (q_progress, r_progress):
             # Both files at once: Arrow parses without holding the GIL.
@@ -161,7 +164,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
             warnings.simplefilter("always", RagradeWarning)
             result = evaluate(q, r, parsed, profile=profile, **options, **policies)
         finish(loop, result, q, r)
-    _print(result, caught, fmt, per_query, digits, hole_threshold)
+    _print(result, caught, fmt, per_query, digits, hole_threshold, label)
 
 
 def _on_spark(qrels: str, run: str, metrics: list[Any], master: str, qrels_format: str | None,
@@ -195,33 +198,44 @@ def _out_of_core(qrels: str, run: str, metrics: list[Any], budget: int, qrels_fo
                           budget=budget, qrels_format=qrels_format, run_format=run_format)
 
 
-def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: int, hole_threshold: float) -> None:
+def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: int, hole_threshold: float,
+           label: str) -> None:
     from ragrade.errors import RagradeWarning
 
-    notes = [part for w in caught if issubclass(w.category, RagradeWarning) for part in str(w.message).split("; ")]
-    _output(result, fmt, per_query, digits, notes, hole_threshold)
+    # The engine's own warning repeats result.notes(), printed below as notes; anything else (readers,
+    # profiles) is printed as a warning, in every format.
+    own = set(result.notes())
+    extra = [part for w in caught if issubclass(w.category, RagradeWarning)
+             for part in str(w.message).split("; ") if part not in own]
+    _output(result, fmt, per_query, digits, list(dict.fromkeys(extra)), hole_threshold, label)
 
 
-def _output(result: Any, fmt: str, per_query: bool, digits: int, notes: list[str], hole_threshold: float) -> None:
+def _output(result: Any, fmt: str, per_query: bool, digits: int, extra: list[str], hole_threshold: float,
+            label: str) -> None:
+    """The result in ``fmt`` on stdout, the run named ``label``; its notes (one wording in every format:
+    :meth:`Result.notes`) and warnings on stderr."""
+    result.run_name = label
     holes = result.hole_rate
+    warned = list(extra)
     if holes is not None and holes.exceeds(hole_threshold):
-        notes.append(f"{100 * holes.mean:.1f}% of the top-{holes.k} documents are unjudged (above "
-                     f"{100 * hole_threshold:g}%): the values are lower bounds (try --unjudged bounds)")
+        warned.append(f"{100 * holes.mean:.1f}% of the top-{holes.k} documents are unjudged (above "
+                      f"{100 * hole_threshold:g}%): the values are lower bounds (try --unjudged bounds)")
     if fmt == "table":
-        _print_table(result, per_query, digits, notes if holes is not None and holes.exceeds(hole_threshold)
-                     else [])
+        _print_table(result, per_query, digits, warned)
+        return
+    for note in result.notes():
+        click.echo(f"note: {note}", err=True)
+    for note in warned:
+        click.echo(f"warning: {note}", err=True)
+    if fmt == "json":
+        click.echo(result.to_json(per_query=per_query))
+    elif fmt == "csv":
+        click.echo(result.to_csv(per_query=per_query, digits=digits), nl=False)
     else:
-        for note in notes:
-            click.echo(f"warning: {note}", err=True)
-        if fmt == "json":
-            click.echo(result.to_json(per_query=per_query))
-        elif fmt == "csv":
-            click.echo(result.to_csv(per_query=per_query, digits=digits), nl=False)
-        else:
-            click.echo(result.to_markdown(per_query=per_query, digits=digits), nl=False)
+        click.echo(result.to_markdown(per_query=per_query, digits=digits), nl=False)
 
 
-def _print_table(result: Any, per_query: bool, digits: int, hole_notes: list[str]) -> None:
+def _print_table(result: Any, per_query: bool, digits: int, warned: list[str]) -> None:
     from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
@@ -257,5 +271,5 @@ def _print_table(result: Any, per_query: bool, digits: int, hole_notes: list[str
             out.print(Text(line, style="dim"))
         else:
             err.print(f"[yellow]note:[/yellow] {escape(line)}")
-    for note in hole_notes[-1:]:
+    for note in warned:
         err.print(f"[yellow]warning:[/yellow] {escape(note)}")

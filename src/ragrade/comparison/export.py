@@ -43,6 +43,7 @@ class ComparisonTables(Protocol):
     def pairs(self) -> pd.DataFrame: ...
     @property
     def description(self) -> str: ...
+    def describe(self, ci: bool = True) -> str: ...
     @property
     def has_groups(self) -> bool: ...
     def settings(self) -> dict[str, Any]: ...
@@ -219,7 +220,7 @@ def to_latex(
         out.append(f"{cmp.letters[run]} & {latex_escape(run)} & " + " & ".join(cells) + r" \\")
     out.append(r"\bottomrule")
     out.append(r"\end{tabular}")
-    text = caption if caption is not None else " ".join(x for x in (cmp.description, groups_note(cmp)) if x)
+    text = caption if caption is not None else " ".join(x for x in (cmp.describe(ci), groups_note(cmp)) if x)
     out.append(rf"\caption{{{latex_escape(text)}}}")
     if label:
         out.append(rf"\label{{{label}}}")

@@ -94,6 +94,11 @@ class Comparison:
     @property
     def description(self) -> str:
         """One sentence saying how the comparison was made (used in captions and footers)."""
+        return self.describe()
+
+    def describe(self, ci: bool = True) -> str:
+        """:attr:`description`; with ``ci=False`` (a table that shows means without their intervals) the
+        first sentence says "Means" and nothing about intervals."""
         test = TEST_LABELS[self.test]
         if self.test in ("randomization", "bootstrap"):
             test += f" ({self.n_resamples} resamples)"
@@ -110,10 +115,10 @@ class Comparison:
             how = resampled
         else:
             how = f"saddlepoint approximation where a metric has 100 queries or more, else {resampled}"
-        ci = f"{self.confidence * 100:.4g}"
+        level = f"{self.confidence * 100:.4g}"
+        first = f"Means with {level}% percentile bootstrap CIs ({how}). " if ci else "Means. "
         return (
-            f"Means with {ci}% percentile bootstrap CIs ({how}). "
-            f"Two-sided {test} {scope}, {family}, alpha = {self.alpha:g}; "
+            first + f"Two-sided {test} {scope}, {family}, alpha = {self.alpha:g}; "
             "a superscript letter marks a run significantly better than the run with that letter."
         )
 

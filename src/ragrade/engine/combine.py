@@ -36,9 +36,10 @@ import pandas as pd
 from ragrade.engine.result import Result, Summary
 from ragrade.errors import InputError, RagradeWarning
 
-Rule = Literal["sum", "qrels_list", "run_list", "qrels_lists_by_label", "sum_by_key"]
+Rule = Literal["sum", "any", "qrels_list", "run_list", "qrels_lists_by_label", "sum_by_key"]
 
-#: How each field of :class:`Summary` is merged across parts: ``sum`` (counts), ``qrels_list`` (query ids
+#: How each field of :class:`Summary` is merged across parts: ``sum`` (counts), ``any`` (a flag true when
+#: it is true in a part), ``qrels_list`` (query ids
 #: in ground-truth order), ``run_list`` (query ids in run order), ``qrels_lists_by_label`` (a dict of
 #: ground-truth-ordered lists, keyed as the metrics are ordered), ``sum_by_key`` (a dict of counts).
 SUMMARY_RULES: dict[str, Rule] = {
@@ -52,6 +53,8 @@ SUMMARY_RULES: dict[str, Rule] = {
     "duplicate_items": "sum",
     "identical_ids_dropped": "sum",
     "ties_at_cutoff": "sum_by_key",
+    "duplicates_judged_only": "any",
+    "nonfinite_scores": "sum",
 }
 
 #: The arguments of :class:`Result` that :func:`combine` sets (a new one must be added here, with its rule).
@@ -127,6 +130,8 @@ def merge_summaries(summaries: Sequence[Summary], labels: Sequence[str] = (), *,
         got = [getattr(s, f.name) for s in summaries]
         if rule == "sum":
             values[f.name] = int(sum(got))
+        elif rule == "any":
+            values[f.name] = any(got)
         elif rule in ("qrels_list", "run_list"):
             order = qrels_order if rule == "qrels_list" else run_order
             values[f.name] = _ordered([q for lst in got for q in lst], order, f.name)

@@ -107,12 +107,8 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
     a = j.alignment
     summary = Summary(qrels_queries=nq, run_queries=a.run_queries, evaluated=0,
                       missing_from_run=a.missing_from_run, only_in_run=a.only_in_run, empty_lists=a.empty_lists,
-                      duplicate_items=j.duplicate_items, identical_ids_dropped=j.identical_ids_dropped)
-    notes = _alignment_notes(summary, pol)
-    if summary.duplicate_items:
-        what = "credited once" if pol.duplicates == "credit_once" else pol.duplicates
-        scope = " (judged items; duplicates of unjudged items change no value)" if j.duplicates_judged_only else ""
-        notes.append(f"{summary.duplicate_items} duplicate items in rankings{scope} ({what})")
+                      duplicate_items=j.duplicate_items, identical_ids_dropped=j.identical_ids_dropped,
+                      duplicates_judged_only=j.duplicates_judged_only, nonfinite_scores=j.nonfinite_scores)
     grade = qrels.grades[j.qrow]
     unit = index.row_unit[j.qrow]
     # Credit each unit once, at its best rank: sort by (qrels query, position).
@@ -170,11 +166,6 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
             hi_undefined = ((np.isnan(hi) | (judged.n_relevant(m.rel) == 0)) & counted_rows
                             if fam.defined == "value" else undefined)
             upper[label] = np.where(hi_undefined, fill, hi) if hi_undefined.any() else hi
-    if any(summary.no_relevant.values()):
-        worst = max(summary.no_relevant.values(), key=len)
-        action = {"skip": "left out of the means", "zero": "scored 0", "nan": "NaN (means are NaN)"}
-        notes.append(f"{len(worst)} queries have no relevant judgments and were "
-                     f"{action[pol.no_relevant]} (e.g. {examples(worst)})")
     query_index = pd.Index(qrels.query_ids, name="query", dtype=object)
     frame = pd.DataFrame(data, index=query_index)
     upper_frame = pd.DataFrame(upper, index=query_index) if pol.unjudged == "bounds" else None
@@ -190,10 +181,12 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
             t = ties_straddling(j.sorted_scores, j.offsets, k, j.evaluated_segments)
             if t:
                 summary.ties_at_cutoff[k] = t
+    result = Result(frame, dict(labels), summary, pol, run_name=name or j.run_name, nan_means=nan_means,
+                    hole_rate=holes, upper=upper_frame)
+    notes = result.notes()
     if notes:
         warnings.warn("; ".join(notes), RagradeWarning, stacklevel=caller_stacklevel())
-    return Result(frame, dict(labels), summary, pol, run_name=name or j.run_name, nan_means=nan_means,
-                  hole_rate=holes, upper=upper_frame)
+    return result
 
 
 def _param(m: Metric, name: str, default: Any) -> Any:
@@ -308,18 +301,6 @@ def defined_mask(m: Metric, j: K.Judged) -> np.ndarray:
     return j.n_relevant(m.rel) > 0
 
 
-def _alignment_notes(summary: Summary, pol: Policies) -> list[str]:
-    notes: list[str] = []
-    if summary.only_in_run:
-        notes.append(f"{len(summary.only_in_run)} run queries have no ground truth and were ignored "
-                     f"(e.g. {examples(summary.only_in_run)})")
-    if summary.missing_from_run:
-        verb = "score 0" if pol.missing_run == "zero" else "were dropped"
-        notes.append(f"{len(summary.missing_from_run)} ground-truth queries are missing from the run and {verb} "
-                     f"(e.g. {examples(summary.missing_from_run)})")
-    return notes
-
-
 def _order_by_query_and_position(qq: np.ndarray, pos: np.ndarray) -> np.ndarray | None:
     """Stable order of the rows by (query, position); None when they are already in it (the usual case:
     a run read in rank order). Nearly sorted input (only ties reordered) sorts in about linear time
@@ -345,8 +326,3 @@ def caller_stacklevel() -> int:
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
     return level
-
-
-def examples(items: list[str], n: int = 3) -> str:
-    shown = ", ".join(repr(x) for x in items[:n])
-    return shown + (", ..." if len(items) > n else "")

@@ -179,6 +179,7 @@ class Joined:
     duplicates_judged_only: bool = False  # duplicates counted among judged items only
     unique_docs: bool = False  # no document can appear twice in a ranking (a dict's keys)
     identical_ids_dropped: int = 0
+    nonfinite_scores: int = 0  # +inf / -inf scores (ranked as given, counted in the summary)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -257,7 +258,7 @@ def join_run(index: TruthIndex, run: Run, policies: Policies) -> Joined:
     sorted_scores = None if scores is None else (scores if in_place or perm is None else scores[perm])
     return Joined(qq=qq, pos=pos, qrow=qrow, alignment=alignment, sorted_scores=sorted_scores, offsets=offsets,
                   run_name=run.name, duplicate_items=duplicate_items, duplicates_judged_only=judged_dups_only,
-                  identical_ids_dropped=identical)
+                  identical_ids_dropped=identical, nonfinite_scores=run.nonfinite_scores)
 
 
 def _judged_rows(index: TruthIndex, run: Run, qmap: np.ndarray,
@@ -364,8 +365,13 @@ def join_dict(index: TruthIndex, run: dict[Any, Any], policies: Policies) -> Joi
         status, counts, scores, found_scores = scan_join(values, rq, raw, key_rows=rows)
     else:
         status, counts, scores, found_scores = scan_join(values, rq, index.qrels.docs_at(rows))
-    if status != OK or np.isnan(scores).any():
+    if status != OK:
         return None
+    nonfinite = 0
+    if not np.isfinite(scores).all():  # one pass in the usual case
+        if np.isnan(scores).any():
+            return None
+        nonfinite = int(np.count_nonzero(np.isinf(scores)))
     n = len(scores)
     offsets = np.zeros(len(values) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
@@ -393,7 +399,7 @@ def join_dict(index: TruthIndex, run: dict[Any, Any], policies: Policies) -> Joi
         pos = pos + _tie_offsets(index, values, counts, offsets, perm, rows, rq, above, upto, tied,
                                  policies.ties)
     return Joined(qq=index.row_q[rows], pos=pos, qrow=rows, alignment=alignment, sorted_scores=sorted_scores,
-                  offsets=offsets, run_name=None, unique_docs=True)
+                  offsets=offsets, run_name=None, unique_docs=True, nonfinite_scores=nonfinite)
 
 
 def _tie_offsets(index: TruthIndex, values: list[Any], counts: np.ndarray, offsets: np.ndarray,

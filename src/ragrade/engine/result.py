@@ -156,7 +156,7 @@ class HoleRate:
         if math.isnan(mean):
             return f"hole rate@{self.k}: no retrieved documents"
         text = (f"hole rate@{self.k}: {100 * mean:.1f}% of the top-{self.k} retrieved documents have no judgment "
-                f"(mean over {self.queries} queries)")
+                f"(mean over {plural(self.queries, 'query', 'queries')})")
         if self.only_relevant_judged:
             text += "; the ground truth lists relevant items only, so every other item counts as unjudged"
         return text
@@ -182,6 +182,8 @@ class Summary:
     duplicate_items: int = 0
     identical_ids_dropped: int = 0
     ties_at_cutoff: dict[int, int] = field(default_factory=dict)  # k -> queries with a tie across k
+    duplicates_judged_only: bool = False  # duplicates were counted among judged items only
+    nonfinite_scores: int = 0  # scores of +inf or -inf (ranked as given)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -195,6 +197,7 @@ class Summary:
             "duplicate_items": self.duplicate_items,
             "identical_ids_dropped": self.identical_ids_dropped,
             "ties_at_cutoff": {str(k): v for k, v in self.ties_at_cutoff.items()},
+            "nonfinite_scores": self.nonfinite_scores,
         }
 
 
@@ -353,46 +356,72 @@ class Result:
 
     def summary_lines(self) -> list[str]:
         """A short account of what the policies did: the first line counts queries, each further line
-        is one note (the same wording in every output format)."""
+        is one note, in the words of :meth:`notes` (the same wording in every output format and in the
+        :class:`~ragrade.errors.RagradeWarning` the evaluation emits), then the hole-rate line."""
         s = self.summary
-        pol = self.policies
-        lines = [f"{s.qrels_queries} queries in the ground truth, {s.run_queries} in the run, "
-                 f"{s.evaluated} evaluated"]
-
-        def ex(items: list[str]) -> str:
-            shown = ", ".join(items[:3])
-            return f" (e.g. {shown}{', ...' if len(items) > 3 else ''})"
-
-        if s.missing_from_run:
-            what = "scored 0" if pol.missing_run == "zero" else "dropped"
-            lines.append(f"{len(s.missing_from_run)} missing from the run, {what}{ex(s.missing_from_run)}")
-        if s.only_in_run:
-            lines.append(f"{len(s.only_in_run)} only in the run, ignored{ex(s.only_in_run)}")
-        if s.no_relevant:
-            worst = max(s.no_relevant.values(), key=len)
-            action = {"skip": "left out of the means", "zero": "scored 0", "nan": "NaN"}.get(pol.no_relevant, "")
-            lines.append(f"{len(worst)} without relevant judgments, {action}{ex(worst)}")
-        if s.empty_lists:
-            lines.append(f"{len(s.empty_lists)} with an empty retrieved list, scored 0{ex(s.empty_lists)}")
-        if s.duplicate_items:
-            lines.append(f"{s.duplicate_items} duplicate items in rankings ({pol.duplicates})")
-        if s.identical_ids_dropped:
-            lines.append(f"{s.identical_ids_dropped} items with the query's own id dropped")
-        for k, n in sorted(s.ties_at_cutoff.items()):
-            lines.append(f"{n} {'query has' if n == 1 else 'queries have'} tied scores across cutoff {k} "
-                         f"(values depend on the tie rule: {pol.ties})")
-        if pol.unjudged != "nonrelevant":
-            lines.append({"condensed": "unjudged documents removed before scoring (condensed lists)",
-                          "bounds": "values are lower bounds (unjudged = non-relevant); upper bounds count every "
-                                    "unjudged document as relevant"}[pol.unjudged])
+        lines = [f"{plural(s.qrels_queries, 'query', 'queries')} in the ground truth, {s.run_queries} in the run, "
+                 f"{s.evaluated} evaluated", *self.notes()]
         if self.hole_rate is not None:
             lines.append(self.hole_rate.line())
         return lines
+
+    def notes(self) -> list[str]:
+        """One sentence per policy that applied (missing queries, empty lists, duplicates, ties at a
+        cutoff, infinite scores, ...): the text of the evaluation's warning, and the ``note:`` lines of
+        the command line in every format."""
+        s = self.summary
+        pol = self.policies
+        out: list[str] = []
+        if s.missing_from_run:
+            what = "scored 0" if pol.missing_run == "zero" else "dropped"
+            out.append(f"{plural(len(s.missing_from_run), 'ground-truth query', 'ground-truth queries')} "
+                       f"missing from the run, {what}{_examples(s.missing_from_run)}")
+        if s.only_in_run:
+            out.append(f"{plural(len(s.only_in_run), 'run query', 'run queries')} without ground truth, "
+                       f"ignored{_examples(s.only_in_run)}")
+        if s.no_relevant:
+            worst = max(s.no_relevant.values(), key=len)
+            action = {"skip": "left out of the means", "zero": "scored 0", "nan": "NaN (means are NaN)"}.get(
+                pol.no_relevant, str(pol.no_relevant))
+            if worst:
+                out.append(f"{plural(len(worst), 'query', 'queries')} without relevant judgments, "
+                           f"{action}{_examples(worst)}")
+        if s.empty_lists:
+            out.append(f"{plural(len(s.empty_lists), 'query', 'queries')} with an empty retrieved list, "
+                       f"scored 0{_examples(s.empty_lists)}")
+        if s.duplicate_items:
+            what = "credited once" if pol.duplicates == "credit_once" else pol.duplicates
+            scope = " (judged items; duplicates of unjudged items change no value)" if s.duplicates_judged_only else ""
+            out.append(f"{plural(s.duplicate_items, 'duplicate item', 'duplicate items')} in rankings{scope} "
+                       f"({what})")
+        if s.identical_ids_dropped:
+            out.append(f"{plural(s.identical_ids_dropped, 'item', 'items')} with the query's own id dropped")
+        for k, n in sorted(s.ties_at_cutoff.items()):
+            out.append(f"{plural(n, 'query has', 'queries have')} tied scores across cutoff {k} "
+                       f"(values depend on the tie rule: {pol.ties})")
+        if s.nonfinite_scores:
+            out.append(f"{plural(s.nonfinite_scores, 'score is', 'scores are')} +inf or -inf (an overflowing "
+                       f"number reads as inf), ranked as given: +inf first, -inf last")
+        if pol.unjudged != "nonrelevant":
+            out.append({"condensed": "unjudged documents removed before scoring (condensed lists)",
+                        "bounds": "values are lower bounds (unjudged = non-relevant); upper bounds count every "
+                                  "unjudged document as relevant"}[pol.unjudged])
+        return out
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={format_number(v, 4)}" for k, v in self.means.items())
         prefix = "" if self.profile is None or self.profile.name == "default" else f"{self.profile.name}:"
         return f"{prefix}Result({inner}; {self.n_queries} queries)"
+
+
+def plural(n: int, one: str, many: str) -> str:
+    """``"1 query"``, ``"2 queries"``."""
+    return f"{n} {one if n == 1 else many}"
+
+
+def _examples(items: list[str], n: int = 3) -> str:
+    shown = ", ".join(repr(x) for x in items[:n])
+    return f" (e.g. {shown}{', ...' if len(items) > n else ''})"
 
 
 def aggregate(values: np.ndarray, how: str) -> float:

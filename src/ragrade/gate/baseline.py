@@ -73,7 +73,7 @@ class Baseline:
     run: str | None
     metrics: dict[str, str]
     profile: str | None
-    policies: dict[str, str]
+    policies: dict[str, Any]  # named policies (strings) and numeric settings (numbers or None)
     qrels: dict[str, Any]
     per_query: pd.DataFrame
     ragrade_version: str
@@ -144,7 +144,8 @@ class Baseline:
                 raise ValueError("the metrics and the per-query columns differ")
             frame = pd.DataFrame(values, index=pd.Index(queries, name="query", dtype=object))
             return cls(run=data.get("run"), metrics=metrics, profile=data.get("profile"),
-                       policies={str(k): str(v) for k, v in dict(data["policies"]).items()},
+                       policies={str(k): v if v is None or isinstance(v, int | float) else str(v)
+                                 for k, v in dict(data["policies"]).items()},
                        qrels=dict(data["qrels"]), per_query=frame, ragrade_version=str(data["ragrade_version"]),
                        created=str(data["created"]), means=dict(data.get("means") or {}),
                        counts=dict(data.get("counts") or {}), summary=dict(data.get("summary") or {}), path=path)

@@ -288,17 +288,18 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
 
     r = as_run(run)
     known = Policies.choices()
-    unknown = [k for k in b.policies if k not in known]
+    numeric = set(Policies.settings())  # numeric settings (max_docs, num_docs, upper_grade): any value
+    unknown = [k for k in b.policies if k not in known and k not in numeric]
     if unknown:
         raise IncomparableError(f"the baseline was scored with a policy this ragrade does not have: {unknown[0]!r}")
-    bad = [k for k, v in b.policies.items() if v not in known[k]]
+    bad = [k for k, v in b.policies.items() if k in known and v not in known[k]]
     if bad:
         raise IncomparableError(f"the baseline's policy {bad[0]}={b.policies[bad[0]]!r} is not one this ragrade "
                                 f"knows ({', '.join(known[bad[0]])})")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RagradeWarning)
         result = evaluate(q, r, [(label, defined[label]) for label in chosen], profile=b.profile,
-                          **{k: v for k, v in b.policies.items()})  # type: ignore[arg-type]
+                          **{k: v for k, v in b.policies.items() if v is not None})
     notes += [f"candidate: {part}" for w in caught if issubclass(w.category, RagradeWarning)
               for part in str(w.message).split("; ")]
 
