@@ -87,40 +87,58 @@ def _gain_rows(m: Metric, j: Judged, depth: int) -> tuple[np.ndarray, np.ndarray
 def _expected_utility(j: Judged, q: np.ndarray, pos: np.ndarray, w: np.ndarray, width: int,
                       cont: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
     """``sum_i W_i g_i`` over rankings of ``width`` ranks; ``cont(G, cumG, r)`` gives the continuation
-    probabilities of a block (G and cumG: block x n matrices, r: the 1-based ranks of their columns).
+    probabilities (G and cumG: n x m matrices, r: the 1-based ranks of their m columns).
 
-    Each block is a dense matrix only up to its last rank with a gain; past it every gain is 0 and the
-    continuation depends on the rank and the query's total gain alone, so the rest of the normaliser
-    ``sum_i prod_{j<i} C_j`` is computed once per distinct total gain (few: gains are grade steps)."""
+    Blocks of queries are dense matrices only up to the block's last rank with a gain. Past a query's own
+    last gain every gain is 0 and the continuation depends on the rank and the query's total gain alone, so
+    the rest of its normaliser ``sum_i prod_{j<i} C_j`` comes from a table computed once per distinct total
+    gain (few: gains are grade steps) by the backward recursion ``T_i = 1 + C_i T_(i+1)``. Every sum runs
+    left to right within the query and stops at the query's own last gain, so a query's value does not
+    depend on the other queries evaluated with it (parts of a collection give the whole's values)."""
     out = np.zeros(j.nq, dtype=np.float64)
     starts = group_starts(q, j.nq)
+    has = starts[1:] > starts[:-1]
+    last = np.zeros(j.nq, dtype=np.int64)  # 1 + the 0-based rank of each query's last gain (0: none)
+    last[has] = pos[starts[1:][has] - 1] + 1
+    num = np.zeros(j.nq)
+    head = np.zeros(j.nq)  # sum of the reach up to the last gain
+    step = np.zeros(j.nq)  # the reach of the rank after the last gain
+    total = np.zeros(j.nq)
     for a in range(0, j.nq, _BLOCK):
         b = min(a + _BLOCK, j.nq)
         lo, hi = starts[a], starts[b]
-        dense = min(width, int(pos[lo:hi].max()) + 1) if hi > lo else 1
+        if hi == lo:
+            continue
+        dense = int(last[a:b].max())
         g = np.zeros((b - a, dense))
         g[q[lo:hi] - a, pos[lo:hi]] = w[lo:hi]
         cg = np.cumsum(g, axis=1)
         c = cont(g, cg, _ranks(1, dense))
         reach = np.ones_like(c)
         np.cumprod(c[:, :-1], axis=1, out=reach[:, 1:])
-        norm = reach.sum(axis=1)
-        if dense < width:
-            norm += reach[:, -1] * c[:, -1] * _tail(cg[:, -1], dense, width, cont)
-        out[a:b] = (reach * g).sum(axis=1) / norm
+        rows = np.flatnonzero(has[a:b])
+        col = last[a:b][rows] - 1
+        num[a + rows] = np.cumsum(reach * g, axis=1)[rows, col]
+        head[a + rows] = np.cumsum(reach, axis=1)[rows, col]
+        step[a + rows] = reach[rows, col] * c[rows, col]
+        total[a + rows] = cg[rows, col]
+    idx = np.flatnonzero(has & (last < width))
+    tail = np.zeros(j.nq)
+    if len(idx):
+        values, inverse = np.unique(total[idx], return_inverse=True)
+        inverse = inverse.reshape(-1)
+        for c0 in range(0, len(values), _BLOCK):
+            chunk = values[c0:c0 + _BLOCK]
+            f = cont(np.zeros((len(chunk), width)), np.broadcast_to(chunk[:, None], (len(chunk), width)),
+                     _ranks(1, width))
+            t = np.zeros((len(chunk), width + 1))
+            for i in range(width - 1, -1, -1):  # over ranks, vectorised over the distinct totals
+                t[:, i] = 1.0 + f[:, i] * t[:, i + 1]
+            sel = (inverse >= c0) & (inverse < c0 + len(chunk))
+            tail[idx[sel]] = t[inverse[sel] - c0, last[idx[sel]]]
+    norm = head + step * tail
+    out[has] = num[has] / norm[has]
     return out
-
-
-def _tail(total: np.ndarray, start: int, width: int,
-          cont: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
-    """``sum_{i=start}^{width-1} prod_{j=start}^{i-1} C_j`` for rankings whose gains past ``start`` (0-based)
-    are 0 and whose total gain is ``total``, per query (computed per distinct total)."""
-    values, inverse = np.unique(total, return_inverse=True)
-    n = width - start
-    c = cont(np.zeros((len(values), n)), np.broadcast_to(values[:, None], (len(values), n)), _ranks(start + 1, n))
-    reach = np.ones_like(c)
-    np.cumprod(c[:, :-1], axis=1, out=reach[:, 1:])
-    return reach.sum(axis=1)[inverse.reshape(-1)]
 
 
 def rbp_cwl(m: Metric, j: Judged) -> np.ndarray:
