@@ -17,7 +17,7 @@ import pandas as pd
 from ragrade.data import Run
 from ragrade.engine.core import Evaluator
 from ragrade.engine.inputs import as_qrels, as_run
-from ragrade.engine.result import MetricsArg, Result, Summary, metric_labels
+from ragrade.engine.result import HoleRate, MetricsArg, Result, Summary, metric_labels
 from ragrade.engine.texts import align_texts, build_matches
 from ragrade.errors import MetricError, PolicyError
 from ragrade.kernels.profile_kernels import ListContext, Matches
@@ -114,9 +114,12 @@ def evaluate_engine_profile(truth: Any, retrieved: Any, metrics: MetricsArg, pro
             frame = frame.reindex(alt.per_query.index)
             for lab in rr_labels:
                 frame[lab] = alt.per_query[str(res.metrics[lab])].to_numpy()
+    holes = res.hole_rate  # rows of the queries BEIR's MRR added: no list, no hole rate (NaN)
+    if holes is not None and not holes.per_query.index.equals(frame.index):
+        holes = HoleRate(holes.k, holes.per_query.reindex(frame.index), holes.only_relevant_judged, holes.by_k)
     upper = None if res.upper is None else res.upper.reindex(frame.index)
     return Result(frame, res.metrics, res.summary, res.policies, run_name=res.run_name, profile=prof,
-                  hole_rate=res.hole_rate, upper=upper)
+                  hole_rate=holes, upper=upper)
 
 
 __all__ = ["evaluate_engine_profile", "evaluate_list_profile"]
