@@ -148,3 +148,20 @@ def test_every_public_name_resolves():
     for name in ragrade.__all__:
         assert getattr(ragrade, name) is not None, name
     assert callable(ragrade.evaluate) and callable(ragrade.conventions)
+
+
+def test_the_registry_and_parser_load_without_numpy_and_every_kernel_resolves():
+    """Reading the registry (the parser, ``ragrade metrics``) imports no NumPy: kernels are referenced by
+    name and imported on first call; every reference names a real function."""
+    code = ("import sys; from ragrade.metrics import parse_metric, REGISTRY; parse_metric('ndcg(gain=exp)@10');"
+            "print(','.join(m for m in ('numpy', 'pandas', 'pyarrow') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+    from ragrade.metrics import REGISTRY
+    from ragrade.metrics.registry import KernelRef
+
+    refs = [k for fam in REGISTRY for k in (fam.kernel, fam.list_kernel) if k is not None]
+    assert len(refs) > 50 and all(isinstance(k, KernelRef) for k in refs)
+    for ref in refs:
+        assert callable(ref.resolve()), ref
+        assert ref.resolve().__name__ == ref.name and ref.resolve().__module__ == ref.module

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -312,6 +314,19 @@ def test_saddlepoint_interval_is_inside_the_data_range_and_holds_the_mean(x: np.
     assert x.min() - 1e-12 <= lo <= x.mean() + 1e-12 <= hi + 2e-12 <= x.max() + 3e-12
     lo90, hi90 = stats.saddlepoint_ci(x, 0.9)
     assert lo - 1e-12 <= lo90 and hi90 <= hi + 1e-12  # a lower level never widens the interval
+
+
+def test_saddlepoint_intervals_nest_where_r_star_dips() -> None:
+    # r* is not monotone in the tilt for these three values (it dips, rises and falls again): the 90%
+    # upper end once landed on the maximum while the 95% one was solved below it.
+    x = np.array([0.75, 0.875, -0.75])
+    levels = [0.8, 0.85, 0.9, 0.93, 0.95, 0.96, 0.99]
+    ends = [stats.saddlepoint_ci(x, c) for c in levels]
+    lows, highs = [float(lo) for lo, _ in ends], [float(hi) for _, hi in ends]
+    assert all(a >= b - 1e-12 for a, b in itertools.pairwise(lows))
+    assert all(a <= b + 1e-12 for a, b in itertools.pairwise(highs))
+    assert highs[2] < x.max()  # the 90% end is solved, not the maximum
+    assert x.min() <= lows[-1] <= x.mean() <= highs[-1] <= x.max()
 
 
 # --------------------------------------------------------------------------------------------- Tukey's HSD

@@ -96,3 +96,28 @@ def test_remem_random_examples():
     for k in ks:
         assert pooled[f"NDCG_any@{k}"] == round(sums[k] / len(gold), 4)
         assert not math.isnan(pooled[f"NDCG_any@{k}"])
+
+
+def test_autorag_with_a_cutoff_scores_the_top_k_list_and_ignores_a_blank_id_beyond_it():
+    """AutoRAG cuts each list at k first and only then refuses a row holding a blank id: a blank id
+    beyond k leaves the row scored (issue 11, item 18), one within k leaves it unscored."""
+    rng = random.Random(7)
+    gts, preds = [], []
+    for _ in range(200):
+        gts.append([[f"d{rng.randrange(9)}" for _ in range(rng.randint(1, 3))] for _ in range(rng.randint(1, 3))])
+        pred = [f"d{rng.randrange(9)}" for _ in range(rng.randint(1, 6))]
+        pred.insert(rng.randrange(len(pred) + 1), " ")  # one blank id somewhere
+        preds.append(pred)
+    k = 3
+    names = [f"{n}@{k}" for n in ("precision", "recall", "f1", "rr", "ap", "ndcg")]
+    ours = evaluate_profile(gts, preds, names, "autorag").per_query
+    scored = 0
+    for i, (g, p) in enumerate(zip(gts, preds, strict=True)):
+        top = p[:k]
+        for n in names:
+            if any(not x.strip() for x in top):
+                assert math.isnan(ours[n].iloc[i]), (n, g, p)
+            else:
+                assert ours[n].iloc[i] == pytest.approx(autorag_row(g, top)[n.split("@")[0]], abs=1e-12), (n, g, p)
+                scored += 1
+    assert scored > 100 * len(names) // 2  # most rows have their blank id beyond k

@@ -15,7 +15,7 @@ from report_synth import XSS, make_data, per_query_scores
 
 import ragrade
 from ragrade.comparison import compare_scores
-from ragrade.errors import InputError, RagradeWarning
+from ragrade.errors import InputError, RagradeError, RagradeWarning
 from ragrade.report import read_payload, render_comparison_html, render_html, write_html
 from ragrade.report._assets import CSS, JS
 from ragrade.report.data import build_payload, default_depth, pack_payload, ranked_lists, unpack_payload
@@ -266,6 +266,37 @@ def test_write_html_checks_the_file_name_and_the_runs(tmp_path, small_data) -> N
         write_html(tmp_path / "r.html", qrels, {"bm25": runs["bm25"]}, ["ndcg@10"])
     with pytest.raises(InputError, match="baseline"):
         write_html(tmp_path / "r.html", qrels, runs, ["ndcg@10"], baseline="nope")
+
+
+def test_errors_in_either_thread_of_the_build_are_raised_not_hung(tmp_path, small_data) -> None:
+    # render_html evaluates and compares in one thread and gathers the per-query data in another: an
+    # error on either side reaches the caller (nothing waits forever on the other thread).
+    import threading
+
+    qrels, runs, _, _ = small_data
+    before = threading.active_count()
+    with pytest.raises(InputError, match="depth"):
+        render_html(qrels, runs, ["ndcg@10"], n_resamples=50, plots=False, depth=0)
+    with pytest.raises(RagradeError):
+        render_html(qrels, runs, ["no_such_metric@3"], n_resamples=50, plots=False)
+    with pytest.raises(RagradeError):
+        render_html(qrels, {**runs, "bad": tmp_path / "missing.trec"}, ["ndcg@10"], n_resamples=50)
+    with pytest.raises(InputError, match="test"):
+        render_html(qrels, runs, ["ndcg@10"], n_resamples=50, test="nope")
+    assert threading.active_count() == before
+
+
+def test_the_prepared_items_give_the_same_data(small_comparison, small_data) -> None:
+    from ragrade.report.data import prepare_items
+
+    qrels, runs, texts, queries = small_data
+    cmp = small_comparison
+    plain = build_payload(cmp.scores, cmp.metrics, qrels, runs, texts=texts, queries=queries)
+    prepared = prepare_items(qrels, runs, default_depth(cmp.metrics))
+    again = build_payload(cmp.scores, cmp.metrics, qrels, runs, texts=texts, queries=queries, prepared=prepared)
+    assert plain[0] == again[0] and plain[1].keys() == again[1].keys()
+    for name, arr in plain[1].items():
+        np.testing.assert_array_equal(arr, again[1][name], err_msg=name)
 
 
 def test_groups_and_markers_reach_the_summary_table(small_data) -> None:

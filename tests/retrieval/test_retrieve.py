@@ -174,6 +174,9 @@ def test_queries_from_every_shape(tmp_path):
     assert as_queries(p) == {"a": "x"}
     (tmp_path / "t.tsv").write_text("a\tx y\nb\tz\n")
     assert as_queries(str(tmp_path / "t.tsv")) == {"a": "x y", "b": "z"}
+    pq = tmp_path / "topics.parquet"
+    pd.DataFrame({"query_id": ["7", "b"], "text": ["first", "second"]}).to_parquet(pq)
+    assert as_queries(pq) == {"7": "first", "b": "second"}
     for bad, msg in [([("a", "x"), ("a", "y")], "twice"), ({"a": ""}, "empty"), ({"a": 3}, "string"),
                      ([], "no query"), (3.5, "cannot use"), ([("a", "x", "z")], "pairs")]:
         with pytest.raises(InputError, match=msg):

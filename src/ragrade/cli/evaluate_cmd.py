@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import click
@@ -137,22 +139,22 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
         parsed: list[Any] = list(labels)
         options: dict[str, Any] = {k: v for k, v in dict(max_docs=max_docs, num_docs=num_docs,
                                                          upper_grade=upper_grade).items() if v is not None}
+        # Files too large for memory (or --max-memory) and Spark: the engine reads the files itself.
+        large: Callable[[], Any] | None = None
+        settings = {**policies, **options}
         if engine == "spark":
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", RagradeWarning)
-                result = _on_spark(qrels, run, parsed, master, qrels_format, run_format, profile,
-                                   {**policies, **options})
-            finish(loop, result, qrels, run)
-            _print(result, caught, fmt, per_query, digits, hole_threshold, label)
-            return
-        from ragrade.engine.outofcore import budget_for
+            large = partial(_on_spark, qrels, run, parsed, master, qrels_format, run_format, profile, settings)
+        else:
+            from ragrade.engine.outofcore import budget_for
 
-        budget = budget_for(qrels, run, max_memory)
-        if budget is not None:
+            budget = budget_for(qrels, run, max_memory)
+            if budget is not None:
+                large = partial(_out_of_core, qrels, run, parsed, budget, qrels_format, run_format, profile,
+                                settings)
+        if large is not None:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", RagradeWarning)
-                result = _out_of_core(qrels, run, parsed, budget, qrels_format, run_format, profile,
-                                      {**policies, **options})
+                result = large()
             finish(loop, result, qrels, run)
             _print(result, caught, fmt, per_query, digits, hole_threshold, label)
             return

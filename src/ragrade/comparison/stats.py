@@ -285,10 +285,11 @@ def _saddlepoint_upper(c: np.ndarray, z: float) -> np.ndarray:
     """For each column of centred values ``c``: the tilted mean at which the saddlepoint CDF of the
     bootstrap mean reaches ``Φ(z)`` (``z > 0``), i.e. the upper interval end minus the mean.
 
-    Starting from the normal approximation's tilt, the tilt is doubled until ``r*`` passes ``z`` (a
-    bracket). If ``r*`` stops growing first, or the tilted variance vanishes (all weight on the largest
-    value: tiny samples), the end cannot be reached and is the column's maximum. Safeguarded Newton steps
-    from the last tilt below ``z`` then solve ``r*(t) = z`` inside the bracket."""
+    Starting near the normal approximation's tilt, the tilt is doubled until ``r*`` passes ``z`` (a
+    bracket). If the tilted variance vanishes first (all weight on the largest value: tiny samples), the
+    end cannot be reached and is the column's maximum. Safeguarded Newton steps from the last tilt below
+    ``z`` then solve ``r*(t) = z`` inside the bracket. The tilts tried do not depend on ``z``, so a lower
+    level's end is never above a higher level's (the intervals nest)."""
     n, m = c.shape
     out = np.zeros(m)
     sd = c.std(axis=0)
@@ -300,9 +301,11 @@ def _saddlepoint_upper(c: np.ndarray, z: float) -> np.ndarray:
     cc = c[:, cols]
     var0 = sd[cols] ** 2
     k = len(cols)
-    t = z / (math.sqrt(n) * sd[cols])  # the normal approximation's tilt
+    # The normal approximation's tilt z / (sqrt(n) sd), rounded down to a power of two times
+    # 1 / (sqrt(n) sd): every level then searches the same grid of tilts, so the bracket of a lower
+    # level is never past that of a higher one and the intervals nest.
+    t = 2.0 ** math.floor(math.log2(z)) / (math.sqrt(n) * sd[cols])
     lo, hi = np.zeros(k), np.full(k, np.inf)
-    prev = np.full(k, -np.inf)
     lost = np.zeros(k, dtype=bool)
     done = np.zeros(k, dtype=bool)
     mu_at = np.zeros(k)
@@ -312,14 +315,16 @@ def _saddlepoint_upper(c: np.ndarray, z: float) -> np.ndarray:
             break
         idx = np.flatnonzero(grow)
         r, _, mu, var = _r_star(cc[:, idx] if len(idx) < k else cc, t[idx])
-        broken = ~np.isfinite(r) | (var <= 1e-12 * var0[idx]) | (r <= prev[idx])
+        # r* need not grow with the tilt on tiny samples (it can dip and rise again): keep doubling
+        # until it passes z or the tilted variance vanishes (all weight on the largest value).
+        broken = ~np.isfinite(r) | (var <= 1e-12 * var0[idx])
         lost[idx[broken]] = True
         close = ~broken & (np.abs(r - z) < 1e-10)
         done[idx[close]], mu_at[idx[close]] = True, mu[close]
         above = ~broken & ~close & (r > z)
         hi[idx[above]] = t[idx[above]]
         below = ~broken & ~close & (r < z)
-        lo[idx[below]], prev[idx[below]] = t[idx[below]], r[below]
+        lo[idx[below]] = t[idx[below]]
         t[idx[below]] *= 2.0
     lost |= ~done & ~np.isfinite(hi)
     ends = top[cols].copy()

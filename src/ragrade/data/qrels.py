@@ -268,6 +268,20 @@ class Qrels(ColumnarTable):
         s = self._slice(query_id)
         return len(np.unique(self.unit_ids()[s]))
 
+    def without_empty_queries(self) -> Qrels:
+        """The same judgments without the queries that have none (``{"q10": {}}`` in a dict): pytrec_eval
+        and BEIR never see such a query. ``self`` when there is none.
+
+        >>> Qrels.from_dict({"q1": {"d1": 1}, "q10": {}}).without_empty_queries().query_ids.tolist()
+        ['q1']
+        """
+        keep = np.diff(self._offsets) > 0
+        if keep.all():
+            return self
+        offsets = np.concatenate((self._offsets[:-1][keep], self._offsets[-1:]))
+        return Qrels(self._query_ids[keep], offsets, self._codes, self._vocab, self._values, self._units,
+                     raw_docs=self._raw)
+
     def to_dict(self) -> dict[str, dict[str, Any]]:
         """``{query: {doc: grade}}`` with integral grades as int. Groups are flattened (one row per id)."""
         g = self.grades

@@ -97,6 +97,8 @@ def evaluate_engine_profile(truth: Any, retrieved: Any, metrics: MetricsArg, pro
     precision and BEIR's MRR variant."""
     pol = Policies().update(**prof.policy_overrides()).update(**policies)
     qrels = as_qrels(truth)
+    if prof.empty_qrels == "drop":
+        qrels = qrels.without_empty_queries()
     run = as_run(retrieved)
     if prof.score_dtype == "float32" and run.scores is not None:
         run = Run(run.query_ids, run.offsets, run.doc_codes, run.doc_vocab,
@@ -119,7 +121,7 @@ def evaluate_engine_profile(truth: Any, retrieved: Any, metrics: MetricsArg, pro
         holes = HoleRate(holes.k, holes.per_query.reindex(frame.index), holes.only_relevant_judged, holes.by_k)
     upper = None if res.upper is None else res.upper.reindex(frame.index)
     return Result(frame, res.metrics, res.summary, res.policies, run_name=res.run_name, profile=prof,
-                  hole_rate=holes, upper=upper)
+                  nan_means=res.nan_means, hole_rate=holes, upper=upper)
 
 
 __all__ = ["evaluate_engine_profile", "evaluate_list_profile"]

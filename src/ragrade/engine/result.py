@@ -230,6 +230,11 @@ class Result:
         #: at ``upper_grade``); ``per_query`` then holds the lower bounds. None otherwise.
         self.upper = upper
 
+    @property
+    def nan_means(self) -> frozenset[str]:
+        """Labels whose mean is NaN by policy (``no_relevant="nan"`` with an undefined query)."""
+        return frozenset(self._nan_means)
+
     # -- aggregates --------------------------------------------------------------------------------
     @property
     def counts(self) -> MetricValues:

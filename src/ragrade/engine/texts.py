@@ -74,14 +74,18 @@ def build_matches(units: list[list[list[str]]], lists: list[list[str]], matcher:
     ukey = ukey.astype(np.int64)
     u_first = (~pd.Series(u_q * (len(content) + 1) + ukey).duplicated().to_numpy() if len(ukey)
                else np.zeros(0, dtype=bool))
-    invalid = (n_ret == 0) | (n_units == 0)
+    invalid_truth = n_units == 0
     if len(flat_units):
         empty_group = np.bincount(u_q[u_size == 0], minlength=nq) > 0
-        invalid |= empty_group
+        invalid_truth |= empty_group
     blank = np.array([not x.strip() for x in r_items + a_items], dtype=bool)
-    if blank.any():
-        bq = np.concatenate([r_q, a_q])[blank]
-        invalid[bq] = True
+    r_blank = blank[: len(r_items)]
+    a_blank = blank[len(r_items):]
+    if a_blank.any():
+        invalid_truth[a_q[a_blank]] = True
+    invalid = invalid_truth | (n_ret == 0)
+    if r_blank.any():
+        invalid[r_q[r_blank]] = True
     # pairs
     if matcher is None:
         left = pd.DataFrame({"row": np.arange(len(rc), dtype=np.int64), "key": r_q * nv + rc})
@@ -110,7 +114,7 @@ def build_matches(units: list[list[list[str]]], lists: list[list[str]], matcher:
     order = np.lexsort((p_unit, p_row))
     return Matches(nq=nq, n_ret=n_ret, r_q=r_q, r_pos=r_pos, r_first=r_first, n_units=n_units, u_q=u_q,
                    u_key=ukey, u_first=u_first, gt_len=gt_len, p_row=p_row[order], p_unit=p_unit[order],
-                   invalid=invalid, r_code=rc)
+                   invalid=invalid, r_code=rc, invalid_truth=invalid_truth, r_blank=r_blank)
 
 
 def evaluate_texts(truth: Any, retrieved: Any, metrics: MetricsArg, matcher: Matcher,

@@ -54,6 +54,10 @@ class Matches:
     p_unit: np.ndarray  # int64[m] ... and unit; sorted by (row, unit), unique
     invalid: np.ndarray = field(default=None)  # type: ignore[arg-type]  # bool[nq] rows a peer rejects
     r_code: np.ndarray | None = field(default=None)  # int64[n] code of the row's item (equal text -> equal code)
+    # What makes a row invalid, kept apart so that a cut recomputes it: the ground-truth side (bool[nq]) and
+    # blank retrieved items (bool[n]); None: ``invalid`` as given.
+    invalid_truth: np.ndarray | None = field(default=None)
+    r_blank: np.ndarray | None = field(default=None)
 
     def __post_init__(self) -> None:
         if self.invalid is None:
@@ -81,10 +85,18 @@ class Matches:
             return self
         new_index = np.cumsum(keep) - 1
         pk = keep[self.p_row]
+        n_ret = np.minimum(self.n_ret, k)
+        invalid, r_blank = self.invalid, self.r_blank
+        if self.invalid_truth is not None and r_blank is not None:
+            # A blank item beyond k is not in the cut list (AutoRAG scores the top-k list).
+            r_blank = r_blank[keep]
+            invalid = self.invalid_truth | (n_ret == 0)
+            if r_blank.any():
+                invalid = invalid | (np.bincount(self.r_q[keep][r_blank], minlength=self.nq) > 0)
         return replace(
-            self, n_ret=np.minimum(self.n_ret, k), r_q=self.r_q[keep], r_pos=self.r_pos[keep],
+            self, n_ret=n_ret, r_q=self.r_q[keep], r_pos=self.r_pos[keep],
             r_first=self.r_first[keep], p_row=new_index[self.p_row[pk]], p_unit=self.p_unit[pk],
-            r_code=None if self.r_code is None else self.r_code[keep],
+            r_code=None if self.r_code is None else self.r_code[keep], invalid=invalid, r_blank=r_blank,
         )
 
 

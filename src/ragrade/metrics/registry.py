@@ -26,21 +26,57 @@ checklist).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragrade.errors import UnknownNameError
-from ragrade.kernels import cascade as C
-from ragrade.kernels import diversity as D
-from ragrade.kernels import measures as M
-from ragrade.kernels import metrics as K
-from ragrade.kernels import profile_kernels as PK
-from ragrade.kernels import text as T
 from ragrade.metrics.params import GAIN, GAINS, JUDGED_ONLY, NDCG_REL, P_PERSIST, REL, Param
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
+
+
+class KernelRef:
+    """A kernel named by its module and function, imported on its first call: reading the registry (the
+    parser, ``ragrade metrics``) imports no NumPy. Calling it calls the kernel; :meth:`resolve` returns it."""
+
+    __slots__ = ("_fn", "module", "name")
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module = module
+        self.name = name
+        self._fn: Callable[..., Any] | None = None
+
+    def resolve(self) -> Callable[..., Any]:
+        if self._fn is None:
+            self._fn = getattr(importlib.import_module(self.module), self.name)
+        return self._fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolve()(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<kernel {self.module}.{self.name}>"
+
+
+class _Kernels:
+    """``K.precision`` -> a :class:`KernelRef` to ``ragrade.kernels.metrics.precision``."""
+
+    def __init__(self, module: str) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> KernelRef:
+        return KernelRef(self._module, name)
+
+
+C = _Kernels("ragrade.kernels.cascade")
+D = _Kernels("ragrade.kernels.diversity")
+M = _Kernels("ragrade.kernels.measures")
+K = _Kernels("ragrade.kernels.metrics")
+PK = _Kernels("ragrade.kernels.profile_kernels")
+T = _Kernels("ragrade.kernels.text")
 
 Kind = Literal["id", "text", "judge", "diversity"]
 Cutoff = Literal["optional", "none", "required"]

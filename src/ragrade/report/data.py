@@ -169,25 +169,6 @@ class _Shown:
     scores: np.ndarray  # float32
 
 
-def _shown_rows(rows: RankedRows, qindex: pd.Index, depth: int) -> _Shown:
-    lengths = np.diff(rows.offsets)
-    rpos = _positions(rows.query_ids, qindex)
-    take = np.where(rpos >= 0, np.minimum(lengths, depth), 0)
-    total = int(take.sum())
-    starts = np.repeat(rows.offsets[:-1], take)
-    local = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(take) - take, take)
-    top_rows = rows.order[starts + local]
-    scores = rows.scores[top_rows] if rows.scores is not None else np.full(total, np.nan)
-    return _Shown(
-        rows=rows,
-        rpos=rpos,
-        seg=np.repeat(np.arange(len(lengths), dtype=np.int64), take),
-        qpos=np.repeat(rpos, take),
-        docs=rows.docs_at(top_rows),
-        scores=scores.astype(np.float32),
-    )
-
-
 def _ranks_by_hash(
     rows: RankedRows, rpos: np.ndarray, lengths: np.ndarray, miss_q: np.ndarray, miss_doc: np.ndarray
 ) -> np.ndarray:
@@ -287,6 +268,54 @@ def _segment_search(
         hi = np.where(active & ~go_right, mid, hi)
 
 
+@dataclass
+class Prepared:
+    """What the per-query data needs before the runs are evaluated: the judgments, the top ``depth``
+    rows of every query of every run in rank order, and one vocabulary over the judged documents and
+    every top one (:func:`prepare_items`; :func:`build_payload` then keeps the report's queries)."""
+
+    depth: int
+    ties: str
+    judged: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]  # as judged_rows gives
+    tops: dict[str, tuple[RankedRows, np.ndarray, np.ndarray, np.ndarray]]  # run -> rows, seg, docs, scores
+    codes: np.ndarray  # vocabulary code of every judged row, then of every top row of each run in turn
+    vocab: np.ndarray
+
+
+def _top_rows(rows: RankedRows, depth: int) -> tuple[RankedRows, np.ndarray, np.ndarray, np.ndarray]:
+    """The first ``depth`` rows of every query of a run in rank order: (rows, run query of each, doc ids,
+    retrieval scores as float32, NaN when the run has none)."""
+    take = np.minimum(np.diff(rows.offsets), depth)
+    total = int(take.sum())
+    starts = np.repeat(rows.offsets[:-1], take)
+    local = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(take) - take, take)
+    top = rows.order[starts + local]
+    scores = rows.scores[top] if rows.scores is not None else np.full(total, np.nan)
+    seg = np.repeat(np.arange(len(take), dtype=np.int64), take)
+    return rows, seg, rows.docs_at(top), scores.astype(np.float32)
+
+
+def prepare_items(
+    qrels: Any,
+    runs: Mapping[str, Any],
+    depth: int,
+    ties: str = "docid_desc",
+    ranked: Mapping[str, RankedRows] | None = None,
+) -> Prepared:
+    """The part of :func:`build_payload` that needs no evaluation (the report builds it while the engine
+    evaluates the runs): rank order, top rows and the shared vocabulary. ``ranked``: runs already put in
+    rank order by :func:`ranked_rows` with the same ``ties``."""
+    depth = int(depth)
+    if depth < 1:
+        raise InputError("depth must be a positive integer", value=depth)
+    given = ranked or {}
+    judged = judged_rows(qrels)
+    tops = {str(name): _top_rows(given[name] if name in given else ranked_rows(run, ties), depth)
+            for name, run in runs.items()}
+    codes, vocab = pd.factorize(np.concatenate([judged[2], *(t[2] for t in tops.values())]))
+    return Prepared(depth, ties, judged, tops, codes.astype(np.int64), np.asarray(vocab, dtype=object))
+
+
 def run_items(
     shown: _Shown,
     shown_codes: np.ndarray,
@@ -336,6 +365,11 @@ def run_items(
 def _texts_for(ids: list[str], texts: Mapping[str, Any], limit: int | None) -> list[str | None]:
     """The text of each id (``None`` when there is none), cut to ``limit`` characters."""
     found = list(map(texts.get, ids))
+    kinds = set(map(type, found))
+    if kinds <= {str, type(None)} and (
+        limit is None or max(map(len, filter(None, found)), default=0) <= limit
+    ):  # the common case, checked without a loop in Python: plain strings, none too long
+        return found
     if limit is None:
         return [t if t is None or type(t) is str else str(t) for t in found]
     return [
@@ -377,6 +411,8 @@ def build_payload(
     depth: int | None = None,
     max_text_chars: int = 600,
     ties: str = "docid_desc",
+    ranked: Mapping[str, RankedRows] | None = None,
+    prepared: Prepared | None = None,
 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The report's per-query data: a JSON-ready header and the named numeric arrays.
 
@@ -384,7 +420,9 @@ def build_payload(
     ``runs``: the rankings (anything ``ragrade.evaluate`` takes as a run); ``qrels``: the grades. For each
     run and report query: the top ``depth`` items (document number, retrieval score, grade or NaN for
     unjudged) and the relevant items outside them (document number, grade, rank of first retrieval or
-    -1), ordered by grade descending then id.
+    -1), ordered by grade descending then id. ``ranked``: runs already put in rank order with
+    :func:`ranked_rows` (same ``ties``), by name; the others are ranked here. ``prepared``: the
+    result of :func:`prepare_items` for these runs, ``depth`` and ``ties`` (computed here otherwise).
     """
     names = [str(n) for n in per_query]
     missing = [n for n in names if n not in runs]
@@ -393,6 +431,8 @@ def build_payload(
     depth = default_depth(metrics) if depth is None else int(depth)
     if depth < 1:
         raise InputError("depth must be a positive integer", value=depth)
+    if prepared is None or prepared.depth != depth or prepared.ties != ties or any(n not in prepared.tops for n in names):
+        prepared = prepare_items(qrels, {n: runs[n] for n in names}, depth, ties, ranked)
     qids = report_queries(per_query, metrics)
     qindex = _object_index(qids)
     nq = len(qids)
@@ -402,7 +442,7 @@ def build_payload(
         for ri, run in enumerate(names):
             arrays[f"s{mi}_{ri}"] = per_query[run][metric].reindex(qindex).to_numpy(dtype=np.float64, na_value=np.nan)
 
-    j_qids, j_off, j_doc, j_grade, units = judged_rows(qrels)
+    j_qids, j_off, j_doc, j_grade, units = prepared.judged
     jpos = np.repeat(_positions(j_qids, qindex), np.diff(j_off))  # report position of every judgment
     keep = jpos >= 0
     jpos, j_doc, j_grade = jpos[keep], j_doc[keep], j_grade[keep]
@@ -413,17 +453,22 @@ def build_payload(
         pairs_u = np.unique(np.column_stack([jpos[rel], units[keep][rel]]), axis=0) if rel.any() else np.zeros((0, 2), np.int64)
         n_relevant = np.bincount(pairs_u[:, 0], minlength=nq)
 
-    shown = {run: _shown_rows(ranked_rows(runs[run], ties), qindex, depth) for run in names}
-    # One vocabulary over the judged documents and every shown one.
-    codes, vocab = pd.factorize(np.concatenate([j_doc, *(sh.docs for sh in shown.values())]))
+    # One vocabulary over the judged documents and every shown one (codes from prepare_items).
+    codes, vocab = prepared.codes, prepared.vocab
     width = len(vocab) + 1
-    judged = (jpos, j_doc, j_grade, codes[: len(j_doc)].astype(np.int64))
+    judged = (jpos, j_doc, j_grade, codes[: len(keep)][keep])
     items: dict[str, RunItems] = {}
-    start = len(j_doc)
-    for run in names:
-        n = len(shown[run].docs)
-        items[run] = run_items(shown[run], codes[start : start + n].astype(np.int64), nq, judged, width, runs[run])
+    start = len(keep)
+    for run, (rows, seg, docs, scores) in prepared.tops.items():
+        n = len(docs)
+        if run in names:  # the top rows of the report's queries
+            rpos = _positions(rows.query_ids, qindex)
+            row_pos = rpos[seg]
+            mine = row_pos >= 0
+            shown = _Shown(rows=rows, rpos=rpos, seg=seg[mine], qpos=row_pos[mine], docs=docs[mine], scores=scores[mine])
+            items[run] = run_items(shown, codes[start : start + n][mine], nq, judged, width, runs[run])
         start += n
+    items = {run: items[run] for run in names}
     # Keep only the documents the page shows, numbered in order of first use.
     used = np.concatenate([np.concatenate([it.top_docs, it.missed_docs]) for it in items.values()])
     kept, first_use = np.unique(used, return_index=True)

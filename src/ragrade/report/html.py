@@ -15,22 +15,29 @@ import hashlib
 import html
 import os
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ragrade.comparison import Comparison
+from ragrade.comparison import Comparison, metric_labels, name_runs
 from ragrade.comparison.export import groups_note, hole_cells, hole_note, pair_rows, summary_rows
 from ragrade.comparison.formatting import number, pvalue, signed
 from ragrade.comparison.stats import CIMethod
-from ragrade.errors import InputError
+from ragrade.errors import InputError, RagradeError
 from ragrade.report._assets import CSS, JS
-from ragrade.report.data import build_payload, pack_payload
+from ragrade.report.data import (
+    Prepared,
+    build_payload,
+    default_depth,
+    pack_payload,
+    prepare_items,
+    report_queries,
+)
 from ragrade.report.plots import comparison_figures
-from ragrade.report.prepare import DEFAULT_KS, compare_evaluated, evaluate_runs
+from ragrade.report.prepare import DEFAULT_KS, compare_evaluated, evaluate_runs, read_input
 from ragrade.report.svg import file_stem
 
 MAX_PAIR_PLOTS = 10
@@ -322,32 +329,73 @@ def render_html(
 ) -> str:
     """Evaluate, compare and render the report as HTML text (see :func:`write_html`). Every run is
     evaluated once, for the compared metrics and the curves' cutoffs together."""
-    ev = evaluate_runs(qrels, runs, metrics, ks=ks if plots else None, **policies)
-    names = list(ev.runs)
-    if baseline is not None and str(baseline) not in ev.runs:
-        raise InputError(f"baseline is not one of the runs {names}", value=baseline)
-    cmp, curves = compare_evaluated(
-        ev, baseline=baseline, test=test, correction=correction, alpha=alpha, confidence=confidence,
-        n_resamples=n_resamples, seed=seed, ci_method=ci_method,
-    )
-    if hole_rates is None and ev.hole_rates:  # the engine's hole rates of every run
-        hole_rates = ev.hole_rates
-    return render_comparison_html(
-        cmp,
-        ev.qrels,
-        ev.runs,
-        per_query={name: frame[ev.labels] for name, frame in ev.per_query.items()},
-        curves=curves,
-        hole_rates=hole_rates,
-        texts=texts,
-        queries=queries,
-        title=title,
-        depth=depth,
-        plots=plots,
-        max_pair_plots=max_pair_plots,
-        ties=ev.ties,
-        compression=compression,
-    )
+    import ragrade.engine  # noqa: F401  (fully imported here, before two threads use it)
+    from ragrade.engine.inputs import as_qrels
+
+    truth = as_qrels(read_input(qrels, "qrels"))  # read once, for the engine and the per-query data
+    named = {name: read_input(run, "run") for name, run in name_runs(runs).items()}
+    ties = str(policies.get("ties") or "docid_desc")
+    shown_depth = default_depth(metric_labels(metrics)) if depth is None else depth
+    # Two threads. The second puts every run in rank order while this one evaluates them, then builds and
+    # compresses the per-query data while this one compares the runs and draws the plots (the sorts,
+    # most NumPy and pandas work and zlib release the interpreter lock). The comparison's run letters and
+    # pairs go into the data's header last.
+    evaluated: Future[tuple[dict[str, pd.DataFrame], list[str], Any, dict[str, Any]]] = Future()
+    labelled: Future[tuple[dict[str, str], list[tuple[str, str]]]] = Future()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragrade-payload") as pool:
+        payload = pool.submit(_payload_job, truth, named, ties, evaluated, labelled, texts=texts, queries=queries,
+                              depth=shown_depth, compression=compression)
+        try:
+            ev = evaluate_runs(truth, named, metrics, ks=ks if plots else None, **policies)
+            if baseline is not None and str(baseline) not in ev.runs:
+                raise InputError(f"baseline is not one of the runs {list(ev.runs)}", value=baseline)
+            per_query = {name: frame[ev.labels] for name, frame in ev.per_query.items()}
+            evaluated.set_result((per_query, ev.labels, ev.qrels, ev.runs))
+            cmp, curves = compare_evaluated(
+                ev, baseline=baseline, test=test, correction=correction, alpha=alpha, confidence=confidence,
+                n_resamples=n_resamples, seed=seed, ci_method=ci_method,
+            )
+            labelled.set_result((dict(cmp.letters), list(dict.fromkeys((a, b) for _, a, b in cmp.pairs.index))))
+        except BaseException as exc:  # the second thread waits for these: hand it the error
+            for waiting in (evaluated, labelled):
+                if not waiting.done():
+                    waiting.set_exception(exc)
+            raise
+        if hole_rates is None and ev.hole_rates:  # the engine's hole rates of every run
+            hole_rates = ev.hole_rates
+        plots_part = (
+            plots_html(cmp, report_queries(per_query, ev.labels), curves=curves, hole_rates=hole_rates,
+                       max_pair_plots=max_pair_plots)
+            if plots
+            else ""
+        )
+        header, data = payload.result()
+    return _page(cmp, header, data, plots_part, title=title, plots=plots)
+
+
+def _payload_job(
+    qrels: Any,
+    runs: Mapping[str, Any],
+    ties: str,
+    evaluated: Future[tuple[dict[str, pd.DataFrame], list[str], Any, dict[str, Any]]],
+    labelled: Future[tuple[dict[str, str], list[tuple[str, str]]]],
+    *,
+    compression: int,
+    **options: Any,
+) -> tuple[dict[str, Any], str]:
+    """The second thread of :func:`render_html`: while the runs are evaluated, rank them and gather their
+    top items and the judgments (:func:`prepare_items`); then :func:`build_payload`; then, once the
+    comparison has named the runs and pairs, :func:`pack_payload`."""
+    try:
+        prepared: Prepared | None = prepare_items(qrels, runs, options["depth"], ties)
+    except RagradeError:  # an input the engine cannot read either: the evaluation raises its error
+        prepared = None
+    per_query, metrics, truth, read = evaluated.result()
+    header, arrays = build_payload(per_query, metrics, truth, read, ties=ties, prepared=prepared, **options)
+    letters, pairs = labelled.result()
+    header["letters"] = [str(letters.get(r, "")) for r in header["runs"]]
+    header["pairs"] = [list(p) for p in pairs]
+    return header, pack_payload(header, arrays, level=compression)
 
 
 def write_html(

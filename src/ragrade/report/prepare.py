@@ -148,7 +148,8 @@ class Prepared:
     hole_rates: dict[str, dict[int, float]] = field(default_factory=dict)  # run -> {k: mean hole rate}
 
 
-def _read(value: Any, kind: str) -> Any:
+def read_input(value: Any, kind: str) -> Any:
+    """``value`` read as qrels or a run (``kind``) when it is a path, else as given."""
     if isinstance(value, str | os.PathLike):
         from ragrade.io import read_qrels, read_run
 
@@ -170,13 +171,13 @@ def evaluate_runs(
     from ragrade.engine.core import Evaluator
 
     labels = metric_labels(metrics)
-    named = {name: _read(run, "run") for name, run in name_runs(runs).items()}
+    named = {name: read_input(run, "run") for name, run in name_runs(runs).items()}
     if len(named) < 2:
         raise InputError("a report compares at least two runs", value=len(named))
     families = list(dict.fromkeys(f for f in (metric_family(m) for m in labels) if f is not None))
     cuts = check_cutoffs(ks) if ks else []
     extra = [f"{f}@{k}" for f in families for k in cuts]
-    evaluator = Evaluator(_read(qrels, "qrels"), list(dict.fromkeys([*labels, *extra])), **policies)
+    evaluator = Evaluator(read_input(qrels, "qrels"), list(dict.fromkeys([*labels, *extra])), **policies)
     evaluator.hole_cutoffs = tuple(sorted({1, 3, 5, 10, 20, *cuts}))  # for the hole-rate plot
     results = {name: evaluator.evaluate(run) for name, run in named.items()}
     per_query = {name: r.per_query for name, r in results.items()}
