@@ -107,7 +107,7 @@ def is_defined(metric: Metric, grades: Mapping[str, float], units: Mapping[str, 
 
 
 def metric_value(metric: Metric, ranked: Sequence[str], grades: Mapping[str, float],
-                 units: Mapping[str, Any] | None = None) -> float:
+                 units: Mapping[str, Any] | None = None, num_docs: int | None = None) -> float:
     """The value of ``metric`` for one query (``ranked``: doc ids in rank order, duplicates kept;
     ``units``: doc -> group key for grouped ground truth, where a group is one unit credited once)."""
     name, k = metric.name, metric.k
@@ -115,7 +115,7 @@ def metric_value(metric: Metric, ranked: Sequence[str], grades: Mapping[str, flo
                                                    for key, _ in metric.params)):
         if name in ("dcg", "ndcg") or any(key == "judged_only" for key, _ in metric.params):
             return _special(metric, ranked, grades, units)
-        return measures_reference.value(metric, ranked, grades, units)
+        return measures_reference.value(metric, ranked, grades, units, num_docs)
     top = list(ranked) if k is None else list(ranked)[:k]
     if name in ("dcg", "ndcg"):
         rel = metric.get("rel")
@@ -318,15 +318,15 @@ def ref_evaluate(
             if only:  # condensed list (an upper bound has nothing left to bound)
                 m_plain = Metric(m.name, m.k, tuple((key, v) for key, v in m.params if key != "judged_only"))
                 value = metric_value(m_plain, [d for d in ranked if d in grades and grades[d] >= 0], grades,
-                                     units.get(q))
+                                     units.get(q), pol.num_docs)
             elif pol.unjudged == "bounds" and upper:
                 top = pol.upper_grade if pol.upper_grade is not None else max(
                     [g for docs in qrels.values() for g in docs.values() if g > 0], default=1.0)
                 ranked = [d if d in grades else f"\0unjudged{i}" for i, d in enumerate(ranked)]
                 g_up = {**grades, **{d: float(top) for d in ranked if d not in grades}}
-                value = metric_value(m, ranked, g_up, units.get(q))
+                value = metric_value(m, ranked, g_up, units.get(q), pol.num_docs)
             else:
-                value = metric_value(m, ranked, grades, units.get(q))
+                value = metric_value(m, ranked, grades, units.get(q), pol.num_docs)
             if not is_defined(m, grades, units.get(q)) or (m.family.defined == "value" and math.isnan(value)):
                 if pol.no_relevant == "error":
                     raise PolicyError(f"{label}: no relevant judgments for {q!r}")

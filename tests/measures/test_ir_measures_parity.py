@@ -63,7 +63,7 @@ def compare(provider, measures, qrels, run, tol=1e-12, **kw) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RagradeWarning)
         got = ragrade.evaluate(qrels, run, names, no_relevant="zero", **kw).per_query
-    n = 0
+    n, worst = 0, 0.0
     for (q, name), w in want.items():
         if q not in run and name.startswith(("NumQ", "NumRel")) and not name.startswith("NumRelRet"):
             # ir-measures scores a query missing from the run 0 on every measure, its count of queries and
@@ -72,8 +72,11 @@ def compare(provider, measures, qrels, run, tol=1e-12, **kw) -> int:
             continue
         g = float(got.at[q, name])
         assert math.isclose(g, w, rel_tol=0, abs_tol=tol), (provider.NAME, q, name, g, w, qrels.get(q), run.get(q))
+        worst = max(worst, abs(g - w))
         n += 1
     assert n > 0
+    print(f"\nir-measures {provider.NAME}: {n} values ({', '.join(sorted({str(m) for m in measures}))}), "
+          f"max difference {worst:.3g}")
     return n
 
 

@@ -101,7 +101,8 @@ def compare(qrels, run, rel: int) -> tuple[int, float]:
 def test_all_trec_per_query(seed, rel):
     rng = np.random.default_rng(4000 + seed)
     case = random_case(rng, n_queries=40, allow_empty=True)
-    n, _ = compare(case.qrels, case.run, rel)
+    n, worst = compare(case.qrels, case.run, rel)
+    print(f"\nall_trec from dicts, seed {seed}, -l {rel}: {n} values, max difference {worst:.3g}")
     assert n > 2500
 
 
@@ -114,3 +115,86 @@ def test_all_trec_long_tied_lists():
         run[f"q{i}"] = {d: float(rng.choice([0.5, 0.25, 0.125])) for d in rng.choice(docs, 60, replace=False)}
     assert compare(qrels, run, 1)[0] > 2000
     assert compare(qrels, run, 2)[0] > 2000
+
+
+# -- the same through the command line, from TREC files with duplicate lines ------------------------------
+
+
+def _write(path, qrels=None, run_rows=None):
+    if qrels is not None:
+        path.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+    else:
+        path.write_text("".join(f"{q} Q0 {d} {i + 1} {s!r} r\n" for q, rows in run_rows.items()
+                                for i, (d, s) in enumerate(rows)))
+    return path
+
+
+def _cli_json(*args):
+    import json
+
+    from click.testing import CliRunner
+
+    from ragrade.cli import main
+
+    res = CliRunner().invoke(main, ["evaluate", *map(str, args), "--per-query", "--format", "json",
+                                    "--no-relevant", "zero", "--missing-run", "drop", "--duplicates", "keep_last"],
+                             catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cli_all_trec_from_files_with_duplicates(seed, tmp_path):
+    """``ragrade evaluate QRELS RUN -m all_trec --per-query --format json`` against pytrec_eval reading the
+    same files, the run read as a dict in which a document listed twice keeps its last line (ragrade's
+    ``--duplicates keep_last``, what ir-measures and ranx do; trec_eval and pytrec_eval's ``parse_run``
+    refuse such a file: ragrade's ``--duplicates error``, checked too). Every trec_eval 9 output name is
+    looked up in the JSON as printed."""
+    rng = np.random.default_rng(6000 + seed)
+    case = random_case(rng, n_queries=40, allow_empty=True)
+    rows = {q: list(docs.items()) for q, docs in case.run.items()}
+    n_dup = 0
+    for r in rows.values():
+        if r and rng.random() < 0.4:
+            d, _ = r[int(rng.integers(len(r)))]
+            r.insert(int(rng.integers(len(r) + 1)), (d, float(rng.choice(np.arange(8) / 8))))
+            n_dup += 1
+    qp = _write(tmp_path / "qrels.txt", qrels=case.qrels)
+    cp = _write(tmp_path / "qrels_clamped.txt", qrels=clamp(case.qrels))
+    rp = _write(tmp_path / "run.txt", run_rows=rows)
+    with open(qp) as f:
+        qrels = pytrec_eval.parse_qrel(f)
+    with open(cp) as f:
+        clamped = pytrec_eval.parse_qrel(f)
+    run: dict[str, dict[str, float]] = {}  # pytrec_eval's parse_run refuses duplicates: the last line wins
+    for line in rp.read_text().splitlines():
+        q, _, d, _, score, _ = line.split()
+        run.setdefault(q, {})[d] = float(score)
+    rest = _cli_json(qp, rp, "-m", "all_trec")["per_query"]
+    gain = _cli_json(cp, rp, "-m", "ndcg", "-m", "ndcg_cut", "-m", "ndcg_rel", "-m", "Rndcg", "-m", "G")["per_query"]
+    want_rest = pytrec_eval.RelevanceEvaluator(qrels, {"all_trec"}).evaluate(run)
+    want_gain = pytrec_eval.RelevanceEvaluator(clamped, GAIN_MEASURES).evaluate(run)
+    assert sorted(rest) == sorted(want_rest)
+    n, worst = 0, 0.0
+    for q, values in want_rest.items():
+        for name, w in {**values, **want_gain[q]}.items():
+            if name in NOT_NUMBERS:
+                continue
+            is_gain = name.startswith(("ndcg", "Rndcg")) or name == "G"
+            if is_gain and name not in want_gain[q]:
+                continue  # gain measures are compared on the clamped qrels only
+            got = (gain if is_gain else rest)[q]
+            g = got[name]
+            if name in GEOMETRIC:
+                g = math.log(max(g, 1e-5))
+            assert math.isclose(g, w, rel_tol=0, abs_tol=1e-12), (q, name, g, w)
+            worst = max(worst, abs(g - w))
+            n += 1
+    from click.testing import CliRunner
+
+    from ragrade.cli import main
+
+    refused = CliRunner().invoke(main, ["evaluate", str(qp), str(rp), "-m", "P", "--duplicates", "error"])
+    assert refused.exit_code != 0 and "duplicate" in refused.output.lower()
+    print(f"\nall_trec through the CLI, seed {seed}: {n} values, {n_dup} duplicate lines, max difference {worst:.3g}")
+    assert n > 2500 and n_dup > 5

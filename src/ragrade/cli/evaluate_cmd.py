@@ -131,7 +131,8 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
             from ragrade.io import read_run
 
             result = evaluate_diversity(qrels, read_run(run, format=run_format), labels, max_docs=max_docs,
-                                        **{k: policies.get(k) for k in ("missing_run", "no_relevant", "ties")})
+                                        **{k: policies.get(k) for k in ("missing_run", "no_relevant", "ties", "unjudged",
+                                                                         "upper_grade")})
             _output(result, fmt, per_query, digits, [], 1.0, label)
             return
         # the metrics are parsed once (names, rel_level applied); the remaining settings go to the engine

@@ -29,6 +29,8 @@ def param_text(p: Any) -> str:
 
 
 def cutoff_text(d: Any) -> str:
+    if d.cutoff == "required":
+        return "@k required"
     return "none (whole ranking)" if d.cutoff == "none" else "@k optional (default: whole list)"
 
 

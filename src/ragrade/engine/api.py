@@ -98,7 +98,7 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
         from ragrade.engine.diversity import evaluate_diversity
 
         return evaluate_diversity(qrels, run, labels, missing_run=missing_run, no_relevant=no_relevant, ties=ties,
-                                  max_docs=max_docs)
+                                  max_docs=max_docs, unjudged=unjudged, upper_grade=upper_grade)
     prof = None if profile is None else get_profile(profile)
     if prof is not None and prof.name == "default":
         prof = None

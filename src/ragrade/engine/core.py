@@ -162,7 +162,10 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
         data[label] = np.where(undefined, fill, values) if undefined.any() else values
         if pol.unjudged == "bounds":
             hi = fam.kernel(m, view("condensed") if _param(m, "judged_only", False) else view("upper"))
-            upper[label] = np.where(undefined, fill, hi) if undefined.any() else hi
+            # a family defined by its value (accuracy): by the upper bound's own value, on queries with R > 0
+            hi_undefined = ((np.isnan(hi) | (judged.n_relevant(m.rel) == 0)) & counted_rows
+                            if fam.defined == "value" else undefined)
+            upper[label] = np.where(hi_undefined, fill, hi) if hi_undefined.any() else hi
     query_index = pd.Index(qrels.query_ids, name="query", dtype=object)
     frame = pd.DataFrame(data, index=query_index)
     upper_frame = pd.DataFrame(upper, index=query_index) if pol.unjudged == "bounds" else None

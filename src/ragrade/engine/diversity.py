@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ragrade.engine.inputs import as_run, is_path
-from ragrade.engine.result import MetricsArg, Result, Summary, metric_labels
+from ragrade.engine.result import HoleRate, MetricsArg, Result, Summary, metric_labels
 from ragrade.errors import InputError, MetricError, ParseError, PolicyError
 from ragrade.kernels.diversity import Subtopics
 from ragrade.policies import Policies
@@ -93,23 +93,29 @@ def _items(value: Any, q: Any) -> Any:
 
 def evaluate_diversity(qrels: Any, run: Any, metrics: MetricsArg, *, missing_run: str | None = None,
                        no_relevant: str | None = None, ties: str | None = None,
-                       max_docs: int | None = None) -> Result:
+                       max_docs: int | None = None, unjudged: str | None = None,
+                       upper_grade: float | None = None) -> Result:
     """Score ``run`` with diversity measures (``alpha_ndcg@k``, ``err_ia@k``) against subtopic judgments.
 
     A query whose judgments mark no document relevant to any subtopic is undefined (``no_relevant``: skip
     by default, ``"zero"`` as ndeval). Queries missing from the run score 0 (``missing_run="drop"`` leaves
-    them out); a document retrieved twice counts at its first rank only.
+    them out); a document retrieved twice counts at its first rank only. A document is judged for a query
+    when any of its subtopic judgments names it (any grade): ``unjudged="condensed"`` removes the others
+    before scoring, ``"bounds"`` adds an upper bound in which each of them is relevant to every subtopic of
+    the query (``upper_grade`` is accepted for symmetry: the measures are binary). The hole rate is the
+    share of the top k (the largest cutoff asked) without a judgment.
 
     >>> r = evaluate_diversity({"q": {"1": {"a": 1}, "2": {"b": 1}}}, {"q": {"a": 2.0, "c": 1.0, "b": 0.5}},
     ...                        ["alpha_ndcg@3"])
-    >>> round(r.means["alpha_ndcg@3"], 4)
-    0.9197
+    >>> round(r.means["alpha_ndcg@3"], 4), round(float(r.hole_rate.per_query["q"]), 4)
+    (0.9197, 0.3333)
     """
     labels = metric_labels(metrics)
     for label, m in labels:
         if m.family.kind != "diversity":
             raise MetricError(f"{label!r} is not a diversity measure; evaluate it with ragrade.evaluate")
-    pol = Policies().update(missing_run=missing_run, no_relevant=no_relevant, ties=ties, max_docs=max_docs)
+    pol = Policies().update(missing_run=missing_run, no_relevant=no_relevant, ties=ties, max_docs=max_docs,
+                            unjudged=unjudged, upper_grade=upper_grade)
     judged = as_subtopic_qrels(qrels)
     runs = as_run(run)
     qids = list(dict.fromkeys(judged["query"].tolist()))
@@ -136,12 +142,60 @@ def evaluate_diversity(qrels: Any, run: Any, metrics: MetricsArg, *, missing_run
     judged = judged.assign(q=judged["query"].map(qindex).astype(np.int64))
     subtopic_ids = pd.factorize(pd.MultiIndex.from_frame(judged[["q", "subtopic"]]))[0]
     judged = judged.assign(sub=subtopic_ids)
-    docs = judged.drop_duplicates(["q", "doc"])[["q", "doc"]].sort_values(["q", "doc"], kind="stable")
-    docs = docs.assign(tie=docs.groupby("q").cumcount().to_numpy(), idx=np.arange(len(docs)))
-    data: dict[str, np.ndarray] = {}
+    # Which run rows are judged (any subtopic, any grade), and the hole rate of the top k.
+    seen = judged.drop_duplicates(["q", "doc"])[["q", "doc"]].assign(is_judged=True)
+    rows = rows.merge(seen, on=["q", "doc"], how="left", sort=False)
+    rows["is_judged"] = rows["is_judged"].fillna(False).astype(bool)
+    cuts = [m.k for _, m in labels if m.k is not None]
+    k = max(cuts) if cuts else 10
+    top = rows[rows["pos"] < k]
+    n_top = np.bincount(top["q"].to_numpy(np.int64), minlength=nq).astype(np.float64)
+    n_top_judged = np.bincount(top["q"].to_numpy(np.int64), weights=top["is_judged"].to_numpy(np.float64),
+                               minlength=nq)
+    holes = np.full(nq, np.nan)
+    holes[n_top > 0] = 1.0 - n_top_judged[n_top > 0] / n_top[n_top > 0]
+    if pol.unjudged == "condensed":
+        rows = rows[rows["is_judged"]]
+        rows = rows.assign(pos=rows.groupby("q").cumcount().to_numpy())
     summary = Summary(qrels_queries=nq, run_queries=runs.n_queries, evaluated=0, missing_from_run=missing,
                       only_in_run=only_in_run)
     counted = in_run if pol.missing_run == "drop" else np.ones(nq, dtype=bool)
+    data = _score(labels, rows, judged, nq, qids, summary, pol, counted)
+    upper = None
+    if pol.unjudged == "bounds":
+        # Each unjudged retrieved document relevant to every subtopic of its query (grade: the highest).
+        grade = max(float(judged["grade"].max()) if len(judged) else 1.0, 1.0) if pol.upper_grade is None \
+            else max(float(pol.upper_grade), float(judged["grade"].max()) if len(judged) else 1.0)
+        subs = judged.drop_duplicates("sub")[["q", "subtopic", "sub"]]
+        extra = rows[~rows["is_judged"]][["q", "doc"]].merge(subs, on="q")
+        extra = extra.assign(query=[qids[i] for i in extra["q"].to_numpy()], grade=grade)
+        more = pd.concat([judged, extra[judged.columns]], ignore_index=True)
+        upper = pd.DataFrame(_score(labels, rows, more, nq, qids, Summary(qrels_queries=nq, run_queries=0,
+                                                                            evaluated=0), pol, counted),
+                             index=pd.Index(qids, name="query", dtype=object))
+    index = pd.Index(qids, name="query", dtype=object)
+    frame = pd.DataFrame(data, index=index)
+    hole_series = pd.Series(holes, index=index, name=f"hole_rate@{k}")
+    if pol.missing_run == "drop":
+        frame = frame[counted]
+        hole_series = hole_series[counted]
+        upper = None if upper is None else upper[counted]
+    valid = hole_series.dropna()
+    hole = HoleRate(k, hole_series, not bool((judged["grade"] <= 0).any()),
+                    {k: float(valid.mean())} if len(valid) else {})
+    summary.evaluated = len(frame)
+    return Result(frame, dict(labels), summary, pol, run_name=runs.name,
+                  nan_means={lab for lab in data if pol.no_relevant == "nan" and lab in summary.no_relevant},
+                  hole_rate=hole, upper=upper)
+
+
+def _score(labels: list[tuple[str, Any]], rows: pd.DataFrame, judged: pd.DataFrame, nq: int, qids: list[Any],
+           summary: Summary, pol: Policies, counted: np.ndarray) -> dict[str, np.ndarray]:
+    """Per-query values of each diversity measure for ranked ``rows`` (q, pos, doc) and subtopic
+    judgments ``judged`` (q, sub, doc, grade)."""
+    docs = judged.drop_duplicates(["q", "doc"])[["q", "doc"]].sort_values(["q", "doc"], kind="stable")
+    docs = docs.assign(tie=docs.groupby("q").cumcount().to_numpy(), idx=np.arange(len(docs)))
+    data: dict[str, np.ndarray] = {}
     for label, m in labels:
         rel = judged[judged["grade"] >= m.rel]
         n_sub = np.zeros(nq, dtype=np.int64)
@@ -161,9 +215,4 @@ def evaluate_diversity(qrels: Any, run: Any, metrics: MetricsArg, *, missing_run
                 raise PolicyError(f"{label}: {int(undefined.sum())} queries have no relevant subtopic judgment")
             values = np.where(undefined, 0.0 if pol.no_relevant == "zero" else np.nan, values)
         data[label] = values
-    frame = pd.DataFrame(data, index=pd.Index(qids, name="query", dtype=object))
-    if pol.missing_run == "drop":
-        frame = frame[counted]
-    summary.evaluated = len(frame)
-    return Result(frame, dict(labels), summary, pol, run_name=runs.name,
-                  nan_means={lab for lab in data if pol.no_relevant == "nan" and lab in summary.no_relevant})
+    return data

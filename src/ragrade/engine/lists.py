@@ -17,9 +17,9 @@ import pandas as pd
 from ragrade.data import Run
 from ragrade.engine.core import Evaluator
 from ragrade.engine.inputs import as_qrels, as_run
-from ragrade.engine.result import MetricsArg, Result, Summary, metric_labels
+from ragrade.engine.result import HoleRate, MetricsArg, Result, Summary, metric_labels
 from ragrade.engine.texts import align_texts, build_matches
-from ragrade.errors import MetricError
+from ragrade.errors import MetricError, PolicyError
 from ragrade.kernels.profile_kernels import ListContext, Matches
 from ragrade.kernels.text import TextLists
 from ragrade.matching.matchers import Exact, Matcher, get_matcher
@@ -33,6 +33,11 @@ def evaluate_list_profile(truth: Any, retrieved: Any, metrics: MetricsArg, prof:
     where REMem uses it); ``"profile"`` — items are texts matched the way the peer does; a
     :class:`Matcher` or matcher name — texts matched by it for every metric."""
     labels = metric_labels(metrics)
+    if policies.unjudged != "nonrelevant":
+        raise PolicyError(f"unjudged={policies.unjudged!r}: the {prof.name} profile reads the ground truth as "
+                          f"lists of relevant items, so no retrieved item is judged non-relevant and there is "
+                          f"nothing to condense or bound; use the default convention (no profile) or an engine "
+                          f"profile (trec_eval, ir_measures, ranx...)")
     for label, m in labels:
         if m.params and m.family.kind == "id":
             raise MetricError(f"{label}: the {prof.name} profile has no metric parameters "
@@ -111,8 +116,12 @@ def evaluate_engine_profile(truth: Any, retrieved: Any, metrics: MetricsArg, pro
             frame = frame.reindex(alt.per_query.index)
             for lab in rr_labels:
                 frame[lab] = alt.per_query[str(res.metrics[lab])].to_numpy()
+    holes = res.hole_rate  # rows of the queries BEIR's MRR added: no list, no hole rate (NaN)
+    if holes is not None and not holes.per_query.index.equals(frame.index):
+        holes = HoleRate(holes.k, holes.per_query.reindex(frame.index), holes.only_relevant_judged, holes.by_k)
+    upper = None if res.upper is None else res.upper.reindex(frame.index)
     return Result(frame, res.metrics, res.summary, res.policies, run_name=res.run_name, profile=prof,
-                  nan_means=res.nan_means, hole_rate=res.hole_rate, upper=res.upper)
+                  nan_means=res.nan_means, hole_rate=holes, upper=upper)
 
 
 __all__ = ["evaluate_engine_profile", "evaluate_list_profile"]

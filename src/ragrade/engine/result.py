@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ragrade.errors import InputError
-from ragrade.metrics.parser import Metric, Names, expand_labels, parse_metric
+from ragrade.metrics.parser import Metric, Names, expand_labels, parse_metric, trec_labels
 from ragrade.policies import Policies
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,16 +49,24 @@ def metric_labels(metrics: MetricsArg, names: Names = "ragrade",
         raise InputError("metrics must be a metric string, a Metric, or a list of them", value=metrics)
     out: list[tuple[str, Metric]] = []
     seen: set[Metric] = set()
+    labels: set[str] = set()
     for m in metrics:
+        keep_labels = False
         if isinstance(m, tuple) and len(m) == 2 and isinstance(m[1], Metric):  # already labelled
             pairs = [(str(m[0]), m[1])]
+            keep_labels = True  # labelled by an earlier call: its labels are kept
+        elif isinstance(m, Metric):
+            pairs = [(str(m), m)]
         else:
-            pairs = [(str(m), m)] if isinstance(m, Metric) else expand_labels(m, names)
+            pairs = expand_labels(m, names)
+            keep_labels = isinstance(m, str) and trec_labels(m, names) is not None
         for label, metric in pairs:
             if rel_level is not None:
                 metric = with_rel_level(metric, rel_level)
-            if metric not in seen:
+            # trec_eval prints a measure under each of its names (Rprec and Rprec_mult_1.00): so does ragrade
+            if metric not in seen or (keep_labels and label not in labels):
                 seen.add(metric)
+                labels.add(label)
                 out.append((label, metric))
     if not out:
         raise InputError("no metric given")
@@ -79,7 +87,9 @@ class MetricValues(dict[str, Any]):
 
     def __init__(self, values: Mapping[str, Any], metrics: Mapping[str, Metric]) -> None:
         super().__init__(values)
-        self._by_metric = {m: label for label, m in metrics.items()}
+        self._by_metric: dict[Metric, str] = {}
+        for label, m in metrics.items():
+            self._by_metric.setdefault(m, label)  # a metric under two labels: its first
 
     def __missing__(self, key: object) -> Any:
         label = self.label_of(key)

@@ -85,20 +85,59 @@ def _gain_rows(m: Metric, j: Judged, depth: int) -> tuple[np.ndarray, np.ndarray
 
 
 def _expected_utility(j: Judged, q: np.ndarray, pos: np.ndarray, w: np.ndarray, width: int,
-                      cont: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
-    """``sum_i W_i g_i`` over rankings of ``width`` ranks; ``cont(G, cumG)`` gives the continuation
-    probabilities of a block (both block x width matrices)."""
+                      cont: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """``sum_i W_i g_i`` over rankings of ``width`` ranks; ``cont(G, cumG, r)`` gives the continuation
+    probabilities (G and cumG: n x m matrices, r: the 1-based ranks of their m columns).
+
+    Blocks of queries are dense matrices only up to the block's last rank with a gain. Past a query's own
+    last gain every gain is 0 and the continuation depends on the rank and the query's total gain alone, so
+    the rest of its normaliser ``sum_i prod_{j<i} C_j`` comes from a table computed once per distinct total
+    gain (few: gains are grade steps) by the backward recursion ``T_i = 1 + C_i T_(i+1)``. Every sum runs
+    left to right within the query and stops at the query's own last gain, so a query's value does not
+    depend on the other queries evaluated with it (parts of a collection give the whole's values)."""
     out = np.zeros(j.nq, dtype=np.float64)
     starts = group_starts(q, j.nq)
+    has = starts[1:] > starts[:-1]
+    last = np.zeros(j.nq, dtype=np.int64)  # 1 + the 0-based rank of each query's last gain (0: none)
+    last[has] = pos[starts[1:][has] - 1] + 1
+    num = np.zeros(j.nq)
+    head = np.zeros(j.nq)  # sum of the reach up to the last gain
+    step = np.zeros(j.nq)  # the reach of the rank after the last gain
+    total = np.zeros(j.nq)
     for a in range(0, j.nq, _BLOCK):
         b = min(a + _BLOCK, j.nq)
         lo, hi = starts[a], starts[b]
-        g = np.zeros((b - a, width))
+        if hi == lo:
+            continue
+        dense = int(last[a:b].max())
+        g = np.zeros((b - a, dense))
         g[q[lo:hi] - a, pos[lo:hi]] = w[lo:hi]
-        c = cont(g, np.cumsum(g, axis=1))
+        cg = np.cumsum(g, axis=1)
+        c = cont(g, cg, _ranks(1, dense))
         reach = np.ones_like(c)
         np.cumprod(c[:, :-1], axis=1, out=reach[:, 1:])
-        out[a:b] = (reach * g).sum(axis=1) / reach.sum(axis=1)
+        rows = np.flatnonzero(has[a:b])
+        col = last[a:b][rows] - 1
+        num[a + rows] = np.cumsum(reach * g, axis=1)[rows, col]
+        head[a + rows] = np.cumsum(reach, axis=1)[rows, col]
+        step[a + rows] = reach[rows, col] * c[rows, col]
+        total[a + rows] = cg[rows, col]
+    idx = np.flatnonzero(has & (last < width))
+    tail = np.zeros(j.nq)
+    if len(idx):
+        values, inverse = np.unique(total[idx], return_inverse=True)
+        inverse = inverse.reshape(-1)
+        for c0 in range(0, len(values), _BLOCK):
+            chunk = values[c0:c0 + _BLOCK]
+            f = cont(np.zeros((len(chunk), width)), np.broadcast_to(chunk[:, None], (len(chunk), width)),
+                     _ranks(1, width))
+            t = np.zeros((len(chunk), width + 1))
+            for i in range(width - 1, -1, -1):  # over ranks, vectorised over the distinct totals
+                t[:, i] = 1.0 + f[:, i] * t[:, i + 1]
+            sel = (inverse >= c0) & (inverse < c0 + len(chunk))
+            tail[idx[sel]] = t[inverse[sel] - c0, last[idx[sel]]]
+    norm = head + step * tail
+    out[has] = num[has] / norm[has]
     return out
 
 
@@ -117,22 +156,22 @@ def sdcg(m: Metric, j: Judged) -> np.ndarray:
     return sum_by_query(q, w * disc[pos], j.nq) / disc.sum()
 
 
-def _ranks(shape: tuple[int, int]) -> np.ndarray:
-    return np.arange(1, shape[1] + 1, dtype=np.float64)[None, :]
+def _ranks(first: int, n: int) -> np.ndarray:
+    """The 1-based ranks first, ..., first + n - 1 as a row."""
+    return np.arange(first, first + n, dtype=np.float64)[None, :]
 
 
 def nerr8(m: Metric, j: Judged) -> np.ndarray:
     k = min(int(m.k or DEPTH), DEPTH)
     q, pos, w = _gain_rows(m, j, k)
-    return _expected_utility(j, q, pos, w, k, lambda g, cg: 1.0 - g)
+    return _expected_utility(j, q, pos, w, k, lambda g, cg, r: 1.0 - g)
 
 
 def nerr9(m: Metric, j: Judged) -> np.ndarray:
     k = min(int(m.k or DEPTH), DEPTH)
     q, pos, w = _gain_rows(m, j, k)
 
-    def cont(g: np.ndarray, cg: np.ndarray) -> np.ndarray:
-        r = _ranks(g.shape)
+    def cont(g: np.ndarray, cg: np.ndarray, r: np.ndarray) -> np.ndarray:
         return r / (r + 1.0) * (1.0 - g)
 
     return _expected_utility(j, q, pos, w, k, cont)
@@ -141,15 +180,14 @@ def nerr9(m: Metric, j: Judged) -> np.ndarray:
 def nerr10(m: Metric, j: Judged) -> np.ndarray:
     p = float(m.get("p"))
     q, pos, w = _gain_rows(m, j, DEPTH)
-    return _expected_utility(j, q, pos, w, DEPTH, lambda g, cg: p * (1.0 - g))
+    return _expected_utility(j, q, pos, w, DEPTH, lambda g, cg, r: p * (1.0 - g))
 
 
 def nerr11(m: Metric, j: Judged) -> np.ndarray:
     t = float(m.get("t"))
     q, pos, w = _gain_rows(m, j, DEPTH)
 
-    def cont(g: np.ndarray, cg: np.ndarray) -> np.ndarray:
-        r = _ranks(g.shape)
+    def cont(g: np.ndarray, cg: np.ndarray, r: np.ndarray) -> np.ndarray:
         return ((r + 2.0 * t - 1.0) / (r + 2.0 * t)) ** 2.0 * (1.0 - g)
 
     return _expected_utility(j, q, pos, w, DEPTH, cont)
@@ -159,8 +197,7 @@ def inst(m: Metric, j: Judged) -> np.ndarray:
     t = float(m.get("t"))
     q, pos, w = _gain_rows(m, j, DEPTH)
 
-    def cont(g: np.ndarray, cg: np.ndarray) -> np.ndarray:
-        r = _ranks(g.shape)
+    def cont(g: np.ndarray, cg: np.ndarray, r: np.ndarray) -> np.ndarray:
         ti = t - cg
         return ((r + t + ti - 1.0) / (r + t + ti)) ** 2.0
 
@@ -171,8 +208,7 @@ def insq(m: Metric, j: Judged) -> np.ndarray:
     t = float(m.get("t"))
     q, pos, w = _gain_rows(m, j, DEPTH)
 
-    def cont(g: np.ndarray, cg: np.ndarray) -> np.ndarray:
-        r = _ranks(g.shape)
+    def cont(g: np.ndarray, cg: np.ndarray, r: np.ndarray) -> np.ndarray:
         return np.broadcast_to(((r + 2.0 * t - 1.0) / (r + 2.0 * t)) ** 2.0, g.shape).copy()
 
     return _expected_utility(j, q, pos, w, DEPTH, cont)
@@ -184,8 +220,7 @@ def bpm(m: Metric, j: Judged) -> np.ndarray:
     k = min(int(m.k or DEPTH), DEPTH)  # past rank k the user has stopped: k columns suffice
     q, pos, w = _gain_rows(m, j, k)
 
-    def cont(g: np.ndarray, cg: np.ndarray) -> np.ndarray:
-        r = _ranks(g.shape)
+    def cont(g: np.ndarray, cg: np.ndarray, r: np.ndarray) -> np.ndarray:
         return ((cg < t) & (r < k)).astype(np.float64)
 
     return _expected_utility(j, q, pos, w, k, cont)

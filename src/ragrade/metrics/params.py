@@ -76,7 +76,7 @@ class Param:
             return raw.strip().lower() in ("true", "1", "yes")
         raise self._error(metric, raw)
 
-    def _coerce_gains(self, metric: str, raw: Any) -> tuple[tuple[int, float], ...]:
+    def _coerce_gains(self, metric: str, raw: Any) -> tuple[tuple[int, float], ...] | None:
         """A gain map from a dict, ``(grade, gain)`` pairs or text: ``{0:0,1:1,2:3}`` (ir-measures) or
         ``1=3.5,2=9`` (trec_eval); grades are integers, gains finite numbers."""
         pairs: list[tuple[Any, Any]]
@@ -113,7 +113,9 @@ class Param:
             out[int(g)] = v
         if not out:
             raise self._error(metric, raw)
-        return tuple(sorted(out.items()))
+        # canonical: a grade >= 0 mapped to itself is the default (ir-measures prints {2:3} for {0:0,1:1,2:3});
+        # a map of such entries only is no map
+        return tuple(sorted((g, v) for g, v in out.items() if not (g >= 0 and v == g))) or None
 
     def format(self, value: Any) -> str:
         """The value as written in a canonical metric string (parsed back by :meth:`coerce`)."""
@@ -179,7 +181,7 @@ class Param:
         if self.kind is bool:
             return not self.default
         if self.kind is dict:
-            return ((0, 0.0), (1, 1.0), (2, 3.0))
+            return ((0, 1.0), (1, 2.0), (2, 5.0))
         if self.choices is not None:
             return next((c for c in self.choices if c != self.default), self.choices[0])
         lo = self.minimum if self.minimum is not None else 0

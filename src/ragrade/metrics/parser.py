@@ -264,7 +264,16 @@ def trec_labels(text: str, names: Names = "ragrade") -> list[tuple[str, Metric]]
         if t.values and t.sets not in (None, "params", "gains", "named"):
             value = _trec_value(t, match.group("k"))
             return [(s, _trec_metric(t, value, text=s))]
+    if "(" not in s and "@" not in s:  # the output name of a dotted form: set_F_0.5, rbp_p=0.5, ndcg_1=3,2=9
+        for name in _PARAM_TREC_NAMES:
+            rest = s[len(name) + 1:]
+            if s.startswith(name + "_") and rest and ("=" in rest or rest[0] in "-.0123456789"):
+                return _dotted(f"{name}.{rest}")
     return None
+
+
+#: trec_eval names whose dotted parameters are printed in the output name (longest first: rbp_resid, rbp).
+_PARAM_TREC_NAMES = sorted((t.name for t in TREC_BY_NAME.values() if t.sets in ("params", "gains", "named")), key=len, reverse=True)
 
 
 def _usable_ragrade_name(name: str) -> bool:

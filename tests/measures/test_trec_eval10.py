@@ -1,0 +1,158 @@
+"""trec_eval 10's own measures (``rbp``, ``rbp_resid``, ``unj``) against trec_eval 10 itself, built from its
+source in a fixture, per query to 1e-12; and the slow reference of the tests (``measures_reference.py``)
+checked against the same binary.
+
+trec_eval 10 is not on PyPI and its source cannot be downloaded while the tests run (no network), so the
+fixture builds it only when ``TREC_EVAL_SRC`` names a directory holding its source (a checkout of
+https://github.com/usnistgov/trec_eval at 10.0 or later) and a C compiler and ``make`` are present;
+otherwise these tests skip and the vectors of docs/parity-vectors.md ("trec_eval 10's measures", checked by
+test_trec10_vectors.py) stand in. The build copies the source to a temporary directory and prints values
+with 17 significant digits instead of trec_eval's 4 decimals (``%6.4f`` in its print functions), so that
+values can be compared to 1e-12.
+
+The random collections hold unjudged documents, negative grades (trec_eval: in the pool, not judged), graded
+judgments, ties (broken by document id, descending, as ragrade's default) and lists shorter than the
+cutoffs. Every qrels query is in the run and the other way round: trec_eval 10.0-rc3 stops on a run query
+missing from the qrels, and scores a qrels query missing from the run differently by parameter (see
+docs/parity-vectors.md).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import measures_reference as MR
+from ragrade.cli import main
+from ragrade.metrics import parse_labelled
+from reference import rank
+
+pytestmark = pytest.mark.filterwarnings("ignore::ragrade.RagradeWarning")
+
+#: trec_eval 10's measures with parameters and gain maps (``-m`` arguments) and the ragrade labels they give.
+MEASURES = ["rbp", "rbp.p=0.5", "rbp.p=0.95", "rbp.1=2,2=5,3=9", "rbp_resid", "rbp_resid.p=0.7", "unj",
+            "unj.1,3,50"]
+
+
+@pytest.fixture(scope="session")
+def trec_eval10(tmp_path_factory) -> Path:
+    src = os.environ.get("TREC_EVAL_SRC")
+    if not src:
+        pytest.skip("TREC_EVAL_SRC is not set: point it at trec_eval 10's source (github.com/usnistgov/trec_eval) "
+                    "to compare with trec_eval 10 itself; docs/parity-vectors.md's vectors stand in")
+    source = Path(src)
+    if not (source / "m_rbp.c").is_file():
+        pytest.skip(f"TREC_EVAL_SRC={src} holds no trec_eval 10 source (m_rbp.c is missing)")
+    if shutil.which("make") is None or (shutil.which("gcc") or shutil.which("cc")) is None:
+        pytest.skip("building trec_eval 10 needs make and a C compiler")
+    build = tmp_path_factory.mktemp("trec_eval10") / "src"
+    shutil.copytree(source, build, ignore=shutil.ignore_patterns(".git", "trec_eval", "*.o"))
+    for name in ("meas_print_single.c", "meas_print_final.c"):
+        path = build / name
+        path.write_text(path.read_text(encoding="latin-1").replace("%6.4f", "%.17g"), encoding="latin-1")
+    cc = "gcc" if shutil.which("gcc") else "cc"
+    proc = subprocess.run(["make", f"CC={cc}", "trec_eval"], cwd=build, capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.fail(f"building trec_eval 10 failed:\n{proc.stderr[-2000:]}")
+    binary = build / "trec_eval"
+    version = subprocess.run([str(binary), "-v"], capture_output=True, text=True)
+    if not (version.stdout + version.stderr).split("version", 1)[-1].strip().startswith("10"):
+        pytest.skip(f"TREC_EVAL_SRC={src} is not trec_eval 10: {version.stdout + version.stderr}")
+    return binary
+
+
+def collection(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, list[tuple[str, float]]]]:
+    rng = np.random.default_rng(seed)
+    pool = [f"d{i:02d}" for i in range(40)]
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, list[tuple[str, float]]] = {}
+    for i in range(25):
+        q = f"q{i}"
+        judged = rng.choice(pool, int(rng.integers(1, 15)), replace=False)
+        qrels[q] = {str(d): int(rng.choice([-1, 0, 0, 1, 1, 2, 3])) for d in judged}
+        docs = rng.choice(pool, int(rng.integers(1, 30)), replace=False)
+        steps = np.arange(1, 6) / 4 if rng.random() < 0.5 else np.arange(1, 41) / 8
+        run[q] = [(str(d), float(s)) for d, s in zip(docs, rng.choice(steps, len(docs)), strict=True)]
+    return qrels, run
+
+
+def write(tmp: Path, qrels, run) -> tuple[Path, Path]:
+    qp, rp = tmp / "qrels.txt", tmp / "run.txt"
+    qp.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+    rp.write_text("".join(f"{q} Q0 {d} {i + 1} {s} r\n" for q, rows in run.items() for i, (d, s) in enumerate(rows)))
+    return qp, rp
+
+
+def trec_eval_values(binary: Path, qp: Path, rp: Path, measure: str) -> dict[str, dict[str, float]]:
+    proc = subprocess.run([str(binary), "-q", "-m", measure, str(qp), str(rp)], capture_output=True, text=True,
+                          check=True)
+    out: dict[str, dict[str, float]] = {}
+    for line in proc.stdout.splitlines():
+        name, q, v = line.split(None, 2)
+        if q != "all" and name not in ("runid", "relstring"):
+            out.setdefault(name, {})[q] = float(v)
+    return out
+
+
+def test_rbp_rbp_resid_unj_equal_trec_eval10(trec_eval10, tmp_path):
+    n, worst, worst_ref = 0, 0.0, 0.0
+    for seed in range(10):
+        qrels, run = collection(300 + seed)
+        qp, rp = write(tmp_path, qrels, run)
+        for measure in MEASURES:
+            want = trec_eval_values(trec_eval10, qp, rp, measure)
+            res = CliRunner().invoke(main, ["evaluate", str(qp), str(rp), "-m", measure, "--names", "trec_eval",
+                                            "--per-query", "--format", "json"], catch_exceptions=False)
+            got = json.loads(res.stdout)["per_query"]
+            labelled = dict(parse_labelled(measure, "trec_eval"))
+            assert sorted(want) == sorted(labelled), (measure, sorted(want), sorted(labelled))
+            for name, values in want.items():
+                for q, w in values.items():
+                    g = got[q][name]
+                    assert math.isclose(g, w, rel_tol=0, abs_tol=1e-12), (measure, name, q, g, w)
+                    ref = MR.value(labelled[name], rank(run[q]), qrels[q])
+                    assert math.isclose(ref, w, rel_tol=0, abs_tol=1e-12), (measure, name, q, ref, w)
+                    worst = max(worst, abs(g - w))
+                    worst_ref = max(worst_ref, abs(ref - w))
+                    n += 1
+    print(f"\ntrec_eval 10 parity: {n} values (rbp, rbp_resid, unj), max |ragrade - trec_eval 10| = {worst:.3g}, "
+          f"max |reference - trec_eval 10| = {worst_ref:.3g}")
+    assert n > 2500
+
+
+def test_all_trec_of_trec_eval10(trec_eval10, tmp_path):
+    """trec_eval 10's whole ``-m all_trec`` per query through ``ragrade evaluate -m all_trec``: equal to 1e-12
+    except where trec_eval 10 changed trec_eval 9's definitions, which ragrade follows (pytrec_eval):
+    interpolated precision counts round(level R) relevant documents instead of floor(level R + 0.9)."""
+    changed_in_10 = ("iprec_at_recall", "11pt_avg")
+    n, worst, differing = 0, 0.0, set()
+    for seed in range(6):
+        qrels, run = collection(500 + seed)
+        qp, rp = write(tmp_path, qrels, run)
+        want = trec_eval_values(trec_eval10, qp, rp, "all_trec")
+        res = CliRunner().invoke(main, ["evaluate", str(qp), str(rp), "-m", "all_trec", "--per-query", "--format",
+                                        "json", "--no-relevant", "zero"], catch_exceptions=False)
+        got = json.loads(res.stdout)["per_query"]
+        for name, values in want.items():
+            for q, w in values.items():
+                label = "Rprec" if name == "Rprec_mult_1.00" else name
+                g = got[q][label]
+                if name.startswith("gm_"):
+                    g = math.log(max(g, 1e-5))  # trec_eval's per-query value of a geometric mean
+                if name.startswith(changed_in_10):
+                    differing.add(name) if abs(g - w) > 1e-12 else None
+                    continue
+                assert math.isclose(g, w, rel_tol=0, abs_tol=1e-12), (name, q, g, w, qrels[q], run[q])
+                worst = max(worst, abs(g - w))
+                n += 1
+    print(f"\ntrec_eval 10 all_trec: {n} values, max difference {worst:.3g}; "
+          f"differing as documented: {sorted(differing)}")
+    assert n > 10000
