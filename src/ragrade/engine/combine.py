@@ -118,11 +118,11 @@ def combine(parts: Sequence[Result], *, qrels_order: pd.Series | None = None, ru
     summary = merge_summaries([p.summary for p in parts], labels, qrels_order=qrels_order, run_order=run_order)
     nan_means: set[str] = set()
     for p in parts:
-        nan_means |= set(p._nan_means)
+        nan_means |= p.nan_means
     result = Result(frame, first.metrics, summary, first.policies, run_name=first.run_name, nan_means=nan_means,
                     profile=first.profile, hole_rate=merge_hole_rates(parts, qrels_order), upper=upper)
     if warn:
-        notes = result.summary_lines()[1:]
+        notes = result.notes()  # the engine's own warning text (the hole rate is not a policy note)
         if notes:
             from ragrade.engine.core import caller_stacklevel
 
@@ -233,7 +233,7 @@ def part_state(result: Result) -> str:
     s = result.summary
     state = {
         "summary": {f.name: _jsonable(getattr(s, f.name), SUMMARY_RULES[f.name]) for f in fields(Summary)},
-        "nan_means": sorted(result._nan_means),
+        "nan_means": sorted(result.nan_means),
         "run_name": result.run_name,
         "hole_rate": None if result.hole_rate is None else {
             "k": result.hole_rate.k, "only_relevant_judged": result.hole_rate.only_relevant_judged},
