@@ -252,3 +252,18 @@ def test_the_warning_is_the_summary_notes_with_singular_counts():
     assert str(caught[0].message) == "; ".join(r.notes()) == "1 ground-truth query missing from the run, scored 0 (e.g. 'q2')"
     assert r.summary_lines()[1:-1] == r.notes() and "(mean over 1 query)" in r.summary_lines()[-1]
     assert "1 queries" not in " ".join(r.summary_lines())
+
+
+@pytest.mark.parametrize("profile", ["autorag", "ragas", "llamaindex"])
+def test_list_profiles_report_the_hole_rate_of_their_ground_truth_lists(profile):
+    """Every result carries the hole rate: with ground-truth lists, a retrieved item matching no listed
+    item is unjudged (the lists judge relevant items only)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = ragrade.evaluate([["a", "b"], ["c"], ["d"]], [["a", "x", "b"], ["y", "z"], []], ["recall@2"],
+                             profile=profile)
+    assert r.hole_rate is not None and r.hole_rate.k == 2 and r.hole_rate.only_relevant_judged
+    got = r.hole_rate.per_query.tolist()
+    assert got[:2] == [0.5, 1.0] and math.isnan(got[2])  # an empty list has no top k
+    assert r.hole_rate.mean == 0.75 and r.hole_rate.queries == 2
+    assert r.summary_lines()[-1].startswith("hole rate@2: 75.0%")

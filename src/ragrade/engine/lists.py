@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -88,7 +89,23 @@ def evaluate_list_profile(truth: Any, retrieved: Any, metrics: MetricsArg, prof:
     frame = pd.DataFrame(data, index=pd.Index(qids, name="query", dtype=object))
     summary = Summary(qrels_queries=len(qids), run_queries=len(qids) - len(missing) + len(only),
                       evaluated=len(qids), missing_from_run=missing, only_in_run=only)
-    return Result(frame, dict(labels), summary, policies, profile=prof)
+    cutoffs = [m.k for _, m in labels if m.k is not None]
+    holes = _list_hole_rate(table("precision"), max(cutoffs) if cutoffs else 10, frame.index)
+    return Result(frame, dict(labels), summary, policies, profile=prof, hole_rate=holes)
+
+
+def _list_hole_rate(tab: Matches, k: int, index: pd.Index) -> HoleRate:
+    """The hole rate of ground-truth lists: every retrieved item that matches no ground-truth item is
+    unjudged (the lists judge relevant items only), so it is the share of the top k that matches nothing."""
+    top_rows = (tab.r_pos < k) & tab.row_rel()
+    judged = np.bincount(tab.r_q[top_rows], minlength=tab.nq).astype(np.float64)
+    top = np.minimum(tab.n_ret, k).astype(np.float64)
+    rates = np.full(tab.nq, np.nan)
+    ok = top > 0
+    rates[ok] = 1.0 - judged[ok] / top[ok]
+    mean = rates[ok].mean() if ok.any() else math.nan
+    return HoleRate(k, pd.Series(rates, index=index, name=f"hole_rate@{k}"), True,
+                    {} if math.isnan(mean) else {k: float(mean)})
 
 
 def evaluate_engine_profile(truth: Any, retrieved: Any, metrics: MetricsArg, prof: Profile,

@@ -223,8 +223,9 @@ class Result:
         self.run_name = run_name
         self.profile = profile
         self._nan_means = set(nan_means)
-        #: The share of unjudged documents in each query's top k (None on paths without judgments: texts
-        #: scored by list profiles).
+        #: The share of unjudged documents in each query's top k (with ground-truth lists, as list profiles
+        #: read them, every retrieved item matching no listed item counts as unjudged). None only for a
+        #: result built by hand without one.
         self.hole_rate = hole_rate
         #: With ``unjudged="bounds"``: the per-query upper bounds (every unjudged retrieved document relevant
         #: at ``upper_grade``); ``per_query`` then holds the lower bounds. None otherwise.
