@@ -13,6 +13,14 @@ only when a command needs them).
 
 Usage: ``python bench/bench_startup.py [--repeat 7]``. The machine is shared: figures vary; the best of
 ``--repeat`` runs is kept, as ``timeit`` does.
+
+Bytecode: an installed package has its ``.pyc`` files (pip compiles them on install), so the processes
+timed here may write and read bytecode even where ``PYTHONDONTWRITEBYTECODE`` is set (as on some
+sandboxes, where every run would otherwise compile ragrade's sources again: about 0.1 s more), into a
+temporary ``PYTHONPYCACHEPREFIX`` (the source tree is left untouched); one untimed run warms it.
+
+Last, it checks that ``ragrade evaluate`` on the examples never imports pandas (pandas alone takes longer
+to import than the whole target): ``tests/cli/test_startup_imports.py`` keeps that true.
 """
 
 from __future__ import annotations
@@ -20,8 +28,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,13 +40,19 @@ EXAMPLES = ROOT / "examples"
 HEAVY = ("numpy", "pandas", "pyarrow", "rich", "scipy", "httpx", "matplotlib")
 
 
+_PYCACHE = tempfile.mkdtemp(prefix="ragrade-bench-pyc-")
+
+
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "src"), env.get("PYTHONPATH", "")) if p)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = _PYCACHE
     return env
 
 
 def best_of(cmd: list[str], repeat: int) -> float:
+    subprocess.run(cmd, capture_output=True, env=_env(), cwd=ROOT)  # untimed: writes the bytecode
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -103,9 +119,17 @@ def main() -> None:
             print(f"  {name:<28} {t:6.3f} s")
         print("  of which heavy packages (each with what it imports): "
               + (", ".join(f"{k} {v:.3f} s" for k, v in sorted(heavy.items(), key=lambda x: -x[1])) or "none"))
+    code = ("import sys; from ragrade.cli import main; sys.argv = ['ragrade', *sys.argv[1:]]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('PANDAS', 'pandas' in sys.modules, file=sys.stderr)")
+    res = subprocess.run([sys.executable, "-c", code, *evaluate_args], capture_output=True, text=True,
+                         env=_env(), cwd=ROOT)
+    loaded = "PANDAS True" in res.stderr
+    print(f"\n`ragrade evaluate` on the examples imports pandas: {'yes' if loaded else 'no'}")
     extra = cli_package_imports()
     print(f"\nheavy packages that `import ragrade.cli` adds to `import ragrade`: {', '.join(sorted(extra)) or 'none'}")
     print("all targets met" if ok else "some targets missed")
+    shutil.rmtree(_PYCACHE, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -165,3 +165,34 @@ def test_the_registry_and_parser_load_without_numpy_and_every_kernel_resolves():
     for ref in refs:
         assert callable(ref.resolve()), ref
         assert ref.resolve().__name__ == ref.name and ref.resolve().__module__ == ref.module
+
+
+_CLI_MODULES = ("import sys\nfrom ragrade.cli import main\nsys.argv = ['ragrade', *sys.argv[1:]]\n"
+                "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+                "print('LOADED', ','.join(m for m in ('numpy', 'pandas', 'pyarrow', 'pyarrow.compute', 'rich') "
+                "if m in sys.modules), 'EXIT', code, file=sys.stderr)")
+
+
+def _cli_loads(*args: str) -> tuple[set[str], str, str]:
+    res = subprocess.run([sys.executable, "-c", _CLI_MODULES, *args], capture_output=True, text=True, cwd=ROOT)
+    tail = res.stderr.rsplit("LOADED", 1)[-1].split()
+    loaded = set(tail[0].split(",")) if tail[0] != "EXIT" else set()
+    return loaded - {""}, res.stdout, res.stderr
+
+
+def test_evaluate_on_small_files_never_imports_pandas():
+    """Start-up (issue 11): pandas takes longer to import than ``ragrade evaluate`` on the examples may take
+    in all, so the small-input path codes ids without it (ragrade._arrays) and prints from the columns;
+    the engine's results do not depend on the way (tests/test_arrays.py). bench/bench_startup.py times it."""
+    loaded, out, err = _cli_loads("evaluate", str(ROOT / "examples" / "qrels.tsv"), str(ROOT / "examples" / "run.tsv"),
+                                  "-m", "ndcg@10", "-m", "recall@5", "-m", "map", "--per-query")
+    assert "0.7175" in out and "EXIT 0" in err
+    assert "pandas" not in loaded and "pyarrow.compute" not in loaded
+    assert {"numpy", "pyarrow"} <= loaded  # (the check itself is live)
+
+
+def test_help_and_metrics_import_no_numpy():
+    for args in (("--help",), ("metrics",)):
+        loaded, out, err = _cli_loads(*args)
+        assert out and "EXIT 0" in err
+        assert not loaded & {"numpy", "pandas", "pyarrow"}, (args, loaded)

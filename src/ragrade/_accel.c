@@ -31,8 +31,8 @@
  * scan_trec(buf, begin, end, ncols, numcol, doccol, release, vals, doc_off, doc_data, seg_row, q_off,
  *           q_data, state) -> None
  *     A TREC run/qrels tokenizer fused with what the engine needs from it, for buf[begin:end] (whole
- *     lines). Fields are separated by exactly one space; column 0 is the query, `doccol` the document,
- *     `numcol` the number; the others are only counted. Empty lines are skipped. Writes, from the
+ *     lines). Fields are separated by exactly one space or one tab; column 0 is the query, `doccol` the
+ *     document, `numcol` the number; the others are only counted. Empty lines are skipped. Writes, from the
  *     positions held in `state` (int64[8]: rows, doc bytes, segments, query bytes, previous query's
  *     start and length in buf, status, error position), the numbers (float64), the document ids as an
  *     Arrow large_string layout (doc_off int64, doc_data), and one entry per run of equal query ids
@@ -589,12 +589,14 @@ static PyObject *scan(PyObject *self, PyObject *args) {
 
 /* -- TREC tokenizer ---------------------------------------------------------------------------- */
 
-/* byte classes: 0 ordinary, 1 space, 2 newline, 3 anything the fast path leaves to the careful one */
+/* byte classes: 0 ordinary, 1 separator (a space or a tab), 2 newline, 3 anything the fast path leaves
+   to the careful one, 4 non-ASCII */
 static unsigned char byte_class[256];
 
 static void init_byte_class(void) {
     for (int c = 0; c < 256; c++) byte_class[c] = c >= 0x80 ? 4 : (c < 0x20 && c != '\n') ? 3 : 0;
     byte_class[' '] = 1;
+    byte_class['\t'] = 1;  /* one tab separates fields as one space does (the careful path reads it so) */
     byte_class['\n'] = 2;
 }
 
@@ -689,24 +691,25 @@ static inline void classify_tail(const unsigned char *p, Py_ssize_t n, uint64_t 
     *delim = d; *nl = l; *bad = b; *high = h;
 }
 
-/* Bit i of *delim: byte i is a space or newline; of *nl: a newline; of *bad: any other control byte;
+/* Bit i of *delim: byte i is a space, tab or newline; of *nl: a newline; of *bad: any other control byte;
    of *high: a non-ASCII byte (part of a UTF-8 sequence, checked where it matters). For the 64 bytes at
    p. */
 static inline void classify64(const unsigned char *p, uint64_t *delim, uint64_t *nl, uint64_t *bad,
                               uint64_t *high) {
 #if defined(HAVE_SSE2)
-    const __m128i sp = _mm_set1_epi8(' '), lf = _mm_set1_epi8('\n'), lo = _mm_set1_epi8(0x20);
+    const __m128i sp = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t'), lf = _mm_set1_epi8('\n'),
+                  lo = _mm_set1_epi8(0x20);
     uint64_t d = 0, n = 0, b = 0, h = 0;
     for (int i = 0; i < 4; i++) {
         __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * i));
-        uint64_t ms = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, sp));
+        uint64_t ms = (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, sp), _mm_cmpeq_epi8(v, tab)));
         uint64_t mn = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, lf));
         uint64_t mh = (uint32_t)_mm_movemask_epi8(v);  /* the top bit: bytes >= 0x80 */
         /* signed compare: below 0x20 holds the controls and every byte >= 0x80 */
         uint64_t mb = (uint32_t)_mm_movemask_epi8(_mm_cmplt_epi8(v, lo));
         d |= (ms | mn) << (16 * i);
         n |= mn << (16 * i);
-        b |= (mb & ~mn & ~mh) << (16 * i);
+        b |= (mb & ~mn & ~mh & ~ms) << (16 * i);
         h |= mh << (16 * i);
     }
     *delim = d; *nl = n; *bad = b; *high = h;

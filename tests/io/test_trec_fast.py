@@ -120,6 +120,7 @@ def test_a_query_straddling_the_cut_between_threads(tmp_path, monkeypatch):
     "q1 Q0 a 1 .5 t\nq1 Q0 b 2 -0 t\nq1 Q0 c 3 1. t\nq1 Q0 d 4 +7 t\nq1 Q0 e 5 1E+2 t\n",
     "q1 Q0 a 1 123456789012345678901234567890 t\nq1 Q0 b 2 0.1000000000000000055511151231257827 t\n",
     "q1 Q0 a 1 1e-320 t\nq1 Q0 b 2 4.9406564584124654e-324 t\nq1 Q0 c 3 1.7976931348623157e308 t\n",
+    "q1\tQ0\ta\t1\t2.5\tt\nq1 Q0\tb 2\t1 t\n",  # one tab separates fields as one space does (.tsv files)
 ])
 def test_number_forms_and_blank_lines(tmp_path, monkeypatch, content):
     path = tmp_path / "run.txt"
@@ -132,7 +133,9 @@ def test_number_forms_and_blank_lines(tmp_path, monkeypatch, content):
 
 @pytest.mark.parametrize("content", [
     "q1 Q0 a 1 2.5 t\r\nq1 Q0 b 2 1 t\r\n",  # CRLF
-    "q1\tQ0\ta\t1\t2.5\tt\n",  # tabs
+    "q1\t\tQ0\ta\t1\t2.5\tt\n",  # two tabs
+    "q1 \tQ0 a 1 2.5 t\n",  # a space then a tab
+    "q1\tQ0\ta\t1\t2.5\tt\t\n",  # a trailing tab
     " q1 Q0 a 1 2.5 t\n",  # leading space
     "q1 Q0  a 1 2.5 t\n",  # two spaces
     "q1 Q0 a 1 2.5 t \n",  # trailing space

@@ -56,7 +56,8 @@ def _valid_trec(rng: random.Random, ncols: int, numcol: int, doccol: int) -> byt
         fields[0] = rng.choice(queries)
         fields[doccol] = f"d{rng.randrange(10 ** rng.randrange(1, 12))}" + (rng.choice(_UTF8) if rng.random() < 0.1 else "")
         fields[numcol] = rng.choice(_NUMBERS)
-        lines.append(" ".join(fields))
+        lines.append((" " if rng.random() < 0.7 else "\t").join(fields) if rng.random() < 0.9
+                     else "".join(f + rng.choice(" \t") for f in fields[:-1]) + fields[-1])
         if rng.random() < 0.05:
             lines.append("")
     text = "\n".join(lines) + ("\n" if rng.random() < 0.8 else "")
@@ -85,9 +86,9 @@ def _reference(buf: bytes, ncols: int, numcol: int, doccol: int):
     for line in buf.split(b"\n"):
         if line == b"":
             continue
-        if any(c < 0x20 for c in line):
+        if any(c < 0x20 and c != 0x09 for c in line):
             return None
-        fields = line.split(b" ")
+        fields = line.replace(b"\t", b" ").split(b" ")  # one space or one tab between fields
         if len(fields) != ncols or b"" in fields or fields[0][:1] == b"#" or not NUMBER.fullmatch(fields[numcol]):
             return None
         try:

@@ -145,7 +145,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
         if engine == "spark":
             large = partial(_on_spark, qrels, run, parsed, master, qrels_format, run_format, profile, settings)
         else:
-            from ragrade.engine.outofcore import budget_for
+            from ragrade.engine.budget import budget_for
 
             budget = budget_for(qrels, run, max_memory)
             if budget is not None:
@@ -262,11 +262,9 @@ def _print_table(result: Any, per_query: bool, digits: int, warned: list[str]) -
     if per_query:
         pq = Table(title="per query", title_justify="left")
         pq.add_column("query")
-        cols = list(result.per_query.columns)
-        for c in cols:
+        for c in result.columns:
             pq.add_column(Text(c), justify="right")
-        for q, row in zip(result.per_query.index.tolist(), result.per_query.itertuples(index=False, name=None),
-                          strict=True):
+        for q, row in result.per_query_rows():
             pq.add_row(Text(str(q)), *(number(float(v), digits) for v in row))
         out.print(pq)
     lines = result.summary_lines()

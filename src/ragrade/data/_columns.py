@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from ragrade._arrays import duplicated, factorize, indexer, infer_kind, is_pandas
 from ragrade.errors import InputError
 
 
@@ -75,7 +75,7 @@ def as_object_strings(values: Any, what: str) -> np.ndarray:
     """
     arr = values if isinstance(values, np.ndarray) and values.dtype == object else None
     if arr is None:
-        if isinstance(values, pd.Series | pd.Index):
+        if is_pandas(values):
             arr = values.to_numpy(dtype=object, na_value=None)
         else:
             arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
@@ -91,7 +91,7 @@ def as_object_strings(values: Any, what: str) -> np.ndarray:
         raise InputError(f"{what} must be one-dimensional, got shape {arr.shape}")
     if len(arr) == 0:
         return arr
-    kind = pd.api.types.infer_dtype(arr, skipna=False)  # one C scan
+    kind = infer_kind(arr)  # one C scan (pandas) on large arrays
     if kind == "string":  # the common case
         return arr
     if kind == "integer":  # all ints: vectorised str() (ints beyond 64 bits take the per-item path)
@@ -122,16 +122,17 @@ def as_object_strings(values: Any, what: str) -> np.ndarray:
 def encode(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Integer-code an object array of strings: ``(codes int32, vocabulary object array)``.
 
-    Codes follow first appearance. Uses pandas' hash table (the strings' cached hashes are reused).
+    Codes follow first appearance. Uses pandas' hash table on large arrays (the strings' cached hashes are
+    reused), a dict on small ones (:mod:`ragrade._arrays`).
     """
-    codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=True)
+    codes, uniques = factorize(values)
     vocab = np.asarray(uniques, dtype=object)
     dtype = np.int32 if len(vocab) < 2**31 - 1 else np.int64
     return codes.astype(dtype, copy=False), vocab
 
 
 def _all_str(values: object) -> bool:
-    return pd.api.types.infer_dtype(values, skipna=False) in ("string", "empty")
+    return infer_kind(values if isinstance(values, np.ndarray) else np.asarray(values, dtype=object)) in ("string", "empty")
 
 
 def distinct(ids: np.ndarray, already_unique: bool = False) -> bool:
@@ -190,7 +191,7 @@ def check_raw(docs: np.ndarray, what: str, query_ids=None, offsets=None) -> None
 
 def check_vocab(vocab: np.ndarray, codes: np.ndarray, what: str, query_ids=None, offsets=None) -> None:
     """An empty id is an error: it cannot be told apart from missing data. Checked on the vocabulary."""
-    where = pd.Index(vocab, dtype=object).get_indexer([""])
+    where = indexer(vocab, [""])
     if where[0] < 0:
         return
     row = int(np.flatnonzero(codes == where[0])[0])
@@ -205,7 +206,7 @@ def first_duplicate(seg: np.ndarray, codes: np.ndarray, n_codes: int) -> np.ndar
     if len(codes) == 0:
         return np.zeros(0, dtype=bool)
     key = seg.astype(np.int64) * (int(n_codes) + 1) + codes.astype(np.int64)
-    return pd.Series(key, copy=False).duplicated(keep="first").to_numpy()
+    return duplicated(key, keep="first")
 
 
 def numeric_column(values: Any, source: str, what: str, where: Any = None, finite: bool = False) -> np.ndarray:
@@ -219,7 +220,7 @@ def numeric_column(values: Any, source: str, what: str, where: Any = None, finit
         q, d = where(row)
         return InputError(f"{source}: {what} {why}", query=q, item=d, value=value)
 
-    if isinstance(values, pd.Series | pd.Index):
+    if is_pandas(values):
         values = values.to_numpy()
     try:
         out = np.array(values, dtype=np.float64, copy=True)

@@ -12,19 +12,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Never
+from typing import TYPE_CHECKING, Any, Never
 
 import numpy as np
-import pandas as pd
 
 from ragrade.engine.core import Evaluator
 from ragrade.engine.inputs import is_path, read_both
-from ragrade.engine.lists import evaluate_engine_profile, evaluate_list_profile
-from ragrade.engine.result import MetricsArg, Result, Summary, metric_labels
-from ragrade.engine.texts import align_texts, evaluate_texts
+from ragrade.engine.result import MetricsArg, QueryColumns, Result, Summary, metric_labels
 from ragrade.errors import InputError, MetricError, UnknownNameError
-from ragrade.kernels.text import TextLists
-from ragrade.matching.matchers import Matcher, get_matcher
 from ragrade.metrics.parser import Names
 from ragrade.policies import (
     Duplicates,
@@ -37,7 +32,10 @@ from ragrade.policies import (
     Ties,
     Unjudged,
 )
-from ragrade.profiles import Profile, get_profile
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ragrade.matching.matchers import Matcher
+    from ragrade.profiles import Profile
 
 
 def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profile | None = None,
@@ -99,7 +97,13 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
 
         return evaluate_diversity(qrels, run, labels, missing_run=missing_run, no_relevant=no_relevant, ties=ties,
                                   max_docs=max_docs, unjudged=unjudged, upper_grade=upper_grade)
-    prof = None if profile is None else get_profile(profile)
+    # (profiles, list kernels and matchers are imported where they are used: the plain id path, which the
+    # command line takes most, needs none of them)
+    prof = None
+    if profile is not None:
+        from ragrade.profiles import get_profile
+
+        prof = get_profile(profile)
     if prof is not None and prof.name == "default":
         prof = None
     if max_memory is not None or (is_path(qrels) and is_path(run)):
@@ -113,12 +117,16 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
         if big is not None:
             return big
     if prof is not None and prof.kind == "list":
+        from ragrade.engine.lists import evaluate_list_profile
+
         pol = Policies().update(**policies)
         return evaluate_list_profile(qrels, run if matcher is None else _texts_of(run), labels, prof, matcher, pol)
     if prof is not None:
         if matcher is not None:
             raise InputError(f"the {prof.name} profile scores ids; text matchers apply to list profiles "
                              f"and to the default convention")
+        from ragrade.engine.lists import evaluate_engine_profile
+
         return evaluate_engine_profile(qrels, run, labels, prof, policies)
     pol = Policies().update(**policies)
     id_labels = [(lab, m) for lab, m in labels if m.family.kind != "text"]
@@ -130,6 +138,9 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
     if not id_labels:
         return _text_metrics(qrels, _texts_of(run), text_labels, pol)
     if matcher is not None:
+        from ragrade.engine.texts import evaluate_texts
+        from ragrade.matching.matchers import get_matcher
+
         result = evaluate_texts(qrels, _texts_of(run), id_labels, get_matcher(matcher), pol)
     else:
         result = Evaluator(qrels, id_labels, policies=pol).evaluate(run)
@@ -152,13 +163,16 @@ def _texts_of(run: Any) -> Any:
 
 def _text_metrics(truth: Any, run: Any, labels: list[Any], pol: Policies) -> Result:
     """Text families (token overlap) over the items as texts, one row per ground-truth query."""
+    from ragrade.engine.texts import align_texts
+    from ragrade.kernels.text import TextLists
+
     qids, units, lists, missing, only = align_texts(truth, run, pol.ties)
     texts = TextLists(units, lists)
     data = {}
     for label, m in labels:
         assert m.family.kernel is not None
         data[label] = np.asarray(m.family.kernel(m, texts), dtype=np.float64)
-    frame = pd.DataFrame(data, index=pd.Index(qids, name="query", dtype=object))
+    frame = QueryColumns(qids, data)
     summary = Summary(qrels_queries=len(qids), run_queries=len(qids) - len(missing) + len(only),
                       evaluated=len(qids), missing_from_run=missing, only_in_run=only)
     return Result(frame, dict(labels), summary, pol)

@@ -13,11 +13,11 @@ import warnings
 from typing import Any, Never
 
 import numpy as np
-import pandas as pd
 
+from ragrade._arrays import duplicated
 from ragrade.engine.inputs import as_qrels, as_run
 from ragrade.engine.join import Joined, TruthIndex, join_dict, join_run
-from ragrade.engine.result import HoleRate, MetricsArg, Result, Summary, metric_labels
+from ragrade.engine.result import HoleRate, MetricsArg, QueryColumns, Result, Summary, metric_labels
 from ragrade.errors import InputError, MetricError, PolicyError, RagradeWarning, UnknownNameError
 from ragrade.kernels import metrics as K
 from ragrade.kernels._common import rank_within_group
@@ -126,7 +126,7 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
     if j.unique_docs and not qrels.has_groups:  # every judged row is its own unit's only copy
         first = np.ones(len(unit), dtype=bool)
     else:
-        first = ~pd.Series(unit).duplicated(keep="first").to_numpy() if len(unit) else np.zeros(0, dtype=bool)
+        first = ~duplicated(unit, keep="first") if len(unit) else np.zeros(0, dtype=bool)
     all_judged = index.judged == "all"
     judged = judged_view(nq, n_ret, qq, pos, grade, unit, first, index, pol.num_docs, all_judged)
     counted_rows = np.ones(nq, dtype=bool)
@@ -166,14 +166,15 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
             hi_undefined = ((np.isnan(hi) | (judged.n_relevant(m.rel) == 0)) & counted_rows
                             if fam.defined == "value" else undefined)
             upper[label] = np.where(hi_undefined, fill, hi) if hi_undefined.any() else hi
-    query_index = pd.Index(qrels.query_ids, name="query", dtype=object)
-    frame = pd.DataFrame(data, index=query_index)
-    upper_frame = pd.DataFrame(upper, index=query_index) if pol.unjudged == "bounds" else None
+    query_ids = np.asarray(qrels.query_ids, dtype=object)
     if pol.missing_run == "drop":
-        frame = frame[counted_rows]
-        upper_frame = None if upper_frame is None else upper_frame[counted_rows]
-    summary.evaluated = len(frame)
-    holes = hole_rate(judged, max(cutoffs) if cutoffs else 10, index, frame.index,
+        query_ids = query_ids[counted_rows]
+        data = {c: v[counted_rows] for c, v in data.items()}
+        upper = {c: v[counted_rows] for c, v in upper.items()}
+    frame = QueryColumns(query_ids, data)
+    upper_frame = QueryColumns(query_ids, upper) if pol.unjudged == "bounds" else None
+    summary.evaluated = len(query_ids)
+    holes = hole_rate(judged, max(cutoffs) if cutoffs else 10, index, query_ids,
                       keep=counted_rows if pol.missing_run == "drop" else None,
                       extra_cutoffs=hole_cutoffs) if all_judged else None
     if j.sorted_scores is not None:
@@ -265,7 +266,7 @@ def _judged_counts(j: K.Judged, cuts: list[int]) -> np.ndarray:
     return np.cumsum(counts, axis=1)
 
 
-def hole_rate(j: K.Judged, k: int, index: TruthIndex, query_index: pd.Index, keep: np.ndarray | None = None,
+def hole_rate(j: K.Judged, k: int, index: TruthIndex, query_index: np.ndarray, keep: np.ndarray | None = None,
               extra_cutoffs: tuple[int, ...] = ()) -> HoleRate:
     """Share of the top k retrieved documents without a judgment, per query (NaN for an empty list), and
     its mean at ``extra_cutoffs`` too; ``keep``: the queries reported (``query_index`` holds their ids)."""
@@ -284,8 +285,7 @@ def hole_rate(j: K.Judged, k: int, index: TruthIndex, query_index: pd.Index, kee
         if len(v):
             by_k[cut] = float(v.mean())
     only_relevant = not bool((index.unit_grade <= 0).any())
-    return HoleRate(k, pd.Series(rates[:, cuts.index(k)], index=query_index, name=f"hole_rate@{k}"),
-                    only_relevant, by_k)
+    return HoleRate(k, (query_index, rates[:, cuts.index(k)]), only_relevant, by_k)
 
 
 def defined_mask(m: Metric, j: K.Judged) -> np.ndarray:

@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from ragrade._arrays import is_frame
 from ragrade.data import Qrels, Run
 from ragrade.data._columns import id_string
 from ragrade.errors import InputError
@@ -72,9 +72,9 @@ def as_qrels(qrels: Any) -> Qrels:
             return Qrels.from_dict(qrels)
         qids, units = truth_units(qrels)
         return _qrels_from_units(qids, units)
-    if isinstance(qrels, pd.DataFrame) or _is_polars(qrels):
+    if is_frame(qrels) or _is_polars(qrels):
         query, doc, grade = _frame_columns(qrels, "qrels")
-        if isinstance(qrels, pd.DataFrame):
+        if is_frame(qrels):
             return Qrels.from_pandas(qrels, query=query, doc=doc, grade=grade)
         return Qrels.from_polars(qrels, query=query, doc=doc, grade=grade)
     if _is_arrow_table(qrels):
@@ -114,7 +114,7 @@ def truth_units(truth: Any) -> tuple[list[str], list[list[list[str]]]]:
     if _is_seq(truth):
         qids = [str(i) for i in range(len(truth))]
         return qids, [_units_of(v, q) for q, v in zip(qids, truth, strict=True)]
-    if is_path(truth) or isinstance(truth, pd.DataFrame) or _is_polars(truth) or _is_arrow_table(truth):
+    if is_path(truth) or is_frame(truth) or _is_polars(truth) or _is_arrow_table(truth):
         return truth_units(as_qrels(truth))
     raise InputError(f"cannot use a {type(truth).__name__} as ground truth")
 
@@ -154,9 +154,9 @@ def as_run(run: Any) -> Run:
     if isinstance(run, Mapping):
         first: Any = next(iter(run.values()), {})
         return Run.from_dict(run) if isinstance(first, Mapping) else Run.from_ranked(run)
-    if isinstance(run, pd.DataFrame) or _is_polars(run):
+    if is_frame(run) or _is_polars(run):
         query, doc, score = _frame_columns(run, "run")
-        if isinstance(run, pd.DataFrame):
+        if is_frame(run):
             return Run.from_pandas(run, query=query, doc=doc, score=score)
         return Run.from_polars(run, query=query, doc=doc, score=score)
     if _is_arrow_table(run):
@@ -177,7 +177,7 @@ def retrieved_lists(run: Any, ties: str = "docid_desc") -> tuple[list[str], list
     if isinstance(run, Mapping) and not isinstance(next(iter(run.values()), {}), Mapping):
         qids = [id_string(q, "query id") for q in run]
         return qids, [_list_of(v, q) for q, v in zip(qids, run.values(), strict=True)]
-    if _is_seq(run) and not isinstance(run, np.ndarray | pd.DataFrame):
+    if _is_seq(run) and not (isinstance(run, np.ndarray) or is_frame(run)):
         qids = [str(i) for i in range(len(run))]
         return qids, [_list_of(v, q) for q, v in zip(qids, run, strict=True)]
     lists = as_run(run).to_lists(ties)

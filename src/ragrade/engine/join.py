@@ -28,8 +28,8 @@ from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from ragrade._arrays import Lookup, duplicated, factorize, infer_kind, take_strings
 from ragrade._ingest import OK, match_segments, rank_in_segments, scan_join
 from ragrade.data import Qrels, Run
 from ragrade.data._columns import first_duplicate
@@ -50,7 +50,7 @@ class TruthIndex:
         self.row_q = np.repeat(np.arange(qrels.n_queries, dtype=np.int64), np.diff(qrels.offsets))
         # Unit table: one entry per unit with the query it belongs to and its grade (max of its rows).
         if qrels.has_groups:
-            ucodes, uniq = pd.factorize(qrels.unit_ids())
+            ucodes, uniq = factorize(qrels.unit_ids())
             self.row_unit = ucodes.astype(np.int64)
             self.unit_q = np.zeros(len(uniq), dtype=np.int64)
             self.unit_q[self.row_unit] = self.row_q
@@ -67,7 +67,7 @@ class TruthIndex:
         self.lookup_rows = (np.arange(qrels.n_rows, dtype=np.int64) if judged == "all"
                             else np.flatnonzero(qrels.grades > 0))
         self._q_lookup: dict[str, int] | None = None
-        self._columnar: tuple[pd.Index, Any, pd.Index, np.ndarray, int] | None = None
+        self._columnar: tuple[Lookup, Any, Lookup, np.ndarray, int] | None = None
         self._gold: tuple[Any, np.ndarray] | None = None
 
     @property
@@ -89,19 +89,18 @@ class TruthIndex:
             return np.arange(len(run_qids), dtype=np.int64)
         return np.fromiter(map(self._lookup().get, run_qids, repeat(-1)), dtype=np.int64, count=len(run_qids))
 
-    def columnar(self) -> tuple[pd.Index, Any, pd.Index, np.ndarray, int]:
+    def columnar(self) -> tuple[Lookup, Any, Lookup, np.ndarray, int]:
         """Lookup structures over the looked-up judgments: their ids as an index (and as an Arrow
         array), and their (query, doc) keys as a hash index; built on first use."""
         if self._columnar is None:
             import pyarrow as pa
 
             rows = self.lookup_rows
-            codes, vocab = pd.factorize(self.qrels.docs_at(rows))
+            codes, vocab = factorize(self.qrels.docs_at(rows))
             vocab = np.asarray(vocab, dtype=object)
             nv = len(vocab) + 1
             keys = self.row_q[rows] * nv + codes.astype(np.int64)
-            self._columnar = (pd.Index(vocab, dtype=object), pa.array(vocab, type=pa.string()),
-                              pd.Index(keys), rows, nv)
+            self._columnar = (Lookup(vocab), pa.array(vocab, type=pa.string()), Lookup(keys), rows, nv)
         return self._columnar
 
     def gold_strings(self) -> tuple[Any, np.ndarray]:
@@ -113,7 +112,7 @@ class TruthIndex:
             group_off = np.searchsorted(self.row_q[rows], np.arange(self.n_queries + 1))
             raw = self.qrels.raw_docs
             if self.qrels.raw_is_arrow:  # qrels read from a file: no Python objects
-                gold = raw.take(pa.array(rows))
+                gold = take_strings(raw, rows)
             else:
                 gold = pa.array(self.qrels.docs_at(rows), type=pa.large_string())
             self._gold = (gold, group_off)
@@ -220,7 +219,7 @@ def join_run(index: TruthIndex, run: Run, policies: Policies) -> Joined:
         if pol.duplicates == "keep_last":
             seg = np.repeat(np.arange(run.n_queries), np.diff(offsets))
             key = seg.astype(np.int64) * (len(run.doc_vocab) + 1) + run.doc_codes
-            later = pd.Series(key).duplicated(keep="last").to_numpy()
+            later = duplicated(key, keep="last")
             keep = ~later if keep is None else keep & ~later
     if keep is not None:
         run = subset_rows(run, keep)
@@ -251,7 +250,7 @@ def join_run(index: TruthIndex, run: Run, policies: Policies) -> Joined:
     if shift is not None:
         pos = pos - shift[slot]
     if judged_dups_only and len(qrow):
-        duplicate_items = int(pd.Series(qrow).duplicated().sum())
+        duplicate_items = int(duplicated(qrow).sum())
     # Only tied rows moved: the scores in rank order are the stored ones.
     in_place = identity or moved is not None
     scores = run.scores
@@ -347,7 +346,7 @@ def join_dict(index: TruthIndex, run: dict[Any, Any], policies: Policies) -> Joi
     qids_list = list(run.keys())
     values = list(run.values())
     qids = np.fromiter(qids_list, dtype=object, count=len(qids_list))
-    if len(qids) and pd.api.types.infer_dtype(qids, skipna=False) != "string":
+    if len(qids) and infer_kind(qids) != "string":
         return None
     # Which judgments to look up, in which run dict (queries matched by id first, so that the lookups run
     # inside the one pass over the run's values).

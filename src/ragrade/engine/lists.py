@@ -13,12 +13,11 @@ import math
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ragrade.data import Run
 from ragrade.engine.core import Evaluator
 from ragrade.engine.inputs import as_qrels, as_run
-from ragrade.engine.result import HoleRate, MetricsArg, Result, Summary, metric_labels
+from ragrade.engine.result import HoleRate, MetricsArg, QueryColumns, Result, Summary, metric_labels
 from ragrade.engine.texts import align_texts, build_matches
 from ragrade.errors import MetricError, PolicyError
 from ragrade.kernels.profile_kernels import ListContext, Matches
@@ -86,7 +85,7 @@ def evaluate_list_profile(truth: Any, retrieved: Any, metrics: MetricsArg, prof:
         if prof.invalid_rows == "skip":
             vals[tab.invalid] = np.nan
         data[label] = vals
-    frame = pd.DataFrame(data, index=pd.Index(qids, name="query", dtype=object))
+    frame = QueryColumns(qids, data)
     summary = Summary(qrels_queries=len(qids), run_queries=len(qids) - len(missing) + len(only),
                       evaluated=len(qids), missing_from_run=missing, only_in_run=only)
     cutoffs = [m.k for _, m in labels if m.k is not None]
@@ -94,7 +93,7 @@ def evaluate_list_profile(truth: Any, retrieved: Any, metrics: MetricsArg, prof:
     return Result(frame, dict(labels), summary, policies, profile=prof, hole_rate=holes)
 
 
-def _list_hole_rate(tab: Matches, k: int, index: pd.Index) -> HoleRate:
+def _list_hole_rate(tab: Matches, k: int, index: np.ndarray) -> HoleRate:
     """The hole rate of ground-truth lists: every retrieved item that matches no ground-truth item is
     unjudged (the lists judge relevant items only), so it is the share of the top k that matches nothing."""
     top_rows = (tab.r_pos < k) & tab.row_rel()
@@ -104,7 +103,7 @@ def _list_hole_rate(tab: Matches, k: int, index: pd.Index) -> HoleRate:
     ok = top > 0
     rates[ok] = 1.0 - judged[ok] / top[ok]
     mean = rates[ok].mean() if ok.any() else math.nan
-    return HoleRate(k, pd.Series(rates, index=index, name=f"hole_rate@{k}"), True,
+    return HoleRate(k, (index, rates), True,
                     {} if math.isnan(mean) else {k: float(mean)})
 
 
@@ -121,18 +120,17 @@ def evaluate_engine_profile(truth: Any, retrieved: Any, metrics: MetricsArg, pro
         run = Run(run.query_ids, run.offsets, run.doc_codes, run.doc_vocab,
                   run.scores.astype(np.float32).astype(np.float64), name=run.name)
     res = Evaluator(qrels, metrics, policies=pol).evaluate(run)
-    frame = res.per_query
-    if prof.mrr_variant == "beir":
-        rr_labels = [lab for lab, m in res.metrics.items() if m.name == "rr"]
-        if rr_labels:
-            # BEIR's MRR@k: float64 scores, input order on ties, every qrels query counts.
-            beir_pol = Policies().update(**{**prof.policy_overrides(), **policies}).update(
-                ties="input", missing_run="zero", no_relevant="zero")
-            alt = Evaluator(qrels, [res.metrics[lab] for lab in rr_labels], policies=beir_pol).evaluate(
-                as_run(retrieved))
-            frame = frame.reindex(alt.per_query.index)
-            for lab in rr_labels:
-                frame[lab] = alt.per_query[str(res.metrics[lab])].to_numpy()
+    rr_labels = [lab for lab, m in res.metrics.items() if m.name == "rr"] if prof.mrr_variant == "beir" else []
+    if not rr_labels:
+        res.profile = prof
+        return res
+    # BEIR's MRR@k: float64 scores, input order on ties, every qrels query counts.
+    beir_pol = Policies().update(**{**prof.policy_overrides(), **policies}).update(
+        ties="input", missing_run="zero", no_relevant="zero")
+    alt = Evaluator(qrels, [res.metrics[lab] for lab in rr_labels], policies=beir_pol).evaluate(as_run(retrieved))
+    frame = res.per_query.reindex(alt.per_query.index)
+    for lab in rr_labels:
+        frame[lab] = alt.per_query[str(res.metrics[lab])].to_numpy()
     holes = res.hole_rate  # rows of the queries BEIR's MRR added: no list, no hole rate (NaN)
     if holes is not None and not holes.per_query.index.equals(frame.index):
         holes = HoleRate(holes.k, holes.per_query.reindex(frame.index), holes.only_relevant_judged, holes.by_k)

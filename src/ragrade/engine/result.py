@@ -20,13 +20,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
+from ragrade._arrays import is_frame, is_pandas
 from ragrade.errors import InputError
 from ragrade.metrics.parser import Metric, Names, expand_labels, parse_metric, trec_labels
 from ragrade.policies import Policies
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
     from ragrade.profiles import Profile
 
 MetricsArg = str | Metric | Iterable[str | Metric] | Iterable[tuple[str, Metric]]
@@ -115,39 +117,117 @@ class MetricValues(dict[str, Any]):
         return default if label is None else dict.__getitem__(self, label)
 
 
-@dataclass
+class QueryColumns:
+    """Per-query values before they are a DataFrame: the query ids and one float64 array per column.
+
+    The engine builds a :class:`Result` from these, and :attr:`Result.per_query` makes the DataFrame on
+    first use: printing means, counts or the per-query rows needs no pandas (``ragrade evaluate`` on a small
+    file then never imports it: issue 11, start-up)."""
+
+    __slots__ = ("data", "index")
+
+    def __init__(self, index: Any, data: Mapping[str, Any]) -> None:
+        self.index = np.asarray(index, dtype=object)
+        self.data = {c: np.asarray(v, dtype=np.float64) for c, v in data.items()}
+        for c, v in self.data.items():
+            if v.shape != self.index.shape:
+                raise ValueError(f"column {c!r} has {len(v)} values for {len(self.index)} queries")
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.data)
+
+    def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self.data, index=pd.Index(self.index, name="query", dtype=object))
+
+
+def _table_columns(t: Any) -> list[str]:
+    return list(t.columns)
+
+
+def _table_column(t: Any, c: str) -> np.ndarray:
+    if isinstance(t, QueryColumns):
+        return t.data[c]
+    return t[c].to_numpy(dtype=np.float64)
+
+
+def _table_rows(t: Any) -> list[tuple[Any, tuple[float, ...]]]:
+    """``[(query, (value per column))]`` of a :class:`QueryColumns` or a DataFrame."""
+    if isinstance(t, QueryColumns):
+        cols = [t.data[c].tolist() for c in t.data]
+        return list(zip(t.index.tolist(), zip(*cols, strict=True) if cols else [()] * len(t.index), strict=True))
+    return list(zip(t.index.tolist(), t.itertuples(index=False, name=None), strict=True))
+
+
 class HoleRate:
     """The share of each query's top-k retrieved documents that have no judgment (any grade counts as a
-    judgment). k is the largest cutoff asked (10 when none is). ``per_query`` is NaN for an empty list.
-    When the ground truth holds no judged non-relevant item at all (the usual RAG case: only gold items
-    are listed), every non-gold item is a hole, and ``only_relevant_judged`` says so."""
+    judgment). k is the largest cutoff asked (10 when none is). ``per_query`` (a Series indexed by query)
+    is NaN for an empty list. When the ground truth holds no judged non-relevant item at all (the usual
+    RAG case: only gold items are listed), every non-gold item is a hole, and ``only_relevant_judged`` says
+    so. ``per_query`` may be given as a Series or as ``(query ids, rates)`` arrays (no pandas needed until
+    the Series is asked for)."""
 
-    k: int
-    per_query: pd.Series
-    only_relevant_judged: bool = False
-    #: The mean hole rate at k and at the evaluator's ``hole_cutoffs`` (the report's), ``{k: mean}``.
-    by_k: dict[int, float] = field(default_factory=dict)
+    def __init__(self, k: int, per_query: Any, only_relevant_judged: bool = False,
+                 by_k: dict[int, float] | None = None) -> None:
+        self.k = k
+        self._series: pd.Series | None = per_query if is_pandas(per_query) else None
+        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+        if self._series is None:
+            index, values = per_query
+            self._arrays = (np.asarray(index, dtype=object), np.asarray(values, dtype=np.float64))
+        self.only_relevant_judged = only_relevant_judged
+        #: The mean hole rate at k and at the evaluator's ``hole_cutoffs`` (the report's), ``{k: mean}``.
+        self.by_k: dict[int, float] = {} if by_k is None else by_k
+
+    @property
+    def per_query(self) -> pd.Series:
+        if self._series is None:
+            import pandas as pd
+
+            assert self._arrays is not None
+            index, values = self._arrays
+            self._series = pd.Series(values, index=pd.Index(index, name="query", dtype=object),
+                                     name=f"hole_rate@{self.k}")
+            self._arrays = None
+        return self._series
+
+    @per_query.setter
+    def per_query(self, series: pd.Series) -> None:
+        self._series, self._arrays = series, None
+
+    def _values(self) -> np.ndarray:
+        return self._arrays[1] if self._arrays is not None else self.per_query.to_numpy(dtype=np.float64)
+
+    def __repr__(self) -> str:
+        return (f"HoleRate(k={self.k}, mean={self.mean:.4f}, queries={self.queries}, "
+                f"only_relevant_judged={self.only_relevant_judged})")
 
     @property
     def mean(self) -> float:
         """Mean over the queries with a non-empty list (NaN when there is none)."""
-        col = self.per_query.dropna()
-        return float(col.mean()) if len(col) else math.nan
+        v = self._values()
+        v = v[~np.isnan(v)]
+        return float(v.mean()) if len(v) else math.nan
 
     @property
     def queries(self) -> int:
-        return int(self.per_query.notna().sum())
+        return int((~np.isnan(self._values())).sum())
 
     def subset(self, mask: np.ndarray, by_k: dict[int, float] | None = None) -> HoleRate:
-        return HoleRate(self.k, self.per_query[mask], self.only_relevant_judged,
-                        self.by_k if by_k is None else by_k)
+        kept: Any = ((self._arrays[0][mask], self._arrays[1][mask]) if self._arrays is not None
+                     else self.per_query[mask])
+        return HoleRate(self.k, kept, self.only_relevant_judged, self.by_k if by_k is None else by_k)
 
     def to_dict(self, per_query: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"k": self.k, "mean": self.mean, "queries": self.queries,
                                "only_relevant_judged": self.only_relevant_judged,
                                "by_k": {str(k): v for k, v in sorted(self.by_k.items())}}
         if per_query:
-            out["per_query"] = {str(q): float(v) for q, v in self.per_query.items()}
+            pairs = (zip(self._arrays[0].tolist(), self._arrays[1].tolist(), strict=True)
+                     if self._arrays is not None else self.per_query.items())
+            out["per_query"] = {str(q): float(v) for q, v in pairs}
         return out
 
     def line(self) -> str:
@@ -212,11 +292,12 @@ class Result:
     convention).
     """
 
-    def __init__(self, per_query: pd.DataFrame, metrics: Mapping[str, Metric], summary: Summary,
+    def __init__(self, per_query: pd.DataFrame | QueryColumns, metrics: Mapping[str, Metric], summary: Summary,
                  policies: Policies, run_name: str | None = None, nan_means: Iterable[str] = (),
                  profile: Profile | None = None, hole_rate: HoleRate | None = None,
-                 upper: pd.DataFrame | None = None) -> None:
-        self.per_query = per_query
+                 upper: pd.DataFrame | QueryColumns | None = None) -> None:
+        self._table: pd.DataFrame | QueryColumns = per_query
+        self._upper_table: pd.DataFrame | QueryColumns | None = upper
         self.metrics: dict[str, Metric] = dict(metrics)
         self.summary = summary
         self.policies = policies
@@ -227,9 +308,42 @@ class Result:
         #: read them, every retrieved item matching no listed item counts as unjudged). None only for a
         #: result built by hand without one.
         self.hole_rate = hole_rate
-        #: With ``unjudged="bounds"``: the per-query upper bounds (every unjudged retrieved document relevant
-        #: at ``upper_grade``); ``per_query`` then holds the lower bounds. None otherwise.
-        self.upper = upper
+
+    @property
+    def per_query(self) -> pd.DataFrame:
+        """One row per query (index ``query``), one column per metric label."""
+        if isinstance(self._table, QueryColumns):
+            self._table = self._table.to_frame()
+        return self._table
+
+    @per_query.setter
+    def per_query(self, frame: pd.DataFrame) -> None:
+        if not is_frame(frame):
+            raise TypeError(f"per_query must be a pandas DataFrame, not {type(frame).__name__}")
+        self._table = frame
+
+    @property
+    def upper(self) -> pd.DataFrame | None:
+        """With ``unjudged="bounds"``: the per-query upper bounds (every unjudged retrieved document relevant
+        at ``upper_grade``); ``per_query`` then holds the lower bounds. None otherwise."""
+        if isinstance(self._upper_table, QueryColumns):
+            self._upper_table = self._upper_table.to_frame()
+        return self._upper_table
+
+    @upper.setter
+    def upper(self, frame: pd.DataFrame | None) -> None:
+        self._upper_table = frame
+
+    @property
+    def columns(self) -> list[str]:
+        """The metric labels, in column order."""
+        return _table_columns(self._table)
+
+    def per_query_rows(self, upper: bool = False) -> list[tuple[Any, tuple[float, ...]]]:
+        """``[(query, (value of each column))]`` in row order: :attr:`per_query` (or :attr:`upper`) as
+        plain tuples, without building a DataFrame."""
+        table = self._upper_table if upper else self._table
+        return [] if table is None else _table_rows(table)
 
     @property
     def nan_means(self) -> frozenset[str]:
@@ -240,35 +354,43 @@ class Result:
     @property
     def counts(self) -> MetricValues:
         """Number of queries counted in each metric's mean."""
-        return MetricValues({c: int(self.per_query[c].notna().sum()) for c in self.per_query.columns},
+        t = self._table
+        return MetricValues({c: int((~np.isnan(_table_column(t, c))).sum()) for c in _table_columns(t)},
                             self.metrics)
 
     @property
     def means(self) -> MetricValues:
         """Each metric aggregated over its counted queries: the mean, or what its family says (trec_eval's
         counts are summed, ``gm_map`` is a geometric mean); rounded as the profile says, if it does."""
-        return self._aggregate(self.per_query)
+        return self._aggregate(self._table)
 
     @property
     def upper_means(self) -> MetricValues | None:
         """With ``unjudged="bounds"``: the aggregated upper bounds (``means`` are the lower bounds)."""
-        return None if self.upper is None else self._aggregate(self.upper)
+        return None if self._upper_table is None else self._aggregate(self._upper_table)
 
-    def _aggregate(self, frame: pd.DataFrame) -> MetricValues:
+    def _aggregate(self, table: pd.DataFrame | QueryColumns) -> MetricValues:
         rounding = None if self.profile is None else self.profile.rounding
         out: dict[str, float] = {}
-        for c in frame.columns:
-            col = frame[c]
+        for c in _table_columns(table):
+            col = _table_column(table, c)
             m = self.metrics.get(c)
-            value = math.nan if (c in self._nan_means or col.notna().sum() == 0) else aggregate(
-                col.to_numpy(dtype=np.float64), m.family.aggregate if m is not None else "mean")
+            value = math.nan if (c in self._nan_means or bool(np.isnan(col).all())) else aggregate(
+                col, m.family.aggregate if m is not None else "mean")
             out[c] = value if rounding is None or math.isnan(value) else round(value, rounding)
         return MetricValues(out, self.metrics)
 
     @property
     def n_queries(self) -> int:
         """Queries counted by at least one metric."""
-        return int(self.per_query.notna().any(axis=1).sum())
+        t = self._table
+        cols = _table_columns(t)
+        if not cols:
+            return 0
+        counted = np.zeros(len(_table_column(t, cols[0])), dtype=bool)
+        for c in cols:
+            counted |= ~np.isnan(_table_column(t, c))
+        return int(counted.sum())
 
     def __getitem__(self, label: str | Metric) -> float:
         key = self.means.label_of(label)
@@ -299,22 +421,16 @@ class Result:
         if self.hole_rate is not None:
             out["hole_rate"] = self.hole_rate.to_dict(per_query=per_query)
         upper = self.upper_means
-        if upper is not None and self.upper is not None:
+        if upper is not None and self._upper_table is not None:
             out["upper"] = dict(upper)
             if per_query:
-                frame_u = self.upper
-                cols_u = list(frame_u.columns)
-                out["per_query_upper"] = {
-                    str(q): {c: float(v) for c, v in zip(cols_u, row, strict=True)}
-                    for q, row in zip(frame_u.index.tolist(), frame_u.itertuples(index=False, name=None),
-                                      strict=True)}
+                cols_u = _table_columns(self._upper_table)
+                out["per_query_upper"] = {str(q): {c: float(v) for c, v in zip(cols_u, row, strict=True)}
+                                          for q, row in self.per_query_rows(upper=True)}
         if per_query:
-            frame = self.per_query
-            cols = list(frame.columns)
-            out["per_query"] = {
-                str(q): {c: float(v) for c, v in zip(cols, row, strict=True)}
-                for q, row in zip(frame.index.tolist(), frame.itertuples(index=False, name=None), strict=True)
-            }
+            cols = self.columns
+            out["per_query"] = {str(q): {c: float(v) for c, v in zip(cols, row, strict=True)}
+                                for q, row in self.per_query_rows()}
         return out
 
     def to_json(self, per_query: bool = False, indent: int | None = 2) -> str:
@@ -328,10 +444,9 @@ class Result:
         w = csv.writer(buf, lineterminator="\n")
         means = self.means
         if per_query:
-            cols = list(self.per_query.columns)
+            cols = self.columns
             w.writerow(["query", *cols])
-            for q, row in zip(self.per_query.index.tolist(),
-                              self.per_query.itertuples(index=False, name=None), strict=True):
+            for q, row in self.per_query_rows():
                 w.writerow([q, *(format_number(float(v), digits) for v in row)])
             w.writerow(["all", *(format_number(means[c], digits) for c in cols)])
         else:
@@ -354,10 +469,10 @@ class Result:
             hi = "" if upper is None else f" {format_number(upper[label], digits)} |"
             lines.append(f"| {label} | {format_number(mean, digits)} |{hi} {counts[label]} |")
         if per_query:
-            cols = list(self.per_query.columns)
+            cols = self.columns
             lines += ["", "| query | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
-            for q, row in self.per_query.iterrows():
-                lines.append(f"| {q} | " + " | ".join(format_number(v, digits) for v in row.tolist()) + " |")
+            for q, row in self.per_query_rows():
+                lines.append(f"| {q} | " + " | ".join(format_number(v, digits) for v in row) + " |")
         return "\n".join(lines) + "\n"
 
     def summary_lines(self) -> list[str]:

@@ -15,7 +15,6 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ragrade.data import Qrels, Run
 from ragrade.engine.core import Evaluator
@@ -50,6 +49,8 @@ def build_matches(units: list[list[list[str]]], lists: list[list[str]], matcher:
                   score_cache: dict[Any, Any] | None = None) -> Matches:
     """Flat match table. ``matcher=None``: items match by string equality (a hash join); otherwise every
     (retrieved row, unit item) pair of a query is scored by ``matcher`` in one batch."""
+    import pandas as pd  # (here, not at import: the id pipeline alone never needs it)
+
     nq = len(units)
     n_ret = np.array([len(x) for x in lists], dtype=np.int64)
     r_items = [x for lst in lists for x in lst]
@@ -142,6 +143,8 @@ def evaluate_texts(truth: Any, retrieved: Any, metrics: MetricsArg, matcher: Mat
     n = len(credit)
     ids = np.empty(n, dtype=object)
     if n:
+        import pandas as pd
+
         assert tab.r_code is not None
         own = np.where(credit >= 0, "\x00u" + unit_local[np.maximum(credit, 0)].astype(str),
                        "\x00t" + tab.r_code.astype(str)).astype(object)

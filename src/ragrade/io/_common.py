@@ -16,7 +16,6 @@ from typing import IO, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ragrade.data import Qrels, Run
 from ragrade.data._columns import first_duplicate
@@ -284,6 +283,8 @@ def dictionary_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.nd
 
     Dictionary chunks are unified (one vocabulary); anything else is cast to string and encoded.
     """
+    import pyarrow.compute as pc
+
     if isinstance(col, pa.Array):
         col = pa.chunked_array([col])
     if not pa.types.is_dictionary(col.type):
@@ -303,6 +304,8 @@ def dictionary_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.nd
 
 
 def _ids_to_string(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    import pyarrow.compute as pc
+
     if pa.types.is_floating(col.type):
         # 12.0 -> "12" (ids read as numbers by a JSON/CSV parser); a non-integral float stays as written.
         as_int = pc.cast(col, pa.int64(), safe=False)
@@ -312,6 +315,8 @@ def _ids_to_string(col: pa.ChunkedArray) -> pa.ChunkedArray:
 
 
 def null_row(col: pa.ChunkedArray) -> int | None:
+    import pyarrow.compute as pc
+
     if col.null_count == 0:
         return None
     mask = pc.is_null(col).to_numpy(zero_copy_only=False)
@@ -321,6 +326,8 @@ def null_row(col: pa.ChunkedArray) -> int | None:
 def float_column(col: pa.ChunkedArray, what: str, path: str, row_text: Callable[[int], tuple[int | None, str | None]]
                  ) -> np.ndarray:
     """A numeric column as float64; a null or non-numeric value is a :class:`ParseError` at its line."""
+    import pyarrow.compute as pc
+
     r = null_row(col)
     if r is not None:
         line, text = row_text(r)
@@ -378,6 +385,8 @@ def query_groups(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarra
     file: written query by query), found by one vectorised comparison of neighbours, with no hashing and
     no per-row code array; None if the queries are interleaved (or the column is not strings).
     Dictionary-encoded strings (Parquet's own encoding, read as is) compare by their codes."""
+    import pyarrow.compute as pc
+
     n = len(col)
     if n == 0:
         return None
@@ -430,7 +439,12 @@ def _first_empty_string(col: pa.ChunkedArray | pa.Array) -> int | None:
     base = 0
     for c in chunks:
         got = _string_chunk(c)
-        lengths = pc.binary_length(c).to_numpy(zero_copy_only=False) if got is None else np.diff(got[0])
+        if got is None:
+            import pyarrow.compute as pc
+
+            lengths = pc.binary_length(c).to_numpy(zero_copy_only=False)
+        else:
+            lengths = np.diff(got[0])
         if len(lengths) and lengths.min() == 0:
             return base + int(np.flatnonzero(lengths == 0)[0])
         base += len(c)

@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from ragrade._arrays import decode_strings, factorize
 from ragrade.data import Qrels, Run
 from ragrade.errors import InputError, ParseError
 from ragrade.io._common import (
@@ -636,9 +637,12 @@ def _scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int, progr
         if rows:
             doc_chunks.append(pa.Array.from_buffers(pa.large_string(), rows, [
                 None, pa.py_buffer(doc_off[: rows + 1]), pa.py_buffer(doc_data[:dbytes])]))
-        qarr = pa.Array.from_buffers(pa.large_string(), nseg, [None, pa.py_buffer(q_off[: nseg + 1]),
-                                                                 pa.py_buffer(q_data[:qbytes])])
-        qids_parts.append(np.asarray(qarr.to_numpy(zero_copy_only=False), dtype=object))
+        qids = decode_strings(q_off, q_data, nseg)
+        if qids is None:
+            qarr = pa.Array.from_buffers(pa.large_string(), nseg, [None, pa.py_buffer(q_off[: nseg + 1]),
+                                                                     pa.py_buffer(q_data[:qbytes])])
+            qids = np.asarray(qarr.to_numpy(zero_copy_only=False), dtype=object)
+        qids_parts.append(qids)
         starts_parts.append(seg_row[:nseg] + n)
         n += rows
     outs.clear()
@@ -665,9 +669,7 @@ def _read_table_or_chunks(p: str, layout: Layout, chunk_size: int, progress: Pro
 
 def _segment_codes(scan: Scanned) -> tuple[np.ndarray, np.ndarray]:
     """Per-row query codes and the query vocabulary, from the runs of equal query ids."""
-    import pandas as pd
-
-    codes, vocab = pd.factorize(scan.qids)
+    codes, vocab = factorize(scan.qids)
     return np.repeat(codes.astype(np.int32), np.diff(scan.starts)), np.asarray(vocab, dtype=object)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ragrade import _arrays
+
 
 def rank_within_group(q: np.ndarray) -> np.ndarray:
     """1-based index of each element within its run of equal (sorted) values."""
@@ -72,15 +74,61 @@ def cumsum_within(q: np.ndarray, w: np.ndarray) -> np.ndarray:
         start[1:] = q[1:] != q[:-1]
         first = np.flatnonzero(start)
         return cs - np.repeat(cs[first] - w[first], np.diff(np.append(first, n)))
+    runs = _runs_matrix(q)
+    if runs is not None and np.isfinite(w).all():
+        return _kahan_cumsum_rows(runs, w)
     import pandas as pd
 
     return pd.Series(w).groupby(np.asarray(q), sort=False).cumsum().to_numpy(dtype=np.float64)
+
+
+def _runs_matrix(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int] | None:
+    """``(run of each element, its place in the run, number of runs, longest run)`` for the sorted array
+    ``q``, when a runs x longest matrix is small and pandas is not imported (else None: pandas' grouped
+    scans answer)."""
+    n = len(q)
+    if _arrays.use_pandas(n):
+        return None
+    start = np.ones(n, dtype=bool)
+    start[1:] = q[1:] != q[:-1]
+    first = np.flatnonzero(start)
+    lengths = np.diff(np.append(first, n))
+    longest = int(lengths.max())
+    if len(first) * longest > 4 * _arrays.SMALL:
+        return None
+    row = np.repeat(np.arange(len(first), dtype=np.int64), lengths)
+    return row, np.arange(n, dtype=np.int64) - np.repeat(first, lengths), len(first), longest
+
+
+def _kahan_cumsum_rows(runs: tuple[np.ndarray, np.ndarray, int, int], w: np.ndarray) -> np.ndarray:
+    """Compensated (Kahan) running sums within each run, one column of all runs at a time: the same
+    additions in the same order as pandas' grouped ``cumsum``, so the same floats to the last bit
+    (``tests/test_arrays.py``)."""
+    row, col, nrows, longest = runs
+    grid = np.zeros((nrows, longest), dtype=np.float64)
+    grid[row, col] = w
+    out = np.empty_like(grid)
+    acc = np.zeros(nrows, dtype=np.float64)
+    comp = np.zeros(nrows, dtype=np.float64)
+    for j in range(longest):
+        y = grid[:, j] - comp
+        t = acc + y
+        comp = (t - acc) - y
+        acc = t
+        out[:, j] = t
+    return out[row, col]
 
 
 def suffix_max_within(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``max(v[i:end of i's run])`` for each element of the sorted array ``q`` (exact: no offsets added)."""
     if len(q) == 0:
         return np.zeros(0, dtype=np.float64)
+    runs = _runs_matrix(q)
+    if runs is not None and not np.isnan(v).any():  # max is exact: a suffix maximum along each row of the padded matrix
+        row, col, nrows, longest = runs
+        grid = np.full((nrows, longest), -np.inf)
+        grid[row, col] = v
+        return np.maximum.accumulate(grid[:, ::-1], axis=1)[:, ::-1][row, col]
     import pandas as pd
 
     rev = pd.Series(np.asarray(v, dtype=np.float64)[::-1]).groupby(np.asarray(q)[::-1], sort=False).cummax()

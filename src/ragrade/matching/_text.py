@@ -12,7 +12,8 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-import pandas as pd
+
+from ragrade._arrays import factorize
 
 _PUNCT_TABLE = {ord(c): None for c in string.punctuation}
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -56,7 +57,7 @@ def stripped_lengths(texts: Sequence[str]) -> np.ndarray:
 
 def codes_of(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes of ``texts`` (first appearance) and the distinct texts."""
-    codes, uniq = pd.factorize(np.asarray(texts, dtype=object), sort=False)
+    codes, uniq = factorize(np.asarray(texts, dtype=object))
     return codes.astype(np.int64, copy=False), np.asarray(uniq, dtype=object)
 
 
