@@ -198,20 +198,17 @@ def arrow_int64(values: np.ndarray) -> Any:
     return pa.Array.from_buffers(pa.int64(), len(v), [None, pa.py_buffer(v)])
 
 
-def take_strings(arr: Any, rows: np.ndarray) -> Any:
-    """``arr.take(rows)`` for an Arrow string array (chunked or not) as one Arrow ``large_string`` array,
-    gathered from the buffers with NumPy when the input is small and pandas is not imported (Arrow's
-    ``take`` imports ``pyarrow.compute``, which costs more than a small evaluation); otherwise, or for
-    anything but plain non-null strings, Arrow's own ``take``."""
+def _gather(arr: Any, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(int64 offsets, UTF-8 bytes)`` of ``arr[rows]`` for an Arrow string array (chunked or not),
+    gathered from its buffers with NumPy; None for anything but plain non-null strings."""
     import pyarrow as pa
 
     from ragrade._ingest import _string_chunk
 
-    rows = np.asarray(rows, dtype=np.int64)
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-    parts = None if use_pandas(len(arr)) else [_string_chunk(c) for c in chunks]
-    if parts is None or any(p is None for p in parts):
-        return arr.take(arrow_int64(rows))
+    parts = [_string_chunk(c) for c in chunks]
+    if any(p is None for p in parts):
+        return None
     starts, lengths, datas, base = [], [], [], 0
     for off, data, _ in parts:  # type: ignore[misc]
         o = np.asarray(off, dtype=np.int64)
@@ -224,8 +221,32 @@ def take_strings(arr: Any, rows: np.ndarray) -> Any:
     length = np.concatenate(lengths)[rows] if rows.size else np.zeros(0, dtype=np.int64)
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(length, out=offsets[1:])
-    total = int(offsets[-1])
-    where = np.repeat(start - offsets[:-1], length) + np.arange(total, dtype=np.int64)
+    where = np.repeat(start - offsets[:-1], length) + np.arange(int(offsets[-1]), dtype=np.int64)
     data_all = datas[0] if len(datas) == 1 else np.concatenate(datas)
-    out = np.ascontiguousarray(data_all[where])
-    return pa.Array.from_buffers(pa.large_string(), len(rows), [None, pa.py_buffer(offsets), pa.py_buffer(out)])
+    return offsets, np.ascontiguousarray(data_all[where])
+
+
+def take_strings(arr: Any, rows: np.ndarray) -> Any:
+    """``arr.take(rows)`` for an Arrow string array (chunked or not) as one Arrow ``large_string`` array,
+    gathered from the buffers with NumPy when the input is small and pandas is not imported (Arrow's
+    ``take`` imports ``pyarrow.compute``, which costs more than a small evaluation); otherwise, or for
+    anything but plain non-null strings, Arrow's own ``take``."""
+    import pyarrow as pa
+
+    rows = np.asarray(rows, dtype=np.int64)
+    got = None if use_pandas(len(arr)) else _gather(arr, rows)
+    if got is None:
+        return arr.take(arrow_int64(rows))
+    offsets, data = got
+    return pa.Array.from_buffers(pa.large_string(), len(rows), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def take_decoded(arr: Any, rows: np.ndarray) -> np.ndarray | None:
+    """``arr[rows]`` as an object array of ``str``, gathered and decoded here when the rows are few and
+    pandas is not imported (pyarrow's own conversion imports it); None otherwise, or for anything but
+    plain non-null strings."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if use_pandas(len(rows)):
+        return None
+    got = _gather(arr, rows)
+    return None if got is None else decode_strings(got[0], got[1], len(rows))

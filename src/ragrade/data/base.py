@@ -34,7 +34,7 @@ def _take_arrow(arr: Any, rows: np.ndarray) -> np.ndarray:
     ``take`` on a chunked array concatenates every chunk first)."""
     import pyarrow as pa
 
-    small = _take_small(arr, rows)
+    small = _arrays.take_decoded(arr, rows)  # a few rows while pandas is not imported
     if small is not None:
         return small
     if not isinstance(arr, pa.ChunkedArray) or arr.num_chunks <= 1:
@@ -51,32 +51,6 @@ def _take_arrow(arr: Any, rows: np.ndarray) -> np.ndarray:
         sel = by_chunk[cut[c]: cut[c + 1]]
         local = rows[sel] - bounds[c]
         out[sel] = arr.chunk(c).take(pa.array(local)).to_numpy(zero_copy_only=False)
-    return out
-
-
-def _take_small(arr: Any, rows: np.ndarray) -> np.ndarray | None:
-    """``arr[rows]`` decoded from the string buffers in Python, for a few rows while pandas is not imported
-    (pyarrow's own conversion imports it: ``ragrade evaluate`` on a small file would pay for that); None
-    otherwise, or for an array that is not plain strings."""
-    import pyarrow as pa
-
-    from ragrade._ingest import _string_chunk
-
-    if _arrays.use_pandas(len(rows)):
-        return None
-    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-    parts = [_string_chunk(c) for c in chunks]
-    if any(p is None for p in parts):
-        return None
-    bounds = np.cumsum([0] + [len(c) for c in chunks]).tolist()
-    which = np.searchsorted(bounds, rows, side="right") - 1
-    out = np.empty(len(rows), dtype=object)
-    views = [memoryview(p[1]) for p in parts]  # type: ignore[index, arg-type]
-    offs = [p[0] for p in parts]  # type: ignore[index]
-    for i, (c, r) in enumerate(zip(which.tolist(), rows.tolist(), strict=True)):
-        local = r - bounds[c]
-        off = offs[c]
-        out[i] = bytes(views[c][int(off[local]): int(off[local + 1])]).decode("utf-8")
     return out
 
 

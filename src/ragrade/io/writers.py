@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -113,13 +114,8 @@ def write_delimited(table: pa.Table, path: PathLike, delimiter: str) -> None:
             pacsv.write_csv(table, out, opts)
 
 
-def _write_joined(table: pa.Table, path: PathLike, delimiter: str) -> None:
-    """Unquoted delimited lines built with Arrow string kernels (nulls written as empty fields)."""
-    import pyarrow.compute as pc
-
-    cols = [pc.cast(c, pa.string()).fill_null("") for c in table.columns]
-    lines = pc.binary_join_element_wise(*cols, delimiter).to_pylist() if table.num_rows else []
-    data = "".join(line + "\n" for line in [delimiter.join(table.column_names), *lines]).encode("utf-8")
+def _write_bytes(path: PathLike, data: Any) -> None:
+    """``data`` to ``path``, gzipped when the name ends in ``.gz``."""
     if is_gzip(path):
         import gzip
 
@@ -128,6 +124,16 @@ def _write_joined(table: pa.Table, path: PathLike, delimiter: str) -> None:
     else:
         with open(os.fspath(path), "wb") as fh:
             fh.write(data)
+
+
+def _write_joined(table: pa.Table, path: PathLike, delimiter: str) -> None:
+    """Unquoted delimited lines built with Arrow string kernels (nulls written as empty fields)."""
+    import pyarrow.compute as pc
+
+    cols = [pc.cast(c, pa.string()).fill_null("") for c in table.columns]
+    lines = pc.binary_join_element_wise(*cols, delimiter).to_pylist() if table.num_rows else []
+    data = "".join(line + "\n" for line in [delimiter.join(table.column_names), *lines]).encode("utf-8")
+    _write_bytes(path, data)
 
 
 def _check_no_delimiter(table: pa.Table, delimiter: str) -> None:
@@ -190,14 +196,7 @@ def write_jsonl_rows(table: pa.Table, path: PathLike) -> None:
     offsets = np.frombuffer(lines.buffers()[1], dtype=np.int64)[lines.offset: lines.offset + len(lines) + 1]
     data = lines.buffers()[2]
     body = b"" if data is None or len(lines) == 0 else memoryview(data)[int(offsets[0]): int(offsets[-1])]
-    if is_gzip(path):
-        import gzip
-
-        with gzip.open(os.fspath(path), "wb") as fh:
-            fh.write(body)
-    else:
-        with open(os.fspath(path), "wb") as fh:
-            fh.write(body)
+    _write_bytes(path, body)
 
 
 def write_jsonl_groups(qrels: Qrels, path: PathLike) -> None:

@@ -75,7 +75,7 @@ def cumsum_within(q: np.ndarray, w: np.ndarray) -> np.ndarray:
         first = np.flatnonzero(start)
         return cs - np.repeat(cs[first] - w[first], np.diff(np.append(first, n)))
     runs = _runs_matrix(q)
-    if runs is not None and np.isfinite(w).all():
+    if runs is not None and runs[3] <= _KAHAN_MAX_COLUMNS and np.isfinite(w).all():
         return _kahan_cumsum_rows(runs, w)
     import pandas as pd
 
@@ -89,15 +89,16 @@ def _runs_matrix(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int] | Non
     n = len(q)
     if _arrays.use_pandas(n):
         return None
-    start = np.ones(n, dtype=bool)
-    start[1:] = q[1:] != q[:-1]
-    first = np.flatnonzero(start)
-    lengths = np.diff(np.append(first, n))
-    longest = int(lengths.max())
-    if len(first) * longest > 4 * _arrays.SMALL:
+    col = rank_within_group(q) - 1
+    row = np.cumsum(col == 0) - 1
+    nrows, longest = int(row[-1]) + 1, int(col.max()) + 1
+    if nrows * longest > 4 * _arrays.SMALL:
         return None
-    row = np.repeat(np.arange(len(first), dtype=np.int64), lengths)
-    return row, np.arange(n, dtype=np.int64) - np.repeat(first, lengths), len(first), longest
+    return row, col, nrows, longest
+
+
+#: The compensated sums loop over the columns (the longest run) in Python: beyond this, pandas is faster.
+_KAHAN_MAX_COLUMNS = 4096
 
 
 def _kahan_cumsum_rows(runs: tuple[np.ndarray, np.ndarray, int, int], w: np.ndarray) -> np.ndarray:
