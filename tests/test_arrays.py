@@ -224,5 +224,5 @@ def test_result_reads_without_a_frame() -> None:
     assert res.to_csv(per_query=True) == csv_before and res.to_markdown(per_query=True) == md_before
     with pytest.raises(ValueError, match="values for"):
         QueryColumns(["q1"], {"x": [1.0, 2.0]})
-    with pytest.raises(TypeError, match="DataFrame"):
-        res.per_query = {"x": [1.0]}  # type: ignore[assignment]
+    with pytest.raises(AttributeError, match="immutable"):
+        res.per_query = {"x": [1.0]}  # type: ignore[misc]

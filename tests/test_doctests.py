@@ -31,7 +31,7 @@ MODULES = _modules_with_examples()
 
 
 def test_the_engine_and_the_metric_model_have_examples():
-    assert {"ragrade.engine.api", "ragrade.engine.core", "ragrade.metrics.parser", "ragrade.data.qrels"} <= set(MODULES)
+    assert {"ragrade.evaluation", "ragrade.engine.plan", "ragrade.engine.core", "ragrade.metrics.parser", "ragrade.data.qrels"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -11,7 +11,8 @@ import pyarrow as pa
 import pytest
 
 import ragrade
-from ragrade.data._columns import as_object_strings, id_string
+from ragrade.data.ids import id_array as as_object_strings
+from ragrade.data.ids import normalize_id as id_string
 from ragrade.engine.inputs import as_qrels, as_run
 from ragrade.errors import InputError
 

@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 
 # public name -> (module, attribute); attribute None: the module itself
 _LAZY: dict[str, tuple[str, str | None]] = {
-    "evaluate": ("ragrade.engine.api", "evaluate"),
+    "evaluate": ("ragrade.evaluation", "evaluate"),
     "evaluate_diversity": ("ragrade.engine.diversity", "evaluate_diversity"),
     "HoleRate": ("ragrade.engine.result", "HoleRate"),
     "Evaluator": ("ragrade.engine.core", "Evaluator"),
@@ -40,9 +40,9 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "report": ("ragrade.report", None),
     "retrieve": ("ragrade.retrieval", "retrieve"),
     "RetrievedRun": ("ragrade.retrieval", "RetrievedRun"),
-    "save_baseline": ("ragrade.gate", "save_baseline"),
-    "load_baseline": ("ragrade.gate", "load_baseline"),
-    "gate": ("ragrade.gate", "gate"),
+    "save_baseline": ("ragrade.gating", "save_baseline"),
+    "load_baseline": ("ragrade.gating", "load_baseline"),
+    "gate": ("ragrade.gating", "gate"),
     "RagradeError": ("ragrade.errors", "RagradeError"),
     "RagradeWarning": ("ragrade.errors", "RagradeWarning"),
     "InputError": ("ragrade.errors", "InputError"),
@@ -70,7 +70,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade import report
     from ragrade.comparison import Comparison, compare
     from ragrade.data import Qrels, Run
-    from ragrade.engine.api import evaluate
     from ragrade.engine.core import Evaluator
     from ragrade.engine.diversity import evaluate_diversity
     from ragrade.engine.result import HoleRate, Result, Summary
@@ -84,7 +83,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         RagradeWarning,
         UnknownNameError,
     )
-    from ragrade.gate import gate, load_baseline, save_baseline
+    from ragrade.evaluation import evaluate
+    from ragrade.gating import gate, load_baseline, save_baseline
     from ragrade.io import read_qrels, read_run, write_qrels, write_run
     from ragrade.matching import get_matcher
     from ragrade.metrics.parser import Metric, parse_metric, parse_metrics

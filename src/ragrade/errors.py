@@ -1,32 +1,52 @@
-"""The exception and warning tree of ragrade.
+"""The exception and warning tree of ragrade: every exception class ragrade defines lives here.
 
 Every error ragrade raises on purpose derives from :class:`RagradeError`, so callers can catch one
 class. Errors about input say *where* (file, line, query, item) and *what* (the offending value and what
 was expected)::
 
     RagradeError
-    ├── UnknownNameError     a name is not known: a metric (id, token or judge), a profile, a policy, a
-    │                        matcher, a format, a test... (one class; ``kind`` says which, and the
-    │                        message suggests the nearest names)
-    ├── MetricError          a metric string or metric parameter is invalid (syntax, value out of range)
-    ├── InputError           data handed to ragrade is malformed
-    │   └── ParseError       a file could not be read: carries ``path``, ``line`` and the offending text
-    ├── PolicyError          a named policy (docs/conventions.md, "Policies") was set to ``"error"`` and
-    │                        the case occurred, or a policy was given a value it does not take
-    └── MissingDependencyError   an optional extra is not installed (the message gives the pip command)
+    ├── UnknownNameError        a name is not known: a metric (id, token or judge), a profile, a policy, a
+    │                           matcher, a format, a test, an option... (one class; ``kind`` says which,
+    │                           and the message suggests the nearest names)
+    ├── MetricError             a metric string or metric parameter is invalid (syntax, value out of range,
+    │                           a cutoff of 2**63 or more)
+    ├── InputError              data or an argument handed to ragrade is malformed (wrong type or value)
+    │   ├── ParseError          a file could not be read: carries ``path``, ``line`` and the offending text
+    │   ├── RetrieverConfigError   a retriever's answers give no document ids as configured (retrieve)
+    │   └── IdMismatchError     no retrieved id is among the judged ids (retrieve; ``run`` holds the run)
+    ├── PolicyError             a named policy (docs/conventions.md, "Policies") was set to ``"error"`` and
+    │                           the case occurred, or a policy was given a value it does not take
+    ├── IncomparableError       the gate's candidate cannot be compared with its baseline (other qrels,
+    │                           other conventions, no query in common): exit status 2
+    ├── OutputError             an LLM judge's or assessor's reply could not be read as the task's output
+    ├── JudgeConfigError        the judge cannot work as configured (API key refused, no such model or URL)
+    ├── MlflowLoggingError      MLflow refused what ragrade logged
+    └── MissingDependencyError  an optional extra is not installed (the message gives the pip command)
 
-Only these classes (and :class:`RagradeWarning`) escape ragrade's public entry points; anything else is a
-bug (a property test feeds random junk to every public entry point to check it).
+Only these classes (and :class:`RagradeWarning`) escape ragrade's public entry points: each public
+function is wrapped by :func:`boundary`, which turns a foreign exception caused by a bad argument
+(``TypeError``, ``ValueError``, ``OverflowError``, ``OSError``, ...) into an :class:`InputError` naming the
+function, the exception chained as its cause. tests/test_boundary.py feeds wrong types, wrong values and
+huge numbers to every public function and accepts nothing else.
 
 Warnings derive from :class:`RagradeWarning` (a ``UserWarning``): undefined cases that a policy resolved
 (queries without relevant judgments, duplicate items, queries missing on one side) are reported this way
 and are also counted in the result's summary, never silently.
+
+Old import paths keep working: ``ragrade.gating.IncomparableError``, ``ragrade.judges.prompts.OutputError``,
+``ragrade.judges.base.JudgeConfigError``, ``ragrade.integrations.mlflow.MlflowLoggingError``,
+``ragrade.retrieval.RetrieverConfigError`` and ``IdMismatchError`` are these classes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
 from types import ModuleType
+from typing import Any, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class RagradeError(Exception):
@@ -116,6 +136,41 @@ class PolicyError(RagradeError, ValueError):
     """A policy set to ``"error"`` was triggered, or a policy was given a value it does not take."""
 
 
+class IncomparableError(RagradeError):
+    """The candidate cannot be meaningfully compared with the baseline (other qrels, other conventions, a
+    metric the baseline does not hold, no query in common). The command exits with status 2."""
+
+
+class OutputError(RagradeError, ValueError):
+    """The judge's reply could not be read as the task's output."""
+
+
+class JudgeConfigError(RagradeError):
+    """The judge cannot work as configured: the server refused the API key (HTTP 401/403), the model or
+    the URL does not exist (HTTP 404), or nothing answers at the URL before any judgment succeeded. Unlike
+    a failed judgment, this stops the whole run at its first occurrence (one call), and nothing about it
+    is cached; the message says what to check."""
+
+
+class MlflowLoggingError(RagradeError):
+    """MLflow refused what ragrade logged (a bad tracking URI, an unknown run id, a deleted experiment)."""
+
+
+class RetrieverConfigError(InputError):
+    """The retriever's answers cannot give document ids as configured (no ``id_key`` for a LlamaIndex
+    retriever, an ``id_key`` that the documents do not have, a document without an id). Unlike a failing
+    query, this stops the run at its first occurrence: every other query would fail the same way."""
+
+
+class IdMismatchError(InputError):
+    """No retrieved id occurs among the judged ids of the qrels: every metric would be 0. ``run`` holds
+    what was retrieved (nothing is lost; the cache has it too)."""
+
+    def __init__(self, message: str, run: Any) -> None:
+        super().__init__(message)
+        self.run = run
+
+
 class MissingDependencyError(RagradeError, ImportError):
     """An optional dependency is missing; the message says which extra to install."""
 
@@ -139,3 +194,41 @@ def require(module: str, *, package: str | None = None, extra: str, purpose: str
         return importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - exercised in tests via monkeypatch
         raise MissingDependencyError(package or module, extra, purpose) from exc
+
+
+#: Foreign exceptions that a bad argument causes inside a public function (and that :func:`boundary` maps).
+FOREIGN: tuple[type[BaseException], ...] = (TypeError, ValueError, ArithmeticError, OSError, LookupError,
+                                             AttributeError, RecursionError)
+
+
+def boundary(func: Callable[P, T]) -> Callable[P, T]:
+    """Decorate a public function so that nothing but a :class:`RagradeError` escapes it: a foreign
+    exception caused by a bad argument (:data:`FOREIGN`) becomes an :class:`InputError` naming the function
+    and what went wrong (a file error names the file), the original chained as ``__cause__``.
+
+    >>> @boundary
+    ... def half(n): return n / 2
+    >>> half("x")
+    Traceback (most recent call last):
+    ragrade.errors.InputError: half: bad argument (TypeError: unsupported operand type(s) for /: 'str' and 'int')
+    """
+
+    @functools.wraps(func)
+    def public(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return func(*args, **kwargs)
+        except RagradeError:
+            raise
+        except FOREIGN as exc:
+            raise foreign_error(func.__qualname__, exc) from exc
+
+    return public
+
+
+def foreign_error(where: str, exc: BaseException) -> InputError:
+    """The :class:`InputError` of a foreign exception raised inside ``where``."""
+    if isinstance(exc, OSError) and (exc.filename is not None or exc.strerror):
+        name = f"{exc.filename}: " if exc.filename is not None else ""
+        return InputError(f"{where}: {name}{exc.strerror or exc}")
+    text = str(exc) if len(str(exc)) <= 300 else str(exc)[:300] + "..."
+    return InputError(f"{where}: bad argument ({type(exc).__name__}: {text})")

@@ -277,8 +277,8 @@ def _evaluate_partition(left: Any, right: Any, labels: list[tuple[str, Any]], op
                         policies: Any, run_name: str | None) -> Any:
     import pyarrow as pa
 
-    import ragrade
     from ragrade.engine.combine import part_state
+    from ragrade.engine.executor import evaluate_in_memory
     from ragrade.engine.outofcore import empty_run, with_twins
     from ragrade.io.tables import table_to_qrels, table_to_run
 
@@ -309,7 +309,7 @@ def _evaluate_partition(left: Any, right: Any, labels: list[tuple[str, Any]], op
         qrels = table_to_qrels(qt, "<spark qrels>", rows)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RagradeWarning)
-            result = with_twins(ragrade.evaluate(qrels, run, pairs, **options), pairs)
+            result = with_twins(evaluate_in_memory(qrels, run, pairs, **options), pairs)
     return _output((result, part_state(result)), labels)
 
 
@@ -379,8 +379,8 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, partitions: int | Non
     _pyspark()
     from pyspark.sql import functions as F
 
-    import ragrade
     from ragrade.engine.combine import merge_summaries, summary_from_state
+    from ragrade.engine.executor import evaluate_in_memory
 
     labels = metric_labels(metrics, names=names, rel_level=rel_level)
     for label, m in labels:
@@ -393,7 +393,7 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, partitions: int | Non
     # The policies in force (the profile's, then the caller's), and every option checked, on the driver.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RagradeWarning)
-        probe = ragrade.evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, labels, **options)
+        probe = evaluate_in_memory({"q": {"d": 1}}, {"q": {"d": 1.0}}, labels, **options)
     sess = _session(spark, qrels, run)
     if isinstance(qrels, str | os.PathLike):
         qrels = read(sess, os.fspath(qrels), "qrels", qrels_format)

@@ -14,7 +14,7 @@ import ragrade
 from ragrade.cli import main
 from ragrade.comparison import stats
 from ragrade.errors import ParseError
-from ragrade.gate import IncomparableError, gate, load_baseline, qrels_fingerprint, save_baseline
+from ragrade.gating import IncomparableError, gate, load_baseline, qrels_fingerprint, save_baseline
 
 N = 120  # queries: enough for tests to have power
 

@@ -7,7 +7,7 @@ import warnings
 import pytest
 
 import ragrade
-from ragrade.gate import IncomparableError, gate, load_baseline, save_baseline
+from ragrade.gating import IncomparableError, gate, load_baseline, save_baseline
 
 QRELS = {f"q{i}": {"d1": 1, "d2": 1, "d3": 0} for i in range(8)}
 RUN = {f"q{i}": {"d3": 3.0, "d1": 2.0, "x": 1.5, "d2": 1.0} for i in range(8)}

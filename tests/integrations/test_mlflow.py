@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import ragrade
 from ragrade.cli import main
 from ragrade.errors import InputError, MissingDependencyError
-from ragrade.gate import qrels_fingerprint
+from ragrade.gating import qrels_fingerprint
 from ragrade.integrations.mlflow import log_result, mlflow_metric_names
 
 mlflow = pytest.importorskip("mlflow", reason="mlflow-skinny is in the test extra")

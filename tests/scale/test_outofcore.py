@@ -108,7 +108,7 @@ def out_of_core(qp, rp, metrics, how, sizes=None, report=None, pinned=True, **op
     got = quiet(evaluate_paths, qp, rp, part, budget=16 << 20, how=how, sizes=sizes or tiny(), report=report,
                 collection=collection)
     if collection is not None:
-        unpin(got, labels, options)
+        got = unpin(got, labels, options)
     return got
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 from ragrade.assessment import stats
 from ragrade.assessment.ppi import MeanInterval, classical_mean, ppi_mean
 from ragrade.data import Qrels, Run
-from ragrade.errors import InputError, RagradeWarning
+from ragrade.errors import InputError, RagradeWarning, boundary
 
 
 def _num(v: float) -> float | None:
@@ -155,15 +155,13 @@ def _runs(runs: Any) -> dict[str, Run]:
 
 
 def _per_query(qrels: Qrels, runs: dict[str, Run], metrics: Sequence[str]) -> dict[str, pd.DataFrame]:
-    from ragrade import Evaluator
+    from ragrade.engine.plan import build_plan
+    from ragrade.evaluation import dispatch
 
-    ev = Evaluator(qrels, list(metrics))
-    out = {}
+    plan = build_plan(qrels, runs, list(metrics), many=True)  # the one plan, the one dispatcher
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RagradeWarning)
-        for name, run in runs.items():
-            out[name] = ev.evaluate(run).per_query
-    return out
+        return {name: r.per_query for name, r in dispatch(plan).items()}
 
 
 def _means(frames: dict[str, pd.DataFrame]) -> dict[str, dict[str, float]]:
@@ -200,6 +198,7 @@ def _system(metric: str, ref: dict[str, float], cand: dict[str, float]) -> Syste
         (nm[big], int(rr[big]), int(rc[big])), ties)
 
 
+@boundary
 def agreement(reference: Any, candidate: Any, runs: Any = None, metrics: Iterable[str] | str = ("ndcg@10",), *,
               rel: float = 1, ppi: bool = False, alpha: float = 0.05, lam: float | str = 1.0) -> Agreement:
     """Agreement of ``candidate`` labels (an assessor's) with ``reference`` labels (human).

@@ -26,6 +26,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ragrade.errors import boundary
 from ragrade.judges.prompts import OutputError
 
 #: The judgment task name of graded relevance (inputs ``query``, ``title``, ``passage``).
@@ -81,6 +82,7 @@ def _clip(text: str, n: int = 80) -> str:
     return text if len(text) <= n else text[:n] + "..."
 
 
+@boundary
 def parse_grade(text: str) -> dict[str, Any]:
     """``{"grade": g}`` from a reply, read strictly; raises :class:`~ragrade.judges.prompts.OutputError`.
 
@@ -93,7 +95,7 @@ def parse_grade(text: str) -> dict[str, Any]:
     >>> parse_grade('The grade is 2')
     Traceback (most recent call last):
     ...
-    ragrade.judges.prompts.OutputError: reply is not a JSON object: 'The grade is 2'
+    ragrade.errors.OutputError: reply is not a JSON object: 'The grade is 2'
     """
     stripped = text.strip()
     if not stripped:

@@ -52,7 +52,7 @@ def finish(options: LoopOptions, result: Any, qrels: Any, run: Any) -> None:
     """Save the baseline and log to MLflow, as asked (errors are RagradeErrors: the caller turns them into
     exit status 2)."""
     if options.save_baseline:
-        from ragrade.gate import save_baseline
+        from ragrade.gating import save_baseline
 
         saved = save_baseline(result, options.save_baseline, qrels)
         click.echo(f"baseline saved to {saved}", err=True)

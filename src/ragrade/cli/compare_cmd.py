@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from ragrade.cli._output import input_errors, reading, run_names
-from ragrade.cli.evaluate_cmd import _policy_options
+from ragrade.cli._plan_options import evaluation_options, plan_keywords
 from ragrade.comparison.stats import CI_METHODS, CORRECTIONS, TESTS
 from ragrade.io import FORMATS
 
@@ -49,6 +49,17 @@ def read_inputs(
     return qrels, runs
 
 
+def plan_inputs(qrels_path: str, run_paths: Sequence[str], names: Sequence[str], qrels_format: str | None,
+                run_format: str | None, keywords: dict[str, Any]) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """The inputs handed to the plan: the files read (with progress bars), or with ``--max-memory`` the
+    paths themselves (the evaluation then reads them piece by piece, with the formats given)."""
+    if keywords.get("max_memory") is None:
+        q, loaded = read_inputs(qrels_path, run_paths, names, qrels_format, run_format)
+        return q, loaded, keywords
+    return (qrels_path, dict(zip(names, run_paths, strict=True)),
+            {**keywords, "qrels_format": qrels_format, "run_format": run_format})
+
+
 def echo_warnings(caught: list[warnings.WarningMessage]) -> None:
     """Print ragrade's warnings (undefined cases resolved by a policy) as ``warning: ...`` on stderr."""
     from ragrade.errors import RagradeWarning
@@ -64,7 +75,8 @@ def echo_warnings(caught: list[warnings.WarningMessage]) -> None:
 
 
 def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The options common to ``compare`` and ``report`` (shown in this order), plus the policies."""
+    """The options common to ``compare`` and ``report`` (shown in this order), plus those of an evaluation
+    (:func:`ragrade.cli._plan_options.evaluation_options`: the same as ``ragrade evaluate``'s)."""
     options = [
         click.option(
             "-m",
@@ -137,7 +149,7 @@ def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Format of the RUN files (default: from the extension).",
         ),
     ]
-    func = _policy_options(func)
+    func = evaluation_options(func)
     for option in reversed(options):
         func = option(func)
     return func
@@ -185,7 +197,7 @@ def command(
     which: str,
     digits: int,
     output: str | None,
-    **policies: Any,
+    **options: Any,
 ) -> None:
     """Compare runs on QRELS: per metric and run the mean with a bootstrap confidence interval; per pair of
     runs the difference, p-value (with optional correction), Cohen's d_z and wins/ties/losses.
@@ -199,12 +211,12 @@ def command(
         raise click.UsageError("compare needs at least two runs")
     labels = run_names(runs, names)
     base = resolve_baseline(baseline, runs, labels)
-    policies = {k: v for k, v in policies.items() if v is not None}
     with input_errors():
+        keywords = plan_keywords(options)
         metric_list = metric_labels(list(metrics))  # fail on a typo before reading large files
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            q, loaded = read_inputs(qrels, runs, labels, qrels_format, run_format)
+            q, loaded, keywords = plan_inputs(qrels, runs, labels, qrels_format, run_format, keywords)
             cmp = compare(
                 q,
                 loaded,
@@ -216,7 +228,7 @@ def command(
                 n_resamples=n_resamples,
                 seed=seed,
                 ci_method=cast("CIMethod", ci_method),
-                **policies,
+                **keywords,
             )
     echo_warnings(caught)
     if fmt == "table":

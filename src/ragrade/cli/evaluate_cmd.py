@@ -3,41 +3,16 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import click
 
 from ragrade.cli._loop import finish, loop_options, pop_loop_options
 from ragrade.cli._output import input_errors, number, reading_all, run_names, stderr_console, stdout_console
+from ragrade.cli._plan_options import evaluation_options, plan_keywords
 from ragrade.io import FORMATS
-from ragrade.policies import Policies
 
 OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
-
-_POLICY_HELP = {
-    "missing_run": "Query in the ground truth but not in the run",
-    "missing_qrels": "Query in the run but not in the ground truth",
-    "no_relevant": "Query with no relevant judgment (R = 0)",
-    "duplicates": "Same item twice in one ranking",
-    "ties": "Order of equal scores",
-    "identical_ids": "Items whose id equals the query id",
-    "empty_run": "Query with an empty retrieved list",
-    "unjudged": "Retrieved document without a judgment: nonrelevant (trec_eval), condensed (removed before "
-                "scoring, as trec_eval -J), bounds (lower and upper bound)",
-}
-
-
-def _policy_options(f):
-    defaults = Policies()
-    for name, choices in reversed(list(Policies.choices().items())):
-        flag = "--" + name.replace("_", "-")
-        f = click.option(
-            flag, name, type=click.Choice(choices), default=None,
-            help=f"{_POLICY_HELP.get(name, name)} (default: {getattr(defaults, name)}).",
-        )(f)
-    return f
 
 
 @click.command(name="evaluate")
@@ -54,47 +29,20 @@ def _policy_options(f):
               help="Format of RUN (default: from the extension).")
 @click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
               help="Decimals shown in table, csv and markdown output (json is exact).")
-@click.option("--profile", default=None, metavar="PROFILE",
-              help="Score under a peer's conventions (autorag, ragas, continuous-eval, remem, llamaindex, "
-                   "deepeval, trec_eval, pytrec_eval, beir, ir_measures, ranx). See docs/profiles.md.")
 @click.option("--name", "run_name", default=None, metavar="NAME",
               help="Name of the run in the output (default: the file name without extension, as in compare).")
-@click.option("--names", type=click.Choice(["ragrade", "trec_eval"]), default="ragrade", show_default=True,
-              help="How bare metric names are read: trec_eval reads every trec_eval name as trec_eval does "
-                   "(recall = recall_5 ... recall_1000); ragrade keeps ragrade's meaning of its own family names "
-                   "(recall = the whole list's recall) and reads every other trec_eval name as trec_eval does.")
-@click.option("-M", "--max-docs", "max_docs", type=click.IntRange(min=1), default=None,
-              help="trec_eval -M: read only the first N documents of each ranking.")
-@click.option("-J", "--judged-only", "judged_only", is_flag=True,
-              help="trec_eval -J: remove unjudged documents before scoring (same as --unjudged condensed).")
-@click.option("-l", "--level", "rel_level", type=click.IntRange(min=1), default=None,
-              help="trec_eval -l: relevance level of every metric not given one (e.g. P(rel=2)@5).")
-@click.option("-c", "--complete", is_flag=True,
-              help="trec_eval -c: queries of QRELS missing from RUN score 0 (ragrade's default; needed with "
-                   "--profile trec_eval, which leaves them out).")
-@click.option("-N", "--num-docs", "num_docs", type=click.IntRange(min=0), default=None,
-              help="trec_eval -N: documents in the collection (utility's fourth coefficient).")
-@click.option("--upper-grade", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="With --unjudged bounds: the grade of an unjudged document in the upper bound "
-                   "(default: the highest grade in QRELS).")
 @click.option("--hole-threshold", type=click.FloatRange(0, 1), default=0.1, show_default=True,
               help="Warn when the mean hole rate (share of unjudged documents in the top k) exceeds it.")
-@click.option("--max-memory", default=None, metavar="SIZE",
-              help="Evaluate in about SIZE of memory (e.g. 4GiB), reading the files piece by piece; same "
-                   "results. Files too large for the memory available are read so anyway. See docs/scale.md.")
 @click.option("--engine", type=click.Choice(["memory", "spark"]), default="memory", show_default=True,
               help="Where to evaluate: in this process, or on Spark (pip install 'ragrade[spark]'; the files "
                    "are read by Spark: Parquet, Delta, CSV/TSV with a header, TREC). See docs/scale.md.")
 @click.option("--master", default="local[2]", show_default=True, metavar="URL",
               help="Spark master for --engine spark (unless a Spark session is already running).")
-@_policy_options
+@evaluation_options
 @loop_options
 def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt: str, qrels_format: str | None,
-            run_format: str | None, digits: int, profile: str | None = None, names: str = "ragrade",
-            max_docs: int | None = None, judged_only: bool = False, rel_level: int | None = None,
-            complete: bool = False, num_docs: int | None = None, upper_grade: float | None = None,
-            hole_threshold: float = 0.1, max_memory: str | None = None, engine: str = "memory",
-            master: str = "local[2]", run_name: str | None = None, **policies: Any) -> None:
+            run_format: str | None, digits: int, hole_threshold: float = 0.1, engine: str = "memory",
+            master: str = "local[2]", run_name: str | None = None, **options: Any) -> None:
     """Score RUN against the ground truth QRELS.
 
     Formats are detected from the file extensions (TREC, TSV/CSV, JSONL, Parquet, optionally
@@ -109,102 +57,27 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
       ragrade evaluate examples/qrels.tsv examples/run.tsv -m ndcg@10 -m recall@5
       ragrade evaluate qrels.txt run.txt -m all_trec --names trec_eval --per-query --format json
     """
-    from ragrade.engine.api import evaluate
-    from ragrade.engine.inputs import read_both
-    from ragrade.engine.result import metric_labels
-    from ragrade.errors import PolicyError, RagradeWarning
+    from ragrade.engine.plan import build_plan
+    from ragrade.errors import RagradeWarning
+    from ragrade.evaluation import dispatch_one
 
-    loop = pop_loop_options(policies)
+    loop = pop_loop_options(options)
     label = run_names([run], [run_name] if run_name else [])[0]
     with input_errors():
-        if judged_only:
-            if policies.get("unjudged") not in (None, "condensed"):
-                raise PolicyError("-J/--judged-only and --unjudged " + str(policies["unjudged"]) + " disagree")
-            policies["unjudged"] = "condensed"
-        if complete:
-            if policies.get("missing_run") not in (None, "zero"):
-                raise PolicyError("-c/--complete and --missing-run " + str(policies["missing_run"]) + " disagree")
-            policies["missing_run"] = "zero"
-        labels = metric_labels(list(metrics), names=names, rel_level=rel_level)  # type: ignore[arg-type]  # fail on a typo first
-        if all(m.family.kind == "diversity" for _, m in labels):  # subtopic judgments: qid subtopic docno rel
-            from ragrade.engine.diversity import evaluate_diversity
-            from ragrade.io import read_run
-
-            result = evaluate_diversity(qrels, read_run(run, format=run_format), labels, max_docs=max_docs,
-                                        **{k: policies.get(k) for k in ("missing_run", "no_relevant", "ties", "unjudged",
-                                                                         "upper_grade")})
-            _output(result, fmt, per_query, digits, [], 1.0, label)
-            return
-        # the metrics are parsed once (names, rel_level applied); the remaining settings go to the engine
-        parsed: list[Any] = list(labels)
-        options: dict[str, Any] = {k: v for k, v in dict(max_docs=max_docs, num_docs=num_docs,
-                                                         upper_grade=upper_grade).items() if v is not None}
-        # Files too large for memory (or --max-memory) and Spark: the engine reads the files itself.
-        large: Callable[[], Any] | None = None
-        settings = {**policies, **options}
-        if engine == "spark":
-            large = partial(_on_spark, qrels, run, parsed, master, qrels_format, run_format, profile, settings)
-        else:
-            from ragrade.engine.budget import budget_for
-
-            budget = budget_for(qrels, run, max_memory)
-            if budget is not None:
-                large = partial(_out_of_core, qrels, run, parsed, budget, qrels_format, run_format, profile,
-                                settings)
-        if large is not None:
+        keywords = plan_keywords(options)
+        # the options parsed into the one plan (a metric typo fails here, before any file is read)
+        plan = build_plan(qrels, run, list(metrics), engine=engine, master=master, qrels_format=qrels_format,
+                          run_format=run_format, **keywords)
+        with reading_all([(qrels, "ground truth"), (run, "run")]) as (q_progress, r_progress):
+            plan = plan.replace(qrels_progress=q_progress, run_progress=r_progress)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", RagradeWarning)
-                result = large()
-            finish(loop, result, qrels, run)
-            _print(result, caught, fmt, per_query, digits, hole_threshold, label)
-            return
-        with reading_all([(qrels, "ground truth"), (run, "run")]) as (q_progress, r_progress):
-            # Both files at once: Arrow parses without holding the GIL.
-            q, r = read_both(qrels, run, qrels_format=qrels_format, qrels_progress=q_progress,
-                             run_format=run_format, run_progress=r_progress)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", RagradeWarning)
-            result = evaluate(q, r, parsed, profile=profile, **options, **policies)
-        finish(loop, result, q, r)
-    _print(result, caught, fmt, per_query, digits, hole_threshold, label)
+                result = dispatch_one(plan).replace(run_name=label)
+        finish(loop, result, qrels, run)
+    _print(result, caught, fmt, per_query, digits, hole_threshold)
 
 
-def _on_spark(qrels: str, run: str, metrics: list[Any], master: str, qrels_format: str | None,
-              run_format: str | None, profile: str | None, policies: dict[str, Any]) -> Any:
-    from ragrade import spark as rs
-
-    rs._pyspark()  # the install hint, before anything else
-    from pyspark.sql import SparkSession
-
-    active = SparkSession.getActiveSession()
-    session = active if active is not None else rs.session(master)
-    try:
-        if active is None:
-            session.sparkContext.setLogLevel("ERROR")
-        res = rs.evaluate(qrels, run, metrics, spark=session, profile=profile, qrels_format=qrels_format,
-                          run_format=run_format, **policies)
-        result = res.to_result()
-        res.unpersist()
-        return result
-    finally:
-        if active is None:
-            session.stop()
-
-
-def _out_of_core(qrels: str, run: str, metrics: list[Any], budget: int, qrels_format: str | None,
-                 run_format: str | None, profile: str | None, policies: dict[str, Any]) -> Any:
-    from ragrade.engine.api import evaluate
-    from ragrade.engine.outofcore import evaluate_budgeted
-
-    def part(q: Any, r: Any, lab: Any = metrics, settings: dict[str, Any] = policies) -> Any:
-        return evaluate(q, r, lab, profile=profile, **settings)
-
-    return evaluate_budgeted(qrels, run, metrics, part, budget, policies, qrels_format=qrels_format,
-                             run_format=run_format)
-
-
-def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: int, hole_threshold: float,
-           label: str) -> None:
+def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: int, hole_threshold: float) -> None:
     from ragrade.errors import RagradeWarning
 
     # The engine's own warning repeats result.notes(), printed below as notes; anything else (readers,
@@ -212,14 +85,12 @@ def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: in
     own = set(result.notes())
     extra = [part for w in caught if issubclass(w.category, RagradeWarning)
              for part in str(w.message).split("; ") if part not in own]
-    _output(result, fmt, per_query, digits, list(dict.fromkeys(extra)), hole_threshold, label)
+    _output(result, fmt, per_query, digits, list(dict.fromkeys(extra)), hole_threshold)
 
 
-def _output(result: Any, fmt: str, per_query: bool, digits: int, extra: list[str], hole_threshold: float,
-            label: str) -> None:
-    """The result in ``fmt`` on stdout, the run named ``label``; its notes (one wording in every format:
+def _output(result: Any, fmt: str, per_query: bool, digits: int, extra: list[str], hole_threshold: float) -> None:
+    """The result in ``fmt`` on stdout; its notes (one wording in every format:
     :meth:`Result.notes`) and warnings on stderr."""
-    result.run_name = label
     holes = result.hole_rate
     warned = list(extra)
     if holes is not None and holes.exceeds(hole_threshold):

@@ -12,6 +12,7 @@ import sys
 import click
 
 from ragrade.cli._output import EXIT_INPUT, fail, input_errors, stdout_console
+from ragrade.cli._plan_options import evaluation_options, plan_keywords
 from ragrade.comparison.stats import CORRECTIONS, PAIRED_TESTS
 from ragrade.io import FORMATS
 
@@ -67,17 +68,17 @@ def _pairs(values: tuple[str, ...], what: str, allow_bare: bool) -> tuple[float 
               help="Queries that got most worse, listed per metric.")
 @click.option("--qrels-format", type=click.Choice(FORMATS), default=None, help="Format of QRELS.")
 @click.option("--run-format", type=click.Choice(FORMATS), default=None, help="Format of RUN.")
-@click.option("--profile", default=None, metavar="PROFILE",
-              help="Must be the baseline's profile (the gate always scores the run as the baseline was scored).")
+@evaluation_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Also write the output to this file (e.g. the PR comment).")
 def command(baseline: str, qrels: str, run: str, metrics: tuple[str, ...], margins: tuple[str, ...],
             floors: tuple[str, ...], test: str, alpha: float, correction: str, strict: bool, n_resamples: int,
             seed: int, allow_qrels_change: bool, fmt: str, digits: int, worst: int, qrels_format: str | None,
-            run_format: str | None, profile: str | None, output: str | None) -> None:
+            run_format: str | None, output: str | None, **options: object) -> None:
     """Check RUN against the BASELINE file saved by `ragrade evaluate ... --save-baseline`.
 
-    RUN is scored on QRELS with the baseline's metrics, profile and policies; each metric is compared query
+    RUN is scored on QRELS with the baseline's metrics, profile and policies (a --profile, --matcher or policy
+    option given must be the baseline's; --max-memory reads the files piece by piece); each metric is compared query
     by query with a one-sided paired test. Exit status 0: pass; 1: a metric is significantly worse than the
     baseline by more than its margin, or below its floor; 2: the comparison would be meaningless (other
     qrels, other conventions, a metric the baseline does not hold) or bad input.
@@ -87,18 +88,22 @@ def command(baseline: str, qrels: str, run: str, metrics: tuple[str, ...], margi
       ragrade gate baseline.json qrels.tsv run.trec --margin ndcg@10=0.01 --min recall@20=0.6 --format markdown
     """
     from ragrade.engine.inputs import read_both
-    from ragrade.gate import IncomparableError, gate
+    from ragrade.gating import IncomparableError, gate
 
     with input_errors():
+        keywords = plan_keywords(dict(options))
         every, margin_map = _pairs(margins, "margin", allow_bare=True)
         _, floor_map = _pairs(floors, "min", allow_bare=False)
-        q, r = read_both(qrels, run, qrels_format=qrels_format, run_format=run_format)
+        q: object = qrels
+        r: object = run  # with --max-memory the evaluation reads the files piece by piece
+        if keywords.get("max_memory") is None:
+            q, r = read_both(qrels, run, qrels_format=qrels_format, run_format=run_format)
         try:
             result = gate(baseline, q, r, metrics=list(metrics) or None,
                           margins=margin_map if every is None else {"*": every, **margin_map}, floors=floor_map,
                           test=test, alpha=alpha, n_resamples=n_resamples, seed=seed, confidence=0.95,
                           correction=correction, strict=strict, allow_qrels_change=allow_qrels_change,
-                          profile=profile, worst=max(worst, 1))
+                          worst=max(worst, 1), **keywords)
         except IncomparableError as exc:
             fail(f"cannot compare: {exc}", EXIT_INPUT)
     if fmt == "json":

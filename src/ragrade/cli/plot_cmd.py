@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from ragrade.cli._output import input_errors
+from ragrade.cli._plan_options import plan_keywords
 from ragrade.cli.compare_cmd import (
     comparison_options,
     echo_warnings,
-    read_inputs,
+    plan_inputs,
     resolve_baseline,
     run_names,
 )
@@ -63,7 +64,7 @@ def command(
     fmt: str,
     ks: str,
     scale: float,
-    **policies: Any,
+    **options: Any,
 ) -> None:
     """Write the plots of the HTML report as files for papers: per metric the metric@k curves, the
     distribution of per-query values, and for every pair of runs the per-query scatter and the sorted
@@ -77,12 +78,12 @@ def command(
     labels = run_names(runs, names)
     base = resolve_baseline(baseline, runs, labels)
     cutoffs = parse_cutoffs(ks)
-    policies = {k: v for k, v in policies.items() if v is not None}
     with input_errors():
+        keywords = plan_keywords(options)
         metric_list = metric_labels(list(metrics))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            q, loaded = read_inputs(qrels, runs, labels, qrels_format, run_format)
+            q, loaded, keywords = plan_inputs(qrels, runs, labels, qrels_format, run_format, keywords)
             paths = write_plots(
                 output,
                 q,
@@ -98,7 +99,7 @@ def command(
                 n_resamples=n_resamples,
                 seed=seed,
                 ci_method=cast("CIMethod", ci_method),
-                **policies,
+                **keywords,
             )
     echo_warnings(caught)
     for path in paths:

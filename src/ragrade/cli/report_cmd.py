@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from ragrade.cli._output import input_errors
+from ragrade.cli._plan_options import plan_keywords
 from ragrade.cli.compare_cmd import (
     comparison_options,
     echo_warnings,
-    read_inputs,
+    plan_inputs,
     resolve_baseline,
     run_names,
 )
@@ -93,7 +94,7 @@ def command(
     depth: int | None,
     plots: bool,
     ks: str,
-    **policies: Any,
+    **options: Any,
 ) -> None:
     """Write one self-contained HTML file comparing the runs: summary tables with confidence intervals,
     significance markers and groups, interactive plots (per-query scatter and sorted differences per pair,
@@ -111,14 +112,14 @@ def command(
     labels = run_names(runs, names)
     base = resolve_baseline(baseline, runs, labels)
     cutoffs = parse_cutoffs(ks)
-    policies = {k: v for k, v in policies.items() if v is not None}
     with input_errors():
+        keywords = plan_keywords(options)
         metric_list = metric_labels(list(metrics))
         doc_texts = read_texts(texts) if texts else None
         query_texts = read_texts(queries) if queries else None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            q, loaded = read_inputs(qrels, runs, labels, qrels_format, run_format)
+            q, loaded, keywords = plan_inputs(qrels, runs, labels, qrels_format, run_format, keywords)
             path = write_html(
                 output,
                 q,
@@ -137,7 +138,7 @@ def command(
                 depth=depth,
                 plots=plots,
                 ks=cutoffs,
-                **policies,
+                **keywords,
             )
     echo_warnings(caught)
     click.echo(f"wrote {path}", err=True)

@@ -103,7 +103,7 @@ def command(retriever: str, queries: str, k: int, output: str, output_format: st
                            qrels=qrels)
         except IdMismatchError as exc:
             mismatch = exc
-            run = exc.run  # type: ignore[assignment]
+            run = exc.run
         write_run(run, output, output_format)
     summary = run.retrieval
     if fmt == "json":

@@ -14,7 +14,7 @@ import pandas as pd
 
 import ragrade.comparison.stats as stats
 from ragrade.comparison.result import Comparison
-from ragrade.errors import InputError, RagradeWarning
+from ragrade.errors import InputError, RagradeWarning, boundary
 
 
 def run_letters(n: int) -> list[str]:
@@ -102,6 +102,7 @@ def metric_labels(metrics: Sequence[Any] | str | Any) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------- compare
+@boundary
 def compare_scores(
     scores: Mapping[str, Any],
     metrics: Sequence[str] | None = None,
@@ -174,15 +175,18 @@ def compare_scores(
             value=correction,
         )
     method = stats.normalize_ci_method(ci_method)
-    if not 0.0 < float(alpha) < 1.0:
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float | np.number) or not 0.0 < float(alpha) < 1.0:
         raise InputError("alpha must be strictly between 0 and 1", value=alpha)
     alpha = float(alpha)
+    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, int | float | np.number)):
+        raise InputError("confidence must be strictly between 0 and 1", value=confidence)
     level = 1.0 - alpha if confidence is None else float(confidence)
     if not 0.0 < level < 1.0:
         raise InputError("confidence must be strictly between 0 and 1", value=confidence)
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer) or not 1 <= n_resamples < 2**31:
+        raise InputError("n_resamples must be an integer from 1 to 2**31 - 1", value=n_resamples)
     n_resamples = int(n_resamples)
-    if n_resamples < 1:
-        raise InputError("n_resamples must be a positive integer", value=n_resamples)
+    stats.check_seed(seed)
 
     # Align queries: the union of ids, in first-seen order (no work when every run has the same index).
     first_index = frames[names[0]].index
@@ -352,6 +356,7 @@ def _tukey_pairs(x: np.ndarray, ctrl: np.ndarray, trt: np.ndarray) -> np.ndarray
     return out
 
 
+@boundary
 def compare(
     qrels: Any,
     runs: Mapping[str, Any] | Sequence[Any],
@@ -365,16 +370,18 @@ def compare(
     n_resamples: int = 10_000,
     seed: int | None = 0,
     ci_method: stats.CIMethod = "auto",
-    **policies: Any,
+    **options: Any,
 ) -> Comparison:
     """Evaluate several runs on ``qrels`` and compare them (see :func:`compare_scores` for the options).
 
     ``qrels`` and each run may be objects, nested dicts or file paths (anything ``ragrade.evaluate``
     takes). ``runs`` maps a name to a run; a plain sequence is named by the runs' names, else
     ``run_1, run_2, ...``. ``metrics`` are metric strings as for ``evaluate`` (``"P@[5,10]"`` expands to
-    two metrics). Other keyword arguments are evaluation policies (:class:`ragrade.policies.Policies`),
-    so queries follow the engine's rules: by default a qrels query missing from a run scores 0, and a
-    query without relevant judgments is left out (of the means and of the comparison).
+    two metrics). Other keyword arguments are those of :func:`ragrade.evaluate` (``profile``, ``matcher``,
+    ``max_memory``, ``names``, ``rel_level`` and the policies of :class:`ragrade.policies.Policies`), with
+    the same meaning and values: every run is evaluated through the same plan. So queries follow the
+    engine's rules: by default a qrels query missing from a run scores 0, and a query without relevant
+    judgments is left out (of the means and of the comparison).
 
     >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
     >>> one = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"x": 2.0, "b": 1.0}, "q3": {"x": 2.0, "c": 1.0}}
@@ -384,12 +391,13 @@ def compare(
     >>> print(f"delta {row['delta']:.4f}, wins/ties/losses {row['wins']}/{row['ties']}/{row['losses']}")
     delta 0.3333, wins/ties/losses 2/1/0
     """
-    from ragrade.engine.core import Evaluator
+    from ragrade.engine.plan import build_plan
+    from ragrade.evaluation import dispatch
 
-    labels = metric_labels(metrics)
-    named = name_runs(runs)
-    evaluator = Evaluator(qrels, labels, **policies)
-    results = {name: evaluator.evaluate(run) for name, run in named.items()}
+    # the evaluation keywords of ragrade.evaluate (profile, matcher, max_memory, policies...), one plan
+    plan = build_plan(qrels, name_runs(runs), metrics, many=True, **options)
+    results = dispatch(plan)
+    labels = plan.columns
     per_query = {name: r.per_query for name, r in results.items()}
     cmp = compare_scores(
         per_query,

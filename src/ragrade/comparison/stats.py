@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from statistics import NormalDist
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -129,10 +129,21 @@ def normalize_ci_method(method: str) -> str:
 
 
 def as_generator(rng: np.random.Generator | int | None) -> np.random.Generator:
-    """``numpy.random.default_rng(rng)`` unless ``rng`` already is a Generator."""
+    """``numpy.random.default_rng(rng)`` unless ``rng`` already is a Generator; a seed that is not a
+    non-negative integer (or None, a SeedSequence) is an :class:`~ragrade.errors.InputError`."""
     if isinstance(rng, np.random.Generator):
         return rng
-    return np.random.default_rng(rng)
+    return np.random.default_rng(check_seed(rng))
+
+
+def check_seed(seed: Any) -> Any:
+    """``seed`` when NumPy can seed a generator with it (None, a non-negative integer, a SeedSequence or a
+    Generator), else an :class:`~ragrade.errors.InputError` naming it."""
+    if seed is None or isinstance(seed, np.random.Generator | np.random.SeedSequence):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise InputError("seed must be a non-negative integer (or None)", value=seed)
+    return seed
 
 
 def _as_matrix(d: npt.ArrayLike, name: str = "differences") -> tuple[np.ndarray, bool]:

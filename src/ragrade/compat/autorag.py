@@ -17,7 +17,7 @@ from ragrade.errors import InputError
 
 
 def _rows(metric: str, gt: Sequence, pred: Sequence, matcher: str | None = None) -> list[float | None]:
-    from ragrade.engine.api import evaluate
+    from ragrade.evaluation import evaluate
 
     gt, pred = list(gt), list(pred)
     if len(gt) != len(pred):

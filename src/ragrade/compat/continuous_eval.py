@@ -94,8 +94,8 @@ class _Metric:
 def _run(rets: list[list[str]], gts: list[list[str]], metrics: list[str], matcher: Matcher) -> list[dict]:
     import warnings
 
-    from ragrade.engine.api import evaluate
     from ragrade.errors import RagradeWarning
+    from ragrade.evaluation import evaluate
 
     if len(rets) != len(gts):
         raise InputError(f"{len(rets)} retrieved lists but {len(gts)} ground-truth lists")

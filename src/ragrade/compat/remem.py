@@ -24,7 +24,7 @@ class _RememMetric:
     def calculate_metric_scores(self, gold_docs: Sequence[Sequence[str]], retrieved_chunks: Sequence[Sequence[str]],
                                 k_list: Sequence[int] = (1, 5, 10, 20)
                                 ) -> tuple[dict[str, float], list[dict[str, float]]]:
-        from ragrade.engine.api import evaluate
+        from ragrade.evaluation import evaluate
 
         gold, ret = list(gold_docs), list(retrieved_chunks)
         if len(gold) != len(ret):

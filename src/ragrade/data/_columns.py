@@ -11,42 +11,9 @@ from typing import Any
 import numpy as np
 
 from ragrade._arrays import duplicated, factorize, indexer, infer_kind, is_pandas
+from ragrade.data.ids import id_array as as_object_strings  # noqa: F401  (the id rule: ragrade.data.ids)
+from ragrade.data.ids import normalize_id as id_string  # noqa: F401
 from ragrade.errors import InputError
-
-
-def id_string(value: Any, what: str, *, query: str | None = None) -> str:
-    """One id as ``str``, by ragrade's one id rule (``docs/formats.md``, "Ids"): a ``str`` as is; an
-    ``int`` (or NumPy integer) or a float with an integral value as its decimal digits (``10.0`` ->
-    ``"10"``); ``bytes`` decoded as UTF-8. Anything else (None, NaN, ``1.5``, ``True``, containers) is an
-    :class:`InputError` naming ``what``, the query and the value. :func:`as_object_strings` applies the
-    same rule to whole columns.
-
-    >>> [id_string(v, "id") for v in ("d1", 10, 10.0, np.int64(10))]
-    ['d1', '10', '10', '10']
-    """
-    if type(value) is str:
-        return value
-    if isinstance(value, str):  # str subclasses (numpy.str_)
-        return str(value)
-    if isinstance(value, bool | np.bool_):
-        raise InputError(f"{what} must be a string or an integer, not a boolean", query=query, value=value)
-    if isinstance(value, int | np.integer):
-        return str(int(value))
-    if isinstance(value, float | np.floating):
-        f = float(value)
-        if np.isfinite(f) and f.is_integer():
-            return str(int(f))
-        why = "is missing (NaN)" if np.isnan(f) else "must be a string or an integer"
-        raise InputError(f"{what} {why}", query=query, value=value)
-    if isinstance(value, bytes):
-        try:
-            return value.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InputError(f"{what} is not valid UTF-8", query=query, value=value) from None
-    if value is None:
-        raise InputError(f"{what} is missing (None)", query=query)
-    raise InputError(f"{what} must be a string or an integer; got a {type(value).__name__}", query=query,
-                     value=value)
 
 
 def need_sequence(value: Any, what: str) -> Sequence[Any] | np.ndarray:
@@ -66,57 +33,6 @@ def need_mapping(value: Any, what: str) -> Mapping[Any, Any]:
     if not isinstance(value, Mapping):
         raise InputError(f"{what} must be a mapping of query id -> entries, got a {type(value).__name__}")
     return value
-
-
-def as_object_strings(values: Any, what: str) -> np.ndarray:
-    """Return ``values`` as a 1-D object array of ``str``, by the id rule of :func:`id_string`.
-
-    A value the rule refuses is an :class:`InputError` naming the first offending row.
-    """
-    arr = values if isinstance(values, np.ndarray) and values.dtype == object else None
-    if arr is None:
-        if is_pandas(values):
-            arr = values.to_numpy(dtype=object, na_value=None)
-        else:
-            arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
-            if arr.dtype.kind == "b":
-                raise InputError(f"{what} must be strings or integers, not booleans")
-            if arr.dtype.kind in "iu":
-                arr = arr.astype(str).astype(object)  # exact for every width, unsigned included
-            elif arr.dtype.kind in "US":
-                arr = arr.astype(str).astype(object)
-            elif arr.dtype != object:
-                arr = arr.astype(object)  # floats: integral ones become "10" below, like other inputs
-    if arr.ndim != 1:
-        raise InputError(f"{what} must be one-dimensional, got shape {arr.shape}")
-    if len(arr) == 0:
-        return arr
-    kind = infer_kind(arr)  # one C scan (pandas) on large arrays
-    if kind == "string":  # the common case
-        return arr
-    if kind == "integer":  # all ints: vectorised str() (ints beyond 64 bits take the per-item path)
-        try:
-            return arr.astype(np.int64).astype(str).astype(object)
-        except OverflowError:
-            pass
-    if kind == "floating":
-        f = arr.astype(np.float64)
-        # 10.0 -> "10", as ids read from JSON/CSV (beyond 2**53 floats are not exact: per-item path)
-        if np.isfinite(f).all() and (f == np.floor(f)).all() and (np.abs(f) < 2.0**53).all():
-            return f.astype(np.int64).astype(str).astype(object)
-    is_str = np.fromiter((type(x) is str for x in arr), dtype=bool, count=len(arr))
-    bad = np.flatnonzero(~is_str)
-    out = arr.copy()
-    for i in bad:  # only the non-str rows (usually none)
-        v = arr[i]
-        if v is None or (isinstance(v, float) and np.isnan(v)):
-            raise InputError(f"{what} has a missing value at row {int(i)}", value=v)
-        try:
-            out[i] = id_string(v, what)
-        except InputError:
-            raise InputError(f"{what} must be strings or integers; row {int(i)} holds a {type(v).__name__}",
-                             value=v) from None
-    return out
 
 
 def encode(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

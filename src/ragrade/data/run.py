@@ -10,7 +10,6 @@ import numpy as np
 
 from ragrade.data._columns import (
     _all_str,
-    as_object_strings,
     check_raw,
     check_vocab,
     distinct,
@@ -22,6 +21,7 @@ from ragrade.data._columns import (
     offsets_from_counts,
 )
 from ragrade.data.base import ColumnarTable
+from ragrade.data.ids import id_array as as_object_strings
 from ragrade.errors import InputError, PolicyError
 
 TIE_POLICIES = ("docid_desc", "input", "docid_asc")

@@ -18,7 +18,7 @@ from ragrade._arrays import duplicated
 from ragrade.engine.inputs import as_qrels, as_run
 from ragrade.engine.join import Joined, TruthIndex, join_dict, join_run
 from ragrade.engine.result import HoleRate, MetricsArg, QueryColumns, Result, Summary, metric_labels
-from ragrade.errors import InputError, MetricError, PolicyError, RagradeWarning, UnknownNameError
+from ragrade.errors import InputError, MetricError, PolicyError, RagradeWarning, UnknownNameError, boundary
 from ragrade.kernels import metrics as K
 from ragrade.kernels._common import rank_within_group
 from ragrade.kernels.ranking import ties_straddling
@@ -64,6 +64,7 @@ class Evaluator:
     {'P@2': 0.5, 'ndcg@2': 0.6131471927654584}
     """
 
+    @boundary
     def __init__(self, qrels: Any, metrics: MetricsArg, *, missing_run: MissingRun | None = None,
                  missing_qrels: MissingQrels | None = None, no_relevant: NoRelevant | None = None,
                  duplicates: Duplicates | None = None, identical_ids: IdenticalIds | None = None,
@@ -88,6 +89,7 @@ class Evaluator:
         #: Cutoffs at which ``result.hole_rate.by_k`` is also computed (the report's plot sets them).
         self.hole_cutoffs: tuple[int, ...] = ()
 
+    @boundary
     def evaluate(self, run: Any, name: str | None = None) -> Result:
         """Score one run (a :class:`~ragrade.data.Run`, nested dicts, ranked lists, a DataFrame, a table
         or a path)."""

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ragrade.engine.inputs import as_run, is_path
 from ragrade.engine.result import HoleRate, MetricsArg, Result, Summary, metric_labels
-from ragrade.errors import InputError, MetricError, ParseError, PolicyError
+from ragrade.errors import InputError, MetricError, ParseError, PolicyError, boundary
 from ragrade.kernels.diversity import Subtopics
 from ragrade.policies import Policies
 
@@ -91,6 +91,7 @@ def _items(value: Any, q: Any) -> Any:
     return value.items()
 
 
+@boundary
 def evaluate_diversity(qrels: Any, run: Any, metrics: MetricsArg, *, missing_run: str | None = None,
                        no_relevant: str | None = None, ties: str | None = None,
                        max_docs: int | None = None, unjudged: str | None = None,

@@ -28,7 +28,7 @@ import numpy as np
 
 from ragrade._arrays import is_frame
 from ragrade.data import Qrels, Run
-from ragrade.data._columns import id_string
+from ragrade.data.ids import normalize_id as id_string
 from ragrade.errors import InputError
 
 

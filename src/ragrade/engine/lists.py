@@ -122,8 +122,7 @@ def evaluate_engine_profile(truth: Any, retrieved: Any, metrics: MetricsArg, pro
     res = Evaluator(qrels, metrics, policies=pol).evaluate(run)
     rr_labels = [lab for lab, m in res.metrics.items() if m.name == "rr"] if prof.mrr_variant == "beir" else []
     if not rr_labels:
-        res.profile = prof
-        return res
+        return res.replace(profile=prof)
     # BEIR's MRR@k: float64 scores, input order on ties, every qrels query counts.
     beir_pol = Policies().update(**{**prof.policy_overrides(), **policies}).update(
         ties="input", missing_run="zero", no_relevant="zero")

@@ -30,7 +30,7 @@ import os
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -58,7 +58,7 @@ PartEvaluator = Callable[[Qrels, Run], Result]
 
 def evaluate_large(qrels: Any, run: Any, labels: Sequence[tuple[str, Any]], max_memory: Any, profile: Any,
                    matcher: Any, evaluate_part: Callable[..., Result],
-                   options: dict[str, Any] | None = None) -> Result | None:
+                   options: dict[str, Any] | None = None, **read: Any) -> Result | None:
     """``ragrade.evaluate``'s way in: the out-of-core result, or None when the in-memory path applies
     (:func:`budget_for`). Out of core computes id metrics, under the default convention or an engine
     profile; asked for anything else (``max_memory`` with text metrics, a matcher or a list profile), it
@@ -82,8 +82,8 @@ def evaluate_large(qrels: Any, run: Any, labels: Sequence[tuple[str, Any]], max_
     if not (is_path(qrels) and is_path(run)):
         raise InputError("max_memory needs the ground truth and the run as file paths (TREC or Parquet)")
     if options is None:
-        return evaluate_paths(qrels, run, evaluate_part, budget=budget)
-    return evaluate_budgeted(qrels, run, labels, evaluate_part, budget, options)
+        return evaluate_paths(qrels, run, evaluate_part, budget=budget, **read)
+    return evaluate_budgeted(qrels, run, labels, evaluate_part, budget, options, **read)
 
 
 def evaluate_budgeted(qrels: Any, run: Any, labels: Sequence[tuple[str, Any]], evaluate_part: Callable[..., Result],
@@ -101,7 +101,7 @@ def evaluate_budgeted(qrels: Any, run: Any, labels: Sequence[tuple[str, Any]], e
 
     result = evaluate_paths(qrels, run, evaluate_part, budget=budget, collection=pinned, **kwargs)
     if pinned is not None:
-        unpin(result, labels, options)
+        result = unpin(result, labels, options)
     return result
 
 
@@ -153,29 +153,27 @@ def with_twins(result: Result, labels: Sequence[tuple[str, Any]]) -> Result:
     if not twins:
         return result
     order = [label for label, _ in labels]
+    frame, upper = result.per_query.copy(), None if result.upper is None else result.upper.copy()
+    no_relevant = dict(result.summary.no_relevant)
+    nan_means, metrics = set(result.nan_means), dict(result.metrics)
     for label, src in twins:
-        result.per_query[label] = result.per_query[src]
-        if result.upper is not None:
-            result.upper[label] = result.upper[src]
-        if src in result.summary.no_relevant:
-            result.summary.no_relevant[label] = list(result.summary.no_relevant[src])
-        if src in result._nan_means:
-            result._nan_means.add(label)
-        result.metrics[label] = result.metrics[src]
-    result.per_query = result.per_query[order]
-    if result.upper is not None:
-        result.upper = result.upper[order]
-    result.summary.no_relevant = {k: result.summary.no_relevant[k] for k in order if k in result.summary.no_relevant}
-    result.metrics = {k: result.metrics[k] for k in order}
-    return result
+        frame[label] = frame[src]
+        if upper is not None:
+            upper[label] = upper[src]
+        if src in no_relevant:
+            no_relevant[label] = list(no_relevant[src])
+        if src in nan_means:
+            nan_means.add(label)
+        metrics[label] = metrics[src]
+    summary = replace(result.summary, no_relevant={k: no_relevant[k] for k in order if k in no_relevant})
+    return result.replace(per_query=frame[order], upper=None if upper is None else upper[order], summary=summary,
+                          nan_means=nan_means, metrics={k: metrics[k] for k in order})
 
 
-def unpin(result: Result, labels: Sequence[tuple[str, Any]], options: dict[str, Any]) -> None:
+def unpin(result: Result, labels: Sequence[tuple[str, Any]], options: dict[str, Any]) -> Result:
     """Put back the metrics and policies the caller gave (undoing :func:`pin_collection` on the result)."""
-    from dataclasses import replace
-
-    result.metrics = dict(labels)
-    result.policies = replace(result.policies, upper_grade=options.get("upper_grade"))
+    return result.replace(metrics=dict(labels), policies=replace(result.policies,
+                                                                 upper_grade=options.get("upper_grade")))
 
 
 def top_grade(src: Source, sizes: Sizes) -> float:

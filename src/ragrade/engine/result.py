@@ -292,47 +292,90 @@ class Result:
     convention).
     """
 
+    __slots__ = ("_nan_means", "_table", "_upper_table", "hole_rate", "metrics", "policies", "profile",
+                 "run_name", "summary")
+    _table: pd.DataFrame | QueryColumns
+    _upper_table: pd.DataFrame | QueryColumns | None
+    _nan_means: frozenset[str]
+    metrics: dict[str, Metric]
+    summary: Summary
+    policies: Policies
+    run_name: str | None
+    profile: Profile | None
+    hole_rate: HoleRate | None
+
     def __init__(self, per_query: pd.DataFrame | QueryColumns, metrics: Mapping[str, Metric], summary: Summary,
                  policies: Policies, run_name: str | None = None, nan_means: Iterable[str] = (),
                  profile: Profile | None = None, hole_rate: HoleRate | None = None,
                  upper: pd.DataFrame | QueryColumns | None = None) -> None:
-        self._table: pd.DataFrame | QueryColumns = per_query
-        self._upper_table: pd.DataFrame | QueryColumns | None = upper
-        self.metrics: dict[str, Metric] = dict(metrics)
-        self.summary = summary
-        self.policies = policies
-        self.run_name = run_name
-        self.profile = profile
-        self._nan_means = set(nan_means)
+        if not (isinstance(per_query, QueryColumns) or is_frame(per_query)):
+            raise InputError("per_query must be a pandas DataFrame or QueryColumns", value=type(per_query).__name__)
+        init = object.__setattr__
+        init(self, "_table", per_query)
+        init(self, "_upper_table", upper)
+        init(self, "metrics", dict(metrics))
+        init(self, "summary", summary)
+        init(self, "policies", policies)
+        init(self, "run_name", run_name)
+        init(self, "profile", profile)
+        init(self, "_nan_means", frozenset(nan_means))
         #: The share of unjudged documents in each query's top k (with ground-truth lists, as list profiles
         #: read them, every retrieved item matching no listed item counts as unjudged). None only for a
         #: result built by hand without one.
-        self.hole_rate = hole_rate
+        init(self, "hole_rate", hole_rate)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a Result is immutable: use result.replace({name}=...) for a modified copy")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("a Result is immutable")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickling and copying go through the constructor
+        return (Result, (self._table, self.metrics, self.summary, self.policies, self.run_name, self._nan_means,
+                         self.profile, self.hole_rate, self._upper_table))
+
+    def replace(self, **changes: Any) -> Result:
+        """A copy with some fields changed: ``per_query``, ``metrics``, ``summary``, ``policies``,
+        ``run_name``, ``nan_means``, ``profile``, ``hole_rate``, ``upper`` (the constructor's arguments).
+
+        >>> r = Result(QueryColumns(["q1"], {"P@1": [1.0]}), {}, Summary(1, 1, 1), Policies())
+        >>> r.replace(run_name="bm25").run_name, r.run_name
+        ('bm25', None)
+        """
+        fields: dict[str, Any] = {"per_query": self._table, "metrics": self.metrics, "summary": self.summary,
+                                  "policies": self.policies, "run_name": self.run_name,
+                                  "nan_means": self._nan_means, "profile": self.profile,
+                                  "hole_rate": self.hole_rate, "upper": self._upper_table}
+        unknown = [k for k in changes if k not in fields]
+        if unknown:
+            from ragrade.errors import UnknownNameError
+
+            raise UnknownNameError("Result field", unknown[0], fields)
+        fields.update(changes)
+        return Result(**fields)
+
+    def with_columns(self, values: Mapping[str, Any], metrics: Mapping[str, Metric]) -> Result:
+        """A copy with the per-query ``values`` (``{label: array in row order}``) added as columns (or
+        replacing the columns of those labels), each label's metric given by ``metrics``."""
+        frame = self.per_query.copy()
+        for label, v in values.items():
+            frame[label] = np.asarray(v, dtype=np.float64)
+        return self.replace(per_query=frame, metrics={**self.metrics, **metrics})
 
     @property
     def per_query(self) -> pd.DataFrame:
         """One row per query (index ``query``), one column per metric label."""
         if isinstance(self._table, QueryColumns):
-            self._table = self._table.to_frame()
+            object.__setattr__(self, "_table", self._table.to_frame())  # made once, on first use
         return self._table
-
-    @per_query.setter
-    def per_query(self, frame: pd.DataFrame) -> None:
-        if not is_frame(frame):
-            raise TypeError(f"per_query must be a pandas DataFrame, not {type(frame).__name__}")
-        self._table = frame
 
     @property
     def upper(self) -> pd.DataFrame | None:
         """With ``unjudged="bounds"``: the per-query upper bounds (every unjudged retrieved document relevant
         at ``upper_grade``); ``per_query`` then holds the lower bounds. None otherwise."""
         if isinstance(self._upper_table, QueryColumns):
-            self._upper_table = self._upper_table.to_frame()
+            object.__setattr__(self, "_upper_table", self._upper_table.to_frame())
         return self._upper_table
-
-    @upper.setter
-    def upper(self, frame: pd.DataFrame | None) -> None:
-        self._upper_table = frame
 
     @property
     def columns(self) -> list[str]:
@@ -348,7 +391,7 @@ class Result:
     @property
     def nan_means(self) -> frozenset[str]:
         """Labels whose mean is NaN by policy (``no_relevant="nan"`` with an undefined query)."""
-        return frozenset(self._nan_means)
+        return self._nan_means
 
     # -- aggregates --------------------------------------------------------------------------------
     @property

@@ -30,7 +30,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ragrade.errors import InputError, RagradeError, require
+from ragrade.errors import (
+    InputError,
+    MlflowLoggingError,
+    require,
+)
 
 _UNSAFE = re.compile(r"[^0-9A-Za-z_\-. :/]+")
 
@@ -116,10 +120,6 @@ def log_result(result: Any, *, qrels: Any = None, run: Any = None, compare_with:
     return str(rid)
 
 
-class MlflowLoggingError(RagradeError):
-    """MLflow refused what ragrade logged (a bad tracking URI, an unknown run id, a deleted experiment)."""
-
-
 def _experiment_id(client: Any, name: str | None) -> str:
     name = name or os.environ.get("MLFLOW_EXPERIMENT_NAME")
     if name is None:
@@ -144,7 +144,7 @@ def _params(result: Any, qrels: Any) -> dict[str, str]:
     }
     params.update({f"policy.{k}": str(v) for k, v in asdict(result.policies).items()})
     if qrels is not None:
-        from ragrade.gate.baseline import qrels_fingerprint
+        from ragrade.gating.baseline import qrels_fingerprint
 
         params["qrels_fingerprint"] = qrels_fingerprint(qrels)
     return params

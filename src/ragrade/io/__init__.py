@@ -39,7 +39,7 @@ import os
 from typing import Any
 
 from ragrade.data import Qrels, Run
-from ragrade.errors import InputError, ParseError
+from ragrade.errors import InputError, ParseError, boundary
 from ragrade.io._common import (
     FORMATS,
     TREC_FAMILY,
@@ -73,6 +73,7 @@ def _check_exists(path: PathLike) -> str:
     return p
 
 
+@boundary
 def read_run(path: PathLike, format: str | None = None, name: str | None = None, *,
              progress: Progress | None = None, chunk_size: int = CHUNK_SIZE, **opts: Any) -> Run:
     """Read a run (retrieval results) from ``path``.
@@ -100,6 +101,7 @@ def read_run(path: PathLike, format: str | None = None, name: str | None = None,
                                                                     "rank_col", "list_col", "text_col"))
 
 
+@boundary
 def read_qrels(path: PathLike, format: str | None = None, *, progress: Progress | None = None,
                chunk_size: int = CHUNK_SIZE, **opts: Any) -> Qrels:
     """Read ground truth from ``path``.
@@ -174,6 +176,7 @@ def _out_format(path: PathLike, format: str | None) -> str:
     return fmt
 
 
+@boundary
 def write_run(run: Run, path: PathLike, format: str | None = None, *, tag: str | None = None,
               ties: str = "docid_desc") -> None:
     """Write ``run`` to ``path`` in rank order (format from the extension unless given; ``.gz`` compresses).
@@ -208,6 +211,7 @@ def write_run(run: Run, path: PathLike, format: str | None = None, *, tag: str |
         writers.write_parquet(writers.run_table(run, ties), path)
 
 
+@boundary
 def write_qrels(qrels: Qrels, path: PathLike, format: str | None = None) -> None:
     """Write ``qrels`` to ``path`` (format from the extension unless given; ``.gz`` compresses).
 

@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from ragrade.data import Qrels, Run
 from ragrade.data._columns import first_duplicate
+from ragrade.data.ids import id_column
 from ragrade.errors import InputError, ParseError
 
 Progress = Callable[[int, int], None]
@@ -289,10 +290,10 @@ def dictionary_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.nd
         col = pa.chunked_array([col])
     if not pa.types.is_dictionary(col.type):
         if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-            col = _ids_to_string(col)
+            col = id_column(col)
         col = pc.dictionary_encode(col)
     elif not pa.types.is_string(col.type.value_type):
-        col = pc.dictionary_encode(_ids_to_string(col.cast(col.type.value_type)))
+        col = pc.dictionary_encode(id_column(col.cast(col.type.value_type)))
     if col.num_chunks == 0:
         return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=object)
     col = col.unify_dictionaries()
@@ -301,17 +302,6 @@ def dictionary_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.nd
         np.int32, copy=False
     )
     return codes, np.asarray(vocab.to_numpy(zero_copy_only=False), dtype=object)
-
-
-def _ids_to_string(col: pa.ChunkedArray) -> pa.ChunkedArray:
-    import pyarrow.compute as pc
-
-    if pa.types.is_floating(col.type):
-        # 12.0 -> "12" (ids read as numbers by a JSON/CSV parser); a non-integral float stays as written.
-        as_int = pc.cast(col, pa.int64(), safe=False)
-        integral = pc.equal(pc.cast(as_int, col.type), col)
-        return pc.if_else(integral, pc.cast(as_int, pa.string()), pc.cast(col, pa.string()))
-    return pc.cast(col, pa.string())
 
 
 def null_row(col: pa.ChunkedArray) -> int | None:

@@ -178,7 +178,7 @@ def _parquet_source(p: str, kind: str, name: str | None, options: dict[str, Any]
 def query_keys(col: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray:
     """Query ids as strings in the one id form (``10``, ``10.0`` and ``"10"`` are ``"10"``), so that both
     sides of an evaluation send a query to the same partition."""
-    from ragrade.io._common import _ids_to_string
+    from ragrade.data.ids import id_column
 
     if isinstance(col, pa.Array):
         col = pa.chunked_array([col])
@@ -186,7 +186,7 @@ def query_keys(col: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray:
         col = col.cast(col.type.value_type)
     if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
         return col
-    return _ids_to_string(col)
+    return id_column(col)
 
 
 def hash_ids(ids: np.ndarray) -> np.ndarray:

@@ -15,15 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
-from ragrade.errors import RagradeError
-
-
-class JudgeConfigError(RagradeError):
-    """The judge cannot work as configured: the server refused the API key (HTTP 401/403), the model or
-    the URL does not exist (HTTP 404), or nothing answers at the URL before any judgment succeeded. Unlike
-    a failed judgment, this stops the whole run at its first occurrence (one call), and nothing about it
-    is cached; the message says what to check."""
-
+from ragrade.errors import JudgeConfigError  # noqa: F401  (the class lives in ragrade.errors; this path is kept)
 
 #: Secrets shorter than this are not searched for (replacing a 3-letter "key" everywhere would mangle the
 #: judge's answers; real API keys are 20 characters or more).

@@ -15,6 +15,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ragrade.errors import OutputError
+
 PROMPT_VERSION = "judge-prompts-1"
 
 _SYSTEM = (
@@ -114,10 +116,6 @@ def build_messages(task: str, inputs: Mapping[str, str]) -> list[dict[str, str]]
         {"role": "system", "content": _SYSTEM},
         {"role": "user", "content": _TEMPLATES[task].format(**fields)},
     ]
-
-
-class OutputError(ValueError):
-    """The judge's reply could not be read as the task's output."""
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ragrade.errors import InputError, UnknownNameError, require
+from ragrade.errors import InputError, UnknownNameError, boundary, require
 from ragrade.matching._text import codes_of, find_pairs, fold, squad_normalize, stripped_lengths
 
 _OPS: dict[str, Callable[[Any, Any], Any]] = {
@@ -376,6 +376,7 @@ _BY_NAME: dict[str, type[Matcher]] = {
 }
 
 
+@boundary
 def get_matcher(spec: Matcher | str | None, **kwargs: Any) -> Matcher:
     """A matcher from an instance or a name (``"exact"``, ``"normalized_exact"``, ``"containment"``,
     ``"fuzzy"``, ``"levenshtein"``, ``"jaro"``, ``"jaro_winkler"``, ``"rouge_l"``, ``"rouge_l_standard"``,

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ragrade.errors import MetricError
+from ragrade.errors import MetricError, boundary
 from ragrade.metrics.registry import PRESETS, TREC_BY_NAME, TREC_NICKNAMES, Family, TrecName, find, lookup
 
 Names = Literal["ragrade", "trec_eval"]
@@ -140,6 +140,10 @@ def _format(fam: Family, key: str, value: Any) -> str:
     return str(value) if spec is None else spec.format(value)
 
 
+#: The largest cutoff or integer parameter (the engine's positions and counts are 64-bit integers).
+MAX_INT = 2**63 - 1
+
+
 def _build(fam: Family, k: Any, raw_params: dict[str, Any], *, text: str) -> Metric:
     """A validated :class:`Metric` of ``fam`` (``text`` is what the user wrote, for messages)."""
     if k is not None:
@@ -149,6 +153,9 @@ def _build(fam: Family, k: Any, raw_params: dict[str, Any], *, text: str) -> Met
             raise MetricError(f"{text!r}: the cutoff must be a positive integer, got {k!r}")
         if k < 1:
             raise MetricError(f"{text!r}: the cutoff must be a positive integer (>= 1), got {k}")
+        if k > MAX_INT:
+            raise MetricError(f"{text!r}: the cutoff must be at most 2**63 - 1 (positions are 64-bit integers), "
+                              f"got {k}")
     values: dict[str, Any] = {}
     for key, raw in raw_params.items():
         spec = fam.param(str(key).lower())
@@ -158,6 +165,9 @@ def _build(fam: Family, k: Any, raw_params: dict[str, Any], *, text: str) -> Met
         if spec.name in values:
             raise MetricError(f"{text!r}: parameter {spec.name!r} given twice")
         values[spec.name] = None if raw is None and spec.default is None else spec.coerce(text, raw)
+        if isinstance(values[spec.name], int) and not -MAX_INT <= values[spec.name] <= MAX_INT:
+            raise MetricError(f"{text!r}: parameter {spec.name!r} must be at most 2**63 - 1 in size, "
+                              f"got {values[spec.name]}")
     if k is None and fam.cutoff == "required":
         raise MetricError(f"{text!r}: {fam.name} needs a cutoff, e.g. {fam.name}@10")
     if fam.at_param is not None and values.get(fam.at_param, fam.param(fam.at_param).default) is None:  # type: ignore[union-attr]
@@ -400,6 +410,7 @@ def _parse(text: str) -> list[Metric]:
     return [_build(fam, k, raw, text=text) for k in cutoffs]
 
 
+@boundary
 def parse_metrics(text: str, names: Names = "ragrade") -> list[Metric]:
     """Parse a metric string that may stand for several metrics (``recall@[1,5,10]``, trec_eval's ``P``).
 
@@ -423,6 +434,7 @@ def expand_labels(text: str, names: Names = "ragrade") -> list[tuple[str, Metric
     return parse_labelled(text, names)
 
 
+@boundary
 def parse_metric(text: str | Metric) -> Metric:
     """Parse one metric string (or return a :class:`Metric` unchanged)."""
     return text if isinstance(text, Metric) else Metric.parse(text)

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
-from ragrade.errors import UnknownNameError
+from ragrade.errors import UnknownNameError, boundary
 from ragrade.kernels.rules import AP, NDCG, RR, ContextPrecision, Empty, Precision, Recall, RecallAll, Rule
 from ragrade.matching.matchers import Fuzzy, Matcher, RougeL
 from ragrade.matching.remem import RememChunk
@@ -323,6 +323,7 @@ ALIASES = {"continuous_eval": "continuous-eval", "ce": "continuous-eval", "llama
            "pytrec": "pytrec_eval", "textbook": "default"}
 
 
+@boundary
 def get_profile(name: str | Profile) -> Profile:
     """A profile by name or alias (case-insensitive); :class:`UnknownNameError` otherwise."""
     if isinstance(name, Profile):

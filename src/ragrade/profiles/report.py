@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ragrade.errors import InputError, MetricError, RagradeWarning
+from ragrade.errors import InputError, MetricError, RagradeWarning, boundary
 from ragrade.metrics.parser import parse_metrics
 from ragrade.profiles import PROFILES, Profile, get_profile
 
@@ -93,6 +93,7 @@ def _base(label: str) -> str:
     return parse_metrics(label)[0].name
 
 
+@boundary
 def conventions(qrels: Any, run: Any, metrics: str | Iterable[str],
                 profiles: Sequence[str | Profile] | None = None, matcher: Any = None,
                 top: int = 5) -> ConventionsReport:
@@ -102,7 +103,8 @@ def conventions(qrels: Any, run: Any, metrics: str | Iterable[str],
     and engine profiles are skipped for text input (``matcher`` given; ``"profile"`` lets each peer
     match texts its own way). ``top``: how many moving queries to list per metric.
     """
-    from ragrade.engine.api import evaluate
+    from ragrade.engine.plan import build_plan
+    from ragrade.evaluation import dispatch_one
 
     labels = _labels(metrics)
     bases = {lab: _base(lab) for lab in labels}
@@ -120,14 +122,15 @@ def conventions(qrels: Any, run: Any, metrics: str | Iterable[str],
             try:
                 if prof.name == "default":
                     m = None if (isinstance(matcher, str) and matcher == "profile") else matcher
-                    res = evaluate(qrels, run, wanted, matcher=m)
+                    plan = build_plan(qrels, run, wanted, matcher=m)
                 elif prof.kind == "engine":
                     if matcher is not None:
                         skipped[prof.name] = "scores ids only (text input given)"
                         continue
-                    res = evaluate(qrels, run, wanted, profile=prof)
+                    plan = build_plan(qrels, run, wanted, profile=prof)
                 else:
-                    res = evaluate(qrels, run, wanted, profile=prof, matcher=matcher)
+                    plan = build_plan(qrels, run, wanted, profile=prof, matcher=matcher)
+                res = dispatch_one(plan)
             except (InputError, MetricError) as exc:
                 skipped[prof.name] = str(exc)
                 continue
@@ -173,15 +176,16 @@ def conventions(qrels: Any, run: Any, metrics: str | Iterable[str],
 def _unjudged_table(qrels: Any, run: Any, labels: list[str], matcher: Any) -> tuple[pd.DataFrame, Any]:
     """Means of the default convention with unjudged documents non-relevant, removed (condensed) and
     relevant (the upper bound); empty for text input, where nothing is judged beyond the gold items."""
-    from ragrade.engine.api import evaluate
+    from ragrade.engine.plan import build_plan
+    from ragrade.evaluation import dispatch_one
 
     if matcher is not None or not labels:
         return pd.DataFrame(), None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RagradeWarning)
-            bounds = evaluate(qrels, run, labels, unjudged="bounds")
-            condensed = evaluate(qrels, run, labels, unjudged="condensed")
+            bounds = dispatch_one(build_plan(qrels, run, labels, unjudged="bounds"))
+            condensed = dispatch_one(build_plan(qrels, run, labels, unjudged="condensed"))
     except (InputError, MetricError):
         return pd.DataFrame(), None
     upper: dict[str, float] = dict(bounds.upper_means or {})

@@ -26,7 +26,7 @@ from ragrade.comparison import Comparison, metric_labels, name_runs
 from ragrade.comparison.export import groups_note, hole_cells, hole_note, pair_rows, summary_rows
 from ragrade.comparison.formatting import number, pvalue, signed
 from ragrade.comparison.stats import CIMethod
-from ragrade.errors import InputError, RagradeError
+from ragrade.errors import InputError, RagradeError, boundary
 from ragrade.report._assets import CSS, JS
 from ragrade.report.data import (
     Prepared,
@@ -303,6 +303,7 @@ def _page(cmp: Comparison, header: Mapping[str, Any], data: str, plots_part: str
     return "\n".join(parts)
 
 
+@boundary
 def render_html(
     qrels: Any,
     runs: Mapping[str, Any] | Sequence[Any],
@@ -346,7 +347,10 @@ def render_html(
         payload = pool.submit(_payload_job, truth, named, ties, evaluated, labelled, texts=texts, queries=queries,
                               depth=shown_depth, compression=compression)
         try:
-            ev = evaluate_runs(truth, named, metrics, ks=ks if plots else None, **policies)
+            # with max_memory the evaluation reads the files piece by piece (the plan gets the paths)
+            big = policies.get("max_memory") is not None
+            ev = evaluate_runs(qrels if big else truth, runs if big else named, metrics, ks=ks if plots else None,
+                               **policies)
             if baseline is not None and str(baseline) not in ev.runs:
                 raise InputError(f"baseline is not one of the runs {list(ev.runs)}", value=baseline)
             per_query = {name: frame[ev.labels] for name, frame in ev.per_query.items()}
@@ -398,6 +402,7 @@ def _payload_job(
     return header, pack_payload(header, arrays, level=compression)
 
 
+@boundary
 def write_html(
     path: str | os.PathLike[str],
     qrels: Any,
@@ -414,7 +419,8 @@ def write_html(
     ``ci_method``; ``depth`` (items shown per run and query; default the largest metric cutoff),
     ``plots`` (default ``True``), ``ks`` (cutoffs of the metric@k curves; ``None``: none), ``hole_rates``
     (a per-run, per-cutoff table of unjudged shares, drawn when given), ``max_pair_plots``,
-    ``compression``, and evaluation policies (:class:`ragrade.policies.Policies`, e.g. ``ties="input"``).
+    ``compression``, and the keywords of :func:`ragrade.evaluate` (``profile``, ``matcher``, ``max_memory``,
+    ``names``, ``rel_level`` and the policies, e.g. ``ties="input"``), with the same meaning and values.
     """
     out = Path(path)
     if out.suffix.lower() not in (".html", ".htm"):

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ragrade.comparison import Comparison, compare_scores, metric_labels, name_runs
+from ragrade.comparison import Comparison, compare_scores, name_runs
 from ragrade.comparison.stats import (
     SADDLEPOINT_MIN_QUERIES,
     CIMethod,
@@ -22,7 +22,7 @@ from ragrade.comparison.stats import (
     normalize_ci_method,
     saddlepoint_ci,
 )
-from ragrade.errors import InputError
+from ragrade.errors import InputError, boundary
 
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10, 20, 50, 100)
 """Cutoffs of the metric@k curves when none are given."""
@@ -92,6 +92,7 @@ def check_cutoffs(ks: Sequence[int]) -> list[int]:
     return cuts
 
 
+@boundary
 def metric_at_k(
     qrels: Any,
     runs: Mapping[str, Any] | Sequence[Any],
@@ -102,20 +103,22 @@ def metric_at_k(
     ci_method: CIMethod = "auto",
     n_resamples: int = 10_000,
     seed: int | None = 0,
-    **policies: Any,
+    **options: Any,
 ) -> pd.DataFrame:
     """Mean of ``metric@k`` for every run and cutoff, with percentile bootstrap intervals (the input of
     :func:`ragrade.report.plots.curve_plot`).
 
     ``metric`` is a metric name with or without a cutoff (``"ndcg"`` or ``"ndcg@10"``: the cutoff is
-    replaced by each ``k``); ``policies`` are evaluation policies. See :func:`curve_table` for the columns.
+    replaced by each ``k``); ``options`` are the keywords of :func:`ragrade.evaluate` (profile, matcher,
+    max_memory, policies). See :func:`curve_table` for the columns.
     """
-    from ragrade.engine.core import Evaluator
+    from ragrade.engine.plan import build_plan
+    from ragrade.evaluation import dispatch
 
     family = metric_family(metric) or str(metric)
     cuts = check_cutoffs(ks)
-    evaluator = Evaluator(qrels, [f"{family}@{k}" for k in cuts], **policies)
-    per_query = {name: evaluator.evaluate(run).per_query for name, run in name_runs(runs).items()}
+    plan = build_plan(qrels, name_runs(runs), [f"{family}@{k}" for k in cuts], many=True, **options)
+    per_query = {name: r.per_query for name, r in dispatch(plan).items()}
     return curve_table(per_query, family, cuts, confidence=confidence, ci_method=ci_method,
                        n_resamples=n_resamples, seed=seed)
 
@@ -163,29 +166,42 @@ def evaluate_runs(
     metrics: Sequence[Any] | str,
     *,
     ks: Sequence[int] | None = DEFAULT_KS,
-    **policies: Any,
+    **options: Any,
 ) -> Evaluated:
     """Evaluate every run once: the compared metrics plus ``family@k`` for every cutoff in ``ks`` and
     every compared metric with a cutoff. Inputs are what :func:`ragrade.compare` takes (paths are read
-    once)."""
-    from ragrade.engine.core import Evaluator
+    once); ``options`` are the keywords of :func:`ragrade.evaluate` (profile, matcher, max_memory,
+    policies), evaluated through the same plan. With ``max_memory`` the evaluation reads two files piece
+    by piece; the report still reads them whole for its per-query views."""
+    from ragrade.engine.inputs import as_qrels
+    from ragrade.engine.plan import build_plan
+    from ragrade.engine.result import metric_labels as parsed_labels
+    from ragrade.evaluation import dispatch
 
-    labels = metric_labels(metrics)
-    named = {name: read_input(run, "run") for name, run in name_runs(runs).items()}
-    if len(named) < 2:
-        raise InputError("a report compares at least two runs", value=len(named))
+    given = name_runs(runs)
+    if len(given) < 2:
+        raise InputError("a report compares at least two runs", value=len(given))
+    plan = build_plan(qrels, given, metrics, many=True, **options)  # checked before anything is read
+    named = {name: read_input(run, "run") for name, run in given.items()}
+    truth = as_qrels(read_input(qrels, "qrels"))
+    if options.get("max_memory") is None:  # else the evaluation reads the files piece by piece
+        plan = plan.replace(qrels=truth, runs=tuple(named.items()))
+    labels = plan.columns
     families = list(dict.fromkeys(f for f in (metric_family(m) for m in labels) if f is not None))
     cuts = check_cutoffs(ks) if ks else []
     extra = [f"{f}@{k}" for f in families for k in cuts]
-    evaluator = Evaluator(read_input(qrels, "qrels"), list(dict.fromkeys([*labels, *extra])), **policies)
-    evaluator.hole_cutoffs = tuple(sorted({1, 3, 5, 10, 20, *cuts}))  # for the hole-rate plot
-    results = {name: evaluator.evaluate(run) for name, run in named.items()}
+    if extra:
+        all_metrics: list[Any] = [*plan.labels, *extra]
+        plan = plan.replace(labels=parsed_labels(all_metrics, names=options.get("names", "ragrade"),
+                                                 rel_level=options.get("rel_level")))
+    plan = plan.replace(hole_cutoffs=tuple(sorted({1, 3, 5, 10, 20, *cuts})))  # for the hole-rate plot
+    results = dispatch(plan)
     per_query = {name: r.per_query for name, r in results.items()}
-    ties = str(policies.get("ties") or "docid_desc")
+    ties = str(options.get("ties") or "docid_desc")
     holes = {name: r.hole_rate for name, r in results.items() if r.hole_rate is not None}
     by_k = {name: dict(h.by_k) for name, h in holes.items()}
     main_k = next(iter(holes.values())).k if holes else None
-    return Evaluated(labels, per_query, evaluator.qrels, named, families if cuts else [], cuts, ties, by_k, main_k)
+    return Evaluated(labels, per_query, truth, named, families if cuts else [], cuts, ties, by_k, main_k)
 
 
 def compare_evaluated(
@@ -238,10 +254,10 @@ def evaluate_for_report(
     seed: int | None = 0,
     ci_method: CIMethod = "auto",
     ks: Sequence[int] | None = DEFAULT_KS,
-    **policies: Any,
+    **options: Any,
 ) -> Prepared:
     """:func:`evaluate_runs` then :func:`compare_evaluated`."""
-    ev = evaluate_runs(qrels, runs, metrics, ks=ks, **policies)
+    ev = evaluate_runs(qrels, runs, metrics, ks=ks, **options)
     cmp, curves = compare_evaluated(
         ev, baseline=baseline, test=test, correction=correction, alpha=alpha, confidence=confidence,
         n_resamples=n_resamples, seed=seed, ci_method=ci_method,

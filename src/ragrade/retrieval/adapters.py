@@ -29,18 +29,15 @@ from typing import Any
 
 import numpy as np
 
-from ragrade.data._columns import id_string
-from ragrade.errors import InputError
+from ragrade.data.ids import normalize_id as id_string
+from ragrade.errors import (
+    InputError,
+    RetrieverConfigError,
+)
 
 ID_FIELDS = ("id", "doc_id", "docid", "_id", "doc")
 TEXT_FIELDS = ("text", "page_content", "content", "contents", "passage")
 KINDS = ("langchain", "llamaindex", "async", "callable")
-
-
-class RetrieverConfigError(InputError):
-    """The retriever's answers cannot give document ids as configured (no ``id_key`` for a LlamaIndex
-    retriever, an ``id_key`` that the documents do not have, a document without an id). Unlike a failing
-    query, this stops the run at its first occurrence: every other query would fail the same way."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,11 @@ import numpy as np
 import pandas as pd
 
 from ragrade.data import Run
-from ragrade.errors import InputError
+from ragrade.errors import (
+    IdMismatchError,
+    InputError,
+    boundary,
+)
 from ragrade.retrieval.adapters import Adapter, Hit, RetrieverConfigError
 from ragrade.retrieval.queries import as_queries
 
@@ -121,15 +125,7 @@ class RetrievedRun(Run):
                 f"{s.cached} cached, p50 {s.latency_p50 * 1e3:.1f} ms)")
 
 
-class IdMismatchError(InputError):
-    """No retrieved id occurs among the judged ids of the qrels: every metric would be 0. ``run`` holds
-    what was retrieved (nothing is lost; the cache has it too)."""
-
-    def __init__(self, message: str, run: Run) -> None:
-        super().__init__(message)
-        self.run = run
-
-
+@boundary
 def retrieve(retriever: Any, queries: Any, k: int = 20, *, id_key: str | None = None, name: str | None = None,
              concurrency: int = 8, mode: Mode = "auto", cache: Any = None, progress: bool | None = None,
              texts: bool = True, qrels: Any = None) -> RetrievedRun:

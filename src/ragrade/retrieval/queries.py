@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragrade.data._columns import id_string
+from ragrade.data.ids import normalize_id as id_string
 from ragrade.errors import InputError
 
 

@@ -28,11 +28,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ragrade.errors import InputError, ParseError
+from ragrade.errors import InputError, ParseError, boundary
 
 FORMAT_VERSION = 1
 
 
+@boundary
 def qrels_fingerprint(qrels: Any) -> str:
     """A stable hash of the judgments: ``sha256:`` + the SHA-256 of the sorted lines
     ``query<TAB>doc<TAB>grade`` (grade written as a float, ``1.0``), followed for grouped ground truth by
@@ -82,10 +83,13 @@ class Baseline:
     counts: dict[str, int] = field(default_factory=dict)
     summary: dict[str, Any] = field(default_factory=dict)
     path: str | None = None
+    #: The matcher the items were matched with (its name), when the evaluation matched texts.
+    matcher: str | None = None
 
     @classmethod
-    def from_result(cls, result: Any, qrels: Any) -> Baseline:
-        """The baseline of ``result`` (a :class:`~ragrade.engine.result.Result`), scored against ``qrels``."""
+    def from_result(cls, result: Any, qrels: Any, matcher: Any = None) -> Baseline:
+        """The baseline of ``result`` (a :class:`~ragrade.engine.result.Result`), scored against ``qrels``
+        (with ``matcher``, when the items were texts)."""
         from dataclasses import asdict
 
         from ragrade import __version__
@@ -98,10 +102,12 @@ class Baseline:
                    profile=profile, policies=dict(asdict(result.policies)), qrels=qrels_stats(qrels),
                    per_query=result.per_query.copy(), ragrade_version=__version__,
                    created=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                   means=dict(result.means), counts=dict(result.counts), summary=result.summary.to_dict())
+                   means=dict(result.means), counts=dict(result.counts), summary=result.summary.to_dict(),
+                   matcher=_matcher_name(matcher))
 
     def to_dict(self) -> dict[str, Any]:
         frame = self.per_query
+        extra = {} if self.matcher is None else {"matcher": self.matcher}
         return {
             "ragrade_baseline": FORMAT_VERSION,
             "ragrade_version": self.ragrade_version,
@@ -110,6 +116,7 @@ class Baseline:
             "metrics": dict(self.metrics),
             "profile": self.profile,
             "policies": dict(self.policies),
+            **extra,
             "qrels": dict(self.qrels),
             "means": {k: _null(v) for k, v in self.means.items()},
             "counts": dict(self.counts),
@@ -119,8 +126,16 @@ class Baseline:
         }
 
     def save(self, path: str | os.PathLike[str]) -> Path:
+        if not isinstance(path, str | os.PathLike):
+            raise InputError("the baseline path must be a string or a path", value=type(path).__name__)
         out = Path(path)
-        out.write_text(json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+        if out.is_dir():
+            raise InputError(f"{os.fspath(out)} is a directory: give the baseline's file name "
+                             f"(e.g. {os.path.join(os.fspath(out), 'baseline.json')})")
+        try:
+            out.write_text(json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot write the baseline to {os.fspath(out)}: {exc.strerror or exc}") from None
         return out
 
     @classmethod
@@ -148,13 +163,16 @@ class Baseline:
                                  for k, v in dict(data["policies"]).items()},
                        qrels=dict(data["qrels"]), per_query=frame, ragrade_version=str(data["ragrade_version"]),
                        created=str(data["created"]), means=dict(data.get("means") or {}),
-                       counts=dict(data.get("counts") or {}), summary=dict(data.get("summary") or {}), path=path)
+                       counts=dict(data.get("counts") or {}), summary=dict(data.get("summary") or {}), path=path,
+                       matcher=None if data.get("matcher") is None else str(data["matcher"]))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ParseError(f"malformed baseline file: {type(exc).__name__}: {exc}", path=where) from None
 
 
-def save_baseline(result: Any, path: str | os.PathLike[str], qrels: Any) -> Path:
-    """Save ``result`` (scored against ``qrels``) as a baseline file for :func:`ragrade.gate`.
+@boundary
+def save_baseline(result: Any, path: str | os.PathLike[str], qrels: Any, *, matcher: Any = None) -> Path:
+    """Save ``result`` (scored against ``qrels``, with ``matcher`` when its items were texts) as a baseline
+    file for :func:`ragrade.gate`.
 
     >>> import ragrade, tempfile, os
     >>> qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
@@ -163,10 +181,20 @@ def save_baseline(result: Any, path: str | os.PathLike[str], qrels: Any) -> Path
     >>> load_baseline(p).per_query["rr"].tolist()
     [1.0, 0.5]
     """
-    return Baseline.from_result(result, qrels).save(path)
+    return Baseline.from_result(result, qrels, matcher).save(path)
 
 
+def _matcher_name(matcher: Any) -> str | None:
+    if matcher is None or isinstance(matcher, str):
+        return matcher
+    return str(getattr(matcher, "name", type(matcher).__name__))
+
+
+@boundary
 def load_baseline(path: str | os.PathLike[str]) -> Baseline:
+    """Read a baseline file written by :func:`save_baseline`."""
+    if not isinstance(path, str | os.PathLike):
+        raise InputError("the baseline must be given as a file path", value=type(path).__name__)
     p = os.fspath(path)
     if not os.path.exists(p):
         raise ParseError("no such file", path=p)
@@ -174,7 +202,7 @@ def load_baseline(path: str | os.PathLike[str]) -> Baseline:
         data = json.loads(Path(p).read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ParseError(f"invalid JSON ({exc.msg})", path=p, line=exc.lineno) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, RecursionError) as exc:
         raise ParseError(f"cannot read the baseline: {exc}", path=p) from None
     return Baseline.from_dict(data, path=p)
 

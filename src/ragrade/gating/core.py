@@ -28,16 +28,16 @@ import numpy as np
 import pandas as pd
 
 from ragrade.comparison import stats
-from ragrade.errors import RagradeError, RagradeWarning
-from ragrade.gate.baseline import Baseline, load_baseline, qrels_stats
+from ragrade.errors import (
+    IncomparableError,
+    RagradeError,
+    RagradeWarning,
+    boundary,
+)
+from ragrade.gating.baseline import Baseline, load_baseline, qrels_stats
 
 #: Paired tests the gate can use.
 GATE_TESTS = stats.PAIRED_TESTS
-
-
-class IncomparableError(RagradeError):
-    """The candidate cannot be meaningfully compared with the baseline (other qrels, other conventions, a
-    metric the baseline does not hold, no query in common). The command exits with status 2."""
 
 
 @dataclass
@@ -174,43 +174,125 @@ class GateResult:
         return Group(*parts)
 
 
+@boundary
 def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: Any = None,
          floors: Any = None, test: str = "randomization", alpha: float = 0.05, n_resamples: int = 10_000,
          seed: int = 0, confidence: float = 0.95, correction: str | None = None, strict: bool = False,
-         allow_qrels_change: bool = False, profile: str | None = None, policies: dict[str, Any] | None = None,
-         worst: int = 10) -> GateResult:
+         allow_qrels_change: bool = False, profile: Any = None, policies: dict[str, Any] | None = None,
+         worst: int = 10, matcher: Any = None, max_memory: Any = None, **policy_keywords: Any) -> GateResult:
     """Compare ``run`` with ``baseline`` (a :class:`Baseline` or the path of a baseline file) on ``qrels``.
 
     ``run`` is evaluated with the baseline's metrics, profile and policies. ``metrics`` restricts the
     check to some of the baseline's metrics (any spelling). ``margins``: a number for every metric, or
     ``{metric: margin}`` (key ``"*"``: every metric not named); ``floors``: ``{metric: lowest acceptable candidate mean}``. ``test`` is one of
     :data:`GATE_TESTS` (randomization by default, ``n_resamples`` and ``seed`` for the resampling tests).
-    ``correction`` adjusts the p-values over the metrics (``holm``, ``bonferroni``, ``bh``). ``profile``
-    and ``policies``, when given, must equal the baseline's. Raises :class:`IncomparableError` when the
-    comparison would be meaningless; ``allow_qrels_change=True`` accepts other qrels and says so.
-    """
-    from ragrade.engine.api import evaluate
-    from ragrade.engine.inputs import as_qrels, as_run
-    from ragrade.errors import InputError
-    from ragrade.metrics.parser import parse_metric
-    from ragrade.policies import Policies
+    ``correction`` adjusts the p-values over the metrics (``holm``, ``bonferroni``, ``bh``).
 
-    b = baseline if isinstance(baseline, Baseline) else load_baseline(baseline)
+    The keywords of :func:`ragrade.evaluate` are taken too: ``profile`` and the policies (as keywords, or
+    as a ``policies`` mapping), when given, must equal the baseline's; ``matcher`` scores the candidate's
+    items as texts (it must equal the baseline's when the baseline records one); ``max_memory`` evaluates
+    the candidate out of core (the qrels and the run as paths). Raises :class:`IncomparableError` when the
+    comparison would be meaningless (also when the run shares no query with the qrels);
+    ``allow_qrels_change=True`` accepts other qrels and says so.
+    """
+    from ragrade.engine.inputs import as_qrels
+
+    b = _as_baseline(baseline)
+    settings = _gate_settings(test, alpha, n_resamples, seed, confidence, correction, worst)
+    given = {**(_policy_mapping(policies)), **{k: v for k, v in policy_keywords.items() if v is not None}}
+    _check_conventions(b, profile, given, matcher)
+    defined = _baseline_metrics(b)
+    chosen, margin_of, floor_of = _thresholds(defined, metrics, margins, floors)
+    notes: list[str] = []
+    q = qrels if max_memory is not None else as_qrels(qrels)
+    notes += _check_qrels(b, q, allow_qrels_change)
+    result, name, more = _evaluate_candidate(b, q, run, [(label, defined[label]) for label in chosen], matcher,
+                                             max_memory)
+    notes += more
+    verdicts = _verdicts(b, result, chosen, defined, margin_of, floor_of, settings, strict, worst, notes)
+    report = {"test": settings["test"], "alpha": settings["alpha"], "n_resamples": settings["n_resamples"],
+              "seed": seed, "confidence": settings["confidence"], "correction": settings["correction"],
+              "strict": bool(strict), "margins": margin_of, "floors": floor_of, "profile": b.profile,
+              "policies": b.policies}
+    return GateResult(verdicts, b, name, report, notes)
+
+
+def _as_baseline(baseline: Any) -> Baseline:
+    import os
+
+    from ragrade.errors import InputError
+
+    if isinstance(baseline, Baseline):
+        return baseline
+    if not isinstance(baseline, str | os.PathLike):
+        raise InputError("baseline must be a Baseline or the path of a baseline file", value=type(baseline).__name__)
+    return load_baseline(baseline)
+
+
+def _gate_settings(test: Any, alpha: Any, n_resamples: Any, seed: Any, confidence: Any, correction: Any,
+                   worst: Any) -> dict[str, Any]:
+    """The statistical settings, each checked (a wrong type or value is an InputError)."""
+    from ragrade.errors import InputError
+
+    if not isinstance(test, str):
+        raise InputError("test must be a test name", value=test)
     test_name = stats.normalize_test(test)
     if test_name not in GATE_TESTS:
         raise InputError(f"the gate takes a paired test: {', '.join(GATE_TESTS)}", value=test)
     corr = stats.normalize_correction(correction)
-    if not (isinstance(alpha, int | float) and 0 < alpha < 1):
-        raise InputError("alpha must be between 0 and 1", value=alpha)
-    notes: list[str] = []
+    for what, value in (("alpha", alpha), ("confidence", confidence)):
+        if isinstance(value, bool) or not (isinstance(value, int | float) and 0 < value < 1):
+            raise InputError(f"{what} must be between 0 and 1", value=value)
+    for what, value, low in (("n_resamples", n_resamples, 1), ("worst", worst, 0)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or not low <= value < 2**31:
+            raise InputError(f"{what} must be an integer from {low} to 2**31 - 1", value=value)
+    stats.check_seed(seed)
+    return {"test": test_name, "alpha": float(alpha), "n_resamples": int(n_resamples),
+            "confidence": float(confidence), "correction": corr, "seed": seed}
 
-    # conventions
-    if profile is not None and (None if profile in ("default", "") else profile) != b.profile:
-        raise IncomparableError(f"the baseline was scored with profile {b.profile or 'default'!r}, not "
-                                f"{profile!r}: the numbers would not be comparable")
-    for name, value in (policies or {}).items():
-        if value is not None and b.policies.get(name) != value:
+
+def _policy_mapping(policies: Any) -> dict[str, Any]:
+    from ragrade.errors import InputError
+
+    if policies is None:
+        return {}
+    if not isinstance(policies, Mapping):
+        raise InputError("policies must be a mapping of policy name -> value", value=type(policies).__name__)
+    return {str(k): v for k, v in policies.items() if v is not None}
+
+
+def _check_conventions(b: Baseline, profile: Any, given: dict[str, Any], matcher: Any) -> None:
+    """The candidate is scored as the baseline was: a profile, policy or matcher given must be the
+    baseline's."""
+    from ragrade.engine.plan import option_names
+    from ragrade.errors import UnknownNameError
+
+    if profile is not None:
+        pname = profile if isinstance(profile, str) else getattr(profile, "name", profile)
+        if (None if pname in ("default", "") else pname) != b.profile:
+            raise IncomparableError(f"the baseline was scored with profile {b.profile or 'default'!r}, not "
+                                    f"{profile!r}: the numbers would not be comparable")
+    known = [n for n in option_names() if n not in ("profile", "matcher", "max_memory", "names", "rel_level")]
+    for name, value in given.items():
+        if name in ("names", "rel_level"):
+            from ragrade.errors import InputError
+
+            raise InputError(f"{name} does not apply to the gate: it scores the baseline's metrics as the baseline "
+                             f"file defines them", value=value)
+        if name not in known:
+            raise UnknownNameError("option", name, [*known, "profile", "matcher", "max_memory"])
+        if b.policies.get(name) != value:
             raise IncomparableError(f"the baseline was scored with {name}={b.policies.get(name)!r}, not {value!r}")
+    recorded = b.matcher
+    mname = matcher if matcher is None or isinstance(matcher, str) else getattr(matcher, "name", None)
+    if recorded is not None and mname != recorded:
+        raise IncomparableError(f"the baseline was scored with matcher {recorded!r}, not {mname!r}")
+
+
+def _baseline_metrics(b: Baseline) -> dict[str, Any]:
+    """``{label: Metric}`` of the baseline, each read back exactly as it was written."""
+    from ragrade.metrics.parser import parse_metric
+
     defined: dict[str, Any] = {}
     for label, definition in b.metrics.items():
         try:
@@ -220,6 +302,12 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
         if str(m) != definition:
             raise IncomparableError(f"this ragrade reads the baseline's metric {definition!r} as {str(m)!r}")
         defined[label] = m
+    return defined
+
+
+def _resolver(defined: dict[str, Any]) -> Any:
+    from ragrade.metrics.parser import parse_metric
+
     by_metric = {m: label for label, m in defined.items()}
 
     def resolve(key: Any, what: str) -> str:
@@ -233,6 +321,15 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
             raise IncomparableError(f"{what} {key!r} is not in the baseline (it holds: {', '.join(defined)})")
         return by_metric[m]
 
+    return resolve
+
+
+def _thresholds(defined: dict[str, Any], metrics: Any, margins: Any, floors: Any
+                ) -> tuple[list[str], dict[str, float], dict[str, float]]:
+    """The metrics checked, their margins and their floors."""
+    from ragrade.errors import InputError
+
+    resolve = _resolver(defined)
     if metrics is not None and not isinstance(metrics, str | list | tuple):
         raise InputError("metrics must be a metric name or a list of them", value=metrics)
     if (margins is not None and not isinstance(margins, int | float | Mapping)) or isinstance(margins, bool):
@@ -268,25 +365,37 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
         if not math.isfinite(float(value)):
             raise InputError("a floor must be a finite number", item=str(key), value=value)
         floor_of[label] = float(value)
+    return chosen, margin_of, floor_of
 
-    # qrels
-    q = as_qrels(qrels)
+
+def _check_qrels(b: Baseline, q: Any, allow_qrels_change: bool) -> list[str]:
+    """Notes about the qrels and the version (an IncomparableError when the qrels changed, unless allowed)."""
+    from ragrade import __version__
+
+    notes: list[str] = []
     now = qrels_stats(q)
     if now["fingerprint"] != b.qrels.get("fingerprint"):
         change = (f"the qrels differ from the baseline's ({b.qrels.get('queries')} queries, "
-                  f"{b.qrels.get('judgments')} judgments, {b.qrels.get('fingerprint', '?')[:19]}...; now "
+                  f"{b.qrels.get('judgments')} judgments, {str(b.qrels.get('fingerprint', '?'))[:19]}...; now "
                   f"{now['queries']} queries, {now['judgments']} judgments, {now['fingerprint'][:19]}...)")
         if not allow_qrels_change:
             raise IncomparableError(change + ": the comparison would mix two ground truths (pass "
                                     "--allow-qrels-change to compare all the same)")
         notes.append(change + "; compared as allowed, on the queries both count")
-    from ragrade import __version__
-
     if b.ragrade_version != __version__:
         notes.append(f"the baseline was saved by ragrade {b.ragrade_version}, this is {__version__} (metric "
                      f"definitions and conventions checked equal)")
+    return notes
 
-    r = as_run(run)
+
+def _evaluate_candidate(b: Baseline, q: Any, run: Any, labels: list[tuple[str, Any]], matcher: Any,
+                        max_memory: Any) -> tuple[Any, str | None, list[str]]:
+    """The candidate scored with the baseline's metrics, profile and policies, through the one plan."""
+    from ragrade.engine.inputs import as_run, is_path
+    from ragrade.engine.plan import build_plan
+    from ragrade.evaluation import dispatch_one
+    from ragrade.policies import Policies
+
     known = Policies.choices()
     numeric = set(Policies.settings())  # numeric settings (max_docs, num_docs, upper_grade): any value
     unknown = [k for k in b.policies if k not in known and k not in numeric]
@@ -296,14 +405,28 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
     if bad:
         raise IncomparableError(f"the baseline's policy {bad[0]}={b.policies[bad[0]]!r} is not one this ragrade "
                                 f"knows ({', '.join(known[bad[0]])})")
+    r = run if max_memory is not None and is_path(run) else as_run(run)
+    name = getattr(r, "name", None)
+    plan = build_plan(q, r, labels, profile=b.profile, matcher=matcher, max_memory=max_memory,
+                      **{k: v for k, v in b.policies.items() if v is not None})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RagradeWarning)
-        result = evaluate(q, r, [(label, defined[label]) for label in chosen], profile=b.profile,
-                          **{k: v for k, v in b.policies.items() if v is not None})
-    notes += [f"candidate: {part}" for w in caught if issubclass(w.category, RagradeWarning)
-              for part in str(w.message).split("; ")]
+        result = dispatch_one(plan)
+    s = result.summary
+    if s.qrels_queries and len(s.missing_from_run) >= s.qrels_queries:
+        raise IncomparableError(f"the candidate run shares no query with the qrels ({s.qrels_queries} queries in "
+                                f"the qrels, {s.run_queries} in the run): is it the run of another collection?")
+    notes = [f"candidate: {part}" for w in caught if issubclass(w.category, RagradeWarning)
+             for part in str(w.message).split("; ")]
+    return result, name, notes
 
-    rng = stats.as_generator(seed)
+
+def _verdicts(b: Baseline, result: Any, chosen: list[str], defined: dict[str, Any], margin_of: dict[str, float],
+              floor_of: dict[str, float], settings: dict[str, Any], strict: bool, worst: int,
+              notes: list[str]) -> list[MetricVerdict]:
+    """One verdict per metric: the one-sided paired test, the intervals, the floor."""
+    test_name, n_resamples, confidence = settings["test"], settings["n_resamples"], settings["confidence"]
+    rng = stats.as_generator(settings["seed"])
     verdicts: list[MetricVerdict] = []
     raw_p: list[float] = []
     for label in chosen:
@@ -340,7 +463,9 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
             p_value=math.nan, paired=len(d), passed=True,
             worst=[{"query": qid, "baseline": x, "candidate": y, "delta": z}
                    for qid, x, y, z in worst_rows[:worst] if z < 0]))
+    corr = settings["correction"]
     adjusted = stats.adjust_pvalues(np.asarray(raw_p), None if corr == "none" else corr)
+    alpha = settings["alpha"]
     for v, p in zip(verdicts, adjusted.tolist(), strict=True):
         v.p_value = float(p)
         shown = "" if v.margin == 0 else f" {v.margin:g}"
@@ -353,10 +478,7 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
         if v.floor is not None and not v.candidate >= v.floor:
             v.passed = False
             v.reasons.append(f"below the floor {v.floor:g}")
-    settings = {"test": test_name, "alpha": float(alpha), "n_resamples": int(n_resamples), "seed": seed,
-                "confidence": float(confidence), "correction": corr, "strict": bool(strict),
-                "margins": margin_of, "floors": floor_of, "profile": b.profile, "policies": b.policies}
-    return GateResult(verdicts, b, r.name, settings, notes)
+    return verdicts
 
 
 def _interval(x: np.ndarray, confidence: float, n_resamples: int, rng: np.random.Generator) -> tuple[float, float]:

@@ -1,0 +1,152 @@
+"""ragrade's one id rule (``docs/formats.md``, "Ids"), for every way ids come in: one value
+(:func:`normalize_id`), a column of Python or NumPy values (:func:`id_array`: dicts, lists, DataFrames,
+adapters) and an Arrow column (:func:`id_column`: Parquet, Arrow tables, the streaming and Spark readers).
+
+The rule:
+
+* a ``str`` is the id as written (``"007"`` stays ``"007"``); ``bytes`` are decoded as UTF-8;
+* an integer (Python, NumPy, Arrow) is its decimal digits (``10`` -> ``"10"``);
+* a float with an integral value is the integer's digits (``10.0`` -> ``"10"``, as JSON and CSV parsers
+  read numeric ids);
+* anything else is refused with an :class:`~ragrade.errors.InputError` naming the column, the row or query
+  and the value: a float that is not integral (``1.5``), NaN or infinity, None/null (a missing id), a
+  boolean, a container.
+
+A non-integral float is refused rather than kept as text because its text is not the id the user wrote
+(``1.50`` and ``1.5`` are one float; a CSV column read as floats has already lost the spelling): equal
+ids must be one id on every path, and an id refused on one path is refused on all.
+
+>>> [normalize_id(v) for v in ("d1", 10, 10.0)]
+['d1', '10', '10']
+>>> normalize_id(1.5)
+Traceback (most recent call last):
+ragrade.errors.InputError: id must be a string or an integer (value 1.5)
+>>> id_array([1, 2.0, "x"]).tolist()
+['1', '2', 'x']
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragrade._arrays import infer_kind, is_pandas
+from ragrade.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
+__all__ = ["id_array", "id_column", "normalize_id"]
+
+
+def normalize_id(value: Any, what: str = "id", *, query: str | None = None) -> str:
+    """One id as ``str`` by the rule of this module; an :class:`InputError` naming ``what``, the query and
+    the value when the rule refuses it."""
+    if type(value) is str:
+        return value
+    if isinstance(value, str):  # str subclasses (numpy.str_)
+        return str(value)
+    if isinstance(value, bool | np.bool_):
+        raise InputError(f"{what} must be a string or an integer, not a boolean", query=query, value=value)
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    if isinstance(value, float | np.floating):
+        f = float(value)
+        if np.isfinite(f) and f.is_integer():
+            return str(int(f))
+        why = "is missing (NaN)" if np.isnan(f) else "must be a string or an integer"
+        raise InputError(f"{what} {why}", query=query, value=value)
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"{what} is not valid UTF-8", query=query, value=value) from None
+    if value is None:
+        raise InputError(f"{what} is missing (None)", query=query)
+    raise InputError(f"{what} must be a string or an integer; got a {type(value).__name__}", query=query,
+                     value=value)
+
+
+def id_array(values: Any, what: str = "ids") -> np.ndarray:
+    """``values`` (a list, an array, a Series) as a 1-D object array of ``str`` by the rule; a value the
+    rule refuses is an :class:`InputError` naming the first offending row. Whole arrays at once: only
+    rows that are not already ``str`` are looked at one by one."""
+    arr = values if isinstance(values, np.ndarray) and values.dtype == object else None
+    if arr is None:
+        if is_pandas(values):
+            arr = values.to_numpy(dtype=object, na_value=None)
+        else:
+            arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
+            if arr.dtype.kind == "b":
+                raise InputError(f"{what} must be strings or integers, not booleans")
+            if arr.dtype.kind in "iu":
+                arr = arr.astype(str).astype(object)  # exact for every width, unsigned included
+            elif arr.dtype.kind in "US":
+                arr = arr.astype(str).astype(object)
+            elif arr.dtype != object:
+                arr = arr.astype(object)  # floats: integral ones become "10" below, like other inputs
+    if arr.ndim != 1:
+        raise InputError(f"{what} must be one-dimensional, got shape {arr.shape}")
+    if len(arr) == 0:
+        return arr
+    kind = infer_kind(arr)  # one C scan (pandas) on large arrays
+    if kind == "string":  # the common case
+        return arr
+    if kind == "integer":  # all ints: vectorised str() (ints beyond 64 bits take the per-item path)
+        try:
+            return arr.astype(np.int64).astype(str).astype(object)
+        except OverflowError:
+            pass
+    if kind == "floating":
+        f = arr.astype(np.float64)
+        # 10.0 -> "10", as ids read from JSON/CSV (beyond 2**53 floats are not exact: per-item path)
+        if np.isfinite(f).all() and (f == np.floor(f)).all() and (np.abs(f) < 2.0**53).all():
+            return f.astype(np.int64).astype(str).astype(object)
+    is_str = np.fromiter((type(x) is str for x in arr), dtype=bool, count=len(arr))
+    bad = np.flatnonzero(~is_str)
+    out = arr.copy()
+    for i in bad:  # only the non-str rows (usually none)
+        v = arr[i]
+        if v is None or (isinstance(v, float) and np.isnan(v)):
+            raise InputError(f"{what} has a missing value at row {int(i)}", value=v)
+        try:
+            out[i] = normalize_id(v, what)
+        except InputError:
+            raise InputError(f"{what} must be strings or integers; row {int(i)} holds a {type(v).__name__}",
+                             value=v) from None
+    return out
+
+
+def id_column(col: pa.ChunkedArray, what: str = "ids") -> pa.ChunkedArray:
+    """An Arrow id column as strings by the rule (nulls stay null: the readers report a missing id with its
+    line). A non-integral or non-finite float, a boolean or a column of another type is an
+    :class:`InputError` naming the first offending row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = col.type
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return col
+    if pa.types.is_integer(t) or pa.types.is_null(t):
+        return pc.cast(col, pa.string())
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        try:
+            return pc.cast(col, pa.string())
+        except pa.ArrowInvalid:
+            raise InputError(f"{what} are not valid UTF-8") from None
+    if pa.types.is_floating(t):
+        f = col.to_numpy(zero_copy_only=False).astype(np.float64)  # nulls are NaN here
+        valid = ~pc.is_null(col).to_numpy(zero_copy_only=False)
+        good = np.isfinite(f) & (f == np.floor(f))
+        bad = np.flatnonzero(valid & ~good)
+        if len(bad):
+            i = int(bad[0])
+            raise InputError(f"{what} must be strings or integers; row {i} holds the float {float(f[i])!r} (a "
+                             f"non-integral or missing number is not an id: write ids as text)")
+        if (np.abs(f[valid]) < 2.0**63).all():
+            as_int = pc.cast(col, pa.int64(), safe=False)
+            return pc.cast(as_int, pa.string())
+        return pa.chunked_array([pa.array([None if v is None else normalize_id(v, what) for v in col.to_pylist()],
+                                          type=pa.string())])
+    raise InputError(f"{what} must be strings or integers, not {t}")

@@ -1,0 +1,162 @@
+"""``ragrade.evaluate`` and the one dispatcher every entry point evaluates through.
+
+::
+
+    entry point (evaluate, compare, report, gate, agreement, conventions, the commands)
+      -> build_plan (engine/plan.py): keywords validated once   -> EvalPlan (immutable)
+      -> dispatch (here): which executor runs the plan
+           engine="spark"                         -> ragrade.spark (Spark DataFrames)
+           max_memory, or two files too large     -> out of core (pieces, each run in memory, combined)
+           otherwise                              -> engine/executor.py (in memory)
+
+This module sits above the engine and the scale executors (out of core, Spark): it imports them, they
+never import it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Never
+
+from ragrade.engine.executor import run_in_memory
+from ragrade.engine.plan import EvalPlan, build_plan, option_names
+from ragrade.engine.result import MetricsArg, Result
+from ragrade.errors import UnknownNameError, boundary
+from ragrade.metrics.parser import Names
+from ragrade.policies import (
+    Duplicates,
+    EmptyRun,
+    IdenticalIds,
+    MissingQrels,
+    MissingRun,
+    NoRelevant,
+    Ties,
+    Unjudged,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ragrade.matching.matchers import Matcher
+    from ragrade.profiles import Profile
+
+__all__ = ["EvalPlan", "build_plan", "dispatch", "dispatch_one", "evaluate"]
+
+
+def dispatch(plan: EvalPlan) -> dict[str, Result]:
+    """Run ``plan``: ``{run name: Result}`` in the plan's order, every run by the executor its inputs call
+    for (Spark, out of core, in memory). The values do not depend on the executor."""
+    if plan.engine == "spark":
+        return {name: _on_spark(plan, run) for name, run in plan.runs}
+    out: dict[str, Result] = {}
+    rest: list[tuple[str, Any]] = []
+    for name, run in plan.runs:
+        big = _out_of_core(plan, run)
+        if big is None:
+            rest.append((name, run))
+        else:
+            out[name] = big
+    if rest:
+        out.update(run_in_memory(plan if len(rest) == len(plan.runs) else plan.replace(runs=tuple(rest))))
+    return {name: out[name] for name, _ in plan.runs}
+
+
+def dispatch_one(plan: EvalPlan) -> Result:
+    """The result of a plan holding one run."""
+    return next(iter(dispatch(plan).values()))
+
+
+def _out_of_core(plan: EvalPlan, run: Any) -> Result | None:
+    """The out-of-core result, or None when the in-memory executor applies (no ``max_memory`` and inputs
+    that fit, or inputs that are not two files)."""
+    from ragrade.engine.inputs import is_path
+
+    if plan.max_memory is None and not (is_path(plan.qrels) and is_path(run)):
+        return None
+    if "diversity" in plan.kinds:
+        return None
+    if plan.max_memory is None:
+        from ragrade.engine.budget import budget_for
+
+        if budget_for(plan.qrels, run, None) is None:  # two files that fit: the in-memory executor
+            return None
+    from ragrade.engine.outofcore import evaluate_large
+
+    def part(q: Any, r: Any, lab: Any = plan.labels, settings: Any = plan.policies) -> Result:
+        piece = plan.replace(qrels=q, runs=(("run", r),), labels=lab, policies=settings, max_memory=None)
+        return next(iter(run_in_memory(piece).values()))
+
+    return evaluate_large(plan.qrels, run, list(plan.labels), plan.max_memory, plan.profile, plan.matcher, part,
+                          dict(plan.policies), qrels_format=plan.qrels_format, run_format=plan.run_format)
+
+
+def _on_spark(plan: EvalPlan, run: Any) -> Result:
+    from ragrade import spark as rs
+
+    rs._pyspark()  # the install hint, before anything else
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    session = active if active is not None else rs.session(plan.master)
+    try:
+        if active is None:
+            session.sparkContext.setLogLevel("ERROR")
+        res = rs.evaluate(plan.qrels, run, list(plan.labels), spark=session, profile=plan.profile,
+                          qrels_format=plan.qrels_format, run_format=plan.run_format, **dict(plan.policies))
+        result = res.to_result()
+        res.unpersist()
+        return result
+    finally:
+        if active is None:
+            session.stop()
+
+
+@boundary
+def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profile | None = None,
+             matcher: Matcher | str | None = None, missing_run: MissingRun | None = None,
+             missing_qrels: MissingQrels | None = None, no_relevant: NoRelevant | None = None,
+             duplicates: Duplicates | None = None, identical_ids: IdenticalIds | None = None,
+             ties: Ties | None = None, empty_run: EmptyRun | None = None, unjudged: Unjudged | None = None,
+             max_docs: int | None = None, num_docs: int | None = None, upper_grade: float | None = None,
+             names: Names = "ragrade", rel_level: int | None = None, max_memory: int | str | None = None,
+             **unknown: Never) -> Result:
+    """Score ``run`` against ``qrels`` with ``metrics``.
+
+    ``qrels`` and ``run`` may be :class:`~ragrade.data.Qrels` / :class:`~ragrade.data.Run` objects, nested
+    dicts (``{query: {doc: grade}}``, ``{query: {doc: score}}``), ranked lists (``{query: [docs]}``,
+    ``[[docs], ...]``), AutoRAG groups, DataFrames, pyarrow Tables or file paths (``docs/formats.md``).
+    ``metrics`` is a metric string (``"ndcg@10"``, ``"recall@[5,10]"``), a :class:`~ragrade.metrics.Metric`
+    or a list of them (``ragrade metrics`` lists every family).
+
+    ``profile`` (``"autorag"``, ``"ragas"``, ``"pytrec_eval"``, ...) computes the metrics under a peer's
+    conventions (``docs/profiles.md``); ``matcher`` (``"rouge_l"``, ``"fuzzy"``, a
+    :class:`~ragrade.matching.Matcher`; ``"profile"`` for the peer's own) makes the items texts
+    (``docs/matching.md``). The remaining keywords set the policies for undefined cases
+    (``docs/conventions.md``, "Policies"; None keeps the default or the profile's), among them ``unjudged``
+    (``"nonrelevant"``, ``"condensed"``, ``"bounds"``: what an unjudged retrieved document is), and
+    trec_eval's options: ``max_docs`` (``-M``), ``num_docs`` (``-N``), ``rel_level`` (``-l``: the relevance
+    level of every metric not given one), ``unjudged="condensed"`` (``-J``), ``missing_run="zero"`` (``-c``).
+    ``names="trec_eval"`` reads every trec_eval name as trec_eval does (``recall`` is recall_5 ...
+    recall_1000; by default a bare ``recall`` keeps ragrade's meaning, see :mod:`ragrade.metrics.parser`).
+
+    Every result carries the hole rate (``result.hole_rate``): the share of each query's top-k documents
+    without a judgment, k the largest cutoff asked (10 when none is).
+
+    ``max_memory`` (``"4GiB"``, bytes) evaluates two files in about that much memory, piece by piece, with
+    the same results (``docs/scale.md``); files too large for the memory available are evaluated so even
+    without it.
+
+    The same keywords are taken by :func:`ragrade.compare`, :func:`ragrade.report.write_html` and
+    :func:`ragrade.gate`: each builds the same plan (:func:`ragrade.engine.plan.build_plan`) and evaluates
+    it through :func:`dispatch`.
+
+    >>> r = evaluate({"q1": {"t1": 1, "t2": 1, "t3": 1}},
+    ...              {"q1": {"t1": 4.0, "p1": 3.0, "t2": 2.0, "p3": 1.0}}, ["ndcg@4", "ap@4", "P@10", "rr"])
+    >>> {k: round(v, 10) for k, v in r.means.items()}
+    {'ndcg@4': 0.703918089, 'ap@4': 0.5555555556, 'P@10': 0.2, 'rr': 1.0}
+    """
+    if unknown:
+        raise UnknownNameError("option", next(iter(unknown)), option_names())
+    plan = build_plan(qrels, run, metrics, profile=profile, matcher=matcher, names=names, rel_level=rel_level,
+                      max_memory=max_memory, missing_run=missing_run, missing_qrels=missing_qrels,
+                      no_relevant=no_relevant, duplicates=duplicates, identical_ids=identical_ids, ties=ties,
+                      empty_run=empty_run, unjudged=unjudged, max_docs=max_docs, num_docs=num_docs,
+                      upper_grade=upper_grade)
+    return dispatch_one(plan)
