@@ -162,8 +162,16 @@ def session(master: str = "local[2]", app_name: str = "ragrade") -> Any:
 def read(spark: Any, path: str, kind: str, format: str | None = None) -> Any:
     """A Spark DataFrame from ``path``: Parquet (file or directory), Delta, CSV/TSV with a header, TREC."""
     from ragrade.io._common import detect_format
+    from ragrade.io.sources import is_pipe
 
     p = os.fspath(path)
+    if os.path.exists(p):
+        from ragrade.io.sources import check_input
+
+        check_input(p, directory_ok=True)
+        if is_pipe(p):
+            raise InputError(f"{p}: Spark's executors open their inputs by path and cannot read a pipe; write "
+                             "it to a file (or evaluate without --engine spark, which reads pipes)")
     fmt = format
     if fmt is None:
         if os.path.isdir(p):

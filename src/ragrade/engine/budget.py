@@ -88,6 +88,10 @@ def budget_for(qrels: Any, run: Any, max_memory: Any = None) -> int | None:
 
     if not (is_path(qrels) and is_path(run)):
         return None
+    from ragrade.io.sources import is_pipe
+
+    if is_pipe(qrels) or is_pipe(run):  # a pipe's size is unknown; looking at it would consume it
+        return None
     avail = memory_available()
     if any(os.path.isdir(os.fspath(p)) for p in (qrels, run)):  # a Parquet dataset: read piece by piece
         return max(16 << 20, avail // 4)

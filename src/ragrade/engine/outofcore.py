@@ -220,8 +220,22 @@ def evaluate_paths(qrels: Any, run: Any, evaluate_part: PartEvaluator, *, budget
     way that finished), ``tried`` and ``pieces`` (the number of pieces evaluated). ``collection``: given
     the top grade of the whole ground truth, the part evaluator to use instead of ``evaluate_part`` (one
     more pass over the ground truth finds it; see :func:`needs_top_grade`)."""
-    src_q = stream.open_source(qrels, "qrels", qrels_format, **(qrels_options or {}))
-    src_r = stream.open_source(run, "run", run_format, run_name, **(run_options or {}))
+    from contextlib import ExitStack
+
+    from ragrade.io.sources import readable_path
+
+    with ExitStack() as files:  # pipes are copied to files first (they are read more than once)
+        qpath = files.enter_context(readable_path(qrels, directory_ok=True))
+        rpath = files.enter_context(readable_path(run, directory_ok=True))
+        return _evaluate_sources(stream.open_source(qpath, "qrels", qrels_format, **(qrels_options or {})),
+                                 stream.open_source(rpath, "run", run_format, run_name, **(run_options or {})),
+                                 evaluate_part, budget=budget, tmpdir=tmpdir, how=how, sizes=sizes, report=report,
+                                 collection=collection)
+
+
+def _evaluate_sources(src_q: Source, src_r: Source, evaluate_part: PartEvaluator, *, budget: int,
+                      tmpdir: str | None, how: str | None, sizes: Sizes | None, report: dict[str, Any] | None,
+                      collection: Callable[[float], PartEvaluator] | None) -> Result:
     sizes = sizes if sizes is not None else Sizes.of(budget)
     if collection is not None:
         evaluate_part = collection(top_grade(src_q, sizes))

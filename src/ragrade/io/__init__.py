@@ -39,7 +39,7 @@ import os
 from typing import Any
 
 from ragrade.data import Qrels, Run
-from ragrade.errors import InputError, ParseError
+from ragrade.errors import InputError
 from ragrade.io._common import (
     FORMATS,
     TREC_FAMILY,
@@ -65,12 +65,9 @@ __all__ = [
 
 
 def _check_exists(path: PathLike) -> str:
-    p = os.fspath(path)
-    if not os.path.exists(p):
-        raise ParseError("no such file", path=p)
-    if os.path.isdir(p):
-        raise ParseError("is a directory, not a file", path=p)
-    return p
+    from ragrade.io.sources import check_input
+
+    return check_input(path)
 
 
 def read_run(path: PathLike, format: str | None = None, name: str | None = None, *,
@@ -85,8 +82,17 @@ def read_run(path: PathLike, format: str | None = None, name: str | None = None,
     False or None to sniff).
 
     Errors in the file raise :class:`~ragrade.errors.ParseError` naming the file, the line and the text.
+    A pipe (``/dev/stdin``, ``<(zcat run.gz)``, a FIFO) is read as a stream (docs/formats.md, "Pipes,
+    devices and limits").
     """
-    p = _check_exists(path)
+    from ragrade.io.sources import readable_path
+
+    with readable_path(path) as p:
+        return _read_run(p, format, name, progress, chunk_size, opts)
+
+
+def _read_run(p: str, format: str | None, name: str | None, progress: Progress | None, chunk_size: int,
+              opts: dict[str, Any]) -> Run:
     fmt = detect_format(p, format)
     if fmt in TREC_FAMILY:
         _no_opts(opts, fmt)
@@ -109,8 +115,16 @@ def read_qrels(path: PathLike, format: str | None = None, *, progress: Progress 
     document has grade 1. A document judged twice for one query is an error (naming both the file and the
     line of the second judgment). A table with an ``origin`` column (merged human + LLM qrels, see
     ``docs/assessment.md``) gives one judgment per pair: ``prefer="human"`` (default), ``"llm"`` or ``"error"``.
+    A pipe is read as a stream, as by :func:`read_run`.
     """
-    p = _check_exists(path)
+    from ragrade.io.sources import readable_path
+
+    with readable_path(path) as p:
+        return _read_qrels(p, format, progress, chunk_size, opts)
+
+
+def _read_qrels(p: str, format: str | None, progress: Progress | None, chunk_size: int,
+                opts: dict[str, Any]) -> Qrels:
     fmt = detect_format(p, format)
     prefer = opts.pop("prefer", None)
     if fmt == "qid-doc-score":
@@ -235,7 +249,11 @@ def write_qrels(qrels: Qrels, path: PathLike, format: str | None = None) -> None
 
 def guess_kind(path: PathLike, format: str | None = None) -> str | None:
     """``"run"``, ``"qrels"`` or None (undecided) from a file's first line / columns."""
+    from ragrade.io.sources import is_pipe
+
     p = _check_exists(path)
+    if is_pipe(p):
+        return None  # looking would consume what the reader needs
     fmt = detect_format(p, format)
     if fmt in ("msmarco", "qid-doc-score"):
         return "run"

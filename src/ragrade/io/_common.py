@@ -159,31 +159,63 @@ def is_comment(line: bytes | str) -> bool:
     return s[:1] in (b"#", "#")
 
 
-def first_line(path: PathLike, limit: int = 1 << 16, *, skip_comments: bool = False) -> str | None:
-    """The first non-blank line of a text file (decompressed), or None if there is none in ``limit`` bytes.
+#: The longest line (or JSONL record) a reader holds: a longer one is refused, naming the file and the
+#: line, so that a file without line breaks (``/dev/zero`` through a pipe, a binary file) cannot grow a
+#: reader's memory without bound. Any shorter line is read whole, however long (docs/formats.md).
+MAX_LINE_BYTES = 64 << 20
+
+
+def line_too_long(path: PathLike, line: int | None, limit: int = MAX_LINE_BYTES) -> ParseError:
+    """The error for a line longer than ``limit`` bytes (:data:`MAX_LINE_BYTES`)."""
+    return ParseError(f"a line longer than {limit >> 20} MiB ({limit} bytes, ragrade's limit for one line or "
+                      "record): is this a text file with line breaks?", path=os.fspath(path), line=line)
+
+
+def first_line(path: PathLike, limit: int = MAX_LINE_BYTES, *, skip_comments: bool = False) -> str | None:
+    """The first non-blank line of a text file (decompressed), or None if there is none.
     ``skip_comments`` also passes over TREC comment lines (see :func:`is_comment`)."""
     got = first_data_line(path, limit, skip_comments=skip_comments)
     return None if got is None else got[1]
 
 
-def first_data_line(path: PathLike, limit: int = 1 << 16, *,
+def first_data_line(path: PathLike, limit: int = MAX_LINE_BYTES, *,
                     skip_comments: bool = True) -> tuple[int, str] | None:
-    """``(line number, text)`` of the first non-blank (and, with ``skip_comments``, non-comment) line
-    within the first ``limit`` bytes, or None."""
+    """``(line number, text)`` of the first non-blank (and, with ``skip_comments``, non-comment) line, or
+    None if the file has none. The line is read whole, however long; a line longer than ``limit`` bytes is
+    a :class:`ParseError` (:func:`line_too_long`)."""
     stream, raw = open_binary(path)
+    buf = bytearray()
+    number = 0  # lines consumed so far
     try:
-        head = stream.read(limit)
-    except (OSError, EOFError) as exc:
-        raise ParseError(f"cannot read the file ({exc})", path=os.fspath(path)) from None
+        while True:
+            try:
+                block = stream.read(1 << 16)
+            except (OSError, EOFError) as exc:
+                raise ParseError(f"cannot read the file ({exc})", path=os.fspath(path)) from None
+            if number == 0 and not buf and block.startswith(b"\xef\xbb\xbf"):
+                block = block[3:]
+            start = len(buf)
+            buf += block
+            pos = 0
+            while True:
+                nl = buf.find(b"\n", max(start, pos))
+                if nl < 0:
+                    break
+                line = bytes(buf[pos:nl])
+                number += 1
+                if line.strip() and not (skip_comments and is_comment(line)):
+                    return number, line.decode("utf-8", errors="replace").rstrip("\r")
+                pos = nl + 1
+            del buf[:pos]
+            if not block:  # end of the file: the last line may lack its newline
+                if buf.strip() and not (skip_comments and is_comment(bytes(buf))):
+                    return number + 1, bytes(buf).decode("utf-8", errors="replace").rstrip("\r")
+                return None
+            if len(buf) > limit:
+                raise line_too_long(path, number + 1, limit)
     finally:
         stream.close()
         raw.close()
-    if head.startswith(b"\xef\xbb\xbf"):
-        head = head[3:]
-    for i, line in enumerate(head.split(b"\n"), start=1):
-        if line.strip() and not (skip_comments and is_comment(line)):
-            return i, line.decode("utf-8", errors="replace").rstrip("\r")
-    return None
 
 
 _ARROW_NUMBER = re.compile(
