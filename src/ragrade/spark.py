@@ -201,18 +201,18 @@ def _read_trec(spark: Any, path: str, kind: str, fmt: str) -> Any:
     n = int(first[0]["n"])
     if kind == "qrels":
         if n == 4:
-            return lines.select(parts[0].alias("query"), parts[2].alias("doc"), parts[3].cast("double").alias("grade"))
+            return lines.select(parts[0].alias("query"), parts[2].alias("doc"), parts[3].alias("grade"))
         if n == 2:
             return lines.select(parts[0].alias("query"), parts[1].alias("doc"))
         raise InputError(f"{path}: expected TREC qrels lines of 4 or 2 columns, got {n}")
     if n >= 6:
-        return lines.select(parts[0].alias("query"), parts[2].alias("doc"), parts[4].cast("double").alias("score"))
+        return lines.select(parts[0].alias("query"), parts[2].alias("doc"), parts[4].alias("score"))
     if n == 3:
         if fmt == "trec":
             raise InputError(f"{path}: a three-column run holds ranks or scores; on Spark, say which: "
                              f"run_format='msmarco' (ranks) or 'qid-doc-score' (scores)")
         value = "rank" if fmt == "msmarco" else "score"
-        return lines.select(parts[0].alias("query"), parts[1].alias("doc"), parts[2].cast("double").alias(value))
+        return lines.select(parts[0].alias("query"), parts[1].alias("doc"), parts[2].alias(value))
     raise InputError(f"{path}: expected TREC run lines of 6 or 3 columns on Spark, got {n}")
 
 
@@ -238,8 +238,41 @@ def _id_column(df: Any, name: str) -> Any:
     raise InputError(f"the column {name!r} holds {t.simpleString()}, not ids (strings or numbers)")
 
 
-def _canonical(df: Any, kind: str) -> Any:
-    """``query``, ``doc`` (strings in the one id form), the number column, the order of rows as read."""
+def _number(df: Any, name: str, alias: str, where: str) -> Any:
+    """The column ``name`` as doubles. A boolean column is refused (docs/formats.md, "Values"); a string
+    column is cast, and :func:`_bad_number` finds the value that Spark could not cast, should the cast fail
+    (Spark's own NumberFormatException names neither the column nor the file)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    t = df.schema[name].dataType
+    if isinstance(t, T.BooleanType):
+        raise InputError(f"{where}: the {alias} column {name!r} holds booleans (true/false), not numbers: "
+                         "write 1 and 0")
+    if not isinstance(t, T.NumericType | T.StringType | T.NullType):
+        raise InputError(f"{where}: the {alias} column {name!r} holds {t.simpleString()}, not numbers")
+    return F.col(f"`{name}`").cast("double").alias(alias)
+
+
+def _bad_number(df: Any, name: str, alias: str, where: str) -> InputError | None:
+    """Error path: the first value of the string column ``name`` that is not a number, as an InputError
+    naming the column and the value (None if every value is a number)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if not isinstance(df.schema[name].dataType, T.StringType):
+        return None
+    col = F.col(f"`{name}`")
+    bad = df.where(col.isNotNull() & F.expr(f"try_cast(trim(`{name}`) AS DOUBLE)").isNull()).select(col).limit(1)
+    rows = bad.collect()
+    if not rows:
+        return None
+    return InputError(f"{where}: the {alias} column {name!r} holds {rows[0][0]!r}, not a number")
+
+
+def _canonical(df: Any, kind: str, where: str | None = None) -> Any:
+    """``query``, ``doc`` (strings in the one id form), the number column, the order of rows as read.
+    The frame carries ``_ragrade_number`` = ``(source frame, column, role, where)`` for error reports."""
     from pyspark.sql import functions as F
 
     from ragrade.io._common import DOC_NAMES, GRADE_NAMES, QUERY_NAMES, RANK_NAMES, SCORE_NAMES
@@ -256,12 +289,14 @@ def _canonical(df: Any, kind: str) -> Any:
         rk = _pick(names, RANK_NAMES, (q, d)) if sc is None else None
         if sc is None and rk is None:
             raise InputError(f"run: a Spark DataFrame needs a score or a rank column (rows have no order): {names}")
-        cols.append(F.col(f"`{sc or rk}`").cast("double").alias("score" if sc else "rank"))
+        num, role = (sc, "score") if sc else (rk, "rank")
     else:
-        g = _pick(names, GRADE_NAMES, (q, d))
-        if g is not None:
-            cols.append(F.col(f"`{g}`").cast("double").alias("grade"))
-    return df.select(*cols).withColumn(ORDER, F.monotonically_increasing_id())
+        num, role = _pick(names, GRADE_NAMES, (q, d)), "grade"
+    where = where or kind
+    if num is not None:
+        cols.append(_number(df, num, role, where))
+    out = df.select(*cols).withColumn(ORDER, F.monotonically_increasing_id())
+    return out, (None if num is None else (df, num, role, where))
 
 
 # -- the task --------------------------------------------------------------------------------------------
@@ -385,10 +420,7 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, partitions: int | Non
     ``spark.sql.shuffle.partitions``); each task holds one partition's rows in memory.
     """
     _pyspark()
-    from pyspark.sql import functions as F
-
     import ragrade
-    from ragrade.engine.combine import merge_summaries, summary_from_state
 
     labels = metric_labels(metrics, names=names, rel_level=rel_level)
     for label, m in labels:
@@ -403,9 +435,12 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, partitions: int | Non
         warnings.simplefilter("ignore", RagradeWarning)
         probe = ragrade.evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, labels, **options)
     sess = _session(spark, qrels, run)
+    q_where, r_where = "qrels", "run"
     if isinstance(qrels, str | os.PathLike):
+        q_where = os.fspath(qrels)
         qrels = read(sess, os.fspath(qrels), "qrels", qrels_format)
     if isinstance(run, str | os.PathLike):
+        r_where = os.fspath(run)
         if run_name is None:
             from ragrade.io._common import default_run_name
 
@@ -414,8 +449,29 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, partitions: int | Non
     n = int(partitions if partitions is not None else sess.conf.get("spark.sql.shuffle.partitions"))
     if n < 1:
         raise InputError("partitions must be a positive integer", value=partitions)
-    q = _canonical(qrels, "qrels")
-    r = _canonical(run, "run")
+    q, q_number = _canonical(qrels, "qrels", q_where)
+    r, r_number = _canonical(run, "run", r_where)
+    try:
+        return _evaluate_frames(q, r, labels, options, probe, run_name, n, q_where)
+    except RagradeError:
+        raise
+    except Exception:  # a cast Spark could not do: say which column and value, as the readers do
+        for number in (q_number, r_number):
+            if number is not None:
+                found = _bad_number(*number)
+                if found is not None:
+                    raise found from None
+        raise
+
+
+def _evaluate_frames(q: Any, r: Any, labels: list[tuple[str, Any]], options: dict[str, Any], probe: Any,
+                     run_name: str | None, n: int, q_where: str) -> SparkResult:
+    from pyspark.sql import functions as F
+
+    from ragrade.engine.combine import merge_summaries, summary_from_state
+
+    if q.limit(1).count() == 0:  # as every other path: nothing to evaluate is an error, not NaN means
+        raise InputError(f"{q_where}: the ground truth holds no query: there is nothing to evaluate")
     q = q.withColumn(BUCKET, F.pmod(F.xxhash64("query"), F.lit(n)))
     r = r.withColumn(BUCKET, F.pmod(F.xxhash64("query"), F.lit(n)))
     # A value that reads the top grade of the whole ground truth (C/W/L measures without max_rel,

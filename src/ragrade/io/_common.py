@@ -374,7 +374,13 @@ def float_column(col: pa.ChunkedArray, what: str, path: str, row_text: Callable[
                     line, text = row_text(i)
                     raise ParseError(f"{what} is not a number", path=path, line=line, text=text) from None
             raise ParseError(f"the {what} column cannot be read as numbers", path=path) from None
-    elif not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_boolean(col.type)):
+    elif pa.types.is_boolean(col.type):
+        # One rule in every format (docs/formats.md, "Values"): a grade, score or rank is a number, as in a
+        # TREC file (where ``true`` is refused); true/false are not read as 1/0.
+        line, text = row_text(0)
+        raise ParseError(f"the {what} column holds booleans (true/false), not numbers: write 1 and 0",
+                         path=path, line=line, text=text)
+    elif not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
         raise ParseError(f"the {what} column holds {col.type}, not numbers", path=path)
     return np.asarray(col.to_numpy(), dtype=np.float64)
 
@@ -410,6 +416,56 @@ def _check_empty_ids(vocab: np.ndarray, codes: np.ndarray, what: str, path: str,
         row = int(np.flatnonzero(codes == empty[0])[0])
         line, text = locate(row)
         raise ParseError(f"empty {what}", path=path, line=line, text=text)
+    bad = nul_in_ids(vocab)
+    if bad is not None:
+        row = int(np.flatnonzero(codes == bad)[0])
+        line, text = locate(row)
+        raise _nul_error(what, path, line, text)
+
+
+_NUL = re.compile(b"\x00")
+
+
+def _nul_error(what: str, path: str, line: int | None, text: str | None) -> ParseError:
+    return ParseError(f"a {what} contains a NUL byte (\\x00): ids are text without NUL bytes (a binary "
+                      "file, or a file in UTF-16?)", path=path, line=line, text=text)
+
+
+def nul_in_ids(ids: np.ndarray) -> int | None:
+    """Index of the first id of ``ids`` (an object array of str) holding a NUL byte, or None. One C-speed
+    search of the ids joined (no per-id Python work unless one is found)."""
+    if len(ids) == 0:
+        return None
+    if "\x00" not in "\x01".join(ids.tolist()):
+        return None
+    return next(i for i, v in enumerate(ids.tolist()) if "\x00" in v)
+
+
+def nul_in_arrow_ids(col: pa.ChunkedArray | pa.Array) -> int | None:
+    """Row of the first string of an Arrow string column holding a NUL byte, or None: a memchr-speed
+    search of each chunk's character data, in place."""
+    from ragrade._ingest import _string_chunk
+
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    base = 0
+    for c in chunks:
+        got = _string_chunk(c)
+        if got is None:
+            import pyarrow.compute as pc
+
+            if pa.types.is_string(c.type) or pa.types.is_large_string(c.type):
+                hit = pc.match_substring(c, "\x00").to_numpy(zero_copy_only=False)
+                if hit.any():
+                    return base + int(np.flatnonzero(hit)[0])
+        else:
+            offsets, data, _ = got
+            lo, hi = int(offsets[0]), int(offsets[-1])
+            with memoryview(data) as view:  # type: ignore[arg-type]
+                m = _NUL.search(view, lo, hi)
+            if m is not None:
+                return base + int(np.searchsorted(offsets, m.start(), side="right")) - 1
+        base += len(c)
+    return None
 
 
 def query_groups(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
@@ -484,11 +540,16 @@ def _first_empty_string(col: pa.ChunkedArray | pa.Array) -> int | None:
 
 
 def _check_group_ids(qvocab: np.ndarray, offsets: np.ndarray, path: str, locate: RowLocator) -> None:
-    """An empty query id among rows grouped by query (``qvocab[i]`` starts at row ``offsets[i]``)."""
+    """An empty query id among rows grouped by query (``qvocab[i]`` starts at row ``offsets[i]``), or one
+    holding a NUL byte."""
     empty = np.flatnonzero(qvocab == "") if len(qvocab) else np.zeros(0, dtype=np.int64)
     if len(empty):
         line, text = locate(int(offsets[empty[0]]))
         raise ParseError("empty query id", path=path, line=line, text=text)
+    bad = nul_in_ids(qvocab)
+    if bad is not None:
+        line, text = locate(int(offsets[bad]))
+        raise _nul_error("query id", path, line, text)
 
 
 def _check_raw_ids(raw_docs: pa.ChunkedArray | pa.Array, path: str, locate: RowLocator) -> None:
@@ -496,6 +557,10 @@ def _check_raw_ids(raw_docs: pa.ChunkedArray | pa.Array, path: str, locate: RowL
     if row is not None:
         line, text = locate(row)
         raise ParseError("empty document id", path=path, line=line, text=text)
+    row = nul_in_arrow_ids(raw_docs)
+    if row is not None:
+        line, text = locate(row)
+        raise _nul_error("document id", path, line, text)
 
 
 def _check_grades(grades: np.ndarray, path: str, locate: RowLocator) -> None:
