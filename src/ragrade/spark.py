@@ -160,14 +160,13 @@ def session(master: str = "local[2]", app_name: str = "ragrade") -> Any:
 
 
 def read(spark: Any, path: str, kind: str, format: str | None = None) -> Any:
-    """A Spark DataFrame from ``path``: Parquet (file or directory), Delta, CSV/TSV with a header, TREC."""
-    from ragrade.io._common import detect_format
-    from ragrade.io.sources import is_pipe
+    """A Spark DataFrame from ``path``: a format of the registry that Spark reads (Parquet file or
+    directory, CSV/TSV with a header, TREC: ``Format.spark_read``), or a Delta table."""
+    from ragrade.io import formats
+    from ragrade.io.sources import check_input, is_pipe
 
     p = os.fspath(path)
     if os.path.exists(p):
-        from ragrade.io.sources import check_input
-
         check_input(p, directory_ok=True)
         if is_pipe(p):
             raise InputError(f"{p}: Spark's executors open their inputs by path and cannot read a pipe; write "
@@ -177,43 +176,12 @@ def read(spark: Any, path: str, kind: str, format: str | None = None) -> Any:
         if os.path.isdir(p):
             fmt = "delta" if os.path.isdir(os.path.join(p, "_delta_log")) else "parquet"
         elif os.path.exists(p):
-            fmt = detect_format(p)
+            fmt = formats.detect_format(p)
         else:
             fmt = "parquet"  # a path on a remote file system
-    if fmt in ("parquet", "delta"):
-        return spark.read.format(fmt).load(p)
-    if fmt in ("csv", "tsv"):
-        return spark.read.options(header=True, sep="\t" if fmt == "tsv" else ",").csv(p)
-    if fmt in ("trec", "msmarco", "qid-doc-score"):
-        return _read_trec(spark, p, kind, fmt)
-    raise InputError(f"{p}: Spark reads Parquet, Delta, CSV/TSV and TREC files here, not {fmt}")
-
-
-def _read_trec(spark: Any, path: str, kind: str, fmt: str) -> Any:
-    from pyspark.sql import functions as F
-
-    lines = spark.read.text(path).select(F.trim(F.col("value")).alias("line"))
-    lines = lines.where((F.length("line") > 0) & ~F.col("line").startswith("#"))
-    parts = F.split(F.col("line"), r"\s+")
-    first = lines.select(F.size(parts).alias("n")).limit(1).collect()
-    if not first:
-        raise InputError(f"{path}: the file is empty")
-    n = int(first[0]["n"])
-    if kind == "qrels":
-        if n == 4:
-            return lines.select(parts[0].alias("query"), parts[2].alias("doc"), parts[3].alias("grade"))
-        if n == 2:
-            return lines.select(parts[0].alias("query"), parts[1].alias("doc"))
-        raise InputError(f"{path}: expected TREC qrels lines of 4 or 2 columns, got {n}")
-    if n >= 6:
-        return lines.select(parts[0].alias("query"), parts[2].alias("doc"), parts[4].alias("score"))
-    if n == 3:
-        if fmt == "trec":
-            raise InputError(f"{path}: a three-column run holds ranks or scores; on Spark, say which: "
-                             f"run_format='msmarco' (ranks) or 'qid-doc-score' (scores)")
-        value = "rank" if fmt == "msmarco" else "score"
-        return lines.select(parts[0].alias("query"), parts[1].alias("doc"), parts[2].alias(value))
-    raise InputError(f"{path}: expected TREC run lines of 6 or 3 columns on Spark, got {n}")
+    if fmt == "delta":
+        return spark.read.format("delta").load(p)
+    return formats.get(fmt).spark_read(spark, p, kind)
 
 
 def _pick(names: list[str], candidates: tuple[str, ...], exclude: tuple[str | None, ...] = ()) -> str | None:
@@ -275,7 +243,7 @@ def _canonical(df: Any, kind: str, where: str | None = None) -> Any:
     The frame carries ``_ragrade_number`` = ``(source frame, column, role, where)`` for error reports."""
     from pyspark.sql import functions as F
 
-    from ragrade.io._common import DOC_NAMES, GRADE_NAMES, QUERY_NAMES, RANK_NAMES, SCORE_NAMES
+    from ragrade.io.columns import DOC_NAMES, GRADE_NAMES, QUERY_NAMES, RANK_NAMES, SCORE_NAMES
 
     names = list(df.columns)
     q = _pick(names, QUERY_NAMES)
@@ -442,7 +410,7 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, partitions: int | Non
     if isinstance(run, str | os.PathLike):
         r_where = os.fspath(run)
         if run_name is None:
-            from ragrade.io._common import default_run_name
+            from ragrade.io import default_run_name
 
             run_name = default_run_name(os.fspath(run))
         run = read(sess, os.fspath(run), "run", run_format)

@@ -39,35 +39,27 @@ import os
 from typing import Any
 
 from ragrade.data import Qrels, Run
-from ragrade.errors import InputError
-from ragrade.io._common import (
-    FORMATS,
-    TREC_FAMILY,
-    PathLike,
-    Progress,
-    detect_format,
-    first_line,
-    normalise_format,
-    sniff_short_trec,
-    sniff_trec,
-)
+from ragrade.io._common import MAX_LINE_BYTES, PathLike, Progress, default_run_name, open_binary
+from ragrade.io.formats import FORMATS, TREC_FAMILY, detect_format, normalise_format
+from ragrade.io.sources import check_input, readable_path
 from ragrade.io.trec import CHUNK_SIZE
 
 __all__ = [
     "FORMATS",
+    "MAX_LINE_BYTES",
+    "TREC_FAMILY",
+    "check_input",
+    "default_run_name",
     "detect_format",
     "guess_kind",
+    "normalise_format",
+    "open_binary",
     "read_qrels",
     "read_run",
+    "readable_path",
     "write_qrels",
     "write_run",
 ]
-
-
-def _check_exists(path: PathLike) -> str:
-    from ragrade.io.sources import check_input
-
-    return check_input(path)
 
 
 def read_run(path: PathLike, format: str | None = None, name: str | None = None, *,
@@ -75,35 +67,20 @@ def read_run(path: PathLike, format: str | None = None, name: str | None = None,
     """Read a run (retrieval results) from ``path``.
 
     ``format`` overrides detection (``trec``, ``msmarco``, ``qid-doc-score``, ``tsv``, ``csv``, ``jsonl``,
-    ``parquet``). ``name`` defaults to the TREC tag of the first line, or the file name. A ``text`` column
-    (rows layout) or a ``texts`` list column (list layout) is kept as the run's retrieved texts. ``progress(bytes_done, bytes_total)`` is called as
-    the file is read. Table formats take ``query_col``, ``doc_col``, ``score_col``, ``rank_col`` and
-    ``list_col`` (JSONL/Parquet list layout) to name columns explicitly; CSV/TSV take ``header`` (True,
-    False or None to sniff).
+    ``parquet``: :data:`FORMATS`). ``name`` defaults to the TREC tag of the first line, or the file name. A
+    ``text`` column (rows layout) or a ``texts`` list column (list layout) is kept as the run's retrieved
+    texts. ``progress(bytes_done, bytes_total)`` is called as the file is read. Table formats take
+    ``query_col``, ``doc_col``, ``score_col``, ``rank_col`` and ``list_col`` (JSONL/Parquet list layout) to
+    name columns explicitly; CSV/TSV take ``header`` (True, False or None to sniff).
 
     Errors in the file raise :class:`~ragrade.errors.ParseError` naming the file, the line and the text.
     A pipe (``/dev/stdin``, ``<(zcat run.gz)``, a FIFO) is read as a stream (docs/formats.md, "Pipes,
     devices and limits").
     """
-    from ragrade.io.sources import readable_path
+    from ragrade.io.formats import detect
 
     with readable_path(path) as p:
-        return _read_run(p, format, name, progress, chunk_size, opts)
-
-
-def _read_run(p: str, format: str | None, name: str | None, progress: Progress | None, chunk_size: int,
-              opts: dict[str, Any]) -> Run:
-    fmt = detect_format(p, format)
-    if fmt in TREC_FAMILY:
-        _no_opts(opts, fmt)
-        from ragrade.io.trec import read_trec_run
-
-        return read_trec_run(p, name=name, format=fmt, chunk_size=chunk_size, progress=progress)
-    from ragrade.io import tables
-
-    table, locate = _load(p, fmt, "run", progress, opts)
-    return tables.table_to_run(table, p, locate, name=name, **_pick(opts, "query_col", "doc_col", "score_col",
-                                                                    "rank_col", "list_col", "text_col"))
+        return detect(p, format).read_run(p, name=name, progress=progress, chunk_size=chunk_size, opts=opts)
 
 
 def read_qrels(path: PathLike, format: str | None = None, *, progress: Progress | None = None,
@@ -117,75 +94,11 @@ def read_qrels(path: PathLike, format: str | None = None, *, progress: Progress 
     ``docs/assessment.md``) gives one judgment per pair: ``prefer="human"`` (default), ``"llm"`` or ``"error"``.
     A pipe is read as a stream, as by :func:`read_run`.
     """
-    from ragrade.io.sources import readable_path
+    from ragrade.io.formats import detect
 
-    with readable_path(path) as p:
-        return _read_qrels(p, format, progress, chunk_size, opts)
-
-
-def _read_qrels(p: str, format: str | None, progress: Progress | None, chunk_size: int,
-                opts: dict[str, Any]) -> Qrels:
-    fmt = detect_format(p, format)
     prefer = opts.pop("prefer", None)
-    if fmt == "qid-doc-score":
-        raise InputError("format 'qid-doc-score' is a run layout; qrels files are read with format 'trec' "
-                         "(qid iter doc grade, or qid doc) or as a table (tsv, csv, jsonl, parquet)")
-    if fmt in TREC_FAMILY:
-        _no_opts(opts, fmt)
-        from ragrade.io.trec import read_trec_qrels
-
-        return read_trec_qrels(p, chunk_size=chunk_size, progress=progress)
-    from ragrade.io import tables
-    from ragrade.io.origins import resolve_origins
-
-    table, locate = _load(p, fmt, "qrels", progress, opts)
-    table, locate = resolve_origins(table, locate, p, prefer, opts.get("query_col"), opts.get("doc_col"))
-    return tables.table_to_qrels(table, p, locate, **_pick(opts, "query_col", "doc_col", "grade_col", "list_col",
-                                                           "unit_col"))
-
-
-_KNOWN = {"query_col", "doc_col", "score_col", "grade_col", "rank_col", "list_col", "unit_col", "header", "text_col"}
-
-
-def _no_opts(opts: dict[str, Any], fmt: str) -> None:
-    given = [k for k, v in opts.items() if v is not None]
-    if given:
-        raise InputError(f"option {given[0]!r} does not apply to the {fmt} format")
-
-
-def _pick(opts: dict[str, Any], *names: str) -> dict[str, Any]:
-    unknown = [k for k in opts if k not in _KNOWN]
-    if unknown:
-        raise InputError(f"unknown reader option {unknown[0]!r}; options: {', '.join(sorted(_KNOWN))}")
-    return {k: v for k, v in opts.items() if k in names}
-
-
-def _load(p: str, fmt: str, kind: str, progress: Progress | None, opts: dict[str, Any]):
-    from ragrade.io import tables
-
-    if fmt in ("tsv", "csv"):
-        return tables.load_delimited(p, tables.delimiter_for(fmt), header=opts.pop("header", None), kind=kind,
-                                     progress=progress)
-    opts.pop("header", None)
-    if fmt == "jsonl":
-        return tables.load_jsonl(p, progress)
-    return tables.load_parquet(p, progress)
-
-
-def _out_format(path: PathLike, format: str | None) -> str:
-    if format:
-        fmt = normalise_format(format)
-        if fmt is None:
-            raise InputError("give a concrete output format (trec, tsv, csv, jsonl or parquet)")
-        return fmt
-    from ragrade.io._common import _EXTENSIONS, _suffixes
-
-    ext, _ = _suffixes(path)
-    fmt = _EXTENSIONS.get(ext)
-    if fmt is None:
-        raise InputError(f"cannot tell the output format from {os.fspath(path)!r}; pass format= "
-                         f"({', '.join(FORMATS)})")
-    return fmt
+    with readable_path(path) as p:
+        return detect(p, format).read_qrels(p, progress=progress, chunk_size=chunk_size, prefer=prefer, opts=opts)
 
 
 def write_run(run: Run, path: PathLike, format: str | None = None, *, tag: str | None = None,
@@ -198,28 +111,17 @@ def write_run(run: Run, path: PathLike, format: str | None = None, *, tag: str |
     descending pseudo-scores). A ``.tsv`` path is written as a headered table. The retrieved texts of a
     run that carries them are written as a ``text`` column in TSV, CSV, JSONL and Parquet; the TREC
     layouts have no place for them (a :class:`~ragrade.errors.RagradeWarning` says they were left out)."""
-    from ragrade.io import writers
+    from ragrade.io.formats import out_format
 
-    fmt = _out_format(path, format)
-    if run.has_texts and fmt in ("trec", "msmarco", "qid-doc-score"):
+    fmt = out_format(path, format)
+    if run.has_texts and fmt.layout is not None:
         import warnings
 
         from ragrade.errors import RagradeWarning
 
-        warnings.warn(f"the {fmt} format has no place for the retrieved texts: they are not written to "
+        warnings.warn(f"the {fmt.name} format has no place for the retrieved texts: they are not written to "
                       f"{os.fspath(path)} (use JSONL or Parquet to keep them)", RagradeWarning, stacklevel=2)
-    if fmt == "trec":
-        from ragrade.io.trec import write_trec_run
-
-        write_trec_run(run, path, tag=tag, ties=ties)
-    elif fmt in ("msmarco", "qid-doc-score"):
-        writers.write_three_columns(writers.run_table(run, ties), path, "rank" if fmt == "msmarco" else "score")
-    elif fmt in ("tsv", "csv"):
-        writers.write_delimited(writers.run_table(run, ties), path, "\t" if fmt == "tsv" else ",")
-    elif fmt == "jsonl":
-        writers.write_jsonl_rows(writers.run_table(run, ties), path)
-    else:
-        writers.write_parquet(writers.run_table(run, ties), path)
+    fmt.write_run(run, path, tag=tag, ties=ties)
 
 
 def write_qrels(qrels: Qrels, path: PathLike, format: str | None = None) -> None:
@@ -227,70 +129,17 @@ def write_qrels(qrels: Qrels, path: PathLike, format: str | None = None) -> None
 
     TREC lines are ``qid 0 docno grade``; tables have columns ``query, doc, grade`` (plus ``unit`` for
     grouped qrels); JSONL writes grouped qrels as ``{"query": .., "groups": [[..], ..]}`` lines."""
-    from ragrade.io import writers
+    from ragrade.io.formats import out_format
 
-    fmt = _out_format(path, format)
-    if fmt in ("msmarco", "qid-doc-score"):
-        raise InputError(f"format {fmt!r} is a run layout; write qrels as trec, tsv, csv, jsonl or parquet")
-    if fmt == "trec":
-        from ragrade.io.trec import write_trec_qrels
-
-        write_trec_qrels(qrels, path)
-    elif fmt in ("tsv", "csv"):
-        writers.write_delimited(writers.qrels_table(qrels), path, "\t" if fmt == "tsv" else ",")
-    elif fmt == "jsonl":
-        if qrels.has_groups:
-            writers.write_jsonl_groups(qrels, path)
-        else:
-            writers.write_jsonl_rows(writers.qrels_table(qrels), path)
-    else:
-        writers.write_parquet(writers.qrels_table(qrels), path)
+    out_format(path, format).write_qrels(qrels, path)
 
 
 def guess_kind(path: PathLike, format: str | None = None) -> str | None:
     """``"run"``, ``"qrels"`` or None (undecided) from a file's first line / columns."""
+    from ragrade.io.formats import detect
     from ragrade.io.sources import is_pipe
 
-    p = _check_exists(path)
+    p = check_input(path)
     if is_pipe(p):
         return None  # looking would consume what the reader needs
-    fmt = detect_format(p, format)
-    if fmt in ("msmarco", "qid-doc-score"):
-        return "run"
-    if fmt == "trec":
-        line = first_line(p, skip_comments=True)
-        if not line:
-            return None
-        return sniff_trec(line) or sniff_short_trec(line) or ("run" if len(line.split()) >= 6 else None)
-    from ragrade.io._common import (
-        GOLD_LIST_NAMES,
-        GRADE_NAMES,
-        GROUP_NAMES,
-        RANK_NAMES,
-        RUN_LIST_NAMES,
-        SCORE_NAMES,
-    )
-
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        names = [n.lower() for n in pq.read_schema(p).names]
-    elif fmt == "jsonl":
-        import json
-
-        try:
-            names = [n.lower() for n in json.loads(first_line(p) or "{}")]
-        except (ValueError, TypeError):
-            return None
-    else:
-        line = first_line(p) or ""
-        names = [f.strip().strip('"').lower() for f in line.split("\t" if fmt == "tsv" else ",")]
-    if any(n in names for n in (*GROUP_NAMES, *GOLD_LIST_NAMES)):
-        return "qrels"
-    if any(n in names for n in (*RUN_LIST_NAMES, *RANK_NAMES)):
-        return "run"
-    if any(n in names for n in GRADE_NAMES if n != "score"):
-        return "qrels"
-    if any(n in names for n in SCORE_NAMES):
-        return "run"
-    return None
+    return detect(p, format).guess_kind(p)

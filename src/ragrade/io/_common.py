@@ -19,69 +19,33 @@ import pyarrow as pa
 
 from ragrade.data import Qrels, Run
 from ragrade.data._columns import first_duplicate
-from ragrade.errors import InputError, ParseError
+from ragrade.errors import ParseError
 
 Progress = Callable[[int, int], None]
 PathLike = str | os.PathLike[str]
 
-#: The formats understood by :func:`ragrade.io.read_run` and friends. ``msmarco`` (``qid doc rank``) and
-#: ``qid-doc-score`` are the three-column layouts of the TREC family, named explicitly (``trec`` sniffs
-#: them, see docs/formats.md).
-FORMATS = ("trec", "msmarco", "qid-doc-score", "tsv", "csv", "jsonl", "parquet")
-#: The formats read by the whitespace-separated (TREC family) reader.
-TREC_FAMILY = ("trec", "msmarco", "qid-doc-score")
-
-_EXTENSIONS = {
-    ".trec": "trec",
-    ".txt": "trec",
-    ".qrels": "trec",
-    ".qrel": "trec",
-    ".run": "trec",
-    ".tsv": "tsv",
-    ".tab": "tsv",
-    ".csv": "csv",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
-_ALIASES = {"tabular": None, "json": "jsonl", "pq": "parquet", "txt": "trec"}
-
-#: Column names recognised (case-insensitively) in headered tables, JSONL rows and Parquet.
-QUERY_NAMES = ("query", "query_id", "qid", "query-id", "queryid", "topic", "q")
-DOC_NAMES = ("doc", "doc_id", "docid", "docno", "corpus-id", "corpus_id", "document", "document_id", "pid", "id")
-SCORE_NAMES = ("score", "scores", "sim", "similarity")
-GRADE_NAMES = ("grade", "relevance", "rel", "label", "judgment", "score")
-RANK_NAMES = ("rank", "position", "pos")
-RUN_LIST_NAMES = ("retrieved", "retrieved_ids", "results", "docs", "doc_ids", "ranking", "ranked")
-GOLD_LIST_NAMES = ("gold", "gold_docs", "gold_ids", "relevant", "relevant_ids", "positives", "qrels")
-GROUP_NAMES = ("groups", "gold_groups", "retrieval_gt")
-# Words that mark a first line as a header. Short names that are also plausible ids ("q", "id", "pid",
-# "Q0", a run tag) are left out, so that they never turn a TREC line into a "header".
-_HEADER_WORDS = frozenset(
-    w.lower()
-    for w in (*QUERY_NAMES, *DOC_NAMES, *SCORE_NAMES, *GRADE_NAMES, *RANK_NAMES, "iter")
-    if w not in ("q", "id", "pid")
+from ragrade.io.columns import (  # noqa: E402,F401 - the vocabulary, re-exported for the readers
+    DOC_NAMES,
+    GOLD_LIST_NAMES,
+    GRADE_NAMES,
+    GROUP_NAMES,
+    QUERY_NAMES,
+    RANK_NAMES,
+    RUN_LIST_NAMES,
+    SCORE_NAMES,
 )
+from ragrade.io.columns import HEADER_WORDS as _HEADER_WORDS  # noqa: E402
 
 STR_DICT = pa.dictionary(pa.int32(), pa.string())
 
 
 # -- format detection -------------------------------------------------------------------------------
-def _suffixes(path: PathLike) -> tuple[str, bool]:
-    name = os.fspath(path).lower()
-    gz = name.endswith(".gz")
-    if gz:
-        name = name[:-3]
-    return os.path.splitext(name)[1], gz
-
-
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
 def gz_extension(path: PathLike) -> bool:
     """Whether ``path`` ends in ``.gz`` (writers compress such files)."""
-    return _suffixes(path)[1]
+    return os.fspath(path).lower().endswith(".gz")
 
 
 def is_gzip(path: PathLike) -> bool:
@@ -92,54 +56,6 @@ def is_gzip(path: PathLike) -> bool:
             return fh.read(2) == _GZIP_MAGIC
     except OSError:
         return gz_extension(path)
-
-
-def normalise_format(fmt: str) -> str | None:
-    name = fmt.lower().lstrip(".")
-    f = _ALIASES.get(name, name)
-    if f is not None and f not in FORMATS:
-        raise InputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    return f
-
-
-def detect_format(path: PathLike, format: str | None = None) -> str:
-    """The format of ``path``: ``format`` if given, else from the extension, else by sniffing the content.
-
-    ``.trec .txt .qrels .run`` → ``trec``; ``.tsv .csv`` (optionally ``.gz``) → TREC content or a headered
-    table, told apart by :func:`sniff_trec`; ``.jsonl .ndjson`` → ``jsonl``; ``.parquet .pq`` → ``parquet``.
-    An explicit ``format`` is used as given (``"tabular"`` means: from the extension).
-    """
-    fmt = normalise_format(format) if format else None
-    if fmt is not None:
-        return fmt  # an explicit format is taken as given (no sniffing)
-    ext, _ = _suffixes(path)
-    fmt = _EXTENSIONS.get(ext)
-    if fmt in ("tsv", "csv"):
-        first = first_line(path, skip_comments=True)
-        if first is not None and sniff_trec(first) is not None:
-            return "trec"
-        return fmt
-    if fmt is not None:
-        return fmt
-    return _sniff_unknown(path)
-
-
-def _sniff_unknown(path: PathLike) -> str:
-    with open(path, "rb") as fh:
-        head = fh.read(4)
-    if head == b"PAR1":
-        return "parquet"
-    first = first_line(path, skip_comments=True)
-    if first is None:
-        return "trec"  # the reader reports the empty file
-    s = first.lstrip()
-    if s.startswith("{"):
-        return "jsonl"
-    if sniff_trec(first) is not None:
-        return "trec"
-    if "," not in first and sniff_short_trec(first) is not None:
-        return "trec"  # two or three whitespace-separated fields: see sniff_short_trec
-    return "tsv" if "\t" in first else "csv"
 
 
 def open_binary(path: PathLike) -> tuple[IO[bytes], IO[bytes]]:

@@ -39,7 +39,6 @@ from ragrade.io._common import (
     assemble_run,
     contiguous,
     default_run_name,
-    detect_format,
     dictionary_codes,
     is_gzip,
     locate_nonblank,
@@ -47,9 +46,10 @@ from ragrade.io._common import (
     query_groups,
     value_segments,
 )
+from ragrade.io.formats import REGISTRY, detect_format
 
-#: Formats the out-of-core path reads piece by piece.
-STREAM_FORMATS = ("trec", "msmarco", "qid-doc-score", "parquet")
+#: Formats the out-of-core path reads piece by piece (those of the registry marked ``out_of_core``).
+STREAM_FORMATS = tuple(f.name for f in REGISTRY if f.out_of_core)
 
 _DATA_LINE = re.compile(rb"(?m)^[ \t\r\v\f]*[^#\s]")
 _BLANK = b" \t\r\v\f"
