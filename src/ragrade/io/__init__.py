@@ -40,6 +40,7 @@ from typing import Any
 
 from ragrade.data import Qrels, Run
 from ragrade.io._common import MAX_LINE_BYTES, PathLike, Progress, default_run_name, open_binary
+from ragrade.io._common import read_text_lines as text_lines
 from ragrade.io.formats import FORMATS, TREC_FAMILY, detect_format, normalise_format
 from ragrade.io.sources import check_input, readable_path
 from ragrade.io.trec import CHUNK_SIZE
@@ -57,6 +58,7 @@ __all__ = [
     "read_qrels",
     "read_run",
     "readable_path",
+    "text_lines",
     "write_qrels",
     "write_run",
 ]

@@ -76,6 +76,39 @@ class Delimited(TableFormat):
         for row in self.records(path, strings=True).to_pylist():
             yield row, None
 
+    def batches(self, path: str, columns: list[str] | None = None, *, block_size: int = 1 << 20,
+                progress: Any = None, names: list[str] | None = None, skip_rows: int = 0) -> Iterator[Any]:
+        """Arrow's streaming CSV reader, every column as text, cells never quoted (corpora: a passage may
+        hold quotes). ``names``: the columns of a file without a header (else the first row after
+        ``skip_rows`` is the header); ``columns``: only these."""
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        from ragrade.errors import ParseError
+        from ragrade.io.formats.base import counting_stream
+
+        if names is None:
+            with counting_stream(path) as head:
+                first = pacsv.open_csv(head, read_options=pacsv.ReadOptions(skip_rows=skip_rows, block_size=block_size),
+                                       parse_options=pacsv.ParseOptions(delimiter=self.delimiter, quote_char=False))
+                all_names = first.schema.names
+            read = pacsv.ReadOptions(block_size=block_size, skip_rows=skip_rows)
+        else:
+            all_names = names
+            read = pacsv.ReadOptions(block_size=block_size, column_names=names, skip_rows=skip_rows)
+        parse = pacsv.ParseOptions(delimiter=self.delimiter, quote_char=False, escape_char=False,
+                                   newlines_in_values=False)
+        convert = pacsv.ConvertOptions(column_types={n: pa.string() for n in all_names}, strings_can_be_null=False,
+                                       include_columns=columns)
+        src = counting_stream(path, progress)
+        try:
+            with pacsv.open_csv(src, read_options=read, parse_options=parse, convert_options=convert) as reader:
+                yield from reader
+        except pa.ArrowInvalid as exc:
+            raise ParseError(f"cannot read the {self.name.upper()} file: {exc}", path=path) from None
+        finally:
+            src.close()
+
     def spark_read(self, spark: Any, path: str, kind: str) -> Any:
         return spark.read.options(header=True, sep=self.delimiter).csv(path)
 
