@@ -1,22 +1,12 @@
 """Readers and writers for ground truth (:class:`~ragrade.data.Qrels`) and runs (:class:`~ragrade.data.Run`).
 
-Formats (detected from the file extension, ``.gz`` allowed on any text format, or given with ``format=``):
-
-=================  ==========================  ====================================================
-format             extensions                  content
-=================  ==========================  ====================================================
-``trec``           ``.trec .txt .qrels .run``  qrels ``qid iter docno rel`` or ``qid docno``; run
-                                               ``qid Q0 docno rank score tag``, ``qid docno score``,
-                                               ``qid docno rank`` or ``qid docno`` (whitespace-
-                                               separated; the first line decides; ``#`` comments)
-``msmarco``        (explicit only)             run ``qid docno rank`` (MS MARCO); qrels as ``trec``
-``qid-doc-score``  (explicit only)             run ``qid docno score``
-``tsv``            ``.tsv``                    headered table (or TREC content, sniffed)
-``csv``            ``.csv``                    headered table (or TREC content, sniffed)
-``jsonl``          ``.jsonl .ndjson``          one object per row, or one query per line with a
-                                               list (``retrieved`` / ``gold`` / ``groups``)
-``parquet``        ``.parquet .pq``            row layout; list columns also accepted
-=================  ==========================  ====================================================
+Formats are the objects of the registry :mod:`ragrade.io.formats` (one module each; :data:`FORMATS` lists
+their names): ``trec`` (``.trec .txt .qrels .run``; qrels ``qid iter docno rel`` or ``qid docno``, runs
+``qid Q0 docno rank score tag``, ``qid docno score``, ``qid docno rank`` or ``qid docno``), ``msmarco`` and
+``qid-doc-score`` (named only), ``tsv`` and ``csv`` (headered tables, or TREC content, sniffed), ``jsonl``
+(``.jsonl .ndjson .json``: rows, or one query per line with a list), ``parquet`` and ``arrow`` (Feather).
+Detected from the file extension (``.gz`` allowed on any text format), else from the content, or given
+with ``format=``. Pipes are read as streams and devices refused (:mod:`ragrade.io.sources`).
 
 A ``.tsv``/``.csv`` file whose first non-blank line looks like TREC (4 fields ending in a number, or 6
 fields whose 4th and 5th are numbers, and no header word such as ``query``/``doc``/``score``) is read as

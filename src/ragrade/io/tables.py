@@ -302,10 +302,10 @@ def load_parquet(path: PathLike, progress: Progress | None = None) -> tuple[pa.T
         raise ParseError(f"not a readable Parquet file ({exc})", path=p) from None
     if progress is not None:
         progress(_size(p), _size(p))
-    return table, _row_locator(table)
+    return table, row_locator(table)
 
 
-def _row_locator(table: pa.Table) -> RowText:
+def row_locator(table: pa.Table) -> RowText:
     """Parquet has no lines: an error names the row (1-based) and shows its values, as a line's text."""
 
     def locate(r: int) -> tuple[int | None, str | None]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from ragrade.errors import InputError
+from ragrade.io.formats.arrow_ipc import ARROW_IPC
 from ragrade.io.formats.base import Format, TableFormat
 from ragrade.io.formats.delimited import CSV, TSV
 from ragrade.io.formats.jsonl import JSONL
@@ -28,6 +29,7 @@ REGISTRY: tuple[Format, ...] = (
     CSV,
     JSONL,
     PARQUET,
+    ARROW_IPC,
 )
 
 #: The names users may give (``format=``, ``--run-format``).
