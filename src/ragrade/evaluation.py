@@ -73,11 +73,11 @@ def _out_of_core(plan: EvalPlan, run: Any) -> Result | None:
     if "diversity" in plan.kinds:
         return None
     if plan.max_memory is None:
-        from ragrade.engine.budget import budget_for
+        from ragrade.scale.budget import budget_for
 
         if budget_for(plan.qrels, run, None) is None:  # two files that fit: the in-memory executor
             return None
-    from ragrade.engine.outofcore import evaluate_large
+    from ragrade.scale.outofcore import evaluate_large
 
     def part(q: Any, r: Any, lab: Any = plan.labels, settings: Any = plan.policies) -> Result:
         piece = plan.replace(qrels=q, runs=(("run", r),), labels=lab, policies=settings, max_memory=None)
@@ -88,7 +88,7 @@ def _out_of_core(plan: EvalPlan, run: Any) -> Result | None:
 
 
 def _on_spark(plan: EvalPlan, run: Any) -> Result:
-    from ragrade import spark as rs
+    from ragrade.scale import spark as rs
 
     rs._pyspark()  # the install hint, before anything else
     from pyspark.sql import SparkSession

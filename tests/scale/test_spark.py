@@ -278,3 +278,44 @@ def test_every_profile_that_scores_ids(spark, name):
     res = rs.evaluate(spark.createDataFrame(qt), spark.createDataFrame(rt), metrics, partitions=3, profile=name)
     assert_parity(res, want)
     res.unpersist()
+
+
+# -- issue 23 items 12 (and 6 on Spark): the same errors as every other path ----------------------------------
+def test_empty_ground_truth_is_an_input_error(spark, tmp_path):
+    from ragrade import spark as rs
+
+    q = spark.createDataFrame([], "query_id string, doc_id string, relevance double")
+    r = spark.createDataFrame([("q1", "d1", 1.0)], ["query_id", "doc_id", "score"])
+    with pytest.raises(InputError, match="holds no query"):
+        rs.evaluate(q, r, ["ndcg@10"], spark=spark)
+    empty = tmp_path / "qrels.txt"
+    empty.write_text("# only a comment\nq1 0 d1 1\n")
+    # (a path holding judgments works; an empty DataFrame does not)
+    assert rs.evaluate(str(empty), r, ["ndcg@10"], spark=spark).to_result().means["ndcg@10"] == 1.0
+
+
+@pytest.mark.parametrize("where", ["frame", "trec"])
+def test_string_score_column_names_the_column_and_value(spark, tmp_path, where):
+    from ragrade import spark as rs
+    from ragrade.errors import RagradeError
+
+    q = spark.createDataFrame([("q1", "d1", 1.0)], ["query_id", "doc_id", "relevance"])
+    if where == "frame":
+        r = spark.createDataFrame([("q1", "d1", "0.5"), ("q1", "d2", "high")], ["query_id", "doc_id", "score"])
+    else:
+        path = tmp_path / "run.txt"
+        path.write_text("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 high t\n")
+        r = str(path)
+    with pytest.raises(RagradeError, match=r"score column 'score' holds 'high', not a number") as got:
+        rs.evaluate(q, r, ["ndcg@10"], spark=spark)
+    if where == "trec":
+        assert str(path) in str(got.value)
+
+
+def test_boolean_grades_are_refused_on_spark(spark):
+    from ragrade import spark as rs
+
+    q = spark.createDataFrame([("q1", "d1", True)], ["query_id", "doc_id", "relevance"])
+    r = spark.createDataFrame([("q1", "d1", 1.0)], ["query_id", "doc_id", "score"])
+    with pytest.raises(InputError, match="booleans"):
+        rs.evaluate(q, r, ["ndcg@10"], spark=spark)

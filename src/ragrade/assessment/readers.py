@@ -16,8 +16,6 @@ Column names are recognised case-insensitively: ids ``_id``, ``id``, ``docid``, 
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -25,60 +23,50 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ragrade.errors import InputError, ParseError
+from ragrade.io.columns import (
+    PASSAGE_ID_NAMES,
+    PASSAGE_TEXT_NAMES,
+    QUERY_ID_NAMES,
+    QUERY_TEXT_NAMES,
+    TITLE_NAMES,
+)
 
 PathLike = str | os.PathLike[str]
 
-PASSAGE_ID_NAMES = ("_id", "id", "docid", "doc_id", "pid", "passage_id", "docno", "doc")
-PASSAGE_TEXT_NAMES = ("text", "contents", "content", "passage", "body")
-TITLE_NAMES = ("title",)
-QUERY_ID_NAMES = ("qid", "query_id", "_id", "id", "topic", "query-id", "queryid")
-QUERY_TEXT_NAMES = ("text", "query", "question", "title")
-
 BLOCK_SIZE = 1 << 20  # bytes per Arrow block while streaming (Arrow's JSON reader holds more with larger blocks)
+
+#: The formats of topics files and corpora (names of :mod:`ragrade.io.formats`). A name the registry
+#: gives to TREC (``.txt``) is tab-separated text here: topics and corpora are ``id<TAB>text`` lines.
+FORMATS = ("tsv", "jsonl", "parquet")
 
 
 def _format(path: str, fmt: str | None) -> str:
+    from ragrade.io import formats
+
     if fmt:
-        f = fmt.lower()
-        if f in ("tsv", "jsonl", "parquet"):
-            return f
-        if f in ("json", "ndjson"):
-            return "jsonl"
-        raise InputError("format must be tsv, jsonl or parquet", value=fmt)
-    name = path.lower()
-    if name.endswith(".gz"):
-        name = name[:-3]
-    for ext, f in ((".tsv", "tsv"), (".tab", "tsv"), (".txt", "tsv"), (".jsonl", "jsonl"), (".ndjson", "jsonl"),
-                   (".json", "jsonl"), (".parquet", "parquet"), (".pq", "parquet")):
-        if name.endswith(ext):
-            return f
-    raise ParseError("cannot tell the format from the file name (expected .tsv, .jsonl or .parquet, "
-                     "or give the format)", path=path)
+        try:
+            name = formats.get(fmt).name
+        except InputError:
+            name = ""
+        if name not in FORMATS:
+            raise InputError("format must be tsv, jsonl or parquet", value=fmt)
+        return name
+    found = formats.by_extension(path)
+    if found is not None and found.layout is not None:
+        return "tsv"  # .txt and the like: id<TAB>text lines
+    if found is None or found.name not in FORMATS:
+        raise ParseError("cannot tell the format from the file name (expected .tsv, .jsonl or .parquet, "
+                         "or give the format)", path=path)
+    return found.name
 
 
 def _open_text(path: str) -> IO[str]:
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+    import io
 
+    from ragrade.io import open_binary
 
-def _open_binary(path: str) -> IO[bytes]:
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    if magic == b"\x1f\x8b":
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return open(path, "rb")
-
-
-def _check(path: PathLike) -> str:
-    p = os.fspath(path)
-    if not os.path.exists(p):
-        raise ParseError("no such file", path=p)
-    if os.path.isdir(p):
-        raise ParseError("is a directory, not a file", path=p)
-    return p
+    stream, _raw = open_binary(path)  # gzip told by content; closing the wrapper closes both
+    return io.TextIOWrapper(stream, encoding="utf-8", newline="")
 
 
 def _pick(names: list[str], wanted: str | None, candidates: tuple[str, ...], what: str, path: str,
@@ -109,8 +97,15 @@ def _first_line(path: str) -> str:
 
 def read_queries(path: PathLike, *, format: str | None = None, id_col: str | None = None,
                  text_col: str | None = None) -> dict[str, str]:
-    """``{query id: text}`` from a topics file (whole; topics files are small). A repeated id is an error."""
-    p = _check(path)
+    """``{query id: text}`` from a topics file (whole; topics files are small). A repeated id is an error.
+    A pipe is read as a stream (docs/formats.md, "Pipes, devices and limits")."""
+    from ragrade.io import readable_path
+
+    with readable_path(path) as p:
+        return _read_queries(p, format, id_col, text_col)
+
+
+def _read_queries(p: str, format: str | None, id_col: str | None, text_col: str | None) -> dict[str, str]:
     fmt = _format(p, format)
     out: dict[str, str] = {}
 
@@ -171,29 +166,9 @@ def _tsv_header(path: str, id_names: tuple[str, ...], text_names: tuple[str, ...
 
 
 def _rows(path: str, fmt: str) -> Iterator[tuple[dict[str, Any], int | None]]:
-    if fmt == "jsonl":
-        with _open_text(path) as f:
-            for n, line in enumerate(f, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except ValueError as exc:
-                    raise ParseError(f"invalid JSON ({exc})", path=path, line=n, text=line.strip()) from None
-                if not isinstance(row, dict):
-                    raise ParseError("each line must be a JSON object", path=path, line=n, text=line.strip())
-                yield row, n
-        return
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    from ragrade.io import formats
 
-    try:
-        pf = pq.ParquetFile(path)
-        for batch in pf.iter_batches(batch_size=65536):
-            for row in batch.to_pylist():
-                yield row, None
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise ParseError(f"cannot read Parquet: {exc}", path=path) from None
+    return formats.get(fmt).rows(path)
 
 
 # -- passages ------------------------------------------------------------------------------------------
@@ -223,9 +198,18 @@ def read_passages(path: PathLike, ids: set[str] | frozenset[str] | None, *, form
     """Stream a corpus once and keep the passages whose id is in ``ids`` (``None``: keep all).
 
     Ids seen twice with different texts are an error (which one would be judged?); an exact repeat is
-    ignored. ``progress(bytes_done, bytes_total)`` is called as the file is read.
+    ignored. ``progress(bytes_done, bytes_total)`` is called as the file is read. A pipe is read as a
+    stream (copied once to a temporary file).
     """
-    p = _check(path)
+    from ragrade.io import readable_path
+
+    with readable_path(path) as p:
+        return _read_passages(p, ids, format, id_col, text_col, title_col, progress, block_size)
+
+
+def _read_passages(p: str, ids: set[str] | frozenset[str] | None, format: str | None, id_col: str | None,
+                   text_col: str | None, title_col: str | None, progress: Callable[[int, int], None] | None,
+                   block_size: int) -> Passages:
     fmt = _format(p, format)
     wanted = None if ids is None else frozenset(str(i) for i in ids)
     out = Passages()
@@ -295,55 +279,20 @@ def _keep_batch(batch: Any, idc: str, tc: str, tic: str | None, wanted: Any, out
 
 def _stream_parquet(path: str, wanted: Any, out: Passages, id_col: str | None,
                     text_col: str | None, title_col: str | None, progress: Callable[[int, int], None] | None) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    from ragrade.io.formats import PARQUET
 
     out.reader = "parquet"
-    try:
-        pf = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)  # read column chunks piecewise
-        names = pf.schema_arrow.names
-        idc = _pick(names, id_col, PASSAGE_ID_NAMES, "passage id", path)
-        tc = _pick(names, text_col, PASSAGE_TEXT_NAMES, "passage text", path)
-        tic = _pick(names, title_col, TITLE_NAMES, "title", path, required=title_col is not None)
-        cols = [c for c in (idc, tc, tic) if c is not None]
-        total = pf.metadata.num_rows
-        done = 0
-        for batch in pf.iter_batches(batch_size=8192, columns=cols):
-            _keep_batch(batch, idc or "", tc or "", tic, wanted, out, path)
-            done += batch.num_rows
-            if progress:
-                progress(done, total)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as exc:
-        raise ParseError(f"cannot read Parquet: {exc}", path=path) from None
-
-
-class _Counting(io.RawIOBase):
-    """A readable file that reports the bytes read so far (for progress)."""
-
-    def __init__(self, f: IO[bytes], total: int, progress: Callable[[int, int], None] | None) -> None:
-        self._f, self._total, self._progress, self._done = f, total, progress, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:
-        data = self._f.read(len(b))
-        n = len(data)
-        b[:n] = data
-        self._done += n
-        if self._progress:
-            self._progress(self._done, self._total)
-        return n
-
-    def close(self) -> None:
-        self._f.close()
-        super().close()
+    names = PARQUET.column_names(path)
+    idc = _pick(names, id_col, PASSAGE_ID_NAMES, "passage id", path)
+    tc = _pick(names, text_col, PASSAGE_TEXT_NAMES, "passage text", path)
+    tic = _pick(names, title_col, TITLE_NAMES, "title", path, required=title_col is not None)
+    for batch in PARQUET.batches(path, [c for c in (idc, tc, tic) if c is not None], progress=progress):
+        _keep_batch(batch, idc or "", tc or "", tic, wanted, out, path)
 
 
 def _stream_tsv(path: str, wanted: Any, out: Passages, id_col: str | None, text_col: str | None,
                 title_col: str | None, progress: Callable[[int, int], None] | None, block_size: int) -> None:
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
+    from ragrade.io.formats import TSV
 
     out.reader = "tsv (arrow)"
     header = _tsv_header(path, PASSAGE_ID_NAMES, PASSAGE_TEXT_NAMES)
@@ -353,36 +302,24 @@ def _stream_tsv(path: str, wanted: Any, out: Passages, id_col: str | None, text_
         idc = _pick(names, id_col, PASSAGE_ID_NAMES, "passage id", path)
         tc = _pick(names, text_col, PASSAGE_TEXT_NAMES, "passage text", path)
         tic = _pick(names, title_col, TITLE_NAMES, "title", path, required=title_col is not None)
-        read = pacsv.ReadOptions(block_size=block_size, skip_rows=header[0] - 1)
+        given, skip = None, header[0] - 1
     else:
         if len(first) not in (2, 3):
             raise ParseError("a TSV corpus without a header must have 2 columns (id, text) or 3 (id, text, title)",
                              path=path, line=1, text="\t".join(first))
-        names = ["id", "text", "title"][: len(first)]
         if id_col or text_col or title_col:
             raise InputError(f"{path}: the TSV corpus has no header; column names do not apply")
+        given, skip = ["id", "text", "title"][: len(first)], 0
         idc, tc, tic = "id", "text", ("title" if len(first) == 3 else None)
-        read = pacsv.ReadOptions(block_size=block_size, column_names=names)
-    parse = pacsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False, newlines_in_values=False)
-    convert = pacsv.ConvertOptions(column_types={n: pa.string() for n in names}, strings_can_be_null=False,
-                                   include_columns=[c for c in (idc, tc, tic) if c is not None])
-    raw = _open_binary(path)
-    src = io.BufferedReader(_Counting(raw, os.path.getsize(path), progress), buffer_size=1 << 20)
-    try:
-        with pacsv.open_csv(src, read_options=read, parse_options=parse, convert_options=convert) as reader:
-            for batch in reader:
-                _keep_batch(batch, idc or "", tc or "", tic, wanted, out, path)
-    except pa.ArrowInvalid as exc:
-        raise ParseError(f"cannot read the TSV corpus: {exc}", path=path) from None
-    finally:
-        src.close()
+    cols = [c for c in (idc, tc, tic) if c is not None]
+    for batch in TSV.batches(path, cols, block_size=block_size, progress=progress, names=given, skip_rows=skip):
+        _keep_batch(batch, idc or "", tc or "", tic, wanted, out, path)
 
 
 def _stream_jsonl_arrow(path: str, wanted: Any, out: Passages, id_col: str | None,
                         text_col: str | None, title_col: str | None, progress: Callable[[int, int], None] | None,
                         block_size: int) -> None:
-    import pyarrow as pa
-    import pyarrow.json as pj
+    from ragrade.io.formats import JSONL
 
     out.reader = "jsonl (arrow)"
     line = _first_line(path)
@@ -398,20 +335,12 @@ def _stream_jsonl_arrow(path: str, wanted: Any, out: Passages, id_col: str | Non
     tic = _pick(names, title_col, TITLE_NAMES, "title", path, required=title_col is not None)
     if not isinstance(first.get(idc), str):
         raise _ArrowCannot  # numeric ids: Arrow would refuse or change them
-    cols = [c for c in (idc, tc, tic) if c is not None]
-    schema = pa.schema([(c, pa.string()) for c in cols])
-    parse = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore", newlines_in_values=False)
-    raw = _open_binary(path)
-    src = io.BufferedReader(_Counting(raw, os.path.getsize(path), progress), buffer_size=1 << 20)
-    try:
-        reader = pj.open_json(src, read_options=pj.ReadOptions(block_size=block_size), parse_options=parse)
-        for batch in reader:
-            missing = [c for c in (idc, tc) if c not in batch.schema.names]
-            if missing:
-                raise _ArrowCannot
-            _keep_batch(batch, idc or "", tc or "", tic, wanted, out, path)
-    finally:
-        src.close()
+    for batch in JSONL.batches(path, [c for c in (idc, tc, tic) if c is not None], block_size=block_size,
+                               progress=progress):
+        missing = [c for c in (idc, tc) if c not in batch.schema.names]
+        if missing:
+            raise _ArrowCannot
+        _keep_batch(batch, idc or "", tc or "", tic, wanted, out, path)
 
 
 def _stream_jsonl_python(path: str, wanted: frozenset[str] | None, out: Passages, id_col: str | None,

@@ -33,19 +33,23 @@ def read_subtopic_qrels(path: str | Path) -> pd.DataFrame:
     """A TREC diversity qrels file (``qid subtopic docno rel`` per line, whitespace-separated) as a frame
     with columns ``query``, ``subtopic``, ``doc`` (str) and ``grade`` (float); :class:`ParseError` naming
     the line otherwise."""
+    from ragrade.io import readable_path, text_lines
+
     rows: list[tuple[str, str, str, float]] = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
+    with readable_path(path) as p:  # a regular file or a pipe (devices refused), gzip told by content
+        for n, line in text_lines(p):
             parts = line.split()
             if not parts:
                 continue
             if len(parts) != 4:
                 raise ParseError("expected 4 fields: query subtopic document grade", path=str(path), line=n,
-                                 text=line.rstrip("\n"))
+                                 text=line)
+            if "\x00" in line:
+                raise ParseError("an id contains a NUL byte (\\x00)", path=str(path), line=n, text=line)
             try:
                 grade = float(parts[3])
             except ValueError:
-                raise ParseError("the grade must be a number", path=str(path), line=n, text=line.rstrip("\n")) from None
+                raise ParseError("the grade must be a number", path=str(path), line=n, text=line) from None
             rows.append((parts[0], parts[1], parts[2], grade))
     return pd.DataFrame(rows, columns=["query", "subtopic", "doc", "grade"])
 

@@ -196,7 +196,7 @@ def _table_rows(row: int) -> tuple[int | None, str | None]:
 
 def _frame_columns(df: Any, kind: str) -> tuple[str, str, str | None]:
     """The (query, doc, score-or-grade) columns of a DataFrame, recognised by name as in files."""
-    from ragrade.io._common import DOC_NAMES, GRADE_NAMES, QUERY_NAMES, SCORE_NAMES
+    from ragrade.io.columns import DOC_NAMES, GRADE_NAMES, QUERY_NAMES, SCORE_NAMES
 
     names = [str(c) for c in df.columns]
     lower = {n.lower(): n for n in names}

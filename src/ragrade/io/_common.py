@@ -20,69 +20,33 @@ import pyarrow as pa
 from ragrade.data import Qrels, Run
 from ragrade.data._columns import first_duplicate
 from ragrade.data.ids import id_column
-from ragrade.errors import InputError, ParseError
+from ragrade.errors import ParseError
 
 Progress = Callable[[int, int], None]
 PathLike = str | os.PathLike[str]
 
-#: The formats understood by :func:`ragrade.io.read_run` and friends. ``msmarco`` (``qid doc rank``) and
-#: ``qid-doc-score`` are the three-column layouts of the TREC family, named explicitly (``trec`` sniffs
-#: them, see docs/formats.md).
-FORMATS = ("trec", "msmarco", "qid-doc-score", "tsv", "csv", "jsonl", "parquet")
-#: The formats read by the whitespace-separated (TREC family) reader.
-TREC_FAMILY = ("trec", "msmarco", "qid-doc-score")
-
-_EXTENSIONS = {
-    ".trec": "trec",
-    ".txt": "trec",
-    ".qrels": "trec",
-    ".qrel": "trec",
-    ".run": "trec",
-    ".tsv": "tsv",
-    ".tab": "tsv",
-    ".csv": "csv",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
-_ALIASES = {"tabular": None, "json": "jsonl", "pq": "parquet", "txt": "trec"}
-
-#: Column names recognised (case-insensitively) in headered tables, JSONL rows and Parquet.
-QUERY_NAMES = ("query", "query_id", "qid", "query-id", "queryid", "topic", "q")
-DOC_NAMES = ("doc", "doc_id", "docid", "docno", "corpus-id", "corpus_id", "document", "document_id", "pid", "id")
-SCORE_NAMES = ("score", "scores", "sim", "similarity")
-GRADE_NAMES = ("grade", "relevance", "rel", "label", "judgment", "score")
-RANK_NAMES = ("rank", "position", "pos")
-RUN_LIST_NAMES = ("retrieved", "retrieved_ids", "results", "docs", "doc_ids", "ranking", "ranked")
-GOLD_LIST_NAMES = ("gold", "gold_docs", "gold_ids", "relevant", "relevant_ids", "positives", "qrels")
-GROUP_NAMES = ("groups", "gold_groups", "retrieval_gt")
-# Words that mark a first line as a header. Short names that are also plausible ids ("q", "id", "pid",
-# "Q0", a run tag) are left out, so that they never turn a TREC line into a "header".
-_HEADER_WORDS = frozenset(
-    w.lower()
-    for w in (*QUERY_NAMES, *DOC_NAMES, *SCORE_NAMES, *GRADE_NAMES, *RANK_NAMES, "iter")
-    if w not in ("q", "id", "pid")
+from ragrade.io.columns import (  # noqa: E402,F401 - the vocabulary, re-exported for the readers
+    DOC_NAMES,
+    GOLD_LIST_NAMES,
+    GRADE_NAMES,
+    GROUP_NAMES,
+    QUERY_NAMES,
+    RANK_NAMES,
+    RUN_LIST_NAMES,
+    SCORE_NAMES,
 )
+from ragrade.io.columns import HEADER_WORDS as _HEADER_WORDS  # noqa: E402
 
 STR_DICT = pa.dictionary(pa.int32(), pa.string())
 
 
 # -- format detection -------------------------------------------------------------------------------
-def _suffixes(path: PathLike) -> tuple[str, bool]:
-    name = os.fspath(path).lower()
-    gz = name.endswith(".gz")
-    if gz:
-        name = name[:-3]
-    return os.path.splitext(name)[1], gz
-
-
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
 def gz_extension(path: PathLike) -> bool:
     """Whether ``path`` ends in ``.gz`` (writers compress such files)."""
-    return _suffixes(path)[1]
+    return os.fspath(path).lower().endswith(".gz")
 
 
 def is_gzip(path: PathLike) -> bool:
@@ -93,54 +57,6 @@ def is_gzip(path: PathLike) -> bool:
             return fh.read(2) == _GZIP_MAGIC
     except OSError:
         return gz_extension(path)
-
-
-def normalise_format(fmt: str) -> str | None:
-    name = fmt.lower().lstrip(".")
-    f = _ALIASES.get(name, name)
-    if f is not None and f not in FORMATS:
-        raise InputError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    return f
-
-
-def detect_format(path: PathLike, format: str | None = None) -> str:
-    """The format of ``path``: ``format`` if given, else from the extension, else by sniffing the content.
-
-    ``.trec .txt .qrels .run`` → ``trec``; ``.tsv .csv`` (optionally ``.gz``) → TREC content or a headered
-    table, told apart by :func:`sniff_trec`; ``.jsonl .ndjson`` → ``jsonl``; ``.parquet .pq`` → ``parquet``.
-    An explicit ``format`` is used as given (``"tabular"`` means: from the extension).
-    """
-    fmt = normalise_format(format) if format else None
-    if fmt is not None:
-        return fmt  # an explicit format is taken as given (no sniffing)
-    ext, _ = _suffixes(path)
-    fmt = _EXTENSIONS.get(ext)
-    if fmt in ("tsv", "csv"):
-        first = first_line(path, skip_comments=True)
-        if first is not None and sniff_trec(first) is not None:
-            return "trec"
-        return fmt
-    if fmt is not None:
-        return fmt
-    return _sniff_unknown(path)
-
-
-def _sniff_unknown(path: PathLike) -> str:
-    with open(path, "rb") as fh:
-        head = fh.read(4)
-    if head == b"PAR1":
-        return "parquet"
-    first = first_line(path, skip_comments=True)
-    if first is None:
-        return "trec"  # the reader reports the empty file
-    s = first.lstrip()
-    if s.startswith("{"):
-        return "jsonl"
-    if sniff_trec(first) is not None:
-        return "trec"
-    if "," not in first and sniff_short_trec(first) is not None:
-        return "trec"  # two or three whitespace-separated fields: see sniff_short_trec
-    return "tsv" if "\t" in first else "csv"
 
 
 def open_binary(path: PathLike) -> tuple[IO[bytes], IO[bytes]]:
@@ -160,31 +76,63 @@ def is_comment(line: bytes | str) -> bool:
     return s[:1] in (b"#", "#")
 
 
-def first_line(path: PathLike, limit: int = 1 << 16, *, skip_comments: bool = False) -> str | None:
-    """The first non-blank line of a text file (decompressed), or None if there is none in ``limit`` bytes.
+#: The longest line (or JSONL record) a reader holds: a longer one is refused, naming the file and the
+#: line, so that a file without line breaks (``/dev/zero`` through a pipe, a binary file) cannot grow a
+#: reader's memory without bound. Any shorter line is read whole, however long (docs/formats.md).
+MAX_LINE_BYTES = 64 << 20
+
+
+def line_too_long(path: PathLike, line: int | None, limit: int = MAX_LINE_BYTES) -> ParseError:
+    """The error for a line longer than ``limit`` bytes (:data:`MAX_LINE_BYTES`)."""
+    return ParseError(f"a line longer than {limit >> 20} MiB ({limit} bytes, ragrade's limit for one line or "
+                      "record): is this a text file with line breaks?", path=os.fspath(path), line=line)
+
+
+def first_line(path: PathLike, limit: int = MAX_LINE_BYTES, *, skip_comments: bool = False) -> str | None:
+    """The first non-blank line of a text file (decompressed), or None if there is none.
     ``skip_comments`` also passes over TREC comment lines (see :func:`is_comment`)."""
     got = first_data_line(path, limit, skip_comments=skip_comments)
     return None if got is None else got[1]
 
 
-def first_data_line(path: PathLike, limit: int = 1 << 16, *,
+def first_data_line(path: PathLike, limit: int = MAX_LINE_BYTES, *,
                     skip_comments: bool = True) -> tuple[int, str] | None:
-    """``(line number, text)`` of the first non-blank (and, with ``skip_comments``, non-comment) line
-    within the first ``limit`` bytes, or None."""
+    """``(line number, text)`` of the first non-blank (and, with ``skip_comments``, non-comment) line, or
+    None if the file has none. The line is read whole, however long; a line longer than ``limit`` bytes is
+    a :class:`ParseError` (:func:`line_too_long`)."""
     stream, raw = open_binary(path)
+    buf = bytearray()
+    number = 0  # lines consumed so far
     try:
-        head = stream.read(limit)
-    except (OSError, EOFError) as exc:
-        raise ParseError(f"cannot read the file ({exc})", path=os.fspath(path)) from None
+        while True:
+            try:
+                block = stream.read(1 << 16)
+            except (OSError, EOFError) as exc:
+                raise ParseError(f"cannot read the file ({exc})", path=os.fspath(path)) from None
+            if number == 0 and not buf and block.startswith(b"\xef\xbb\xbf"):
+                block = block[3:]
+            start = len(buf)
+            buf += block
+            pos = 0
+            while True:
+                nl = buf.find(b"\n", max(start, pos))
+                if nl < 0:
+                    break
+                line = bytes(buf[pos:nl])
+                number += 1
+                if line.strip() and not (skip_comments and is_comment(line)):
+                    return number, line.decode("utf-8", errors="replace").rstrip("\r")
+                pos = nl + 1
+            del buf[:pos]
+            if not block:  # end of the file: the last line may lack its newline
+                if buf.strip() and not (skip_comments and is_comment(bytes(buf))):
+                    return number + 1, bytes(buf).decode("utf-8", errors="replace").rstrip("\r")
+                return None
+            if len(buf) > limit:
+                raise line_too_long(path, number + 1, limit)
     finally:
         stream.close()
         raw.close()
-    if head.startswith(b"\xef\xbb\xbf"):
-        head = head[3:]
-    for i, line in enumerate(head.split(b"\n"), start=1):
-        if line.strip() and not (skip_comments and is_comment(line)):
-            return i, line.decode("utf-8", errors="replace").rstrip("\r")
-    return None
 
 
 _ARROW_NUMBER = re.compile(
@@ -332,7 +280,13 @@ def float_column(col: pa.ChunkedArray, what: str, path: str, row_text: Callable[
                     line, text = row_text(i)
                     raise ParseError(f"{what} is not a number", path=path, line=line, text=text) from None
             raise ParseError(f"the {what} column cannot be read as numbers", path=path) from None
-    elif not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_boolean(col.type)):
+    elif pa.types.is_boolean(col.type):
+        # One rule in every format (docs/formats.md, "Values"): a grade, score or rank is a number, as in a
+        # TREC file (where ``true`` is refused); true/false are not read as 1/0.
+        line, text = row_text(0)
+        raise ParseError(f"the {what} column holds booleans (true/false), not numbers: write 1 and 0",
+                         path=path, line=line, text=text)
+    elif not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
         raise ParseError(f"the {what} column holds {col.type}, not numbers", path=path)
     return np.asarray(col.to_numpy(), dtype=np.float64)
 
@@ -368,6 +322,56 @@ def _check_empty_ids(vocab: np.ndarray, codes: np.ndarray, what: str, path: str,
         row = int(np.flatnonzero(codes == empty[0])[0])
         line, text = locate(row)
         raise ParseError(f"empty {what}", path=path, line=line, text=text)
+    bad = nul_in_ids(vocab)
+    if bad is not None:
+        row = int(np.flatnonzero(codes == bad)[0])
+        line, text = locate(row)
+        raise _nul_error(what, path, line, text)
+
+
+_NUL = re.compile(b"\x00")
+
+
+def _nul_error(what: str, path: str, line: int | None, text: str | None) -> ParseError:
+    return ParseError(f"a {what} contains a NUL byte (\\x00): ids are text without NUL bytes (a binary "
+                      "file, or a file in UTF-16?)", path=path, line=line, text=text)
+
+
+def nul_in_ids(ids: np.ndarray) -> int | None:
+    """Index of the first id of ``ids`` (an object array of str) holding a NUL byte, or None. One C-speed
+    search of the ids joined (no per-id Python work unless one is found)."""
+    if len(ids) == 0:
+        return None
+    if "\x00" not in "\x01".join(ids.tolist()):
+        return None
+    return next(i for i, v in enumerate(ids.tolist()) if "\x00" in v)
+
+
+def nul_in_arrow_ids(col: pa.ChunkedArray | pa.Array) -> int | None:
+    """Row of the first string of an Arrow string column holding a NUL byte, or None: a memchr-speed
+    search of each chunk's character data, in place."""
+    from ragrade._ingest import _string_chunk
+
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    base = 0
+    for c in chunks:
+        got = _string_chunk(c)
+        if got is None:
+            import pyarrow.compute as pc
+
+            if pa.types.is_string(c.type) or pa.types.is_large_string(c.type):
+                hit = pc.match_substring(c, "\x00").to_numpy(zero_copy_only=False)
+                if hit.any():
+                    return base + int(np.flatnonzero(hit)[0])
+        else:
+            offsets, data, _ = got
+            lo, hi = int(offsets[0]), int(offsets[-1])
+            with memoryview(data) as view:  # type: ignore[arg-type]
+                m = _NUL.search(view, lo, hi)
+            if m is not None:
+                return base + int(np.searchsorted(offsets, m.start(), side="right")) - 1
+        base += len(c)
+    return None
 
 
 def query_groups(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
@@ -442,11 +446,16 @@ def _first_empty_string(col: pa.ChunkedArray | pa.Array) -> int | None:
 
 
 def _check_group_ids(qvocab: np.ndarray, offsets: np.ndarray, path: str, locate: RowLocator) -> None:
-    """An empty query id among rows grouped by query (``qvocab[i]`` starts at row ``offsets[i]``)."""
+    """An empty query id among rows grouped by query (``qvocab[i]`` starts at row ``offsets[i]``), or one
+    holding a NUL byte."""
     empty = np.flatnonzero(qvocab == "") if len(qvocab) else np.zeros(0, dtype=np.int64)
     if len(empty):
         line, text = locate(int(offsets[empty[0]]))
         raise ParseError("empty query id", path=path, line=line, text=text)
+    bad = nul_in_ids(qvocab)
+    if bad is not None:
+        line, text = locate(int(offsets[bad]))
+        raise _nul_error("query id", path, line, text)
 
 
 def _check_raw_ids(raw_docs: pa.ChunkedArray | pa.Array, path: str, locate: RowLocator) -> None:
@@ -454,6 +463,10 @@ def _check_raw_ids(raw_docs: pa.ChunkedArray | pa.Array, path: str, locate: RowL
     if row is not None:
         line, text = locate(row)
         raise ParseError("empty document id", path=path, line=line, text=text)
+    row = nul_in_arrow_ids(raw_docs)
+    if row is not None:
+        line, text = locate(row)
+        raise _nul_error("document id", path, line, text)
 
 
 def _check_grades(grades: np.ndarray, path: str, locate: RowLocator) -> None:

@@ -39,7 +39,6 @@ from ragrade.io._common import (
     assemble_run,
     contiguous,
     default_run_name,
-    detect_format,
     dictionary_codes,
     is_gzip,
     locate_nonblank,
@@ -47,9 +46,10 @@ from ragrade.io._common import (
     query_groups,
     value_segments,
 )
+from ragrade.io.formats import REGISTRY, detect_format
 
-#: Formats the out-of-core path reads piece by piece.
-STREAM_FORMATS = ("trec", "msmarco", "qid-doc-score", "parquet")
+#: Formats the out-of-core path reads piece by piece (those of the registry marked ``out_of_core``).
+STREAM_FORMATS = tuple(f.name for f in REGISTRY if f.out_of_core)
 
 _DATA_LINE = re.compile(rb"(?m)^[ \t\r\v\f]*[^#\s]")
 _BLANK = b" \t\r\v\f"
@@ -110,9 +110,12 @@ def open_source(path: Any, kind: str, format: str | None = None, name: str | Non
     """Describe ``path`` for piecewise reading; an :class:`~ragrade.errors.InputError` for a format the
     out-of-core path does not read (CSV, TSV, JSONL: read them whole, or convert them to Parquet with
     ``ragrade convert``)."""
-    p = os.fspath(path)
-    if not os.path.exists(p):
-        raise ParseError("no such file", path=p)
+    from ragrade.io.sources import check_input, is_pipe
+
+    p = check_input(path, directory_ok=True)
+    if is_pipe(p):
+        raise ParseError("a pipe is read more than once out of core: copy it first (ragrade.io.sources."
+                         "readable_path does)", path=p)
     if os.path.isdir(p):
         fmt = "parquet" if format in (None, "parquet", "pq") else str(format)
         if fmt != "parquet":

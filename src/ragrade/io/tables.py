@@ -302,10 +302,10 @@ def load_parquet(path: PathLike, progress: Progress | None = None) -> tuple[pa.T
         raise ParseError(f"not a readable Parquet file ({exc})", path=p) from None
     if progress is not None:
         progress(_size(p), _size(p))
-    return table, _row_locator(table)
+    return table, row_locator(table)
 
 
-def _row_locator(table: pa.Table) -> RowText:
+def row_locator(table: pa.Table) -> RowText:
     """Parquet has no lines: an error names the row (1-based) and shows its values, as a line's text."""
 
     def locate(r: int) -> tuple[int | None, str | None]:
@@ -588,6 +588,17 @@ def _groups_to_qrels(table: pa.Table, q: str, grp: str, path: str, locate: RowTe
         if g is None or any(x is None or len(x) == 0 for x in g):
             line, text = locate(i)
             raise ParseError("a query's groups must be non-empty lists of ids", path=path, line=line, text=text)
+    for i, (qid, g) in enumerate(zip(qs, groups, strict=True)):
+        for grp_ in g:
+            ids = [str(x) for x in grp_]
+            bad = next((x for x in (qid, *ids) if "\x00" in x), None)
+            twice = next((x for k, x in enumerate(ids) if x in ids[:k]), None)
+            if bad is not None or twice is not None:
+                line, text = locate(i)
+                msg = (f"an id contains a NUL byte ({bad!r}): ids are text without NUL bytes" if bad is not None
+                       else f"document {twice!r} is listed twice in one group of query {qid!r} (a document "
+                            "judged twice is an error in every format)")
+                raise ParseError(msg, path=path, line=line, text=text)
     merged: dict[str, list[list[str]]] = {}
     for qid, g in zip(qs, groups, strict=True):
         merged.setdefault(qid, []).extend([[str(x) for x in grp_] for grp_ in g])

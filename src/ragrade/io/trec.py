@@ -34,6 +34,7 @@ from ragrade._arrays import decode_strings, factorize
 from ragrade.data import Qrels, Run
 from ragrade.errors import InputError, ParseError
 from ragrade.io._common import (
+    MAX_LINE_BYTES,
     STR_DICT,
     PathLike,
     Progress,
@@ -47,6 +48,7 @@ from ragrade.io._common import (
     is_arrow_number,
     is_comment,
     is_gzip,
+    line_too_long,
     locate_nonblank,
     open_binary,
     query_codes,
@@ -202,6 +204,8 @@ def iter_chunks(path: PathLike, chunk_size: int = CHUNK_SIZE, progress: Progress
                 offset = len(_BOM)
             cut = block.rfind(b"\n")
             if cut < 0:
+                if len(block) > MAX_LINE_BYTES:  # bound what one line may hold (a file without newlines)
+                    raise line_too_long(path, _line_number(os.fspath(path), offset))
                 carry = block
                 continue
             carry = block[cut + 1 :]

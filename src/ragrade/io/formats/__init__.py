@@ -1,0 +1,133 @@
+"""The format registry: every file format ragrade reads or writes, one :class:`~ragrade.io.formats.base.Format`
+object each, one module each, listed once in :data:`REGISTRY` below.
+
+Everything that needs a format asks here: ``ragrade.read_run`` / ``read_qrels`` and the writers, the
+out-of-core reader (:mod:`ragrade.io.stream`: formats with ``out_of_core``), Spark (``spark_read``), the
+judge datasets and the assessment topics and corpus readers (``rows`` / ``batches``), and the CLI's
+``--*-format`` choices (:data:`FORMATS`). Adding a format is one module here plus one line in
+:data:`REGISTRY` (docs/formats.md, "Adding a format").
+"""
+
+from __future__ import annotations
+
+import os
+
+from ragrade.errors import InputError
+from ragrade.io.formats.arrow_ipc import ARROW_IPC
+from ragrade.io.formats.base import Format, TableFormat
+from ragrade.io.formats.delimited import CSV, TSV
+from ragrade.io.formats.jsonl import JSONL
+from ragrade.io.formats.parquet import PARQUET
+from ragrade.io.formats.trec import MSMARCO, QID_DOC_SCORE, TREC
+
+#: Every format, one line each.
+REGISTRY: tuple[Format, ...] = (
+    TREC,
+    MSMARCO,
+    QID_DOC_SCORE,
+    TSV,
+    CSV,
+    JSONL,
+    PARQUET,
+    ARROW_IPC,
+)
+
+#: The names users may give (``format=``, ``--run-format``).
+FORMATS: tuple[str, ...] = tuple(f.name for f in REGISTRY)
+#: The whitespace-separated (TREC family) formats.
+TREC_FAMILY: tuple[str, ...] = tuple(f.name for f in REGISTRY if f.layout is not None)
+
+_BY_NAME = {f.name: f for f in REGISTRY}
+_ALIASES = {a: f.name for f in REGISTRY for a in f.aliases}
+_EXTENSIONS = {e: f for f in REGISTRY for e in f.extensions}
+
+
+def get(name: str | Format) -> Format:
+    """The format called ``name`` (or one of its aliases, any case, with or without a leading dot)."""
+    if isinstance(name, Format):
+        return name
+    key = str(name).lower().lstrip(".")
+    key = _ALIASES.get(key, key)
+    fmt = _BY_NAME.get(key)
+    if fmt is None:
+        raise InputError(f"unknown format {name!r}; use one of {', '.join(FORMATS)}")
+    return fmt
+
+
+def normalise_format(name: str) -> str | None:
+    """The canonical name of a format given by the user; None for ``"tabular"`` (from the extension)."""
+    if str(name).lower() == "tabular":
+        return None
+    return get(name).name
+
+
+def suffixes(path: str | os.PathLike[str]) -> tuple[str, bool]:
+    """``(extension, gz)`` of a file name: ``run.tsv.gz`` → ``(".tsv", True)``."""
+    name = os.fspath(path).lower()
+    gz = name.endswith(".gz")
+    if gz:
+        name = name[:-3]
+    return os.path.splitext(name)[1], gz
+
+
+def by_extension(path: str | os.PathLike[str]) -> Format | None:
+    """The format the file name selects (``.gz`` may follow), or None."""
+    return _EXTENSIONS.get(suffixes(path)[0])
+
+
+def detect(path: str | os.PathLike[str], format: str | Format | None = None) -> Format:
+    """The format of ``path``: ``format`` if given (taken as given, no sniffing), else from the extension
+    (refined by the content where the format says so: a ``.tsv`` holding TREC lines), else by content."""
+    if format is not None and not (isinstance(format, str) and format.lower() == "tabular"):
+        return get(format)
+    p = os.fspath(path)
+    fmt = by_extension(p)
+    if fmt is not None:
+        return fmt.refine(p)
+    return sniff(p)
+
+
+def sniff(path: str) -> Format:
+    """The format of a file whose name says nothing, from its first bytes and first line: the first
+    format of :data:`REGISTRY` that claims it, else a table (TSV if the line holds a tab, else CSV)."""
+    from ragrade.io._common import first_line, open_binary
+
+    stream, raw = open_binary(path)
+    try:
+        head = stream.read(4)
+    finally:
+        stream.close()
+        raw.close()
+    for fmt in REGISTRY:
+        if fmt.binary and fmt.sniff(head, None):
+            return fmt
+    line = first_line(path, skip_comments=True)
+    if line is None:
+        return TREC  # the reader reports the empty file
+    for fmt in sorted(REGISTRY, key=lambda f: f.sniff_order):
+        if not fmt.binary and fmt.sniff(head, line):
+            return fmt
+    return TSV if "\t" in line else CSV
+
+
+def detect_format(path: str | os.PathLike[str], format: str | None = None) -> str:
+    """The name of :func:`detect`'s format (docs/formats.md, "Detection")."""
+    return detect(path, format).name
+
+
+def out_format(path: str | os.PathLike[str], format: str | None) -> Format:
+    """The format to write ``path`` in: ``format`` if given, else from the file name."""
+    if format:
+        name = normalise_format(format)
+        if name is None:
+            raise InputError("give a concrete output format (" + ", ".join(FORMATS) + ")")
+        return get(name)
+    fmt = by_extension(path)
+    if fmt is None:
+        raise InputError(f"cannot tell the output format from {os.fspath(path)!r}; pass format= "
+                         f"({', '.join(FORMATS)})")
+    return fmt
+
+
+__all__ = ["FORMATS", "REGISTRY", "TREC_FAMILY", "Format", "TableFormat", "by_extension", "detect",
+           "detect_format", "get", "normalise_format", "out_format", "sniff", "suffixes"]
