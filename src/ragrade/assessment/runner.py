@@ -38,6 +38,7 @@ from ragrade.assessment.readers import Passages
 from ragrade.errors import InputError, RagradeError
 from ragrade.judges.base import Judge, JudgeConfigError, Judgment, judgment_key
 from ragrade.judges.cache import JudgmentCache
+from ragrade.llm.secrets import Redactor
 
 #: Chat-template tokens allowed per message on top of the text when bounding a prompt's tokens.
 TEMPLATE_TOKENS_PER_MESSAGE = 16
@@ -281,15 +282,12 @@ def plan(pool: Pool, queries: Mapping[str, str], passages: Passages | Mapping[st
 
 _FATAL_HTTP = re.compile(r"\bHTTP (401|403|404)\b")
 _CONNECT = re.compile(r"connect(ion)? ?(error|refused)|ConnectError|Errno 111|actively refused", re.IGNORECASE)
-_SECRET = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{6,}|\bsk-[A-Za-z0-9_-]{8,}")
 
 
 def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """``text`` with the given secrets and anything that looks like a bearer token or an API key removed."""
-    for s in secrets:
-        if s:
-            text = text.replace(s, "***")
-    return _SECRET.sub(lambda m: (m.group(1) or "") + "***", text)
+    """``text`` with every piece of the given secrets (10 characters or more, see
+    :mod:`ragrade.llm.secrets`) and anything that looks like a bearer token or an API key removed."""
+    return Redactor(secrets).text(text)
 
 
 def _secrets(judge: Judge) -> tuple[str, ...]:

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from ragrade.errors import RagradeError
+
+# Secrets are kept out of every output by the one redactor of the LLM core (re-exported here, its old home).
+from ragrade.llm.secrets import MIN_SECRET_LENGTH, SECRET_PIECE, Redactor, redact
+
+__all__ = ["MIN_SECRET_LENGTH", "SECRET_PIECE", "TASKS", "Judge", "JudgeConfigError", "Judgment", "Redactor", "Usage",
+           "judgment_key", "redact", "redact_judgment"]
 
 
 class JudgeConfigError(RagradeError):
@@ -25,82 +30,11 @@ class JudgeConfigError(RagradeError):
     is cached; the message says what to check."""
 
 
-#: Secrets shorter than this are not searched for (replacing a 3-letter "key" everywhere would mangle the
-#: judge's answers; real API keys are 20 characters or more).
-MIN_SECRET_LENGTH = 8
-
-_TOKEN_PATTERNS = (
-    # an Authorization header or a bearer token, however it is quoted
-    (re.compile(r"(?i)(authorization['\"]?\s*[:=]\s*['\"]?)(?:bearer\s+|basic\s+|token\s+)?[^\s'\",}]+"), r"\1***"),
-    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1***"),
-    # API keys in the usual shapes (OpenAI, Anthropic, Groq, Google, Hugging Face, GitHub, AWS)
-    (re.compile(r"\b(?:sk|pk|rk|gsk|xai)-[A-Za-z0-9_-]{16,}"), "***"),
-    (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), "***"),
-    (re.compile(r"\b(?:hf|ghp|gho|github_pat)_[A-Za-z0-9_]{16,}"), "***"),
-    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), "***"),
-    # "api_key": "...", api-key=...
-    (re.compile(r"(?i)(api[_-]?key['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]{8,}"), r"\1***"),
-)
-
-
-#: What every pattern above starts with (lower case): a string holding none of these cannot match a
-#: pattern, so it skips them (most strings: a judge's reply holds no credential). Substring tests on the
-#: lower-cased text: a few microseconds where one case-insensitive regular expression took tens.
-_TOKEN_HINTS = ("authorization", "bearer", "api_key", "api-key", "apikey", "sk-", "pk-", "rk-", "xai-", "aiza",
-                "hf_", "ghp_", "gho_", "github_pat_", "akia")
-
-
-def _may_hold_token(text: str) -> bool:
-    low = text.lower()
-    return any(h in low for h in _TOKEN_HINTS)
-
-
-#: Characters JSON writes escaped: a secret holding one may not appear as is in a value's JSON text.
-_JSON_ESCAPED = ('"', "\\", *map(chr, range(32)))
-
-
-def redact(value: Any, secrets: Iterable[str | None] = ()) -> Any:
-    """``value`` with every secret and every token that looks like a credential replaced by ``***``: the
-    given ``secrets`` (the API key, when at least :data:`MIN_SECRET_LENGTH` characters), ``Authorization``
-    headers, bearer tokens and API keys in the usual shapes. Strings, lists, tuples and dicts (keys and
-    values) are walked; anything else is returned as is. Everything a judge stores (the cache) or shows
-    (details, errors) goes through this."""
-    keys = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
-    if isinstance(value, dict | list | tuple) and not any(c in k for k in keys for c in _JSON_ESCAPED):
-        # One look at the whole value: nothing to replace (the usual case) means nothing to walk.
-        try:
-            text = json.dumps(value, ensure_ascii=False)
-        except (TypeError, ValueError):
-            text = None
-        if text is not None and not _may_hold_token(text) and not any(k in text for k in keys):
-            return value
-
-    def clean(x: Any) -> Any:
-        if isinstance(x, str):
-            for k in keys:
-                if k in x:
-                    x = x.replace(k, "***")
-            if not _may_hold_token(x):
-                return x
-            for pattern, repl in _TOKEN_PATTERNS:
-                x = pattern.sub(repl, x)
-            return x
-        if isinstance(x, dict):
-            return {clean(k): clean(v) for k, v in x.items()}
-        if isinstance(x, list):
-            return [clean(v) for v in x]
-        if isinstance(x, tuple):
-            return tuple(clean(v) for v in x)
-        return x
-
-    return clean(value)
-
-
-def redact_judgment(j: Judgment, secrets: Iterable[str | None] = ()) -> Judgment:
+def redact_judgment(j: Judgment, secrets: Iterable[str | None] | Redactor = ()) -> Judgment:
     """A judgment whose output and error went through :func:`redact` (the same object when clean)."""
-    secrets = list(secrets)
-    output = redact(j.output, secrets) if j.output is not None else None
-    error = redact(j.error, secrets) if j.error is not None else None
+    r = secrets if isinstance(secrets, Redactor) else Redactor(secrets)
+    output = r(j.output) if j.output is not None else None
+    error = r(j.error) if j.error is not None else None
     if output == j.output and error == j.error:
         return j
     return replace(j, output=output, error=error)

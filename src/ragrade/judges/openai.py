@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragrade.errors import InputError, require
-from ragrade.judges.base import JudgeConfigError, Judgment, Usage, redact, redact_judgment
+from ragrade.judges.base import JudgeConfigError, Judgment, Redactor, Usage, redact_judgment
 from ragrade.judges.prompts import PROMPT_VERSION, SCHEMAS, OutputError, build_messages, parse_output
 
 _RESPONSE_FORMATS = ("json_schema", "json_object_schema", "json_object", "none")
@@ -151,6 +151,7 @@ class OpenAIJudge:
         self.prompt_version = PROMPT_VERSION
         self.stats = JudgeStats()
         self._api_key = os.environ.get(s.api_key_env) or None
+        self.redact = Redactor([self._api_key])  # every piece of the key, in everything the judge returns
         self._mode = "json_schema" if s.response_format == "auto" else s.response_format
         self._rng = random.Random(s.jitter_seed)
         self._answered = False  # a response came back: from then on a refused connection is transient
@@ -265,7 +266,7 @@ class OpenAIJudge:
     def _scrub(self, text: str) -> str:
         """Remove the API key and anything credential-like from a text that may end up in an error message
         (and keep it short)."""
-        text = redact(text, [self._api_key])
+        text = self.redact(text)
         return text if len(text) <= 300 else text[:300] + "..."
 
     def _config_error(self, status: int, body: str) -> JudgeConfigError:
@@ -376,7 +377,7 @@ class OpenAIJudge:
             self._sem = asyncio.Semaphore(self.settings.max_concurrency)
         assert self._sem is not None
         async with self._sem:
-            j = redact_judgment(await self._judge(task, inputs), [self._api_key])
+            j = redact_judgment(await self._judge(task, inputs), self.redact)
         self.stats.judgments += 1
         self.stats.failures += 0 if j.ok else 1
         self.stats.prompt_tokens += j.usage.prompt_tokens
@@ -417,7 +418,7 @@ class OpenAIJudge:
             try:
                 # Redact the whole reply first: an error quoting a clipped piece of it can then never hold
                 # part of the key (a server may echo the request, headers included).
-                text = _message_text(redact(data, [self._api_key]))
+                text = _message_text(self.redact(data))
                 output = self.parse(task, text)
             except OutputError as exc:
                 parse_failures += 1
