@@ -443,6 +443,9 @@ async def aassess(pool: Pool, queries: Mapping[str, str], passages: Passages | M
                 state["reserved_cost"] += reserve[1]
                 state["started"] += 1
                 inflight.add(asyncio.ensure_future(one(key, reserve)))
+                if counters["calls"] == 0 and not state["success"]:
+                    # The first call is asked alone: a wrong key or URL stops the run after one request.
+                    _, inflight = await asyncio.wait(inflight)
             while inflight and not fatal:
                 _, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
         finally:
