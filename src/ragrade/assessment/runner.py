@@ -281,7 +281,8 @@ def plan(pool: Pool, queries: Mapping[str, str], passages: Passages | Mapping[st
 
 
 _FATAL_HTTP = re.compile(r"\bHTTP (401|403|404)\b")
-_CONNECT = re.compile(r"connect(ion)? ?(error|refused)|ConnectError|Errno 111|actively refused", re.IGNORECASE)
+# (a refused connection; not "connection error", which also names a connection that broke after an answer)
+_CONNECT = re.compile(r"connect(ion)? ?refused|ConnectError|Errno 111|actively refused", re.IGNORECASE)
 
 
 def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
