@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 from ragrade.errors import RagradeError
 
 # Secrets are kept out of every output by the one redactor of the LLM core (re-exported here, its old home).
-from ragrade.llm.secrets import MIN_SECRET_LENGTH, SECRET_PIECE, Redactor, redact
+from ragrade.llm.secrets import _TOKEN_PATTERNS, MIN_SECRET_LENGTH, SECRET_PIECE, Redactor, redact  # noqa: F401
 
 __all__ = ["MIN_SECRET_LENGTH", "SECRET_PIECE", "TASKS", "Judge", "JudgeConfigError", "Judgment", "Redactor", "Usage",
            "judgment_key", "redact", "redact_judgment"]
