@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragrade.judges.prompts import OutputError
+from ragrade.llm.tasks import TaskSet
 
 #: The judgment task name of graded relevance (inputs ``query``, ``title``, ``passage``).
 TASK = "graded_relevance"
@@ -93,7 +94,7 @@ def parse_grade(text: str) -> dict[str, Any]:
     >>> parse_grade('The grade is 2')
     Traceback (most recent call last):
     ...
-    ragrade.judges.prompts.OutputError: reply is not a JSON object: 'The grade is 2'
+    ragrade.llm.tasks.OutputError: reply is not a JSON object: 'The grade is 2'
     """
     stripped = text.strip()
     if not stripped:
@@ -114,4 +115,21 @@ def parse_grade(text: str) -> dict[str, Any]:
     return {"grade": int(g)}
 
 
-__all__ = ["GRADES", "PROMPT_VERSION", "SCHEMA", "TASK", "build_messages", "parse_grade", "passage_text"]
+__all__ = ["GRADES", "PROMPT_VERSION", "SCHEMA", "TASK", "TASK_SET", "build_messages", "parse_grade", "passage_text"]
+
+
+def _messages(task: str, inputs: Mapping[str, str]) -> list[dict[str, str]]:
+    return build_messages(inputs)
+
+
+def _schema(task: str) -> dict[str, Any] | None:
+    return SCHEMA if task == TASK else None
+
+
+def _parse(task: str, text: str) -> dict[str, Any]:
+    return parse_grade(text)
+
+
+#: The assessor's one task, as the LLM backends take it (:class:`ragrade.llm.tasks.TaskSet`); replies are
+#: ``{"grade": n}``, hence the short reply cap.
+TASK_SET = TaskSet("grade", PROMPT_VERSION, _messages, _schema, _parse, max_tokens=64)

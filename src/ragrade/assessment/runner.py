@@ -37,11 +37,15 @@ from ragrade.errors import RagradeError
 from ragrade.judges.base import Judge, JudgeConfigError, Judgment, judgment_key
 from ragrade.llm.budget import Budget
 from ragrade.llm.cache import JudgmentCache, open_cache
-from ragrade.llm.runner import Execution, execute, fatal_reason, reusable
+from ragrade.llm.runner import (
+    Execution,
+    execute,
+    fatal_reason,
+    reusable,
+    worst_case,
+)
 from ragrade.llm.secrets import Redactor
 
-#: Chat-template tokens allowed per message on top of the text when bounding a prompt's tokens.
-TEMPLATE_TOKENS_PER_MESSAGE = 16
 #: Rough characters per token, for the *estimates* of ``--dry-run`` (never for enforcing a budget).
 CHARS_PER_TOKEN = 4.0
 #: Expected completion tokens of one graded reply (``{"grade": 2}``), for the estimates.
@@ -187,14 +191,7 @@ def _build(pool: Pool, queries: Mapping[str, str], passages: Passages | Mapping[
 
 def _worst_tokens(judge: Judge, inputs: Mapping[str, str]) -> tuple[int, int]:
     """(worst prompt tokens, worst completion tokens) of one judgment, all attempts."""
-    if not _is_llm(judge):
-        return 0, 0
-    s = judge.settings  # type: ignore[attr-defined]
-    msgs = judge.messages(_prompt.TASK, inputs)  # type: ignore[attr-defined]
-    prompt = sum(len(m["content"].encode("utf-8")) + TEMPLATE_TOKENS_PER_MESSAGE for m in msgs) + TEMPLATE_TOKENS_PER_MESSAGE
-    attempts = 1 + int(s.parse_retries)
-    completion = int(s.max_tokens) if s.max_tokens is not None else 4096
-    return attempts * prompt, attempts * completion
+    return worst_case(judge, _prompt.TASK, inputs)
 
 
 def _estimate_tokens(judge: Judge, inputs: Mapping[str, str]) -> tuple[int, int]:

@@ -15,6 +15,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ragrade.llm.tasks import OutputError as _OutputError
+from ragrade.llm.tasks import TaskSet
+
 PROMPT_VERSION = "judge-prompts-1"
 
 _SYSTEM = (
@@ -116,8 +119,7 @@ def build_messages(task: str, inputs: Mapping[str, str]) -> list[dict[str, str]]
     ]
 
 
-class OutputError(ValueError):
-    """The judge's reply could not be read as the task's output."""
+OutputError = _OutputError  # (defined in the LLM core; re-exported here, its old home)
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
@@ -231,3 +233,11 @@ def normalize_output(task: str, obj: Any) -> dict[str, Any]:
 def parse_output(task: str, text: str) -> dict[str, Any]:
     """Parse and normalise a judge's raw reply text."""
     return normalize_output(task, extract_json(text))
+
+
+def _schema(task: str) -> dict[str, Any] | None:
+    return SCHEMAS.get(task)
+
+
+#: The judge metrics' tasks, as the LLM backends take them (:class:`ragrade.llm.tasks.TaskSet`).
+TASK_SET = TaskSet("context", PROMPT_VERSION, build_messages, _schema, parse_output, max_tokens=1024)

@@ -49,7 +49,8 @@ from ragrade.judges.metrics import (
     ratio,
     split_sentences,
 )
-from ragrade.llm.runner import Execution, config_failure, execute
+from ragrade.llm.budget import Budget
+from ragrade.llm.runner import Execution, config_failure, execute, worst_of
 from ragrade.llm.runner import rotate as _rotate  # noqa: F401  (its old name)
 
 
@@ -290,6 +291,7 @@ async def _execute(
     max_concurrency: int | None,
     retry_failed: bool,
     progress: Callable[[Progress], None] | None,
+    budget: Budget | None = None,
 ) -> tuple[dict[str, Judgment], dict[str, int | float]]:
     """The LLM core's runner (:func:`ragrade.llm.runner.execute`), reported as the judges report it."""
 
@@ -298,8 +300,10 @@ async def _execute(
             progress(Progress(total=ex.needed, done=len(ex.results), calls=ex.calls, cache_hits=ex.cache_hits,
                               failures=ex.failed, tokens=ex.tokens))
 
+    active = budget is not None and budget.active
     ex = await execute(judge, requests, cache=cache, max_concurrency=max_concurrency, retry_failed=retry_failed,
-                       progress=report if progress is not None else None)
+                       progress=report if progress is not None else None, budget=budget,
+                       worst=worst_of(judge, requests) if active else None)
     counters: dict[str, int | float] = {
         "needed": ex.needed,
         "cache_hits": ex.cache_hits,
@@ -309,6 +313,14 @@ async def _execute(
         "completion_tokens": ex.completion_tokens,
         "cost": ex.cost,
     }
+    if active:
+        # Judgments a budget left unasked make their metrics NaN, as failed ones, and are never cached.
+        unasked = [k for k in requests if k not in ex.results]
+        for k in unasked:
+            ex.results[k] = Judgment.failed("not asked: the budget was reached (re-run to resume from the cache)",
+                                            transient=True)
+        counters["unasked"] = len(unasked)
+        counters["budget_reached"] = ex.budget_reached
     return ex.results, counters
 
 
@@ -432,6 +444,7 @@ async def aevaluate_judged(
     retry_failed: bool = False,
     progress: Callable[[Progress], None] | None = None,
     columns: Mapping[str, str] | None = None,
+    budget: Budget | None = None,
 ) -> JudgeResult:
     """Asynchronous :func:`evaluate_judged`."""
     profile = check_profile(profile)
@@ -446,7 +459,8 @@ async def aevaluate_judged(
     store, owned = _open_cache(cache) if judge.cacheable else (None, False)
     try:
         results, counters = await _execute(
-            judge, store, requests, max_concurrency=max_concurrency, retry_failed=retry_failed, progress=progress
+            judge, store, requests, max_concurrency=max_concurrency, retry_failed=retry_failed, progress=progress,
+            budget=budget,
         )
     finally:
         if owned and store is not None:
@@ -486,7 +500,9 @@ def evaluate_judged(data: Any, metrics: Iterable[str | JudgeMetric] | str | None
     ``judge``: any :class:`~ragrade.judges.base.Judge` (default: the offline lexical judge). ``profile``:
     ``"default"``, ``"ragas"`` or ``"deepeval"``. ``cache``: True (user cache directory), a path, a
     :class:`JudgmentCache`, or False. Failed transient judgments in the cache are retried; permanent failures
-    only with ``retry_failed=True``.
+    only with ``retry_failed=True``. ``budget``: a :class:`ragrade.llm.budget.Budget` (calls, tokens, cost)
+    never exceeded; judgments it leaves unasked make their metrics NaN (counted as failed, reason "not
+    asked"; ``summary["judgments"]["unasked"]``), and a re-run resumes from the cache.
     """
     try:
         asyncio.get_running_loop()

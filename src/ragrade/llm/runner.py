@@ -89,6 +89,41 @@ def fatal_reason(j: Judgment, any_success: bool) -> str | None:
     return None
 
 
+#: Chat-template tokens allowed per message on top of the text when bounding a prompt's tokens.
+TEMPLATE_TOKENS_PER_MESSAGE = 16
+
+
+def worst_case(judge: Judge, task: str, inputs: Mapping[str, str]) -> tuple[int, int]:
+    """(worst prompt tokens, worst completion tokens) of one judgment of an LLM judge, all attempts: every
+    attempt that can spend tokens (the first ask and each re-ask after an unreadable reply) at ``prompt
+    bytes + 16 tokens per message + max_tokens`` (a token of a byte-level tokenizer covers at least one
+    byte; the reply is cut at ``max_tokens``). (0, 0) for a judge without LLM settings."""
+    s = getattr(judge, "settings", None)
+    if s is None or not hasattr(judge, "messages"):
+        return 0, 0
+    msgs = judge.messages(task, inputs)
+    prompt = sum(len(m["content"].encode("utf-8")) + TEMPLATE_TOKENS_PER_MESSAGE for m in msgs) + TEMPLATE_TOKENS_PER_MESSAGE
+    attempts = 1 + int(s.parse_retries)
+    completion = int(s.max_tokens) if s.max_tokens is not None else 4096
+    return attempts * prompt, attempts * completion
+
+
+def worst_of(judge: Judge, requests: Mapping[str, tuple[str, Mapping[str, str]]]
+             ) -> Callable[[str], tuple[int, float]] | None:
+    """The ``worst`` argument of :func:`execute` for an LLM judge (tokens, cost from its prices); None for
+    a judge without LLM settings (offline: no tokens, no cost)."""
+    s = getattr(judge, "settings", None)
+    if s is None:
+        return None
+    pp, cp = float(s.prompt_price), float(s.completion_price)
+
+    def worst(key: str) -> tuple[int, float]:
+        wp, wc = worst_case(judge, *requests[key])
+        return wp + wc, (wp * pp + wc * cp) / 1e6
+
+    return worst
+
+
 def redactor_of(judge: Judge) -> Redactor:
     """The judge's redactor (its ``redact`` attribute), or one for its ``_api_key``."""
     r = getattr(judge, "redact", None)
@@ -233,4 +268,5 @@ async def execute(judge: Judge, requests: Mapping[str, tuple[str, Mapping[str, s
     return ex
 
 
-__all__ = ["Execution", "config_failure", "execute", "fatal_reason", "redactor_of", "reusable", "rotate"]
+__all__ = ["TEMPLATE_TOKENS_PER_MESSAGE", "Execution", "config_failure", "execute", "fatal_reason", "redactor_of",
+           "reusable", "rotate", "worst_case", "worst_of"]
