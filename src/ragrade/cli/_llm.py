@@ -39,6 +39,24 @@ class BackendChoice(click.ParamType):
         self.fail(f"{value!r} is not one of {', '.join(map(repr, self._names()))}", param, ctx)
 
 
+class ProfileChoice(click.Choice):
+    """The judge profiles (:data:`ragrade.judges.metrics.JUDGE_PROFILES`), read when first needed: the
+    command's module stays light to import."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    @property  # type: ignore[override]
+    def choices(self) -> list[str]:
+        from ragrade.judges.metrics import PROFILES
+
+        return list(PROFILES)
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        return None
+
+
 def llm_options(*, tasks: str, max_tokens: int, concurrency_help: str = "Judgments in flight at once.",
                 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The shared options, for a command whose judgments are of the task set ``tasks`` (``"context"``:
@@ -145,5 +163,5 @@ def secret_errors(key: str | None) -> Iterator[None]:
             fail(redact.text(str(exc)))
 
 
-__all__ = ["BackendChoice", "budget", "cache_arg", "check_budget", "key_of", "llm_options", "make_judge",
+__all__ = ["BackendChoice", "ProfileChoice", "budget", "cache_arg", "check_budget", "key_of", "llm_options", "make_judge",
            "secret_errors"]

@@ -17,9 +17,17 @@ from typing import Any
 
 import click
 
-from ragrade.cli._llm import budget, cache_arg, check_budget, key_of, llm_options, make_judge, secret_errors
+from ragrade.cli._llm import (
+    ProfileChoice,
+    budget,
+    cache_arg,
+    check_budget,
+    key_of,
+    llm_options,
+    make_judge,
+    secret_errors,
+)
 from ragrade.cli._output import fail, incomplete, input_errors
-from ragrade.judges.metrics import PROFILES
 
 
 class _Percent(click.ParamType):
@@ -50,7 +58,7 @@ class _Percent(click.ParamType):
 )
 @click.argument("dataset", type=click.Path(dir_okay=False))
 @click.option("--metric", "-m", "metrics", multiple=True, help="Metric to compute (repeat or comma-separate).")
-@click.option("--profile", type=click.Choice(list(PROFILES)), default="default", show_default=True,
+@click.option("--profile", type=ProfileChoice(), default="default", show_default=True,
               help="Convention for the formulas (epsilons, denominators).")
 @click.option("--input-format", type=click.Choice(["jsonl", "json", "csv", "tsv", "parquet"]), default=None,
               help="Dataset format (default: from the file name).")

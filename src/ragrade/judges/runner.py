@@ -40,11 +40,11 @@ from ragrade.errors import InputError, RagradeError
 from ragrade.judges.base import Judge, Judgment, Usage, judgment_key
 from ragrade.judges.cache import JudgmentCache, open_cache
 from ragrade.judges.metrics import (
-    RAGAS_ENTITY_EPS,
     JudgeMetric,
     check_profile,
     normalize_entity,
     parse_many,
+    profile_rules,
     ranked_precision,
     ratio,
     split_sentences,
@@ -340,7 +340,9 @@ _config_failure = config_failure  # (its old name)
 def _score(
     metric: JudgeMetric, examples: list[Example], cells: list[_Cell], results: dict[str, Judgment], profile: str
 ) -> tuple[np.ndarray, list[dict[str, Any]], dict[str, int]]:
-    """Values, details and outcome counts of one metric for all queries."""
+    """Values, details and outcome counts of one metric for all queries (the profile's conventions are
+    data: :class:`~ragrade.judges.metrics.JudgeProfile`)."""
+    rules = profile_rules(profile)
     n = len(examples)
     values = np.full(n, np.nan)
     details: list[dict[str, Any]] = [{} for _ in range(n)]
@@ -386,7 +388,7 @@ def _score(
         for i, q in enumerate(ready):
             ref = _output(results[cells[q].keys[0]])["entities"]
             ctx = _output(results[cells[q].keys[1]])["entities"]
-            if profile == "ragas":
+            if rules.entity_match == "exact":
                 ref_set, ctx_set = set(ref), set(ctx)
             else:
                 ref_set = {normalize_entity(e) for e in ref} - {""}
@@ -399,18 +401,17 @@ def _score(
                 "context_entities": ctx,
                 "common": sorted(common),
             }
-        scores = ratio(num, den, eps=RAGAS_ENTITY_EPS) if profile == "ragas" else ratio(num, den)
+        scores = ratio(num, den, eps=rules.entity_eps)
     elif name == "context_relevancy":
         for i, q in enumerate(ready):
             stmts = [s for k in cells[q].keys for s in _output(results[k])["statements"]]
             num[i] = sum(s["relevant"] for s in stmts)
-            if profile == "ragas":
-                chunks = examples[q].contexts
-                den[i] = len(split_sentences(_join(chunks)))
+            if rules.relevancy_denominator == "sentences":
+                den[i] = len(split_sentences(_join(examples[q].contexts)))
             else:
                 den[i] = len(stmts)
             details[q] = {"status": "ok", "statements": stmts}
-        scores = ratio(num, den, empty=0.0, cap=True) if profile == "ragas" else ratio(num, den)
+        scores = ratio(num, den, empty=rules.relevancy_empty, cap=rules.relevancy_cap)
     else:  # pragma: no cover
         raise AssertionError(name)
 
