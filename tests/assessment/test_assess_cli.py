@@ -236,3 +236,20 @@ def test_kill_9_then_resume_asks_no_finished_pair_again(examples, tmp_path, grad
     assert not finished_prompts & set(second)
     assert len(second) == _judgeable(examples) - len(finished)
     assert len((tmp_path / "o.qrels").read_text().splitlines()) == _judgeable(examples)
+
+
+@pytest.mark.parametrize("concurrency", [8, 32])
+def test_wrong_key_costs_one_request_whatever_the_concurrency(examples, tmp_path, grading_server, concurrency):
+    grading_server.api_key = "the-right-key-0123456789"
+    cache = tmp_path / "c.sqlite3"
+    res = CliRunner().invoke(main, [str(a) for a in [
+        *_llm_args(examples, grading_server, tmp_path / "o.qrels", cache, "--max-concurrency", concurrency,
+                   "--api-key-env", "RAGRADE_WRONG_KEY")]], env={"RAGRADE_WRONG_KEY": "sk-wrong-key-000000000000"})
+    assert res.exit_code == 2 and "HTTP 401" in res.stderr
+    assert grading_server.count() == 1  # the key is checked with one request before any other is sent
+    assert not (tmp_path / "o.qrels").exists()
+    ok = CliRunner().invoke(main, [str(a) for a in [
+        *_llm_args(examples, grading_server, tmp_path / "o.qrels", cache, "--max-concurrency", concurrency,
+                   "--api-key-env", "RAGRADE_WRONG_KEY")]], env={"RAGRADE_WRONG_KEY": grading_server.api_key})
+    assert ok.exit_code == 0, ok.output
+    assert grading_server.count() == 1 + _judgeable(examples)  # nothing of the refusal was cached

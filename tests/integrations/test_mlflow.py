@@ -123,3 +123,97 @@ def test_missing_extra_gives_an_install_hint(monkeypatch):
     monkeypatch.setattr("ragrade.integrations.mlflow.require", missing)
     with pytest.raises(errors.MissingDependencyError, match=r"ragrade\[mlflow\]"):
         log_result(ragrade.evaluate({"q": {"d": 1}}, {"q": ["d"]}, ["rr"]))
+
+
+# -- failures: bounded, typed, no traceback (issue 23, items 2 and 14) -------------------------------------
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed when the block ends: nothing listens there
+
+
+def test_file_store_without_the_opt_in_is_an_mlflow_logging_error(tmp_path, monkeypatch):
+    from ragrade.integrations.mlflow import MlflowLoggingError
+
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    uri = (tmp_path / "mlruns").as_uri()
+    result = ragrade.evaluate(QRELS, RUN, ["ndcg@10"])
+    with pytest.raises(MlflowLoggingError, match="MLFLOW_ALLOW_FILE_STORE"):
+        log_result(result, tracking_uri=uri)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    r = CliRunner().invoke(main, ["evaluate", str(QRELS), str(RUN), "-m", "ndcg@10", "--mlflow"])
+    assert r.exit_code == 2, r.output
+    assert "error: MLflow refused the logging" in r.stderr and "MLFLOW_ALLOW_FILE_STORE" in r.stderr
+    assert "Traceback" not in r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+
+
+def test_unreachable_server_fails_within_a_bound_and_restores_the_environment(monkeypatch):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from ragrade.integrations.mlflow import HTTP_SETTINGS
+
+    for k in HTTP_SETTINGS:
+        monkeypatch.delenv(k, raising=False)
+    port = _closed_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    env |= {"MLFLOW_TRACKING_URI": f"http://127.0.0.1:{port}",
+            "PYTHONPATH": str(Path(ragrade.__file__).resolve().parents[1])}
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "ragrade", "evaluate", str(QRELS), str(RUN), "-m", "ndcg@10",
+                           "--mlflow"], capture_output=True, text=True, env=env, timeout=120)
+    took = time.perf_counter() - t0
+    assert proc.returncode == 2, proc.stderr
+    assert took < 40  # MLflow's own defaults retry for minutes
+    assert f"error: cannot reach the MLflow tracking server (tracking URI http://127.0.0.1:{port})" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    # in process: the same error, and the MLflow variables are as they were before the call
+    from ragrade.integrations.mlflow import MlflowLoggingError
+
+    result = ragrade.evaluate(QRELS, RUN, ["ndcg@10"])
+    before = {k: os.environ.get(k) for k in HTTP_SETTINGS}
+    with pytest.raises(MlflowLoggingError, match="cannot reach"):
+        log_result(result, tracking_uri=f"http://127.0.0.1:{port}")
+    assert {k: os.environ.get(k) for k in HTTP_SETTINGS} == before == dict.fromkeys(HTTP_SETTINGS)
+
+
+def test_bounded_http_leaves_the_users_settings_alone(monkeypatch):
+    import os
+
+    from ragrade.integrations.mlflow import HTTP_SETTINGS, bounded_http
+
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "7")
+    monkeypatch.delenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", raising=False)
+    with pytest.raises(RuntimeError), bounded_http():
+        assert os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] == "7"
+        assert os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] == HTTP_SETTINGS["MLFLOW_HTTP_REQUEST_MAX_RETRIES"]
+        raise RuntimeError("restored even on an error")
+    assert os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] == "7"
+    assert "MLFLOW_HTTP_REQUEST_MAX_RETRIES" not in os.environ
+
+
+def test_a_server_that_never_answers_is_bounded_by_the_timeout(monkeypatch):
+    import socket
+    import time
+
+    from ragrade.integrations.mlflow import MlflowLoggingError
+
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "1")  # the user's own bound is honoured
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)  # accepts connections, never answers
+        uri = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        result = ragrade.evaluate(QRELS, RUN, ["ndcg@10"])
+        t0 = time.perf_counter()
+        with pytest.raises(MlflowLoggingError):
+            log_result(result, tracking_uri=uri)
+        assert time.perf_counter() - t0 < 20

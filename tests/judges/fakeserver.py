@@ -16,6 +16,12 @@ or a debugging server does: ``echo_nochoices`` (a 200 JSON body with the echo an
 JSON), ``echo_json`` (a valid answer whose reason quotes the echo), ``echo_401`` and ``echo_500`` (error
 bodies with the echo).
 
+Faults that echo *pieces* of the key the request carried (``server.key_pieces``), as a server or proxy
+that quotes or masks it does: ``piece_json`` (a valid answer whose reason quotes the key without its first
+five characters), ``piece_content`` (an unreadable reply quoting a middle piece), ``piece_text`` (a
+non-JSON 200 body with a piece), ``piece_500`` (an error body with a piece) and ``piece_401`` (OpenAI's
+masked-key message: ``Incorrect API key provided: sk-te****`` + the key's last 13 characters).
+
 ``server.api_key``: when set, a request without ``Authorization: Bearer <api_key>`` gets a 401.
 """
 
@@ -114,6 +120,8 @@ class FakeLLMServer:
                     return self._send(401, b'{"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}')
                 if fault.startswith("echo"):
                     return self._echo(fault, user, body)
+                if fault.startswith("piece"):
+                    return self._piece(fault, user)
                 if fault == "404":
                     return self._send(404, b'{"error": {"message": "The model does not exist", "code": "model_not_found"}}')
                 rf = body.get("response_format") or {}
@@ -168,6 +176,25 @@ class FakeLLMServer:
                 else:  # echo_json: a valid answer that quotes the request in its reason
                     answer = answer_for(user)
                     answer["reason"] = f"as asked in {echo}"
+                    content = json.dumps(answer)
+                reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                      "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
+                return self._send(200, json.dumps(reply).encode())
+
+            def _piece(self, fault: str, user: str) -> None:
+                key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+                if fault == "piece_401":
+                    masked = f"Incorrect API key provided: {key[:5]}****{key[-13:]}. You can find your API key at ..."
+                    return self._send(401, json.dumps({"error": {"message": masked}}).encode())
+                if fault == "piece_500":
+                    return self._send(500, f"upstream refused token ...{key[4:-3]}... (debug)".encode())
+                if fault == "piece_text":
+                    return self._send(200, f"proxy log: key tail {key[-14:]} mid {key[6:20]}".encode())
+                if fault == "piece_content":
+                    content = f"Your token was {key[3:]}, I cannot grade."
+                else:  # piece_json: a valid answer quoting the key without its first five characters
+                    answer = answer_for(user)
+                    answer["reason"] = f"noted credential {key[5:]} and graded"
                     content = json.dumps(answer)
                 reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                                       "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}

@@ -98,15 +98,36 @@ def test_http_client_is_validated():
 
 
 def _redact_slowly(value, secrets):
-    """Every pattern on every string, no shortcut (what redact did before its fast paths)."""
-    from ragrade.judges.base import _TOKEN_PATTERNS, MIN_SECRET_LENGTH
+    """Every piece rule and every pattern on every string, no shortcut (no anchors, no regular expression
+    for the pieces, no look at the whole value first)."""
+    from ragrade.judges.base import _TOKEN_PATTERNS, MIN_SECRET_LENGTH, SECRET_PIECE
 
     keys = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
+    windows = {k[i : i + SECRET_PIECE] for k in keys if len(k) >= SECRET_PIECE
+               for i in range(len(k) - SECRET_PIECE + 1)}
+
+    def cut(x):
+        marked = [False] * len(x)
+        for i in range(len(x) - SECRET_PIECE + 1):
+            if x[i : i + SECRET_PIECE] in windows:
+                marked[i : i + SECRET_PIECE] = [True] * SECRET_PIECE
+        out, i = [], 0
+        while i < len(x):
+            if marked[i]:
+                while i < len(x) and marked[i]:
+                    i += 1
+                out.append("***")
+            else:
+                out.append(x[i])
+                i += 1
+        return "".join(out)
 
     def clean(x):
         if isinstance(x, str):
             for k in keys:
-                x = x.replace(k, "***")
+                if len(k) < SECRET_PIECE:
+                    x = x.replace(k, "***")
+            x = cut(x)
             for pattern, repl in _TOKEN_PATTERNS:
                 x = pattern.sub(repl, x)
             return x
@@ -123,7 +144,8 @@ def _redact_slowly(value, secrets):
 
 _PIECES = ["verdict", "Authorization: Bearer abcdefgh12345678", "bearer XYZabc12345678", "sk-" + "a" * 20,
            "api_key=supersecret99", "AIza" + "B" * 32, "hf_" + "c" * 20, "AKIA" + "D" * 16, KEY, "Paris",
-           'he said "hi"', "ünïcödé", "API-KEY: 12345678abc", "GHP_" + "e" * 20, "x\nsk-" + "f" * 18]
+           'he said "hi"', "ünïcödé", "API-KEY: 12345678abc", "GHP_" + "e" * 20, "x\nsk-" + "f" * 18,
+           KEY[5:], KEY[-13:], "sk-te****" + KEY[-13:], KEY[3:14] + "!", KEY[:9]]
 
 
 def test_redact_fast_paths_change_nothing():
@@ -138,7 +160,7 @@ def test_redact_fast_paths_change_nothing():
                                                       st.dictionaries(text, inner, max_size=3)), max_leaves=8)
 
     @settings(max_examples=300, deadline=None)
-    @given(value=tree, secret=st.sampled_from([None, KEY, "short", 'quote"in-secret-123']))
+    @given(value=tree, secret=st.sampled_from([None, KEY, "short", 'quote"in-secret-123', "mid-len-9"]))
     def check(value, secret):
         assert redact(value, [secret]) == _redact_slowly(value, [secret])
 

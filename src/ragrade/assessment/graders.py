@@ -28,7 +28,8 @@ from ragrade.judges.openai import OpenAIJudge, OpenAISettings
 
 
 class LLMGrader(OpenAIJudge):
-    """An LLM assessor over an OpenAI-compatible server (needs the ``llm`` extra). Arguments as
+    """An LLM assessor over an OpenAI-compatible server (needs the ``llm`` extra): the OpenAI backend asking
+    the assessor's task set (:data:`ragrade.assessment.prompt.TASK_SET`). Arguments as
     :class:`~ragrade.judges.openai.OpenAIJudge` (``model``, ``base_url``, ``api_key_env``,
     ``max_concurrency``, prices...); ``max_tokens`` defaults to 64 (the reply is ``{"grade": n}``)."""
 
@@ -36,20 +37,8 @@ class LLMGrader(OpenAIJudge):
 
     def __init__(self, settings: OpenAISettings | None = None, **overrides: Any) -> None:
         if settings is None and "max_tokens" not in overrides:
-            overrides["max_tokens"] = 64
-        super().__init__(settings, **overrides)
-        self.prompt_version = _prompt.PROMPT_VERSION
-
-    def messages(self, task: str, inputs: Mapping[str, str]) -> list[dict[str, str]]:
-        if task == _prompt.TASK:
-            return _prompt.build_messages(inputs)
-        return super().messages(task, inputs)
-
-    def schema(self, task: str) -> dict[str, Any] | None:
-        return _prompt.SCHEMA if task == _prompt.TASK else super().schema(task)
-
-    def parse(self, task: str, text: str) -> dict[str, Any]:
-        return _prompt.parse_grade(text) if task == _prompt.TASK else super().parse(task, text)
+            overrides["max_tokens"] = _prompt.TASK_SET.max_tokens
+        super().__init__(settings, tasks=_prompt.TASK_SET, **overrides)
 
 
 def grade_from_score(score: float, thresholds: tuple[float, float, float]) -> int:

@@ -21,12 +21,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-import re
 import socket
 import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,48 +33,23 @@ import pandas as pd
 from ragrade.assessment import prompt as _prompt
 from ragrade.assessment.pooling import Pool
 from ragrade.assessment.readers import Passages
-from ragrade.errors import InputError, RagradeError
+from ragrade.errors import RagradeError
 from ragrade.judges.base import Judge, JudgeConfigError, Judgment, judgment_key
-from ragrade.judges.cache import JudgmentCache
+from ragrade.llm.budget import Budget
+from ragrade.llm.cache import JudgmentCache, open_cache
+from ragrade.llm.runner import (
+    Execution,
+    execute,
+    fatal_reason,
+    reusable,
+    worst_case,
+)
+from ragrade.llm.secrets import Redactor
 
-#: Chat-template tokens allowed per message on top of the text when bounding a prompt's tokens.
-TEMPLATE_TOKENS_PER_MESSAGE = 16
 #: Rough characters per token, for the *estimates* of ``--dry-run`` (never for enforcing a budget).
 CHARS_PER_TOKEN = 4.0
 #: Expected completion tokens of one graded reply (``{"grade": 2}``), for the estimates.
 EXPECTED_COMPLETION_TOKENS = 8
-
-
-@dataclass(frozen=True)
-class Budget:
-    """Limits of one run: judgments asked (``calls``), tokens (prompt + completion, as the server reports
-    them) or cost (``usd``, from the judge's prices). ``None`` = no limit.
-
-    A judgment is started only when ``spent + worst case of the judgments in flight + its own worst case``
-    stays within every limit. The worst case of one judgment counts every attempt that can spend tokens
-    (the first ask and each re-ask after an unreadable reply) at ``prompt bytes + 16 tokens per message +
-    max_tokens``: a token of a byte-level tokenizer covers at least one byte of text, and the reply is cut
-    at ``max_tokens``. A reply whose server reports no usage is counted at its worst case.
-    """
-
-    calls: int | None = None
-    tokens: int | None = None
-    usd: float | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("calls", "tokens"):
-            v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
-                raise InputError(f"budget {name} must be a whole number >= 0", value=v)
-        if self.usd is not None and (not isinstance(self.usd, int | float) or not self.usd >= 0):
-            raise InputError("budget usd must be a number >= 0", value=self.usd)
-
-    @property
-    def active(self) -> bool:
-        return self.calls is not None or self.tokens is not None or self.usd is not None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"calls": self.calls, "tokens": self.tokens, "usd": self.usd}
 
 
 @dataclass(frozen=True)
@@ -218,14 +191,7 @@ def _build(pool: Pool, queries: Mapping[str, str], passages: Passages | Mapping[
 
 def _worst_tokens(judge: Judge, inputs: Mapping[str, str]) -> tuple[int, int]:
     """(worst prompt tokens, worst completion tokens) of one judgment, all attempts."""
-    if not _is_llm(judge):
-        return 0, 0
-    s = judge.settings  # type: ignore[attr-defined]
-    msgs = judge.messages(_prompt.TASK, inputs)  # type: ignore[attr-defined]
-    prompt = sum(len(m["content"].encode("utf-8")) + TEMPLATE_TOKENS_PER_MESSAGE for m in msgs) + TEMPLATE_TOKENS_PER_MESSAGE
-    attempts = 1 + int(s.parse_retries)
-    completion = int(s.max_tokens) if s.max_tokens is not None else 4096
-    return attempts * prompt, attempts * completion
+    return worst_case(judge, _prompt.TASK, inputs)
 
 
 def _estimate_tokens(judge: Judge, inputs: Mapping[str, str]) -> tuple[int, int]:
@@ -237,19 +203,11 @@ def _estimate_tokens(judge: Judge, inputs: Mapping[str, str]) -> tuple[int, int]
 
 
 def _open_cache(cache: Any, judge: Judge) -> tuple[JudgmentCache | None, bool]:
-    if not getattr(judge, "cacheable", True) or cache is None or cache is False:
-        return None, False
-    if isinstance(cache, JudgmentCache):
-        return cache, False
-    if cache is True:
-        return JudgmentCache(), True
-    if isinstance(cache, str | Path):
-        return JudgmentCache(cache), True
-    raise InputError("cache must be True, False/None, a path or a JudgmentCache", value=cache)
+    return open_cache(cache, cacheable=getattr(judge, "cacheable", True))
 
 
 def _usable(j: Judgment, retry_failed: bool) -> bool:
-    return j.ok or (not j.transient and not retry_failed)
+    return reusable(j, retry_failed)
 
 
 def plan(pool: Pool, queries: Mapping[str, str], passages: Passages | Mapping[str, Any], *, judge: Judge,
@@ -279,17 +237,10 @@ def plan(pool: Pool, queries: Mapping[str, str], passages: Passages | Mapping[st
                 pt, ct, wp + wc, cost, worst, judge_info(judge))
 
 
-_FATAL_HTTP = re.compile(r"\bHTTP (401|403|404)\b")
-_CONNECT = re.compile(r"connect(ion)? ?(error|refused)|ConnectError|Errno 111|actively refused", re.IGNORECASE)
-_SECRET = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{6,}|\bsk-[A-Za-z0-9_-]{8,}")
-
-
 def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """``text`` with the given secrets and anything that looks like a bearer token or an API key removed."""
-    for s in secrets:
-        if s:
-            text = text.replace(s, "***")
-    return _SECRET.sub(lambda m: (m.group(1) or "") + "***", text)
+    """``text`` with every piece of the given secrets (10 characters or more, see
+    :mod:`ragrade.llm.secrets`) and anything that looks like a bearer token or an API key removed."""
+    return Redactor(secrets).text(text)
 
 
 def _secrets(judge: Judge) -> tuple[str, ...]:
@@ -297,18 +248,7 @@ def _secrets(judge: Judge) -> tuple[str, ...]:
     return (key,) if isinstance(key, str) and key else ()
 
 
-def _fatal(j: Judgment, any_success: bool) -> str | None:
-    if getattr(j, "fatal", False):
-        return j.error or "configuration error"
-    err = j.error or ""
-    m = _FATAL_HTTP.search(err)
-    if m:
-        what = {"401": "the server refused the API key (HTTP 401)", "403": "access forbidden (HTTP 403)",
-                "404": "not found (HTTP 404): check --base-url and --model"}[m.group(1)]
-        return f"{what}: {err}"
-    if not any_success and _CONNECT.search(err):
-        return f"cannot reach the judge's server: {err}"
-    return None
+_fatal = fatal_reason  # (its old name)
 
 
 def preflight(judge: Judge, timeout: float = 5.0) -> None:
@@ -336,130 +276,38 @@ async def aassess(pool: Pool, queries: Mapping[str, str], passages: Passages | M
     rows, requests, not_judged = _build(pool, queries, passages, judge)
     store, owned = _open_cache(cache, judge)
     secrets = _secrets(judge)
-    results: dict[str, Judgment] = {}
-    counters: dict[str, Any] = {"needed": len(requests), "calls": 0, "cache_hits": 0, "failed_judgments": 0,
-                                "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0, "tokens_estimated": 0}
-    budget_reached = False
+    llm = _is_llm(judge)
+    prices = _prices(judge) or (0.0, 0.0)
+
+    def worst(key: str) -> tuple[int, float]:
+        wp, wc = _worst_tokens(judge, requests[key])
+        return wp + wc, (wp * prices[0] + wc * prices[1]) / 1e6
+
+    def report(ex: Execution) -> None:
+        if progress is not None:
+            progress(AssessProgress(ex.needed, len(ex.results), ex.calls, ex.cache_hits, ex.failed, ex.tokens,
+                                    float(ex.cost)))
+
     try:
-        if store is not None and requests:
-            for key, j in store.get_many(requests).items():
-                if _usable(j, retry_failed):
-                    results[key] = j
-        counters["cache_hits"] = len(results)
-        counters["failed_judgments"] = sum(1 for j in results.values() if not j.ok)
-        todo = [k for k in requests if k not in results]
+        if check_server and store is not None and requests:
+            todo = len(requests) - sum(1 for j in store.get_many(requests).values() if reusable(j, retry_failed))
+        else:
+            todo = len(requests)
         if todo and check_server:
             preflight(judge)
-        limit = max(1, int(max_concurrency or getattr(judge, "max_concurrency", 1) or 1))
-        llm = _is_llm(judge)
-        prices = _prices(judge) or (0.0, 0.0)
-        state = {"reserved_tokens": 0, "reserved_cost": 0.0, "started": 0, "success": any(j.ok for j in results.values())}
-        fatal: list[str] = []
-
-        def report() -> None:
-            if progress is not None:
-                progress(AssessProgress(len(requests), len(results), int(counters["calls"]), int(counters["cache_hits"]),
-                                        int(counters["failed_judgments"]),
-                                        int(counters["prompt_tokens"] + counters["completion_tokens"]),
-                                        float(counters["cost"])))
-
-        def worst(key: str) -> tuple[int, float]:
-            if not llm:
-                return 0, 0.0
-            wp, wc = _worst_tokens(judge, requests[key])
-            return wp + wc, (wp * prices[0] + wc * prices[1]) / 1e6
-
-        def fits(key: str) -> bool:
-            if budget.calls is not None and state["started"] + 1 > budget.calls:
-                return False
-            t, c = worst(key)
-            spent_t = counters["prompt_tokens"] + counters["completion_tokens"]
-            if budget.tokens is not None and spent_t + state["reserved_tokens"] + t > budget.tokens:
-                return False
-            return not (budget.usd is not None and counters["cost"] + state["reserved_cost"] + c > budget.usd + 1e-12)
-
-        async def one(key: str, reserve: tuple[int, float]) -> None:
-            inputs = requests[key]
-            try:
-                j: Judgment | None = None
-                if store is not None:  # another process may have answered it meanwhile
-                    hit = store.get(key)
-                    if hit is not None and hit.ok:
-                        j = hit
-                if j is not None:
-                    results[key] = j
-                    counters["cache_hits"] += 1
-                    state["started"] -= 1  # no call was made
-                    return
-                try:
-                    j = await judge.judge(_prompt.TASK, inputs)
-                except RagradeError as exc:
-                    fatal.append(scrub(str(exc), secrets))
-                    return
-                except Exception as exc:  # a judge must not raise; if one does, the run goes on
-                    j = Judgment.failed(f"judge raised {type(exc).__name__}: {exc}", transient=True)
-                counters["calls"] += 1
-                reason = _fatal(j, bool(state["success"]))
-                if reason is not None:
-                    fatal.append(scrub(reason, secrets))
-                    return
-                if j.error:
-                    j = Judgment(j.output, scrub(j.error, secrets), j.transient, j.usage, j.attempts)
-                u = j.usage
-                if llm and u.total_tokens == 0:
-                    counters["tokens_estimated"] += 1
-                    counters["prompt_tokens"] += reserve[0]
-                    counters["cost"] += reserve[1]
-                else:
-                    counters["prompt_tokens"] += u.prompt_tokens
-                    counters["completion_tokens"] += u.completion_tokens
-                    counters["cost"] += u.cost
-                if j.ok:
-                    state["success"] = True
-                else:
-                    counters["failed_judgments"] += 1
-                if store is not None:
-                    store.put(key, judge=judge.name, model=judge.model, prompt_version=judge.prompt_version,
-                              task=_prompt.TASK, judgment=j)
-                results[key] = j
-            finally:
-                state["reserved_tokens"] -= reserve[0]
-                state["reserved_cost"] -= reserve[1]
-                report()
-
-        report()
-        inflight: set[asyncio.Task[None]] = set()
-        try:
-            for key in todo:
-                while len(inflight) >= limit and not fatal:
-                    _, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
-                while not fatal and not fits(key):
-                    if not inflight:
-                        budget_reached = True
-                        break
-                    _, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
-                if fatal or budget_reached:
-                    break
-                reserve = worst(key)
-                state["reserved_tokens"] += reserve[0]
-                state["reserved_cost"] += reserve[1]
-                state["started"] += 1
-                inflight.add(asyncio.ensure_future(one(key, reserve)))
-            while inflight and not fatal:
-                _, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for t in inflight:
-                t.cancel()
-            if inflight:
-                await asyncio.gather(*inflight, return_exceptions=True)
-        if fatal:
-            raise JudgeConfigError(f"{fatal[0]} (stopped; {len(results)} judgments done are cached, nothing else "
-                                   "was kept)")
-        if budget.calls is not None and state["started"] >= budget.calls and len(results) < len(requests):
-            budget_reached = True
+        ex = await execute(judge, {k: (_prompt.TASK, v) for k, v in requests.items()}, cache=store,
+                           max_concurrency=max_concurrency, retry_failed=retry_failed, budget=budget,
+                           worst=worst if llm else None, order="given",
+                           progress=report if progress is not None else None)
     finally:
         if owned and store is not None:
             store.close()
+    results = ex.results
+    counters: dict[str, Any] = {"needed": ex.needed, "calls": ex.calls, "cache_hits": ex.cache_hits,
+                                "failed_judgments": ex.failed, "prompt_tokens": ex.prompt_tokens,
+                                "completion_tokens": ex.completion_tokens, "cost": ex.cost,
+                                "tokens_estimated": ex.tokens_estimated}
+    budget_reached = ex.budget_reached
 
     graded: list[tuple[str, str, int]] = []
     failures: list[dict[str, str]] = []

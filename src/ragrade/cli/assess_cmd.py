@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from ragrade.cli._output import input_errors
+from ragrade.cli._llm import budget, cache_arg, check_budget, key_of, llm_options, make_judge, secret_errors
 
 EXIT_FAILED = 1
 
@@ -37,9 +37,8 @@ def _max_failed(value: str) -> tuple[float, bool]:
     "assess",
     epilog=(
         "Grades: 0 unrelated, 1 related but not answering, 2 answers partly, 3 answers fully and precisely. "
-        "Judges: offline (word overlap, an approximation; no server), semantic (embeddings, an approximation; "
-        "needs ragrade[semantic]), openai (any OpenAI-compatible server; needs ragrade[llm]; the key is read "
-        "from the variable named by --api-key-env and never printed or stored). Exit status: 0 done (also "
+        "Backends (--judge): see docs/judges.md; the key is read from the variable named by --api-key-env "
+        "and never printed or stored. Exit status: 0 done (also "
         "when a budget stopped the run: re-run to resume), 1 done but more judgments failed than "
         "--max-failed allows, 2 bad input or a judge that cannot work as configured (wrong key, unknown "
         "model, server not reachable). See docs/assessment.md."
@@ -62,34 +61,7 @@ def _max_failed(value: str) -> tuple[float, bool]:
 @click.option("--provenance", "provenance_path", type=click.Path(dir_okay=False), default=None,
               help="Provenance JSON (default: <output>.provenance.json).")
 @click.option("--dry-run", is_flag=True, help="Print pairs, calls, estimated tokens and cost, then exit.")
-@click.option("--budget-calls", type=click.IntRange(min=0), default=None, help="Ask at most this many judgments.")
-@click.option("--budget-tokens", type=click.IntRange(min=0), default=None,
-              help="Spend at most this many tokens (prompt + completion); each judgment reserves its worst case.")
-@click.option("--budget-usd", type=click.FloatRange(min=0), default=None,
-              help="Spend at most this cost (needs --prompt-price / --completion-price).")
-@click.option("--judge", "judge_kind", type=click.Choice(["offline", "semantic", "openai"]), default="offline",
-              show_default=True, help="Which assessor grades the pairs.")
-@click.option("--base-url", envvar="RAGRADE_JUDGE_BASE_URL", default="https://api.openai.com/v1", show_default=True,
-              help="OpenAI-compatible endpoint (env RAGRADE_JUDGE_BASE_URL).")
-@click.option("--model", envvar="RAGRADE_JUDGE_MODEL", default="gpt-4o-mini", show_default=True,
-              help="Model name for the openai judge (env RAGRADE_JUDGE_MODEL).")
-@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
-              help="Name of the environment variable holding the API key (unset: no key sent).")
-@click.option("--max-concurrency", type=click.IntRange(min=1), default=8, show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds per request.")
-@click.option("--max-retries", type=click.IntRange(min=0), default=5, show_default=True)
-@click.option("--max-tokens", type=click.IntRange(min=1), default=64, show_default=True,
-              help="Reply length cap (the reply is {\"grade\": n}).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed sent to the server.")
-@click.option("--response-format", type=click.Choice(["auto", "json_schema", "json_object_schema", "json_object", "none"]),
-              default="auto", show_default=True)
-@click.option("--prompt-price", type=click.FloatRange(min=0), default=0.0,
-              help="Price per million prompt tokens (cost, --budget-usd, --dry-run).")
-@click.option("--completion-price", type=click.FloatRange(min=0), default=0.0, help="Price per million completion tokens.")
-@click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
-              help="SQLite cache file (default: $XDG_CACHE_HOME/ragrade/judgments.sqlite3).")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache (no resume).")
-@click.option("--retry-failed", is_flag=True, help="Ask again judgments that failed permanently in an earlier run.")
+@llm_options(tasks="grade", max_tokens=64, concurrency_help="Judgments in flight at once.")
 @click.option("--max-failed", default="0", show_default=True,
               help="Failed judgments allowed before the exit status is 1: a count or a percentage (2%).")
 @click.option("--queries-format", type=click.Choice(["tsv", "jsonl", "parquet"]), default=None)
@@ -101,7 +73,6 @@ def _max_failed(value: str) -> tuple[float, bool]:
 @click.option("--title-col", default=None)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Summary printed on stdout.")
-@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
 def command(**o: Any) -> None:
     """Grade the pooled (query, passage) pairs of RUNS 0-3 with an assessor and write qrels."""
     max_failed = _max_failed(o["max_failed"])
@@ -109,28 +80,16 @@ def command(**o: Any) -> None:
         raise click.UsageError("give -o/--output (or --dry-run)")
     if o["holes_only"] and not o["qrels_path"]:
         raise click.UsageError("--holes-only needs --qrels")
-    if o["budget_usd"] is not None and not (o["prompt_price"] or o["completion_price"]):
-        raise click.UsageError("--budget-usd needs --prompt-price and/or --completion-price")
-    with input_errors():
+    check_budget(o)
+    with secret_errors(key_of(o)):
         code = _run(o, max_failed)
     sys.exit(code)
 
 
 def _make_judge(o: dict[str, Any]) -> Any:
-    if o["judge_kind"] == "offline":
-        from ragrade.assessment.graders import LexicalGrader
+    from ragrade.assessment.prompt import TASK_SET
 
-        return LexicalGrader()
-    if o["judge_kind"] == "semantic":
-        from ragrade.assessment.graders import SemanticGrader
-
-        return SemanticGrader()
-    from ragrade.assessment.graders import LLMGrader
-
-    return LLMGrader(model=o["model"], base_url=o["base_url"], api_key_env=o["api_key_env"],
-                     max_concurrency=o["max_concurrency"], timeout=o["timeout"], max_retries=o["max_retries"],
-                     max_tokens=o["max_tokens"], seed=o["seed"], response_format=o["response_format"],
-                     prompt_price=o["prompt_price"], completion_price=o["completion_price"])
+    return make_judge(o, TASK_SET)
 
 
 def _stem(path: str) -> str:
@@ -145,7 +104,7 @@ def _run(o: dict[str, Any], max_failed: tuple[float, bool]) -> int:
     from ragrade.assessment import provenance as prov
     from ragrade.assessment.pooling import pool
     from ragrade.assessment.readers import read_passages, read_queries
-    from ragrade.assessment.runner import Budget, aassess, plan
+    from ragrade.assessment.runner import aassess, plan
     from ragrade.cli._output import stderr_console
     from ragrade.errors import InputError
     from ragrade.io import read_qrels, read_run
@@ -177,7 +136,7 @@ def _run(o: dict[str, Any], max_failed: tuple[float, bool]) -> int:
                          f"(first ids: {', '.join(missing_q[:5])}); check the file and --query-id-col")
     judge = _make_judge(o)
     approx = bool(getattr(judge, "approximation", False))
-    cache: Any = False if o["no_cache"] else (o["cache_path"] or True)
+    cache: Any = cache_arg(o)
     _warn_missing(err, passages, missing_q)
     if approx:
         err.print(f"note: the {judge.name} assessor is an offline approximation (word overlap / similarity, not "
@@ -188,13 +147,13 @@ def _run(o: dict[str, Any], max_failed: tuple[float, bool]) -> int:
         _print_plan(p, the_pool, o["fmt"])
         return 0
 
-    budget = Budget(o["budget_calls"], o["budget_tokens"], o["budget_usd"])
+    limits = budget(o)
     show = o["progress"] if o["progress"] is not None else sys.stderr.isatty()
 
     async def go() -> Any:
         try:
             if not show:
-                return await aassess(the_pool, queries, passages, judge=judge, cache=cache, budget=budget,
+                return await aassess(the_pool, queries, passages, judge=judge, cache=cache, budget=limits,
                                      max_concurrency=o["max_concurrency"], retry_failed=o["retry_failed"])
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -211,7 +170,7 @@ def _run(o: dict[str, Any], max_failed: tuple[float, bool]) -> int:
                            tokens=p.tokens, cost=f"{p.cost:.4f}")
 
             with bar:
-                return await aassess(the_pool, queries, passages, judge=judge, cache=cache, budget=budget,
+                return await aassess(the_pool, queries, passages, judge=judge, cache=cache, budget=limits,
                                      max_concurrency=o["max_concurrency"], retry_failed=o["retry_failed"],
                                      progress=on_progress)
         finally:

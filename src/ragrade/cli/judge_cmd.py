@@ -11,13 +11,22 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 from collections import Counter
 from typing import Any
 
 import click
 
+from ragrade.cli._llm import (
+    ProfileChoice,
+    budget,
+    cache_arg,
+    check_budget,
+    key_of,
+    llm_options,
+    make_judge,
+    secret_errors,
+)
 from ragrade.cli._output import fail, incomplete, input_errors
 
 
@@ -43,17 +52,13 @@ class _Percent(click.ParamType):
     "judge",
     epilog=(
         "Metrics: llm_context_precision[@K], llm_context_precision_noref[@K], context_recall, "
-        "context_entities_recall, context_relevancy (default: all). Judges: offline (rapidfuzz word overlap, "
-        "no server), semantic (offline sentence embeddings, needs ragrade[semantic]), openai (any "
-        "OpenAI-compatible server, needs ragrade[llm]; the key is read from the variable named by "
-        "--api-key-env and never printed)."
+        "context_entities_recall, context_relevancy (default: all). Backends (--judge): see docs/judges.md; the "
+        "key is read from the variable named by --api-key-env and never printed or stored."
     ),
 )
 @click.argument("dataset", type=click.Path(dir_okay=False))
 @click.option("--metric", "-m", "metrics", multiple=True, help="Metric to compute (repeat or comma-separate).")
-@click.option("--judge", "judge_kind", type=click.Choice(["offline", "semantic", "openai"]), default="offline",
-              show_default=True, help="Which judge answers the judgments.")
-@click.option("--profile", type=click.Choice(["default", "ragas", "deepeval"]), default="default", show_default=True,
+@click.option("--profile", type=ProfileChoice(), default="default", show_default=True,
               help="Convention for the formulas (epsilons, denominators).")
 @click.option("--input-format", type=click.Choice(["jsonl", "json", "csv", "tsv", "parquet"]), default=None,
               help="Dataset format (default: from the file name).")
@@ -63,27 +68,7 @@ class _Percent(click.ParamType):
               help="Column with the retrieved contexts, rank 1 first (a JSON list in CSV/TSV).")
 @click.option("--id-col", default=None, help="Query id column (default: 'id' if present, else the row number).")
 @click.option("--response-col", default=None, help="Generated response column (used by llm_context_precision_noref).")
-@click.option("--base-url", envvar="RAGRADE_JUDGE_BASE_URL", default="https://api.openai.com/v1", show_default=True,
-              help="OpenAI-compatible endpoint (env RAGRADE_JUDGE_BASE_URL).")
-@click.option("--model", envvar="RAGRADE_JUDGE_MODEL", default="gpt-4o-mini", show_default=True,
-              help="Model name for the openai judge (env RAGRADE_JUDGE_MODEL).")
-@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
-              help="Name of the environment variable holding the API key (unset: no key sent).")
-@click.option("--max-concurrency", type=click.IntRange(min=1), default=8, show_default=True,
-              help="Judgments in flight at once.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds per request.")
-@click.option("--max-retries", type=click.IntRange(min=0), default=5, show_default=True)
-@click.option("--max-tokens", type=click.IntRange(min=1), default=1024, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed sent to the server.")
-@click.option("--response-format", type=click.Choice(["auto", "json_schema", "json_object_schema", "json_object", "none"]),
-              default="auto", show_default=True,
-              help="Structured-output mode; auto tries a JSON schema and steps down when the server refuses it.")
-@click.option("--prompt-price", type=float, default=0.0, help="Price per million prompt tokens (for the cost line).")
-@click.option("--completion-price", type=float, default=0.0, help="Price per million completion tokens.")
-@click.option("--cache", "cache_path", type=click.Path(dir_okay=False), default=None,
-              help="SQLite cache file (default: $XDG_CACHE_HOME/ragrade/judgments.sqlite3).")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
-@click.option("--retry-failed", is_flag=True, help="Ask again judgments that failed permanently in an earlier run.")
+@llm_options(tasks="context", max_tokens=1024)
 @click.option("--max-failed", type=_Percent(), default=0.0, show_default=True,
               help="Percentage of judgments allowed to fail (after retries) before the exit status is 1; the "
                    "results are printed either way. A wrong key, model or URL always stops the run (status 2).")
@@ -91,34 +76,32 @@ class _Percent(click.ParamType):
 @click.option("--per-query", is_flag=True, help="Table format: also print every query's scores.")
 @click.option("--details", "details_path", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write each query's judge output (verdicts, statements, entities, reasons) to this JSONL file.")
-@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
-def command(dataset: str, metrics: tuple[str, ...], judge_kind: str, profile: str, input_format: str | None,
-            question_col: str, reference_col: str, contexts_col: str, id_col: str | None, response_col: str | None,
-            base_url: str, model: str, api_key_env: str, max_concurrency: int, timeout: float, max_retries: int,
-            max_tokens: int, seed: int, response_format: str, prompt_price: float, completion_price: float, cache_path: str | None,
-            no_cache: bool, retry_failed: bool, max_failed: float, fmt: str, per_query: bool,
-            details_path: str | None, progress: bool | None) -> None:
+def command(**o: Any) -> None:
     """Score judge-based context metrics (LLM context precision, context recall, context entities recall,
     context relevancy) over DATASET: one row per query with a question, a reference answer and the
     retrieved contexts."""
-    from ragrade.judges.base import redact
+    from ragrade.llm.secrets import Redactor
 
-    options = dict(locals())
-    with input_errors():
-        result = _run(**options)
+    check_budget(o)
+    key = key_of(o)
+    with secret_errors(key):
+        result = _run(**o)
     # The judge already redacts what it returns; this also covers a custom judge and the key of any judge.
-    secrets = [os.environ.get(api_key_env)] if judge_kind == "openai" else []
-    details = redact(result.details, secrets)
-    if fmt == "json":
-        click.echo(json.dumps(redact({k: v for k, v in result.to_dict().items() if k != "details"}, secrets),
-                              indent=2))
+    redact = Redactor([key])
+    details = redact(result.details)
+    if o["fmt"] == "json":
+        click.echo(json.dumps(redact({k: v for k, v in result.to_dict().items() if k != "details"}), indent=2))
     else:
-        _print_table(result, per_query)
-    if details_path:
-        with input_errors(), open(details_path, "w", encoding="utf-8") as f:
+        _print_table(result, o["per_query"])
+    if o["details_path"]:
+        with input_errors(), open(o["details_path"], "w", encoding="utf-8") as f:
             for qid, d in details.items():
                 f.write(json.dumps({"query_id": qid, **d}, ensure_ascii=False) + "\n")
+    max_failed = o["max_failed"]
     j = result.summary["judgments"]
+    if j.get("budget_reached"):
+        click.echo(f"note: budget reached: {j['unasked']} judgments left unasked (their metrics are NaN); re-run "
+                   "the same command to resume from the cache", err=True)
     failed, needed = int(j["failed"]), int(j["needed"])
     if failed and failed * 100 > max_failed * needed:
         reasons = Counter(r for q in details.values() for d in q.values() if d.get("status") == "failed"
@@ -129,23 +112,9 @@ def command(dataset: str, metrics: tuple[str, ...], judge_kind: str, profile: st
 
 
 def _make_judge(judge_kind: str, **kw: Any) -> Any:
-    if judge_kind == "offline":
-        from ragrade.judges.offline import LexicalJudge
+    from ragrade.judges.prompts import TASK_SET
 
-        return LexicalJudge()
-    if judge_kind == "semantic":
-        from ragrade.judges.offline import SemanticJudge
-
-        return SemanticJudge()
-    from ragrade.judges.openai import OpenAIJudge
-
-    return OpenAIJudge(
-        model=kw["model"], base_url=kw["base_url"], api_key_env=kw["api_key_env"],
-        max_concurrency=kw["max_concurrency"], timeout=kw["timeout"], max_retries=kw["max_retries"],
-        max_tokens=kw["max_tokens"], seed=kw["seed"], response_format=kw["response_format"],
-        prompt_price=kw["prompt_price"],
-        completion_price=kw["completion_price"],
-    )
+    return make_judge({"judge_kind": judge_kind, **kw}, TASK_SET)
 
 
 def _run(**o: Any) -> Any:
@@ -162,7 +131,7 @@ def _run(**o: Any) -> Any:
     columns = {"question": o["question_col"], "reference": o["reference_col"], "contexts": o["contexts_col"],
                "id": o["id_col"], "response": o["response_col"], "source": o["dataset"]}
     judge = _make_judge(**o)
-    cache: Any = False if o["no_cache"] else (o["cache_path"] or True)
+    cache: Any = cache_arg(o)
     show = o["progress"] if o["progress"] is not None else sys.stderr.isatty()
 
     async def go() -> Any:
@@ -170,7 +139,7 @@ def _run(**o: Any) -> Any:
             if not show:
                 return await aevaluate_judged(rows, metric_list, judge=judge, profile=o["profile"], cache=cache,
                                               max_concurrency=o["max_concurrency"], retry_failed=o["retry_failed"],
-                                              columns=columns)
+                                              columns=columns, budget=budget(o))
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -189,7 +158,7 @@ def _run(**o: Any) -> Any:
             with bar:
                 return await aevaluate_judged(rows, metric_list, judge=judge, profile=o["profile"], cache=cache,
                                               max_concurrency=o["max_concurrency"], retry_failed=o["retry_failed"],
-                                              progress=on_progress, columns=columns)
+                                              progress=on_progress, columns=columns, budget=budget(o))
         finally:
             await judge.aclose()
 

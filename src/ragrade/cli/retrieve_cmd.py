@@ -66,6 +66,8 @@ def _no_required_parameters(fn: Any) -> bool:
               help="Where the document id is: a metadata field, or for LlamaIndex ref_doc_id / node_id.")
 @click.option("--name", default=None, help="Name of the retriever (run name and cache key; default MODULE:NAME).")
 @click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Calls at once.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds allowed per call; a call without an answer by then is a failed query (default: no limit).")
 @click.option("--mode", type=click.Choice(["auto", "threads", "asyncio"]), default="auto", show_default=True,
               help="Threads, or asyncio tasks (async retrievers, ainvoke, aretrieve).")
 @click.option("--cache", "cache", default=None, type=click.Path(dir_okay=False),
@@ -79,7 +81,7 @@ def _no_required_parameters(fn: Any) -> bool:
               help="How the summary is printed (json: on stdout).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: on a terminal).")
 def command(retriever: str, queries: str, k: int, output: str, output_format: str | None, id_key: str | None,
-            name: str | None, concurrency: int, mode: str, cache: str | None, qrels: str | None, no_texts: bool,
+            name: str | None, concurrency: int, timeout: float | None, mode: str, cache: str | None, qrels: str | None, no_texts: bool,
             max_failed: float, fmt: str, progress: bool | None) -> None:
     """Ask the retriever MODULE:NAME every query and write what it returns as a run.
 
@@ -100,7 +102,7 @@ def command(retriever: str, queries: str, k: int, output: str, output_format: st
         try:
             run = retrieve(obj, queries, k, id_key=id_key, name=name or retriever, concurrency=concurrency,
                            mode=mode, cache=cache, progress=progress, texts=not no_texts,  # type: ignore[arg-type]
-                           qrels=qrels)
+                           qrels=qrels, timeout=timeout)
         except IdMismatchError as exc:
             mismatch = exc
             run = exc.run

@@ -21,18 +21,21 @@ result is logged into that run and it is left open; otherwise a new run is creat
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+import urllib.parse
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ragrade.errors import (
     InputError,
     MlflowLoggingError,
+    RagradeError,
     require,
 )
 
@@ -75,8 +78,6 @@ def log_result(result: Any, *, qrels: Any = None, run: Any = None, compare_with:
     if not isinstance(result, Result):
         raise InputError(f"log_result takes a ragrade Result, not a {type(result).__name__}")
     mlflow = require("mlflow", package="mlflow-skinny", extra="mlflow", purpose="Logging to MLflow")
-    from mlflow.entities import Metric as MlflowMetric
-    from mlflow.entities import Param
     from mlflow.exceptions import MlflowException
 
     names = mlflow_metric_names(list(result.per_query.columns))
@@ -91,33 +92,97 @@ def log_result(result: Any, *, qrels: Any = None, run: Any = None, compare_with:
         metrics["retrieval_failed"] = float(retrieval.failed)
         params.update({"retriever": retrieval.retriever, "retrieval_k": str(retrieval.k)})
 
+    try:
+        with bounded_http():
+            rid = _log(mlflow, result, params, metrics, names, qrels, run, compare_with, report, tracking_uri,
+                       experiment, run_id, run_name, tags)
+    except RagradeError:
+        raise
+    except MlflowException as exc:
+        what = ("cannot reach the MLflow tracking server" if _UNREACHABLE.search(exc.message)
+                else "MLflow refused the logging")
+        raise MlflowLoggingError(f"{what}{_where(mlflow, tracking_uri)}: {_short(exc.message)}") from None
+    except Exception as exc:  # MLflow's transport (requests, urllib3) or its stores: never a traceback
+        raise MlflowLoggingError(f"logging to MLflow failed{_where(mlflow, tracking_uri)}: {type(exc).__name__}: "
+                                 f"{_short(str(exc))}") from None
+    return str(rid)
+
+
+def _log(mlflow: Any, result: Any, params: dict[str, str], metrics: dict[str, float], names: dict[str, str],
+         qrels: Any, run: Any, compare_with: Mapping[str, Any] | None, report: bool, tracking_uri: str | None,
+         experiment: str | None, run_id: str | None, run_name: str | None, tags: Mapping[str, str] | None) -> str:
+    from mlflow.entities import Metric as MlflowMetric
+    from mlflow.entities import Param
+
     active = mlflow.active_run() if (tracking_uri is None and experiment is None and run_id is None) else None
     client = mlflow.tracking.MlflowClient(tracking_uri)
-    try:
-        if active is not None:
-            rid, owned = active.info.run_id, False
-        elif run_id is not None:
-            rid, owned = run_id, False
-        else:
-            exp_id = _experiment_id(client, experiment)
-            created = client.create_run(exp_id, run_name=run_name or result.run_name or None,
-                                        tags={"ragrade.version": params["ragrade_version"], **dict(tags or {})})
-            rid, owned = created.info.run_id, True
-        import time
+    if active is not None:
+        rid, owned = active.info.run_id, False
+    elif run_id is not None:
+        rid, owned = run_id, False
+    else:
+        exp_id = _experiment_id(client, experiment)
+        created = client.create_run(exp_id, run_name=run_name or result.run_name or None,
+                                    tags={"ragrade.version": params["ragrade_version"], **dict(tags or {})})
+        rid, owned = created.info.run_id, True
+    import time
 
-        now = int(time.time() * 1000)
-        client.log_batch(rid, metrics=[MlflowMetric(k, v, now, 0) for k, v in metrics.items()],
-                         params=[Param(k, v) for k, v in params.items()], tags=[])
-        with tempfile.TemporaryDirectory(prefix="ragrade-mlflow-") as tmp:
-            folder = Path(tmp) / "ragrade"
-            folder.mkdir()
-            _artifacts(folder, result, names, qrels, run, compare_with, report)
-            client.log_artifacts(rid, str(folder), artifact_path="ragrade")
-        if owned:
-            client.set_terminated(rid)
-    except MlflowException as exc:
-        raise MlflowLoggingError(f"MLflow refused the logging: {exc.message}") from None
+    now = int(time.time() * 1000)
+    client.log_batch(rid, metrics=[MlflowMetric(k, v, now, 0) for k, v in metrics.items()],
+                     params=[Param(k, v) for k, v in params.items()], tags=[])
+    with tempfile.TemporaryDirectory(prefix="ragrade-mlflow-") as tmp:
+        folder = Path(tmp) / "ragrade"
+        folder.mkdir()
+        _artifacts(folder, result, names, qrels, run, compare_with, report)
+        client.log_artifacts(rid, str(folder), artifact_path="ragrade")
+    if owned:
+        client.set_terminated(rid)
     return str(rid)
+
+
+#: MLflow's HTTP settings while ragrade logs, unless the user set them (MLflow's own defaults retry an
+#: unreachable server for minutes: 7 retries with backoff factor 2, 120 s per request). With these, a
+#: refused connection fails in about 3 s and a server that accepts but never answers in about 3 x 20 s.
+HTTP_SETTINGS = {
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_JITTER": "0",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
+}
+
+
+@contextlib.contextmanager
+def bounded_http(settings: Mapping[str, str] | None = None) -> Iterator[None]:
+    """Set MLflow's HTTP retry and timeout variables (:data:`HTTP_SETTINGS`) for the duration of the block
+    (a variable the user set is left alone) and restore the environment after it, whatever happens."""
+    added = {k: v for k, v in (settings or HTTP_SETTINGS).items() if k not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
+
+
+_UNREACHABLE = re.compile(r"Max retries exceeded|Connection refused|NewConnectionError|Read timed out|"
+                          r"ConnectTimeout|Name or service not known")
+
+
+def _where(mlflow: Any, tracking_uri: str | None) -> str:
+    try:
+        uri = tracking_uri or mlflow.get_tracking_uri()
+    except Exception:
+        return ""
+    u = urllib.parse.urlsplit(str(uri))
+    if u.password or u.username:  # never show credentials of the URI
+        host = u.hostname or ""
+        uri = urllib.parse.urlunsplit((u.scheme, host + (f":{u.port}" if u.port else ""), u.path, "", ""))
+    return f" (tracking URI {uri})"
+
+
+def _short(text: str, limit: int = 600) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _experiment_id(client: Any, name: str | None) -> str:

@@ -13,6 +13,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,11 +22,42 @@ from ragrade.kernels._common import precision_sum, safe_div
 from ragrade.metrics.parser import Metric, parse_metric, parse_metrics
 from ragrade.metrics.registry import Family, families
 
-PROFILES: tuple[str, ...] = ("default", "ragas", "deepeval")
-
 #: Epsilons of the ragas profile (docs/profiles.md, ragas).
 RAGAS_PRECISION_EPS = 1e-10
 RAGAS_ENTITY_EPS = 1e-8
+
+
+@dataclass(frozen=True)
+class JudgeProfile:
+    """A peer's conventions for the judge formulas, as data (the judgments are the same under every
+    profile; only the formulas read them differently; docs/judges.md, Metrics).
+
+    ``precision_eps``: added to the denominator of context precision. ``entity_match``: ``"normalized"``
+    (NFKC, case folded, trimmed; empty entities dropped) or ``"exact"`` strings. ``entity_eps``: added to
+    the denominator of entities recall (so that no reference entity scores 0, not NaN).
+    ``relevancy_denominator``: ``"statements"`` (the judge's) or ``"sentences"`` (of the retrieved context,
+    by :func:`split_sentences`); ``relevancy_empty``: the score when the denominator is 0;
+    ``relevancy_cap``: cap the score at 1."""
+
+    name: str
+    precision_eps: float = 0.0
+    entity_match: str = "normalized"
+    entity_eps: float = 0.0
+    relevancy_denominator: str = "statements"
+    relevancy_empty: float = math.nan
+    relevancy_cap: bool = False
+
+
+#: The judge profiles, by name: adding one is one line here.
+JUDGE_PROFILES: dict[str, JudgeProfile] = {
+    "default": JudgeProfile("default"),
+    "ragas": JudgeProfile("ragas", precision_eps=RAGAS_PRECISION_EPS, entity_match="exact",
+                          entity_eps=RAGAS_ENTITY_EPS, relevancy_denominator="sentences", relevancy_empty=0.0,
+                          relevancy_cap=True),
+    "deepeval": JudgeProfile("deepeval"),
+}
+
+PROFILES: tuple[str, ...] = tuple(JUDGE_PROFILES)
 
 
 JudgeMetric = Metric  #: a judge metric is a :class:`~ragrade.metrics.Metric` of a ``"judge"`` family
@@ -69,16 +101,22 @@ def check_profile(profile: str) -> str:
     return profile
 
 
+def profile_rules(profile: str | JudgeProfile) -> JudgeProfile:
+    """The :class:`JudgeProfile` of a name (or the profile itself)."""
+    return profile if isinstance(profile, JudgeProfile) else JUDGE_PROFILES[check_profile(profile)]
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Formulas over flat arrays (one call for all queries)
 
 
-def ranked_precision(v: np.ndarray, offsets: np.ndarray, k: int | None, profile: str) -> np.ndarray:
+def ranked_precision(v: np.ndarray, offsets: np.ndarray, k: int | None, profile: str | JudgeProfile) -> np.ndarray:
     """Context precision for many queries at once.
 
     ``v`` holds the 0/1 verdicts of every query's chunks in rank order, concatenated; query ``q`` owns
     ``v[offsets[q]:offsets[q+1]]``. Score = ``sum_{i<=k} precision@i * v_i / sum_{i<=k} v_i``; 0 when no chunk
-    in the top k is useful; the ragas profile adds 1e-10 to the denominator (``docs/judges.md``).
+    in the top k is useful; the profile's ``precision_eps`` is added to the denominator (ragas: 1e-10,
+    ``docs/judges.md``).
     """
     v = np.asarray(v, dtype=np.float64)
     offsets = np.asarray(offsets, dtype=np.int64)
@@ -88,7 +126,7 @@ def ranked_precision(v: np.ndarray, offsets: np.ndarray, k: int | None, profile:
     pos = np.arange(len(v), dtype=np.int64) - np.repeat(offsets[:-1], lengths)
     useful = v > 0
     num, hits = precision_sum(seg[useful], pos[useful], nq, k)
-    return safe_div(num, hits, eps=RAGAS_PRECISION_EPS if profile == "ragas" else 0.0)
+    return safe_div(num, hits, eps=profile_rules(profile).precision_eps)
 
 
 def ratio(num: np.ndarray, den: np.ndarray, *, eps: float = 0.0, empty: float = math.nan, cap: bool = False) -> np.ndarray:

@@ -15,7 +15,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ragrade.errors import OutputError
+from ragrade.llm.tasks import OutputError as _OutputError
+from ragrade.llm.tasks import TaskSet
 
 PROMPT_VERSION = "judge-prompts-1"
 
@@ -116,6 +117,9 @@ def build_messages(task: str, inputs: Mapping[str, str]) -> list[dict[str, str]]
         {"role": "system", "content": _SYSTEM},
         {"role": "user", "content": _TEMPLATES[task].format(**fields)},
     ]
+
+
+OutputError = _OutputError  # (defined in the LLM core; re-exported here, its old home)
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
@@ -229,3 +233,11 @@ def normalize_output(task: str, obj: Any) -> dict[str, Any]:
 def parse_output(task: str, text: str) -> dict[str, Any]:
     """Parse and normalise a judge's raw reply text."""
     return normalize_output(task, extract_json(text))
+
+
+def _schema(task: str) -> dict[str, Any] | None:
+    return SCHEMAS.get(task)
+
+
+#: The judge metrics' tasks, as the LLM backends take them (:class:`ragrade.llm.tasks.TaskSet`).
+TASK_SET = TaskSet("context", PROMPT_VERSION, build_messages, _schema, parse_output, max_tokens=1024)

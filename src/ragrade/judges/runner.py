@@ -29,28 +29,29 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ragrade.errors import InputError, RagradeError
-from ragrade.judges.base import Judge, JudgeConfigError, Judgment, Usage, judgment_key
-from ragrade.judges.cache import JudgmentCache
+from ragrade.judges.base import Judge, Judgment, Usage, judgment_key
+from ragrade.judges.cache import JudgmentCache, open_cache
 from ragrade.judges.metrics import (
-    RAGAS_ENTITY_EPS,
     JudgeMetric,
     check_profile,
     normalize_entity,
     parse_many,
+    profile_rules,
     ranked_precision,
     ratio,
     split_sentences,
 )
+from ragrade.llm.budget import Budget
+from ragrade.llm.runner import Execution, config_failure, execute, worst_of
+from ragrade.llm.runner import rotate as _rotate  # noqa: F401  (its old name)
 
 
 @dataclass(frozen=True)
@@ -290,91 +291,37 @@ async def _execute(
     max_concurrency: int | None,
     retry_failed: bool,
     progress: Callable[[Progress], None] | None,
+    budget: Budget | None = None,
 ) -> tuple[dict[str, Judgment], dict[str, int | float]]:
-    results: dict[str, Judgment] = {}
+    """The LLM core's runner (:func:`ragrade.llm.runner.execute`), reported as the judges report it."""
 
-    def reusable(j: Judgment) -> bool:
-        return j.ok or (not j.transient and not retry_failed and not _config_failure(j))
-
-    if cache is not None and requests:
-        for key, j in cache.get_many(requests).items():
-            if reusable(j):
-                results[key] = j
-    counters: dict[str, int | float] = {
-        "needed": len(requests),
-        "cache_hits": len(results),
-        "calls": 0,
-        "failed": sum(1 for j in results.values() if not j.ok),
-        "prompt_tokens": 0,
-        "completion_tokens": 0,
-        "cost": 0.0,
-    }
-
-    def report() -> None:
+    def report(ex: Execution) -> None:
         if progress is not None:
-            progress(
-                Progress(
-                    total=len(requests),
-                    done=len(results),
-                    calls=int(counters["calls"]),
-                    cache_hits=int(counters["cache_hits"]),
-                    failures=int(counters["failed"]),
-                    tokens=int(counters["prompt_tokens"] + counters["completion_tokens"]),
-                )
-            )
+            progress(Progress(total=ex.needed, done=len(ex.results), calls=ex.calls, cache_hits=ex.cache_hits,
+                              failures=ex.failed, tokens=ex.tokens))
 
-    report()
-    todo = _rotate([k for k in requests if k not in results], os.getpid())
-    limit = max(1, max_concurrency or getattr(judge, "max_concurrency", 1) or 1)
-    sem = asyncio.Semaphore(limit)
-
-    async def one(key: str) -> None:
-        task, inputs = requests[key]
-        async with sem:
-            if cache is not None:  # another process may have answered it meanwhile
-                seen = cache.get(key)
-                if seen is not None and reusable(seen):
-                    results[key] = seen
-                    counters["cache_hits"] += 1
-                    counters["failed"] += 0 if seen.ok else 1
-                    report()
-                    return
-            try:
-                j = await judge.judge(task, inputs)
-            except JudgeConfigError:
-                raise
-            except Exception as exc:  # a judge must not raise; if one does, the run still goes on
-                j = Judgment.failed(f"judge raised {type(exc).__name__}: {exc}", transient=True)
-        if cache is not None:
-            cache.put(key, judge=judge.name, model=judge.model, prompt_version=judge.prompt_version, task=task, judgment=j)
-        results[key] = j
-        counters["calls"] += 1
-        counters["failed"] += 0 if j.ok else 1
-        counters["prompt_tokens"] += j.usage.prompt_tokens
-        counters["completion_tokens"] += j.usage.completion_tokens
-        counters["cost"] += j.usage.cost
-        report()
-
-    if todo:
-        await one(todo[0])  # alone: a wrong key or URL stops the run after one call
-    tasks = [asyncio.ensure_future(one(k)) for k in todo[1:]]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
-    return results, counters
-
-
-def _rotate(keys: list[str], pid: int) -> list[str]:
-    """``keys`` started at a place given by the process id (a multiplicative hash): concurrent processes
-    on one dataset and one cache then mostly ask different judgments first (order of calls only)."""
-    if len(keys) < 2:
-        return keys
-    start = (pid * 2654435761) % len(keys)
-    return keys[start:] + keys[:start]
+    active = budget is not None and budget.active
+    ex = await execute(judge, requests, cache=cache, max_concurrency=max_concurrency, retry_failed=retry_failed,
+                       progress=report if progress is not None else None, budget=budget,
+                       worst=worst_of(judge, requests) if active else None)
+    counters: dict[str, int | float] = {
+        "needed": ex.needed,
+        "cache_hits": ex.cache_hits,
+        "calls": ex.calls,
+        "failed": ex.failed,
+        "prompt_tokens": ex.prompt_tokens,
+        "completion_tokens": ex.completion_tokens,
+        "cost": ex.cost,
+    }
+    if active:
+        # Judgments a budget left unasked make their metrics NaN, as failed ones, and are never cached.
+        unasked = [k for k in requests if k not in ex.results]
+        for k in unasked:
+            ex.results[k] = Judgment.failed("not asked: the budget was reached (re-run to resume from the cache)",
+                                            transient=True)
+        counters["unasked"] = len(unasked)
+        counters["budget_reached"] = ex.budget_reached
+    return ex.results, counters
 
 
 def _output(j: Judgment) -> dict[str, Any]:
@@ -383,9 +330,7 @@ def _output(j: Judgment) -> dict[str, Any]:
     return j.output
 
 
-def _config_failure(j: Judgment) -> bool:
-    """A failure an older version cached for a configuration error (HTTP 401/403/404): never reused."""
-    return not j.ok and (j.error or "").startswith(("HTTP 401", "HTTP 403", "HTTP 404"))
+_config_failure = config_failure  # (its old name)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -395,7 +340,9 @@ def _config_failure(j: Judgment) -> bool:
 def _score(
     metric: JudgeMetric, examples: list[Example], cells: list[_Cell], results: dict[str, Judgment], profile: str
 ) -> tuple[np.ndarray, list[dict[str, Any]], dict[str, int]]:
-    """Values, details and outcome counts of one metric for all queries."""
+    """Values, details and outcome counts of one metric for all queries (the profile's conventions are
+    data: :class:`~ragrade.judges.metrics.JudgeProfile`)."""
+    rules = profile_rules(profile)
     n = len(examples)
     values = np.full(n, np.nan)
     details: list[dict[str, Any]] = [{} for _ in range(n)]
@@ -441,7 +388,7 @@ def _score(
         for i, q in enumerate(ready):
             ref = _output(results[cells[q].keys[0]])["entities"]
             ctx = _output(results[cells[q].keys[1]])["entities"]
-            if profile == "ragas":
+            if rules.entity_match == "exact":
                 ref_set, ctx_set = set(ref), set(ctx)
             else:
                 ref_set = {normalize_entity(e) for e in ref} - {""}
@@ -454,18 +401,17 @@ def _score(
                 "context_entities": ctx,
                 "common": sorted(common),
             }
-        scores = ratio(num, den, eps=RAGAS_ENTITY_EPS) if profile == "ragas" else ratio(num, den)
+        scores = ratio(num, den, eps=rules.entity_eps)
     elif name == "context_relevancy":
         for i, q in enumerate(ready):
             stmts = [s for k in cells[q].keys for s in _output(results[k])["statements"]]
             num[i] = sum(s["relevant"] for s in stmts)
-            if profile == "ragas":
-                chunks = examples[q].contexts
-                den[i] = len(split_sentences(_join(chunks)))
+            if rules.relevancy_denominator == "sentences":
+                den[i] = len(split_sentences(_join(examples[q].contexts)))
             else:
                 den[i] = len(stmts)
             details[q] = {"status": "ok", "statements": stmts}
-        scores = ratio(num, den, empty=0.0, cap=True) if profile == "ragas" else ratio(num, den)
+        scores = ratio(num, den, empty=rules.relevancy_empty, cap=rules.relevancy_cap)
     else:  # pragma: no cover
         raise AssertionError(name)
 
@@ -485,15 +431,7 @@ def _score(
 
 def _open_cache(cache: Any) -> tuple[JudgmentCache | None, bool]:
     """(cache, whether we opened it and must close it)."""
-    if cache is None or cache is False:
-        return None, False
-    if isinstance(cache, JudgmentCache):
-        return cache, False
-    if cache is True:
-        return JudgmentCache(), True
-    if isinstance(cache, str | Path):
-        return JudgmentCache(cache), True
-    raise InputError("cache must be True, False/None, a path or a JudgmentCache", value=cache)
+    return open_cache(cache)
 
 
 async def aevaluate_judged(
@@ -507,6 +445,7 @@ async def aevaluate_judged(
     retry_failed: bool = False,
     progress: Callable[[Progress], None] | None = None,
     columns: Mapping[str, str] | None = None,
+    budget: Budget | None = None,
 ) -> JudgeResult:
     """Asynchronous :func:`evaluate_judged`."""
     profile = check_profile(profile)
@@ -521,7 +460,8 @@ async def aevaluate_judged(
     store, owned = _open_cache(cache) if judge.cacheable else (None, False)
     try:
         results, counters = await _execute(
-            judge, store, requests, max_concurrency=max_concurrency, retry_failed=retry_failed, progress=progress
+            judge, store, requests, max_concurrency=max_concurrency, retry_failed=retry_failed, progress=progress,
+            budget=budget,
         )
     finally:
         if owned and store is not None:
@@ -561,7 +501,9 @@ def evaluate_judged(data: Any, metrics: Iterable[str | JudgeMetric] | str | None
     ``judge``: any :class:`~ragrade.judges.base.Judge` (default: the offline lexical judge). ``profile``:
     ``"default"``, ``"ragas"`` or ``"deepeval"``. ``cache``: True (user cache directory), a path, a
     :class:`JudgmentCache`, or False. Failed transient judgments in the cache are retried; permanent failures
-    only with ``retry_failed=True``.
+    only with ``retry_failed=True``. ``budget``: a :class:`ragrade.llm.budget.Budget` (calls, tokens, cost)
+    never exceeded; judgments it leaves unasked make their metrics NaN (counted as failed, reason "not
+    asked"; ``summary["judgments"]["unasked"]``), and a re-run resumes from the cache.
     """
     try:
         asyncio.get_running_loop()

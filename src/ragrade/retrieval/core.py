@@ -128,7 +128,7 @@ class RetrievedRun(Run):
 @boundary
 def retrieve(retriever: Any, queries: Any, k: int = 20, *, id_key: str | None = None, name: str | None = None,
              concurrency: int = 8, mode: Mode = "auto", cache: Any = None, progress: bool | None = None,
-             texts: bool = True, qrels: Any = None) -> RetrievedRun:
+             texts: bool = True, qrels: Any = None, timeout: float | None = None) -> RetrievedRun:
     """Ask ``retriever`` every query and return what it retrieved as a :class:`RetrievedRun`.
 
     ``retriever``: a callable ``query text -> list`` (ids, ``(id, score)`` pairs, dicts, documents), an
@@ -146,6 +146,11 @@ def retrieve(retriever: Any, queries: Any, k: int = 20, *, id_key: str | None = 
     makes no call. ``progress`` shows a bar on stderr (default: when stderr is a terminal). ``texts=False``
     drops the retrieved texts. With ``qrels``, an :class:`IdMismatchError` is raised when no retrieved id
     is judged there at all (the classic "every metric is 0" mistake: chunk ids against document qrels).
+    ``timeout`` (seconds, default None: no limit) bounds each call: a call still running after it is
+    recorded as a failure (``TimeoutError: no answer within ... s``) and the run goes on. An async call is
+    cancelled (an ``async def`` that blocks without awaiting cannot be); a blocking call cannot be
+    stopped (Python cannot stop a thread), so it is left running in a background daemon thread that
+    neither holds a concurrency slot nor keeps the process alive.
 
     >>> run = retrieve(lambda q: ["d1", "d2"] if "bm25" in q else ["d3"], {"q1": "what is bm25", "q2": "dense"},
     ...                k=10, progress=False)
@@ -161,6 +166,11 @@ def retrieve(retriever: Any, queries: Any, k: int = 20, *, id_key: str | None = 
         raise InputError("concurrency must be a positive integer", value=concurrency)
     if mode not in MODES:
         raise InputError(f"mode must be one of {', '.join(MODES)}", value=mode)
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float | np.integer
+                                                                             | np.floating)
+                                or not 0 < float(timeout) < math.inf):
+        raise InputError("timeout must be a positive number of seconds (or None: no limit)", value=timeout)
+    limit = None if timeout is None else float(timeout)
     k, concurrency = int(k), int(concurrency)
     adapter = Adapter(retriever, id_key=id_key, name=name)
     use_async = adapter.is_async or mode == "asyncio"
@@ -204,9 +214,9 @@ def retrieve(retriever: Any, queries: Any, k: int = 20, *, id_key: str | None = 
             if pending:
                 calls = [(q, qs[q]) for q in pending]
                 if use_async:
-                    _run_async(adapter, calls, k, concurrency, done, advance)
+                    _run_async(adapter, calls, k, concurrency, done, advance, limit)
                 else:
-                    _run_threads(adapter, calls, k, concurrency, done, advance)
+                    _run_threads(adapter, calls, k, concurrency, done, advance, limit)
     finally:
         if store is not None and store is not cache:
             store.close()
@@ -297,12 +307,34 @@ def judge_rows(run: Run, queries: Any, references: Any = None) -> list[dict[str,
 Done = Callable[[str, "list[Hit] | None", float, "BaseException | None"], None]
 
 
+def _within(fn: Callable[[], list[Hit]], timeout: float) -> list[Hit]:
+    """``fn()`` run in a daemon thread of its own, waited for at most ``timeout`` seconds: a call that hangs
+    is abandoned there (its thread ends when the call returns, and never keeps the process alive)."""
+    box: dict[str, Any] = {}
+    finished = threading.Event()
+
+    def target() -> None:
+        try:
+            box["hits"] = fn()
+        except BaseException as exc:
+            box["error"] = exc
+        finally:
+            finished.set()
+
+    threading.Thread(target=target, name="ragrade-retrieve-call", daemon=True).start()
+    if not finished.wait(timeout):
+        raise TimeoutError(f"no answer within {timeout:g} s (--timeout)")
+    if "error" in box:
+        raise box["error"]
+    return box["hits"]
+
+
 def _run_threads(adapter: Adapter, calls: list[tuple[str, str]], k: int, concurrency: int, done: Done,
-                 advance: Callable[[], None]) -> None:
+                 advance: Callable[[], None], timeout: float | None = None) -> None:
     def one(text: str) -> tuple[list[Hit] | None, float, BaseException | None]:
         t0 = time.perf_counter()
         try:
-            hits = adapter.call(text, k)
+            hits = adapter.call(text, k) if timeout is None else _within(lambda: adapter.call(text, k), timeout)
         except Exception as exc:
             return None, time.perf_counter() - t0, exc
         return hits, time.perf_counter() - t0, None
@@ -325,7 +357,7 @@ def _run_threads(adapter: Adapter, calls: list[tuple[str, str]], k: int, concurr
 
 
 def _run_async(adapter: Adapter, calls: list[tuple[str, str]], k: int, concurrency: int, done: Done,
-               advance: Callable[[], None]) -> None:
+               advance: Callable[[], None], timeout: float | None = None) -> None:
     async def main() -> None:
         gate = asyncio.Semaphore(concurrency)
 
@@ -333,7 +365,13 @@ def _run_async(adapter: Adapter, calls: list[tuple[str, str]], k: int, concurren
             async with gate:
                 t0 = time.perf_counter()
                 try:
-                    hits = await adapter.acall(text, k)
+                    if timeout is None:
+                        hits = await adapter.acall(text, k)
+                    else:
+                        try:
+                            hits = await asyncio.wait_for(adapter.acall(text, k), timeout)
+                        except TimeoutError:
+                            raise TimeoutError(f"no answer within {timeout:g} s (--timeout)") from None
                 except Exception as exc:
                     return q, None, time.perf_counter() - t0, exc
                 return q, hits, time.perf_counter() - t0, None

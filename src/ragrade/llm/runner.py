@@ -1,0 +1,272 @@
+"""The one runner of the LLM core: asks a judge (any backend) a set of judgments, for the judge metrics
+(:mod:`ragrade.judges.runner`) and the assessor (:mod:`ragrade.assessment.runner`) alike.
+
+:func:`execute` takes the judgments a caller planned (``{key: (task, inputs)}``, keyed by
+:func:`~ragrade.llm.base.judgment_key`) and:
+
+* takes from the cache what it can reuse: successes, and permanent failures unless ``retry_failed``
+  (never a failure an older version cached for a configuration error);
+* asks the **first judgment alone**, so that a wrong key, model or URL costs exactly one request whatever
+  the concurrency; then keeps up to ``max_concurrency`` judgments in flight;
+* re-checks the cache just before each call (another process sharing the cache may have answered it);
+* stops at the first configuration error (:class:`~ragrade.llm.base.JudgeConfigError` raised by the judge,
+  any other :class:`~ragrade.errors.RagradeError` it raises, or a failure whose reason is HTTP
+  401/403/404 or, before anything succeeded, a refused connection): nothing about it is cached, everything
+  finished before is;
+* with a :class:`~ragrade.llm.budget.Budget`, starts a judgment only when the budget covers its worst case
+  on top of what was spent and what is in flight (``worst(key) -> (tokens, cost)``);
+* redacts every judgment with the judge's redactor (every piece of its key) before it is stored or returned.
+
+The counters it keeps (:class:`Execution`) are those both callers report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragrade.errors import RagradeError
+from ragrade.llm.base import Judge, JudgeConfigError, Judgment, Redactor, redact_judgment
+from ragrade.llm.budget import Budget
+from ragrade.llm.cache import JudgmentCache
+
+_FATAL_HTTP = re.compile(r"\bHTTP (401|403|404)\b")
+# (a refused connection; not "connection error", which also names a connection that broke after an answer)
+_CONNECT = re.compile(r"connect(ion)? ?refused|ConnectError|Errno 111|actively refused", re.IGNORECASE)
+
+
+@dataclass
+class Execution:
+    """What :func:`execute` did: ``results`` (key -> judgment, from the cache or the judge), the counters,
+    and whether a budget stopped it with judgments left."""
+
+    results: dict[str, Judgment]
+    needed: int = 0
+    cache_hits: int = 0
+    calls: int = 0
+    failed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    tokens_estimated: int = 0  # calls whose server reported no usage (counted at their worst case)
+    budget_reached: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+def config_failure(j: Judgment) -> bool:
+    """A failure an older version cached for a configuration error (HTTP 401/403/404): never reused."""
+    return not j.ok and (j.error or "").startswith(("HTTP 401", "HTTP 403", "HTTP 404"))
+
+
+def reusable(j: Judgment, retry_failed: bool) -> bool:
+    """Whether a cached judgment is used instead of asking again."""
+    return j.ok or (not j.transient and not retry_failed and not config_failure(j))
+
+
+def fatal_reason(j: Judgment, any_success: bool) -> str | None:
+    """The configuration error a failed judgment reveals (a judge that reports HTTP 401/403/404 as a failed
+    judgment instead of raising, or a refused connection before anything succeeded), else None."""
+    if j.ok:
+        return None
+    if getattr(j, "fatal", False):
+        return j.error or "configuration error"
+    err = j.error or ""
+    m = _FATAL_HTTP.search(err)
+    if m:
+        what = {"401": "the server refused the API key (HTTP 401)", "403": "access forbidden (HTTP 403)",
+                "404": "not found (HTTP 404): check --base-url and --model"}[m.group(1)]
+        return f"{what}: {err}"
+    if not any_success and _CONNECT.search(err):
+        return f"cannot reach the judge's server: {err}"
+    return None
+
+
+#: Chat-template tokens allowed per message on top of the text when bounding a prompt's tokens.
+TEMPLATE_TOKENS_PER_MESSAGE = 16
+
+
+def worst_case(judge: Judge, task: str, inputs: Mapping[str, str]) -> tuple[int, int]:
+    """(worst prompt tokens, worst completion tokens) of one judgment of an LLM judge, all attempts: every
+    attempt that can spend tokens (the first ask and each re-ask after an unreadable reply) at ``prompt
+    bytes + 16 tokens per message + max_tokens`` (a token of a byte-level tokenizer covers at least one
+    byte; the reply is cut at ``max_tokens``). (0, 0) for a judge without LLM settings."""
+    s = getattr(judge, "settings", None)
+    if s is None or not hasattr(judge, "messages"):
+        return 0, 0
+    msgs = judge.messages(task, inputs)
+    prompt = sum(len(m["content"].encode("utf-8")) + TEMPLATE_TOKENS_PER_MESSAGE for m in msgs) + TEMPLATE_TOKENS_PER_MESSAGE
+    attempts = 1 + int(s.parse_retries)
+    completion = int(s.max_tokens) if s.max_tokens is not None else 4096
+    return attempts * prompt, attempts * completion
+
+
+def worst_of(judge: Judge, requests: Mapping[str, tuple[str, Mapping[str, str]]]
+             ) -> Callable[[str], tuple[int, float]] | None:
+    """The ``worst`` argument of :func:`execute` for an LLM judge (tokens, cost from its prices); None for
+    a judge without LLM settings (offline: no tokens, no cost)."""
+    s = getattr(judge, "settings", None)
+    if s is None:
+        return None
+    pp, cp = float(s.prompt_price), float(s.completion_price)
+
+    def worst(key: str) -> tuple[int, float]:
+        wp, wc = worst_case(judge, *requests[key])
+        return wp + wc, (wp * pp + wc * cp) / 1e6
+
+    return worst
+
+
+def redactor_of(judge: Judge) -> Redactor:
+    """The judge's redactor (its ``redact`` attribute), or one for its ``_api_key``."""
+    r = getattr(judge, "redact", None)
+    if isinstance(r, Redactor):
+        return r
+    key = getattr(judge, "_api_key", None)
+    return Redactor([key] if isinstance(key, str) else [])
+
+
+def rotate(keys: list[str], pid: int) -> list[str]:
+    """``keys`` started at a place given by the process id (a multiplicative hash): concurrent processes
+    on one dataset and one cache then mostly ask different judgments first (order of calls only)."""
+    if len(keys) < 2:
+        return keys
+    start = (pid * 2654435761) % len(keys)
+    return keys[start:] + keys[:start]
+
+
+async def execute(judge: Judge, requests: Mapping[str, tuple[str, Mapping[str, str]]], *,
+                  cache: JudgmentCache | None, max_concurrency: int | None = None, retry_failed: bool = False,
+                  budget: Budget | None = None, worst: Callable[[str], tuple[int, float]] | None = None,
+                  order: str = "rotated", progress: Callable[[Execution], None] | None = None) -> Execution:
+    """Ask ``judge`` the ``requests`` (see the module docstring). ``order``: ``"rotated"`` (each process
+    starts at its own place: concurrent runs on one cache mostly ask different judgments) or ``"given"``
+    (the caller's order: a budget then leaves the last ones unasked). ``worst``: the worst case (tokens,
+    cost) of one judgment, for the budget and for replies without usage; None for an offline judge.
+    Raises :class:`JudgeConfigError` at the first configuration error."""
+    budget = budget or Budget()
+    redactor = redactor_of(judge)
+    ex = Execution(results={}, needed=len(requests))
+    results = ex.results
+    if cache is not None and requests:
+        for key, j in cache.get_many(requests).items():
+            if reusable(j, retry_failed):
+                results[key] = j
+    ex.cache_hits = len(results)
+    ex.failed = sum(1 for j in results.values() if not j.ok)
+    todo = [k for k in requests if k not in results]
+    if order == "rotated":
+        todo = rotate(todo, os.getpid())
+    limit = max(1, int(max_concurrency or getattr(judge, "max_concurrency", 1) or 1))
+    state: dict[str, Any] = {"reserved_tokens": 0, "reserved_cost": 0.0, "started": 0,
+                             "success": any(j.ok for j in results.values())}
+    fatal: list[str] = []
+
+    def report() -> None:
+        if progress is not None:
+            progress(ex)
+
+    def cost_of(key: str) -> tuple[int, float]:
+        return worst(key) if worst is not None else (0, 0.0)
+
+    def fits(key: str) -> bool:
+        if budget.calls is not None and state["started"] + 1 > budget.calls:
+            return False
+        if budget.tokens is None and budget.usd is None:
+            return True
+        t, c = cost_of(key)
+        if budget.tokens is not None and ex.tokens + state["reserved_tokens"] + t > budget.tokens:
+            return False
+        return not (budget.usd is not None and ex.cost + state["reserved_cost"] + c > budget.usd + 1e-12)
+
+    async def one(key: str, reserve: tuple[int, float]) -> None:
+        task, inputs = requests[key]
+        try:
+            if cache is not None:  # another process may have answered it meanwhile
+                seen = cache.get(key)
+                if seen is not None and reusable(seen, retry_failed):
+                    results[key] = seen
+                    ex.cache_hits += 1
+                    ex.failed += 0 if seen.ok else 1
+                    state["started"] -= 1  # no call was made
+                    return
+            try:
+                j = await judge.judge(task, inputs)
+            except RagradeError as exc:  # JudgeConfigError, or a judge that cannot work as configured
+                fatal.append(redactor.text(str(exc)))
+                return
+            except Exception as exc:  # a judge must not raise; if one does, the run still goes on
+                j = Judgment.failed(f"judge raised {type(exc).__name__}: {exc}", transient=True)
+            ex.calls += 1
+            reason = fatal_reason(j, bool(state["success"]))
+            if reason is not None:
+                fatal.append(redactor.text(reason))
+                return
+            j = redact_judgment(j, redactor)
+            u = j.usage
+            if worst is not None and u.total_tokens == 0:
+                ex.tokens_estimated += 1
+                ex.prompt_tokens += reserve[0]
+                ex.cost += reserve[1]
+            else:
+                ex.prompt_tokens += u.prompt_tokens
+                ex.completion_tokens += u.completion_tokens
+                ex.cost += u.cost
+            if j.ok:
+                state["success"] = True
+            else:
+                ex.failed += 1
+            if cache is not None:
+                cache.put(key, judge=judge.name, model=judge.model, prompt_version=judge.prompt_version, task=task,
+                          judgment=j)
+            results[key] = j
+        finally:
+            state["reserved_tokens"] -= reserve[0]
+            state["reserved_cost"] -= reserve[1]
+            report()
+
+    report()
+    inflight: set[asyncio.Future[None]] = set()
+    try:
+        for key in todo:
+            while len(inflight) >= limit and not fatal:
+                _, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
+            while not fatal and not fits(key):
+                if not inflight:
+                    ex.budget_reached = True
+                    break
+                _, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
+            if fatal or ex.budget_reached:
+                break
+            reserve = cost_of(key)
+            state["reserved_tokens"] += reserve[0]
+            state["reserved_cost"] += reserve[1]
+            state["started"] += 1
+            inflight.add(asyncio.ensure_future(one(key, reserve)))
+            if ex.calls == 0 and not state["success"]:
+                # The first call is asked alone: a wrong key or URL stops the run after one request.
+                _, inflight = await asyncio.wait(inflight)
+        while inflight and not fatal:
+            _, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for t in inflight:
+            t.cancel()
+        if inflight:
+            await asyncio.gather(*inflight, return_exceptions=True)
+    if fatal:
+        raise JudgeConfigError(f"{fatal[0]} (stopped; {len(results)} judgments done are cached, nothing else "
+                               "was kept)")
+    if budget.calls is not None and state["started"] >= budget.calls and len(results) < len(requests):
+        ex.budget_reached = True
+    return ex
+
+
+__all__ = ["TEMPLATE_TOKENS_PER_MESSAGE", "Execution", "config_failure", "execute", "fatal_reason", "redactor_of",
+           "reusable", "rotate", "worst_case", "worst_of"]
