@@ -28,6 +28,7 @@ from typing import Any
 
 from ragrade.errors import boundary
 from ragrade.judges.prompts import OutputError
+from ragrade.llm.tasks import TaskSet
 
 #: The judgment task name of graded relevance (inputs ``query``, ``title``, ``passage``).
 TASK = "graded_relevance"
@@ -116,4 +117,21 @@ def parse_grade(text: str) -> dict[str, Any]:
     return {"grade": int(g)}
 
 
-__all__ = ["GRADES", "PROMPT_VERSION", "SCHEMA", "TASK", "build_messages", "parse_grade", "passage_text"]
+__all__ = ["GRADES", "PROMPT_VERSION", "SCHEMA", "TASK", "TASK_SET", "build_messages", "parse_grade", "passage_text"]
+
+
+def _messages(task: str, inputs: Mapping[str, str]) -> list[dict[str, str]]:
+    return build_messages(inputs)
+
+
+def _schema(task: str) -> dict[str, Any] | None:
+    return SCHEMA if task == TASK else None
+
+
+def _parse(task: str, text: str) -> dict[str, Any]:
+    return parse_grade(text)
+
+
+#: The assessor's one task, as the LLM backends take it (:class:`ragrade.llm.tasks.TaskSet`); replies are
+#: ``{"grade": n}``, hence the short reply cap.
+TASK_SET = TaskSet("grade", PROMPT_VERSION, _messages, _schema, _parse, max_tokens=64)

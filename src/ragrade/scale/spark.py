@@ -288,7 +288,7 @@ def _evaluate_partition(left: Any, right: Any, labels: list[tuple[str, Any]], op
                         policies: Any, run_name: str | None) -> Any:
     import pyarrow as pa
 
-    import ragrade
+    from ragrade.engine.executor import evaluate_in_memory
     from ragrade.io.tables import table_to_qrels, table_to_run
     from ragrade.scale.combine import part_state
     from ragrade.scale.outofcore import empty_run, with_twins
