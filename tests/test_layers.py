@@ -22,7 +22,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("ragrade.scale", "ragrade.spark", "ragrade.engine.outofcore", "ragrade.engine.combine",
      "ragrade.engine.budget"),
     ("ragrade.evaluation",),
-    ("ragrade.judges", "ragrade.compat", "ragrade.retrieval", "ragrade.comparison", "ragrade.profiles.report"),
+    ("ragrade.llm", "ragrade.judges", "ragrade.compat", "ragrade.retrieval", "ragrade.comparison",
+     "ragrade.profiles.report"),
     ("ragrade.report", "ragrade.gating", "ragrade.assessment", "ragrade.integrations"),
     ("ragrade.cli", "ragrade.__main__"),
 ]
