@@ -93,7 +93,9 @@ def summary_table_html(cmp: Comparison, digits: int = 4) -> str:
 def pairs_table_html(cmp: Comparison, digits: int = 4) -> str:
     out = [
         '<table id="pairs"><thead><tr><th class="l">metric</th><th class="l">control</th><th class="l">treatment</th>'
-        "<th>Δ</th><th>Δ CI</th><th>p</th><th>p adj.</th><th>Cohen's d<sub>z</sub></th><th>wins</th><th>ties</th>"
+        "<th>Δ</th><th>Δ CI</th><th>p</th><th>p adj.</th><th>Cohen's d<sub>z</sub></th>"
+        '<th title="minimal detectable effect: the smallest difference a paired t-test detects with power 0.8 '
+        'at this number of queries">MDE</th><th>wins</th><th>ties</th>'
         "<th>losses</th></tr></thead><tbody>"
     ]
     for metric, a, b, row in pair_rows(cmp):
@@ -105,7 +107,7 @@ def pairs_table_html(cmp: Comparison, digits: int = 4) -> str:
             f"<td{cls}>{signed(row['delta'], digits)}</td>"
             f'<td class="ci">[{number(row["delta_ci_low"], digits)}, {number(row["delta_ci_high"], digits)}]</td>'
             f"<td>{pvalue(row['p_value'])}</td><td{cls}>{pvalue(row['p_adjusted'])}</td>"
-            f"<td>{number(row['cohens_dz'], 2)}</td><td>{row['wins']}</td><td>{row['ties']}</td><td>{row['losses']}</td></tr>"
+            f"<td>{number(row['cohens_dz'], 2)}</td><td>{number(row.get('mde'), digits)}</td><td>{row['wins']}</td><td>{row['ties']}</td><td>{row['losses']}</td></tr>"
         )
     out.append("</tbody></table>")
     return "".join(out)
