@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from ragrade.cli._output import input_errors, reading, run_names
+from ragrade.cli._slices import load_slices, slice_correction_option, slices_option
 from ragrade.cli.evaluate_cmd import _policy_options
 from ragrade.comparison.stats import CI_METHODS, CORRECTIONS, TESTS
 from ragrade.io import FORMATS
@@ -167,6 +168,8 @@ def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None, help="Write to a file."
 )
+@slices_option
+@slice_correction_option
 def command(
     qrels: str,
     runs: tuple[str, ...],
@@ -185,6 +188,8 @@ def command(
     which: str,
     digits: int,
     output: str | None,
+    slices: tuple[str, ...] = (),
+    slice_correction: str = "holm",
     **policies: Any,
 ) -> None:
     """Compare runs on QRELS: per metric and run the mean with a bootstrap confidence interval; per pair of
@@ -202,6 +207,7 @@ def command(
     policies = {k: v for k, v in policies.items() if v is not None}
     with input_errors():
         metric_list = metric_labels(list(metrics))  # fail on a typo before reading large files
+        slice_labels = load_slices(slices)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             q, loaded = read_inputs(qrels, runs, labels, qrels_format, run_format)
@@ -218,6 +224,10 @@ def command(
                 ci_method=cast("CIMethod", ci_method),
                 **policies,
             )
+            if slice_labels is not None:
+                from ragrade.comparison.slice_compare import by_slices
+
+                cmp = by_slices(cmp, slice_labels, slice_correction)
     echo_warnings(caught)
     if fmt == "table":
         from rich.console import Console

@@ -11,6 +11,7 @@ import click
 
 from ragrade.cli._loop import finish, loop_options, pop_loop_options
 from ragrade.cli._output import input_errors, number, reading_all, run_names, stderr_console, stdout_console
+from ragrade.cli._slices import load_slices, slices_option
 from ragrade.io import FORMATS
 from ragrade.policies import Policies
 
@@ -87,6 +88,7 @@ def _policy_options(f):
                    "are read by Spark: Parquet, Delta, CSV/TSV with a header, TREC). See docs/scale.md.")
 @click.option("--master", default="local[2]", show_default=True, metavar="URL",
               help="Spark master for --engine spark (unless a Spark session is already running).")
+@slices_option
 @_policy_options
 @loop_options
 def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt: str, qrels_format: str | None,
@@ -94,7 +96,8 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
             max_docs: int | None = None, judged_only: bool = False, rel_level: int | None = None,
             complete: bool = False, num_docs: int | None = None, upper_grade: float | None = None,
             hole_threshold: float = 0.1, max_memory: str | None = None, engine: str = "memory",
-            master: str = "local[2]", run_name: str | None = None, **policies: Any) -> None:
+            master: str = "local[2]", run_name: str | None = None, slices: tuple[str, ...] = (),
+            **policies: Any) -> None:
     """Score RUN against the ground truth QRELS.
 
     Formats are detected from the file extensions (TREC, TSV/CSV, JSONL, Parquet, optionally
@@ -116,7 +119,10 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
 
     loop = pop_loop_options(policies)
     label = run_names([run], [run_name] if run_name else [])[0]
+    if slices and fmt == "csv":
+        raise click.UsageError("--slices needs --format table, markdown or json")
     with input_errors():
+        slice_labels = load_slices(slices)
         if judged_only:
             if policies.get("unjudged") not in (None, "condensed"):
                 raise PolicyError("-J/--judged-only and --unjudged " + str(policies["unjudged"]) + " disagree")
@@ -156,7 +162,8 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
                 warnings.simplefilter("always", RagradeWarning)
                 result = large()
             finish(loop, result, qrels, run)
-            _print(result, caught, fmt, per_query, digits, hole_threshold, label)
+            _print(result, caught, fmt, per_query, digits, hole_threshold, label,
+                   None if slice_labels is None else result.by(slice_labels))
             return
         with reading_all([(qrels, "ground truth"), (run, "run")]) as (q_progress, r_progress):
             # Both files at once: Arrow parses without holding the GIL.
@@ -166,7 +173,8 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
             warnings.simplefilter("always", RagradeWarning)
             result = evaluate(q, r, parsed, profile=profile, **options, **policies)
         finish(loop, result, q, r)
-    _print(result, caught, fmt, per_query, digits, hole_threshold, label)
+        sliced = None if slice_labels is None else result.by(slice_labels)
+    _print(result, caught, fmt, per_query, digits, hole_threshold, label, sliced)
 
 
 def _on_spark(qrels: str, run: str, metrics: list[Any], master: str, qrels_format: str | None,
@@ -204,7 +212,7 @@ def _out_of_core(qrels: str, run: str, metrics: list[Any], budget: int, qrels_fo
 
 
 def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: int, hole_threshold: float,
-           label: str) -> None:
+           label: str, sliced: Any = None) -> None:
     from ragrade.errors import RagradeWarning
 
     # The engine's own warning repeats result.notes(), printed below as notes; anything else (readers,
@@ -212,11 +220,11 @@ def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: in
     own = set(result.notes())
     extra = [part for w in caught if issubclass(w.category, RagradeWarning)
              for part in str(w.message).split("; ") if part not in own]
-    _output(result, fmt, per_query, digits, list(dict.fromkeys(extra)), hole_threshold, label)
+    _output(result, fmt, per_query, digits, list(dict.fromkeys(extra)), hole_threshold, label, sliced)
 
 
 def _output(result: Any, fmt: str, per_query: bool, digits: int, extra: list[str], hole_threshold: float,
-            label: str) -> None:
+            label: str, sliced: Any = None) -> None:
     """The result in ``fmt`` on stdout, the run named ``label``; its notes (one wording in every format:
     :meth:`Result.notes`) and warnings on stderr."""
     result.run_name = label
@@ -227,17 +235,27 @@ def _output(result: Any, fmt: str, per_query: bool, digits: int, extra: list[str
                       f"{100 * hole_threshold:g}%): the values are lower bounds (try --unjudged bounds)")
     if fmt == "table":
         _print_table(result, per_query, digits, warned)
+        if sliced is not None:
+            stdout_console().print(sliced.to_rich(digits=digits))
         return
     for note in result.notes():
         click.echo(f"note: {note}", err=True)
     for note in warned:
         click.echo(f"warning: {note}", err=True)
-    if fmt == "json":
+    if fmt == "json" and sliced is not None:
+        import json
+
+        data = json.loads(result.to_json(per_query=per_query))
+        data["slices"] = sliced.to_dict()
+        click.echo(json.dumps(data, indent=2))
+    elif fmt == "json":
         click.echo(result.to_json(per_query=per_query))
     elif fmt == "csv":
         click.echo(result.to_csv(per_query=per_query, digits=digits), nl=False)
     else:
         click.echo(result.to_markdown(per_query=per_query, digits=digits), nl=False)
+        if sliced is not None:
+            click.echo("\n" + sliced.to_markdown(digits=digits), nl=False)
 
 
 def _print_table(result: Any, per_query: bool, digits: int, warned: list[str]) -> None:

@@ -12,6 +12,7 @@ import sys
 import click
 
 from ragrade.cli._output import EXIT_INPUT, fail, input_errors, stdout_console
+from ragrade.cli._slices import load_slices, slices_option
 from ragrade.comparison.stats import CORRECTIONS, PAIRED_TESTS
 from ragrade.io import FORMATS
 
@@ -71,10 +72,11 @@ def _pairs(values: tuple[str, ...], what: str, allow_bare: bool) -> tuple[float 
               help="Must be the baseline's profile (the gate always scores the run as the baseline was scored).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Also write the output to this file (e.g. the PR comment).")
+@slices_option
 def command(baseline: str, qrels: str, run: str, metrics: tuple[str, ...], margins: tuple[str, ...],
             floors: tuple[str, ...], test: str, alpha: float, correction: str, strict: bool, n_resamples: int,
             seed: int, allow_qrels_change: bool, fmt: str, digits: int, worst: int, qrels_format: str | None,
-            run_format: str | None, profile: str | None, output: str | None) -> None:
+            run_format: str | None, profile: str | None, output: str | None, slices: tuple[str, ...] = ()) -> None:
     """Check RUN against the BASELINE file saved by `ragrade evaluate ... --save-baseline`.
 
     RUN is scored on QRELS with the baseline's metrics, profile and policies; each metric is compared query
@@ -92,6 +94,7 @@ def command(baseline: str, qrels: str, run: str, metrics: tuple[str, ...], margi
     with input_errors():
         every, margin_map = _pairs(margins, "margin", allow_bare=True)
         _, floor_map = _pairs(floors, "min", allow_bare=False)
+        slice_labels = load_slices(slices)
         q, r = read_both(qrels, run, qrels_format=qrels_format, run_format=run_format)
         try:
             result = gate(baseline, q, r, metrics=list(metrics) or None,
@@ -101,6 +104,8 @@ def command(baseline: str, qrels: str, run: str, metrics: tuple[str, ...], margi
                           profile=profile, worst=max(worst, 1))
         except IncomparableError as exc:
             fail(f"cannot compare: {exc}", EXIT_INPUT)
+        if slice_labels is not None:
+            result = result.by(slice_labels)
     if fmt == "json":
         text = result.to_json()
         click.echo(text)

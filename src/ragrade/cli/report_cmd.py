@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from ragrade.cli._output import input_errors
+from ragrade.cli._slices import load_slices, slice_correction_option, slices_option
 from ragrade.cli.compare_cmd import (
     comparison_options,
     echo_warnings,
@@ -72,6 +73,8 @@ def parse_cutoffs(text: str) -> list[int] | None:
     metavar="K,K,...",
     help="Cutoffs of the metric@k curves ('' for none).",
 )
+@slices_option
+@slice_correction_option
 def command(
     qrels: str,
     runs: tuple[str, ...],
@@ -93,6 +96,8 @@ def command(
     depth: int | None,
     plots: bool,
     ks: str,
+    slices: tuple[str, ...] = (),
+    slice_correction: str = "holm",
     **policies: Any,
 ) -> None:
     """Write one self-contained HTML file comparing the runs: summary tables with confidence intervals,
@@ -114,6 +119,7 @@ def command(
     policies = {k: v for k, v in policies.items() if v is not None}
     with input_errors():
         metric_list = metric_labels(list(metrics))
+        slice_labels = load_slices(slices)
         doc_texts = read_texts(texts) if texts else None
         query_texts = read_texts(queries) if queries else None
         with warnings.catch_warnings(record=True) as caught:
@@ -137,6 +143,8 @@ def command(
                 depth=depth,
                 plots=plots,
                 ks=cutoffs,
+                slices=slice_labels,
+                slice_correction=slice_correction,
                 **policies,
             )
     echo_warnings(caught)

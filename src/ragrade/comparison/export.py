@@ -95,6 +95,10 @@ def to_dict(cmp: ComparisonTables) -> dict[str, Any]:
     holes = getattr(cmp, "hole_rates", None)
     if holes:
         out["hole_rates"] = {"k": getattr(cmp, "hole_k", None), "runs": dict(holes)}
+    sliced = getattr(cmp, "slices", None)
+    if sliced is not None:
+        out["slices"] = sliced.to_dict()
+        out["slices_description"] = sliced.description
     return dict(jsonable(out))
 
 
@@ -207,6 +211,9 @@ def to_markdown(cmp: ComparisonTables, digits: int = 4, ci: bool = True) -> str:
     note = mde_note(cmp)
     if note:
         lines += ["", f"_{markdown_escape(note)}_"]
+    sliced = getattr(cmp, "slices", None)
+    if sliced is not None:
+        lines += ["", sliced.to_markdown(digits=digits).rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 
@@ -298,4 +305,7 @@ def to_rich(cmp: ComparisonTables, digits: int = 4) -> Any:
             number(row.get("mde", math.nan), digits),
             f"{row['wins']}/{row['ties']}/{row['losses']}",
         )
+    sliced = getattr(cmp, "slices", None)
+    if sliced is not None:
+        return Group(summary, pairs, sliced.to_rich(digits=digits))
     return Group(summary, pairs)

@@ -75,6 +75,20 @@ class GateResult:
     candidate: str | None
     settings: dict[str, Any]
     notes: list[str] = field(default_factory=list)
+    #: Per metric, the paired per-query differences (candidate - baseline), index: query id.
+    differences: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: Per metric, the slices that account for most of a drop (:meth:`by`), or None.
+    slices: dict[str, Any] | None = None
+
+    def by(self, labels: Any, share: float = 0.5) -> GateResult:
+        """A copy with, per metric, the slices that account for most of its drop (the smallest set of
+        slices explaining at least ``share`` of the fall in the mean; see
+        :func:`ragrade.comparison.slices.drop_slices`), named in the markdown."""
+        from dataclasses import replace
+
+        from ragrade.comparison.slices import drop_slices
+
+        return replace(self, slices={m: drop_slices(d, labels, share) for m, d in self.differences.items()})
 
     @property
     def passed(self) -> bool:
@@ -102,6 +116,7 @@ class GateResult:
             "settings": self.settings,
             "metrics": [_jsonable({**asdict(v), "verdict": v.verdict}) for v in self.verdicts],
             "notes": list(self.notes),
+            **({"slices": self.slices} if self.slices is not None else {}),
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -146,6 +161,12 @@ class GateResult:
             lines += ["", "</details>"]
         if self.notes:
             lines += [""] + [f"- {_md(n)}" for n in self.notes]
+        if self.slices is not None:
+            from ragrade.comparison.slices import drop_markdown
+
+            named = [line for m, drops in self.slices.items() for line in drop_markdown(drops, m, digits)]
+            lines += ["", "Slices accounting for most of each drop (the fewest slices explaining at least half "
+                      "of the fall in the mean):", ""] + (named or ["- no metric's mean fell"])
         return "\n".join(lines) + "\n"
 
     def to_rich(self, digits: int = 4) -> Any:
@@ -305,6 +326,7 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
 
     rng = stats.as_generator(seed)
     verdicts: list[MetricVerdict] = []
+    differences: dict[str, pd.Series] = {}
     raw_p: list[float] = []
     for label in chosen:
         base = b.per_query[label]
@@ -319,6 +341,7 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
                          f"{int(cand.notna().sum()) - len(pair)} only in the candidate)")
         bv, cv = pair["b"].to_numpy(np.float64), pair["c"].to_numpy(np.float64)
         d = cv - bv
+        differences[label] = pd.Series(d, index=pair.index)
         margin = margin_of[label]
         shifted = d + margin
         p2 = float(stats.paired_test(shifted, test_name, n_resamples, rng))
@@ -356,7 +379,7 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
     settings = {"test": test_name, "alpha": float(alpha), "n_resamples": int(n_resamples), "seed": seed,
                 "confidence": float(confidence), "correction": corr, "strict": bool(strict),
                 "margins": margin_of, "floors": floor_of, "profile": b.profile, "policies": b.policies}
-    return GateResult(verdicts, b, r.name, settings, notes)
+    return GateResult(verdicts, b, r.name, settings, notes, differences)
 
 
 def _interval(x: np.ndarray, confidence: float, n_resamples: int, rng: np.random.Generator) -> tuple[float, float]:
