@@ -13,7 +13,7 @@ smallest difference it can detect with the queries it has.
 
 ``queries_needed`` is the smallest whole number of queries whose power reaches the target; the minimal
 detectable effect (``mde``) is the exact root of the power function at the current number of queries
-(Brent's method to machine precision, not a normal approximation). Everything needs SciPy (extra
+(bisection to adjacent floating-point numbers, not a normal approximation). Everything needs SciPy (extra
 ``stats``).
 """
 
@@ -34,8 +34,10 @@ COMPARE_POWER = 0.8
 _MAX_QUERIES = 1 << 40
 
 
-def _scipy_stats() -> Any:
-    return require("scipy.stats", package="scipy", extra="stats", purpose="power and test-set size")
+def _special() -> Any:
+    # scipy.special only (its distribution functions): importing scipy.stats would add about half a second
+    # to every comparison, which states the MDE of each pair.
+    return require("scipy.special", package="scipy", extra="stats", purpose="power and test-set size")
 
 
 def check_levels(alpha: float, power: float) -> tuple[float, float]:
@@ -52,24 +54,25 @@ def ttest_power(effect: float, n: float, alpha: float = 0.05) -> float:
     """Power of the two-sided paired (one-sample) t-test at standardised effect ``effect`` (mean of the
     differences / their standard deviation) with ``n`` queries: ``P(|T| > t_crit)`` with ``T`` noncentral
     t, ``n - 1`` degrees of freedom, noncentrality ``effect * sqrt(n)``."""
-    st = _scipy_stats()
+    sp = _special()
     df = float(n) - 1.0
     if df <= 0:
         return math.nan
     if math.isinf(effect):
         return 1.0
-    crit = float(st.t.isf(alpha / 2.0, df))
+    crit = -float(sp.stdtrit(df, alpha / 2.0))
     nc = float(effect) * math.sqrt(float(n))
-    return _nct_sf(crit, df, nc) + _nct_cdf(-crit, df, nc)
+    # upper tail P(T > crit | nc) = P(T < -crit | -nc), both computed as lower tails (no cancellation)
+    return _nct_cdf(-crit, df, -nc) + _nct_cdf(-crit, df, nc)
 
 
 def _nct_cdf(x: float, df: float, nc: float) -> float:
     """``P(T <= x)`` for the noncentral t; SciPy's value, or, where SciPy returns NaN (far tails at small
     degrees of freedom), the integral ``E[Phi(x sqrt(V / df) - nc)]`` over ``V ~ chi2(df)``."""
-    st = _scipy_stats()
-    value = float(st.nct.cdf(x, df, nc))
+    value = float(_special().nctdtr(df, nc, x))
     if math.isfinite(value):
         return value
+    from scipy import stats as st
     from scipy.integrate import quad
 
     def integrand(v: float) -> float:
@@ -81,29 +84,20 @@ def _nct_cdf(x: float, df: float, nc: float) -> float:
     return float(total)
 
 
-def _nct_sf(x: float, df: float, nc: float) -> float:
-    """``P(T > x)`` for the noncentral t (see :func:`_nct_cdf`)."""
-    st = _scipy_stats()
-    value = float(st.nct.sf(x, df, nc))
-    if math.isfinite(value):
-        return value
-    return _nct_cdf(-x, df, -nc)
-
-
 def anova_power(d_range: float, variance: float, runs: int, n: float, alpha: float = 0.05) -> float:
     """Power of the one-way ANOVA F-test over ``runs`` systems of ``n`` queries each to detect a minimum
     range ``d_range`` between the best and the worst system, within-system variance ``variance``:
     noncentral F with ``(runs - 1, runs (n - 1))`` degrees of freedom and noncentrality
     ``n d_range^2 / (2 variance)``."""
-    st = _scipy_stats()
+    sp = _special()
     df1, df2 = runs - 1.0, runs * (float(n) - 1.0)
     if df1 <= 0 or df2 <= 0:
         return math.nan
     if variance == 0:
         return 1.0 if d_range > 0 else float(alpha)
     lam = float(n) * float(d_range) ** 2 / (2.0 * float(variance))
-    crit = float(st.f.isf(alpha, df1, df2))
-    return float(st.ncf.sf(crit, df1, df2, lam))
+    crit = float(sp.fdtri(df1, df2, 1.0 - alpha))
+    return 1.0 - float(sp.ncfdtr(df1, df2, lam, crit))
 
 
 def _smallest_n(power_at: Any, target: float, start: int = 2) -> int | None:
@@ -128,15 +122,20 @@ def _smallest_n(power_at: Any, target: float, start: int = 2) -> int | None:
 def _root(func: Any, target: float) -> float:
     """The ``x > 0`` where the increasing ``func`` reaches ``target`` (``func(0) < target``), to machine
     precision."""
-    from scipy.optimize import brentq
-
-    hi = 1.0
+    lo, hi = 0.0, 1.0
     while func(hi) < target:
-        hi *= 2.0
+        lo, hi = hi, hi * 2.0
         if hi > 1e12:
             return math.inf
-    return float(brentq(lambda x: func(x) - target, 0.0, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps,
-                        maxiter=500))
+    for _ in range(200):  # bisection down to adjacent floating-point numbers
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break
+        if func(mid) < target:
+            lo = mid
+        else:
+            hi = mid
+    return hi
 
 
 def ttest_queries_needed(effect: float, power: float = 0.8, alpha: float = 0.05) -> int | None:
