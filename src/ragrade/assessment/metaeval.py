@@ -153,16 +153,25 @@ def krippendorff_alpha(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.
     if level not in LEVELS:
         raise InputError(f"level must be one of {', '.join(LEVELS)}", value=level)
     x, y = _pair(a, b)
-    w = np.ones(len(x)) if weights is None else np.asarray(weights, dtype=np.float64)
     values = np.unique(np.concatenate([x, y]))
-    k = len(values)
-    if k < 2:
+    if len(values) < 2:
         return math.nan
-    ix = np.searchsorted(values, x)
-    iy = np.searchsorted(values, y)
-    # Coincidence matrix: every unit with two values adds its weight to o[x, y] and o[y, x].
-    o = np.bincount(ix * k + iy, weights=w, minlength=k * k).reshape(k, k)
-    o = o + o.T
+    return _alpha(_coincidence(x, y, values, weights), values, level)
+
+
+def _coincidence(x: np.ndarray, y: np.ndarray, values: np.ndarray, weights: Any = None) -> np.ndarray:
+    """Coincidence matrix over ``values``: every unit adds its weight to ``o[x, y]`` and ``o[y, x]``."""
+    k = len(values)
+    w = np.ones(len(x)) if weights is None else np.asarray(weights, dtype=np.float64)
+    o = np.bincount(np.searchsorted(values, x) * k + np.searchsorted(values, y), weights=w,
+                    minlength=k * k).reshape(k, k)
+    out: np.ndarray = o + o.T
+    return out
+
+
+def _alpha(o: np.ndarray, values: np.ndarray, level: str) -> float:
+    """Krippendorff's alpha from a coincidence matrix (see :func:`krippendorff_alpha`)."""
+    k = len(values)
     nv = o.sum(axis=1)
     n = float(nv.sum())
     if n <= 1:
@@ -254,12 +263,16 @@ def bootstrap_alpha(a: np.ndarray, b: np.ndarray, queries: Sequence[str] | np.nd
     out = {lv: np.full(n_resamples, np.nan) for lv in LEVELS}
     if q == 0:
         return {lv: [None, None] for lv in LEVELS}
+    values = np.unique(np.concatenate([x, y]))
     for r in range(n_resamples):
         counts = np.bincount(rng.integers(0, q, size=q), minlength=q).astype(np.float64)
-        w = counts[code]
-        keep = w > 0
+        o = _coincidence(x, y, values, counts[code])
+        present = o.sum(axis=1) > 0  # grades no drawn pair uses leave the matrix (as if never seen)
+        if present.sum() < 2:
+            continue
+        sub, vals = o[np.ix_(present, present)], values[present]
         for lv in LEVELS:
-            out[lv][r] = krippendorff_alpha(x[keep], y[keep], lv, w[keep])
+            out[lv][r] = _alpha(sub, vals, lv)
     return {lv: _percentile(v, level) for lv, v in out.items()}
 
 
