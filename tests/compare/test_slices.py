@@ -177,4 +177,5 @@ def test_cli_slices(tmp_path) -> None:
     assert out.exit_code == 0, out.output
     text = html.read_text(encoding="utf-8")
     assert 'id="slices"' in text and "slice-plot" in text and "By category" in text
+    assert ">MDE</th>" in text  # the pairs table states each pair's minimal detectable effect
     assert not math.isnan(gate_data["slices"]["ndcg@10"]["category"]["delta"])
