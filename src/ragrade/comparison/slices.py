@@ -305,19 +305,26 @@ def drop_slices(differences: pd.Series, labels: Any, share: float = 0.5) -> dict
     return out
 
 
-def drop_markdown(drops: Mapping[str, Mapping[str, Any]], metric: str, digits: int = 4) -> list[str]:
-    """Markdown lines naming the slices that explain a metric's drop (empty when none)."""
-    from ragrade.comparison.formatting import markdown_escape, signed
+def drop_markdown(drops: Mapping[str, Mapping[str, Any]], metric: str, digits: int = 4,
+                  markdown: bool = True) -> list[str]:
+    """Lines naming the slices that explain a metric's drop (empty when none): markdown list items, or
+    plain text with ``markdown=False``."""
+    from ragrade.comparison.formatting import markdown_escape as _escape
+    from ragrade.comparison.formatting import signed
+
+    def markdown_escape(text: str) -> str:
+        return _escape(text) if markdown else text
 
     lines = []
     for column, info in drops.items():
         if not info["explaining"]:
             continue
         rows = {r["slice"]: r for r in info["slices"]}
-        named = ", ".join(f"**{markdown_escape(s)}** ({rows[s]['queries']} queries, mean Δ "
+        strong = "**" if markdown else ""
+        named = ", ".join(f"{strong}{markdown_escape(s)}{strong} ({rows[s]['queries']} queries, mean Δ "
                           f"{signed(rows[s]['delta'], digits)}, {100 * rows[s]['share']:.0f}% of the fall)"
                           for s in info["explaining"])
-        lines.append(f"- {markdown_escape(metric)}, by {markdown_escape(column)}: {named}")
+        lines.append(f"{'- ' if markdown else ''}{markdown_escape(metric)}, by {markdown_escape(column)}: {named}")
     return lines
 
 

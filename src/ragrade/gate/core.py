@@ -192,6 +192,11 @@ class GateResult:
                 shown = ", ".join(f"{w['query']} ({_signed(w['delta'], digits)})" for w in v.worst[:5])
                 parts.append(Text(f"{v.metric}: most worse: {shown}", style="dim"))
         parts += [Text(f"note: {n}", style="yellow") for n in self.notes]
+        if self.slices is not None:
+            from ragrade.comparison.slices import drop_markdown
+
+            parts += [Text(f"most of the drop: {line}", style="dim") for m, drops in self.slices.items()
+                      for line in drop_markdown(drops, m, digits, markdown=False)]
         return Group(*parts)
 
 
