@@ -9,7 +9,12 @@ Writes, in TREC format (tab-separated, hence the ``.tsv`` extension):
                     judgments (R = 0);
 * ``run.tsv``       a lexical run (tag ``bm25``): 20 results per query, scores rounded to two decimals
                     so some scores tie; query ``q31`` is missing (the retriever returned nothing);
-* ``run_dense.tsv`` a dense run (tag ``dense``) over the same queries, for comparisons.
+* ``run_dense.tsv`` a dense run (tag ``dense``) over the same queries, for comparisons;
+* ``slices.tsv``    labels of the queries for slicing results (``--slices``): ``category``, the phrasing
+                    of the query in ``topics.tsv`` (``what about``, ``how is``, ``the ... of``, or
+                    ``keywords``), and ``relevant``, whether the query has ``few`` (at most 5) or
+                    ``many`` relevant documents in ``qrels.tsv``. Derived from those two files; no other
+                    file changes.
 """
 
 from __future__ import annotations
@@ -92,12 +97,35 @@ def write_run(path: Path, run: dict[str, list[tuple[str, float]]], tag: str, ski
                 fh.write(f"{q}\tQ0\t{d}\t{rank}\t{s:g}\t{tag}\n")
 
 
+def phrasing(text: str) -> str:
+    """The phrasing template of a topic of ``topics.tsv`` (written by ``make_texts.py``)."""
+    for prefix in ("what about", "how is"):
+        if text.startswith(prefix):
+            return prefix
+    return "the ... of" if text.startswith("the ") else "keywords"
+
+
+def write_slices(path: Path) -> None:
+    """``query``, ``category``, ``relevant`` for every query of ``qrels.tsv`` (see the module docstring)."""
+    topics = dict(line.split("\t", 1) for line in (HERE / "topics.tsv").read_text(encoding="utf-8").splitlines())
+    relevant: dict[str, int] = {}
+    for line in (HERE / "qrels.tsv").read_text(encoding="utf-8").splitlines():
+        q, _, _, grade = line.split()
+        relevant[q] = relevant.get(q, 0) + (int(grade) > 0)
+    with path.open("w", encoding="utf-8", newline="\n") as fh:
+        fh.write("query\tcategory\trelevant\n")
+        for q in sorted(relevant):
+            fh.write(f"{q}\t{phrasing(topics[q].strip())}\t{'few' if relevant[q] <= 5 else 'many'}\n")
+
+
 def main() -> None:
     rng = np.random.default_rng(20240601)
     qrels = make_qrels(rng)
     write_qrels(HERE / "qrels.tsv", qrels)
     write_run(HERE / "run.tsv", make_run(rng, qrels, quality=1.1, kind="bm25"), "bm25", skip=(MISSING_FROM_RUN,))
     write_run(HERE / "run_dense.tsv", make_run(rng, qrels, quality=1.4, kind="dense"), "dense")
+    if (HERE / "topics.tsv").exists():
+        write_slices(HERE / "slices.tsv")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "save_baseline": ("ragrade.gating", "save_baseline"),
     "load_baseline": ("ragrade.gating", "load_baseline"),
     "gate": ("ragrade.gating", "gate"),
+    "plan": ("ragrade.comparison.planning", "plan"),
+    "Plan": ("ragrade.comparison.planning", "Plan"),
     "RagradeError": ("ragrade.errors", "RagradeError"),
     "RagradeWarning": ("ragrade.errors", "RagradeWarning"),
     "InputError": ("ragrade.errors", "InputError"),
@@ -69,6 +71,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade import report
     from ragrade.comparison import Comparison, compare
+    from ragrade.comparison.planning import Plan, plan
     from ragrade.data import Qrels, Run
     from ragrade.engine.core import Evaluator
     from ragrade.engine.diversity import evaluate_diversity
@@ -103,6 +106,7 @@ __all__ = [
     "MetricError",
     "MissingDependencyError",
     "ParseError",
+    "Plan",
     "Policies",
     "PolicyError",
     "Profile",
@@ -125,6 +129,7 @@ __all__ = [
     "load_baseline",
     "parse_metric",
     "parse_metrics",
+    "plan",
     "read_qrels",
     "read_run",
     "report",

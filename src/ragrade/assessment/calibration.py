@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ragrade.assessment import stats
+from ragrade.assessment import metaeval, stats
 from ragrade.assessment.ppi import MeanInterval, classical_mean, ppi_mean
 from ragrade.data import Qrels, Run
 from ragrade.errors import InputError, RagradeWarning, boundary
@@ -25,6 +25,17 @@ from ragrade.errors import InputError, RagradeWarning, boundary
 
 def _num(v: float) -> float | None:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with NaN floats as ``None`` (JSON-ready), recursively through dicts and lists."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, float | np.floating):
+        return _num(float(value))
+    return value
 
 
 def _grade(v: float) -> int | float:
@@ -44,6 +55,8 @@ class SystemAgreement:
     top: tuple[str, str]  # best run under the reference, under the candidate
     largest_change: tuple[str, int, int]  # run, reference rank, candidate rank (1 = best)
     ties: int  # tied pairs of runs (either side), ordered by name for tau_ap
+    #: Meta-evaluation measures and bootstrap intervals (:func:`ragrade.assessment.metaeval.system_report`).
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def ranks(self) -> dict[str, tuple[int, int]]:
         names = list(self.means)
@@ -68,6 +81,7 @@ class SystemAgreement:
             "tied_pairs": self.ties,
             "means": {r: [_num(a), _num(b)] for r, (a, b) in self.means.items()},
             "ranks": {r: list(v) for r, v in self.ranks().items()},
+            **_plain(self.extra),
         }
 
 
@@ -89,6 +103,8 @@ class Agreement:
     candidate_only: int
     systems: dict[str, SystemAgreement] = field(default_factory=dict)
     ppi: dict[str, dict[str, dict[str, MeanInterval]]] = field(default_factory=dict)
+    #: Krippendorff's alpha and its bootstrap intervals (:func:`ragrade.assessment.metaeval.label_measures`).
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def union(self) -> int:
@@ -110,6 +126,7 @@ class Agreement:
             "reference_only": {"pairs": self.reference_only, "share": self.reference_only / u},
             "candidate_only": {"pairs": self.candidate_only, "share": self.candidate_only / u},
         }
+        out.update(_plain(self.extra))
         if self.systems:
             out["systems"] = {m: s.to_dict() for m, s in self.systems.items()}
         if self.ppi:
@@ -200,7 +217,8 @@ def _system(metric: str, ref: dict[str, float], cand: dict[str, float]) -> Syste
 
 @boundary
 def agreement(reference: Any, candidate: Any, runs: Any = None, metrics: Iterable[str] | str = ("ndcg@10",), *,
-              rel: float = 1, ppi: bool = False, alpha: float = 0.05, lam: float | str = 1.0) -> Agreement:
+              rel: float = 1, ppi: bool = False, alpha: float = 0.05, lam: float | str = 1.0,
+              top_k: int = metaeval.DEFAULT_TOP_K, n_resamples: int = 1000, seed: int | None = 0) -> Agreement:
     """Agreement of ``candidate`` labels (an assessor's) with ``reference`` labels (human).
 
     Labels, on the (query, doc) pairs judged in both: Cohen's kappa on relevant (grade >= ``rel``) / not
@@ -211,6 +229,11 @@ def agreement(reference: Any, candidate: Any, runs: Any = None, metrics: Iterabl
     metric and run, the prediction-powered mean and interval (:func:`~ragrade.assessment.ppi.ppi_mean`)
     treating the reference's queries as the labelled random sample and the candidate's other queries as
     unlabelled, next to the naive candidate-only interval and the reference-only one.
+
+    Meta-evaluation (:mod:`ragrade.assessment.metaeval`): Krippendorff's alpha (nominal, ordinal, interval)
+    on the labels; per metric Pearson's r, tau_AP,b, tau_GAP and Kendall's tau over the reference's
+    ``top_k`` runs; percentile bootstrap intervals over queries at level ``1 - alpha`` (``n_resamples``
+    resamples from ``seed``) for those, Kendall's tau, Spearman's rho and tau_AP.
     """
     ref = _qrels(reference, "reference")
     cand = _qrels(candidate, "candidate")
@@ -228,6 +251,8 @@ def agreement(reference: Any, candidate: Any, runs: Any = None, metrics: Iterabl
     recall = tp / int(ra.sum()) if ra.any() else math.nan
     result = Agreement(len(both), float(rel), kappa, wk, [_grade(g) for g in labels], conf, precision, recall,
                        len(rd), len(cd), len(rd) - len(both), len(cd) - len(both))
+    result.extra.update(metaeval.label_measures(a, b, both["query"].to_numpy(), n_resamples=n_resamples,
+                                                level=1.0 - alpha, seed=seed))
     run_map = _runs(runs)
     if not run_map:
         if ppi:
@@ -240,6 +265,9 @@ def agreement(reference: Any, candidate: Any, runs: Any = None, metrics: Iterabl
     columns = [str(c) for c in next(iter(pref.values())).columns]
     for col in columns:
         result.systems[col] = _system(col, {n: mref[n][col] for n in run_map}, {n: mcand[n][col] for n in run_map})
+        result.systems[col].extra.update(metaeval.system_report(
+            col, pref, pcand, {n: mref[n][col] for n in run_map}, {n: mcand[n][col] for n in run_map}, k=top_k,
+            n_resamples=n_resamples, level=1.0 - alpha, seed=seed))
     if ppi:
         labeled = set(rd["query"].unique().tolist())
         for col in columns:

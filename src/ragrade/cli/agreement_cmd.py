@@ -31,14 +31,20 @@ from ragrade.cli._output import input_errors
 @click.option("--rel", type=float, default=1.0, show_default=True, help="Lowest grade that counts as relevant.")
 @click.option("--ppi", is_flag=True, help="Prediction-powered mean and CI per run and metric (needs runs).")
 @click.option("--alpha", type=click.FloatRange(min=0.0, max=1.0, min_open=True, max_open=True), default=0.05,
-              show_default=True, help="1 - confidence level of the --ppi intervals.")
+              show_default=True, help="1 - confidence level of the --ppi and bootstrap intervals.")
 @click.option("--reference-prefer", type=click.Choice(["human", "llm", "error"]), default=None,
               help="For a merged qrels file as reference: which origin wins a pair judged by both.")
 @click.option("--candidate-prefer", type=click.Choice(["human", "llm", "error"]), default=None,
               help="For a merged qrels file as candidate: which origin wins (e.g. llm).")
+@click.option("--top-k", type=click.IntRange(min=1), default=10, show_default=True,
+              help="kendall@k: Kendall's tau over the reference's top k runs.")
+@click.option("--resamples", "n_resamples", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Bootstrap resamples (over queries) of the confidence intervals.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
 def command(reference: str, candidate: str, runs: tuple[str, ...], metrics: tuple[str, ...], rel: float, ppi: bool,
-            alpha: float, reference_prefer: str | None, candidate_prefer: str | None, fmt: str) -> None:
+            alpha: float, reference_prefer: str | None, candidate_prefer: str | None, top_k: int, n_resamples: int,
+            seed: int, fmt: str) -> None:
     """Agreement of CANDIDATE qrels (an assessor's) with REFERENCE qrels (human), and of the system rankings
     the two give to RUNS."""
     if ppi and not runs:
@@ -55,7 +61,8 @@ def command(reference: str, candidate: str, runs: tuple[str, ...], metrics: tupl
             name = r.name if r.name and r.name not in run_map else os.path.basename(path)
             run_map[name] = r
         mlist = [p.strip() for m in metrics for p in m.split(",") if p.strip()] or ["ndcg@10"]
-        result = agreement(ref, cand, run_map or None, mlist, rel=rel, ppi=ppi, alpha=alpha)
+        result = agreement(ref, cand, run_map or None, mlist, rel=rel, ppi=ppi, alpha=alpha, top_k=top_k,
+                           n_resamples=n_resamples, seed=seed)
     if fmt == "json":
         click.echo(json.dumps(result.to_dict(), indent=2))
     elif fmt == "markdown":
@@ -76,11 +83,31 @@ def _label_rows(a: Any) -> list[tuple[str, str]]:
         ("pairs judged by both", str(a.pairs)),
         (f"Cohen's kappa (relevant = grade >= {a.rel:g})", _f(a.kappa)),
         ("weighted kappa (quadratic)", _f(a.weighted_kappa)),
+        *_alpha_rows(a),
         ("candidate precision (relevant)", _f(a.precision)),
         ("candidate recall (relevant)", _f(a.recall)),
         ("judged by the reference only", f"{a.reference_only} ({a.reference_only / u:.1%} of all pairs)"),
         ("judged by the candidate only", f"{a.candidate_only} ({a.candidate_only / u:.1%} of all pairs)"),
     ]
+
+
+def _ci(v: Any) -> str:
+    return "" if not v or v[0] is None else f" [{_f(v[0])}, {_f(v[1])}]"
+
+
+def _alpha_rows(a: Any) -> list[tuple[str, str]]:
+    alpha, ci = a.extra.get("krippendorff_alpha", {}), a.extra.get("krippendorff_alpha_ci", {})
+    return [(f"Krippendorff's alpha ({lv})", _f(alpha[lv]) + _ci(ci.get(lv))) for lv in alpha]
+
+
+def _system_line(s: Any) -> str:
+    """The rank correlations of one metric, each with its bootstrap interval."""
+    e = s.extra
+    parts = [("Kendall tau-b", s.kendall_tau, "kendall_tau"), ("tau_AP", s.tau_ap, "tau_ap"),
+             ("Spearman", s.spearman, "spearman"), ("Pearson", e.get("pearson"), "pearson"),
+             ("tau_AP,b", e.get("tau_ap_b"), "tau_ap_b"), ("tau_GAP", e.get("tau_gap"), "tau_gap"),
+             (f"kendall@{e.get('kendall_at_k_k', '')}", e.get("kendall_at_k"), "kendall_at_k")]
+    return " · ".join(f"{label} {_f(v)}{_ci(e.get(key + '_ci'))}" for label, v, key in parts)
 
 
 def _print_table(a: Any) -> None:
@@ -114,7 +141,7 @@ def _print_table(a: Any) -> None:
         console.print(st)
         ch = d["largest_rank_change"]
         moved = (f"{ch['run']} ({ch['reference_rank']} -> {ch['candidate_rank']})" if ch["change"] else "none")
-        console.print(f"  Kendall tau-b {_f(s.kendall_tau)} · tau_AP {_f(s.tau_ap)} · Spearman {_f(s.spearman)}")
+        console.print(f"  {_system_line(s)}", soft_wrap=True)
         console.print(f"  same top system: {'yes' if s.same_top else 'no'} · largest rank change: {moved}\n")
     for metric, runs in a.ppi.items():
         pt = Table(title=f"prediction-powered inference · {metric}", box=box.SIMPLE_HEAD,
@@ -138,8 +165,7 @@ def to_markdown(a: Any) -> str:
         lines.append(f"| {g} | " + " | ".join(str(x) for x in row) + " |")
     for metric, s in a.systems.items():
         ranks = s.ranks()
-        lines += ["", f"**{metric}**: Kendall tau-b {_f(s.kendall_tau)}, tau_AP {_f(s.tau_ap)}, Spearman "
-                  f"{_f(s.spearman)}, same top system: {'yes' if s.same_top else 'no'}", "",
+        lines += ["", f"**{metric}**: {_system_line(s)}, same top system: {'yes' if s.same_top else 'no'}", "",
                   "| run | reference | candidate | rank ref | rank cand |", "|---|---:|---:|---:|---:|"]
         lines += [f"| {r} | {_f(x)} | {_f(y)} | {ranks[r][0]} | {ranks[r][1]} |" for r, (x, y) in s.means.items()]
     for metric, runs in a.ppi.items():

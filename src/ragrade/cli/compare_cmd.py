@@ -11,6 +11,7 @@ import click
 
 from ragrade.cli._output import input_errors, reading, run_names
 from ragrade.cli._plan_options import evaluation_options, plan_keywords
+from ragrade.cli._slices import load_slices, slice_correction_option, slices_option
 from ragrade.comparison.stats import CI_METHODS, CORRECTIONS, TESTS
 from ragrade.io import FORMATS
 
@@ -159,6 +160,8 @@ def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.argument("qrels", type=click.Path(exists=True, dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @comparison_options
+@slices_option
+@slice_correction_option
 @click.option(
     "--format",
     "fmt",
@@ -197,6 +200,8 @@ def command(
     which: str,
     digits: int,
     output: str | None,
+    slices: tuple[str, ...] = (),
+    slice_correction: str = "holm",
     **options: Any,
 ) -> None:
     """Compare runs on QRELS: per metric and run the mean with a bootstrap confidence interval; per pair of
@@ -212,6 +217,7 @@ def command(
     labels = run_names(runs, names)
     base = resolve_baseline(baseline, runs, labels)
     with input_errors():
+        slice_labels = load_slices(slices)
         keywords = plan_keywords(options)
         metric_list = metric_labels(list(metrics))  # fail on a typo before reading large files
         with warnings.catch_warnings(record=True) as caught:
@@ -230,6 +236,10 @@ def command(
                 ci_method=cast("CIMethod", ci_method),
                 **keywords,
             )
+            if slice_labels is not None:
+                from ragrade.comparison.slice_compare import by_slices
+
+                cmp = by_slices(cmp, slice_labels, slice_correction)
     echo_warnings(caught)
     if fmt == "table":
         from rich.console import Console

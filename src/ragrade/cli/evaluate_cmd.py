@@ -10,6 +10,7 @@ import click
 from ragrade.cli._loop import finish, loop_options, pop_loop_options
 from ragrade.cli._output import input_errors, number, reading_all, run_names, stderr_console, stdout_console
 from ragrade.cli._plan_options import evaluation_options, plan_keywords
+from ragrade.cli._slices import load_slices, slices_option
 from ragrade.io import FORMATS
 
 OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
@@ -38,11 +39,13 @@ OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
                    "are read by Spark: Parquet, Delta, CSV/TSV with a header, TREC). See docs/scale.md.")
 @click.option("--master", default="local[2]", show_default=True, metavar="URL",
               help="Spark master for --engine spark (unless a Spark session is already running).")
+@slices_option
 @evaluation_options
 @loop_options
 def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt: str, qrels_format: str | None,
             run_format: str | None, digits: int, hole_threshold: float = 0.1, engine: str = "memory",
-            master: str = "local[2]", run_name: str | None = None, **options: Any) -> None:
+            master: str = "local[2]", run_name: str | None = None, slices: tuple[str, ...] = (),
+            **options: Any) -> None:
     """Score RUN against the ground truth QRELS.
 
     Formats are detected from the file extensions (TREC, TSV/CSV, JSONL, Parquet, optionally
@@ -61,9 +64,12 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
     from ragrade.errors import RagradeWarning
     from ragrade.evaluation import dispatch_one
 
+    if slices and fmt == "csv":
+        raise click.UsageError("--slices needs --format table, markdown or json")
     loop = pop_loop_options(options)
     label = run_names([run], [run_name] if run_name else [])[0]
     with input_errors():
+        slice_labels = load_slices(slices)
         keywords = plan_keywords(options)
         # the options parsed into the one plan (a metric typo fails here, before any file is read)
         plan = build_plan(qrels, run, list(metrics), engine=engine, master=master, qrels_format=qrels_format,
@@ -74,10 +80,12 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
                 warnings.simplefilter("always", RagradeWarning)
                 result = dispatch_one(plan).replace(run_name=label)
         finish(loop, result, qrels, run)
-    _print(result, caught, fmt, per_query, digits, hole_threshold)
+        sliced = None if slice_labels is None else result.by(slice_labels)
+    _print(result, caught, fmt, per_query, digits, hole_threshold, sliced)
 
 
-def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: int, hole_threshold: float) -> None:
+def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: int, hole_threshold: float,
+           sliced: Any = None) -> None:
     from ragrade.errors import RagradeWarning
 
     # The engine's own warning repeats result.notes(), printed below as notes; anything else (readers,
@@ -85,10 +93,11 @@ def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: in
     own = set(result.notes())
     extra = [part for w in caught if issubclass(w.category, RagradeWarning)
              for part in str(w.message).split("; ") if part not in own]
-    _output(result, fmt, per_query, digits, list(dict.fromkeys(extra)), hole_threshold)
+    _output(result, fmt, per_query, digits, list(dict.fromkeys(extra)), hole_threshold, sliced)
 
 
-def _output(result: Any, fmt: str, per_query: bool, digits: int, extra: list[str], hole_threshold: float) -> None:
+def _output(result: Any, fmt: str, per_query: bool, digits: int, extra: list[str], hole_threshold: float,
+            sliced: Any = None) -> None:
     """The result in ``fmt`` on stdout; its notes (one wording in every format:
     :meth:`Result.notes`) and warnings on stderr."""
     holes = result.hole_rate
@@ -98,17 +107,27 @@ def _output(result: Any, fmt: str, per_query: bool, digits: int, extra: list[str
                       f"{100 * hole_threshold:g}%): the values are lower bounds (try --unjudged bounds)")
     if fmt == "table":
         _print_table(result, per_query, digits, warned)
+        if sliced is not None:
+            stdout_console().print(sliced.to_rich(digits=digits))
         return
     for note in result.notes():
         click.echo(f"note: {note}", err=True)
     for note in warned:
         click.echo(f"warning: {note}", err=True)
-    if fmt == "json":
+    if fmt == "json" and sliced is not None:
+        import json
+
+        data = json.loads(result.to_json(per_query=per_query))
+        data["slices"] = sliced.to_dict()
+        click.echo(json.dumps(data, indent=2))
+    elif fmt == "json":
         click.echo(result.to_json(per_query=per_query))
     elif fmt == "csv":
         click.echo(result.to_csv(per_query=per_query, digits=digits), nl=False)
     else:
         click.echo(result.to_markdown(per_query=per_query, digits=digits), nl=False)
+        if sliced is not None:
+            click.echo("\n" + sliced.to_markdown(digits=digits), nl=False)
 
 
 def _print_table(result: Any, per_query: bool, digits: int, warned: list[str]) -> None:

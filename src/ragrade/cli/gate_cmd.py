@@ -13,6 +13,7 @@ import click
 
 from ragrade.cli._output import EXIT_INPUT, fail, input_errors, stdout_console
 from ragrade.cli._plan_options import evaluation_options, plan_keywords
+from ragrade.cli._slices import load_slices, slices_option
 from ragrade.comparison.stats import CORRECTIONS, PAIRED_TESTS
 from ragrade.io import FORMATS
 
@@ -69,12 +70,14 @@ def _pairs(values: tuple[str, ...], what: str, allow_bare: bool) -> tuple[float 
 @click.option("--qrels-format", type=click.Choice(FORMATS), default=None, help="Format of QRELS.")
 @click.option("--run-format", type=click.Choice(FORMATS), default=None, help="Format of RUN.")
 @evaluation_options
+@slices_option
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Also write the output to this file (e.g. the PR comment).")
 def command(baseline: str, qrels: str, run: str, metrics: tuple[str, ...], margins: tuple[str, ...],
             floors: tuple[str, ...], test: str, alpha: float, correction: str, strict: bool, n_resamples: int,
             seed: int, allow_qrels_change: bool, fmt: str, digits: int, worst: int, qrels_format: str | None,
-            run_format: str | None, output: str | None, **options: object) -> None:
+            run_format: str | None, output: str | None, slices: tuple[str, ...] = (),
+            **options: object) -> None:
     """Check RUN against the BASELINE file saved by `ragrade evaluate ... --save-baseline`.
 
     RUN is scored on QRELS with the baseline's metrics, profile and policies (a --profile, --matcher or policy
@@ -91,6 +94,7 @@ def command(baseline: str, qrels: str, run: str, metrics: tuple[str, ...], margi
     from ragrade.gating import IncomparableError, gate
 
     with input_errors():
+        slice_labels = load_slices(slices)
         keywords = plan_keywords(dict(options))
         every, margin_map = _pairs(margins, "margin", allow_bare=True)
         _, floor_map = _pairs(floors, "min", allow_bare=False)
@@ -106,6 +110,8 @@ def command(baseline: str, qrels: str, run: str, metrics: tuple[str, ...], margi
                           worst=max(worst, 1), **keywords)
         except IncomparableError as exc:
             fail(f"cannot compare: {exc}", EXIT_INPUT)
+        if slice_labels is not None:
+            result = result.by(slice_labels)
     if fmt == "json":
         text = result.to_json()
         click.echo(text)

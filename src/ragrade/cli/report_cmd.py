@@ -9,6 +9,7 @@ import click
 
 from ragrade.cli._output import input_errors
 from ragrade.cli._plan_options import plan_keywords
+from ragrade.cli._slices import load_slices, slice_correction_option, slices_option
 from ragrade.cli.compare_cmd import (
     comparison_options,
     echo_warnings,
@@ -39,6 +40,8 @@ def parse_cutoffs(text: str) -> list[int] | None:
 @click.argument("qrels", type=click.Path(exists=True, dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @comparison_options
+@slices_option
+@slice_correction_option
 @click.option(
     "-o",
     "--output",
@@ -94,6 +97,8 @@ def command(
     depth: int | None,
     plots: bool,
     ks: str,
+    slices: tuple[str, ...] = (),
+    slice_correction: str = "holm",
     **options: Any,
 ) -> None:
     """Write one self-contained HTML file comparing the runs: summary tables with confidence intervals,
@@ -113,6 +118,7 @@ def command(
     base = resolve_baseline(baseline, runs, labels)
     cutoffs = parse_cutoffs(ks)
     with input_errors():
+        slice_labels = load_slices(slices)
         keywords = plan_keywords(options)
         metric_list = metric_labels(list(metrics))
         doc_texts = read_texts(texts) if texts else None
@@ -138,6 +144,8 @@ def command(
                 depth=depth,
                 plots=plots,
                 ks=cutoffs,
+                slices=slice_labels,
+                slice_correction=slice_correction,
                 **keywords,
             )
     echo_warnings(caught)

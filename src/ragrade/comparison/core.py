@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 import ragrade.comparison.stats as stats
+from ragrade.comparison.power import COMPARE_POWER, paired_mde
 from ragrade.comparison.result import Comparison
 from ragrade.errors import InputError, RagradeWarning, boundary
 
@@ -272,6 +273,7 @@ def compare_scores(
         p = p_of[metric]
         p_adj = p if test_name == "tukey" else stats.adjust_pvalues(p, correction_name)
         dz = stats.cohens_dz(d)
+        mde = paired_mde(d, alpha, COMPARE_POWER)
         wtl = stats.win_tie_loss(d)
         means = x.mean(axis=0)
         dmeans = d.mean(axis=0)
@@ -301,6 +303,7 @@ def compare_scores(
                     "p_adjusted": float(p_adj[j]),
                     "significant": bool(significant[j]),
                     "cohens_dz": float(dz[j]),
+                    "mde": float(mde[j]),
                     "wins": int(wtl[0, j]),
                     "ties": int(wtl[1, j]),
                     "losses": int(wtl[2, j]),

@@ -49,6 +49,19 @@ class ComparisonTables(Protocol):
     def settings(self) -> dict[str, Any]: ...
 
 
+MDE_NOTE = (
+    "mde: the smallest mean difference a two-sided paired t-test at this alpha detects with power 0.8 at the "
+    "pair's number of queries; a difference below it that is not significant could not have been seen"
+)
+
+
+def mde_note(cmp: ComparisonTables) -> str:
+    """The sentence explaining the MDE column (empty when no pair has one)."""
+    if "mde" not in cmp.pairs.columns or not cmp.pairs["mde"].notna().any():
+        return ""
+    return "MDE: " + MDE_NOTE.split(": ", 1)[1] + "."
+
+
 # ------------------------------------------------------------------------------------------------- rows
 def summary_rows(cmp: ComparisonTables) -> dict[tuple[str, str], dict[str, Any]]:
     """``{(metric, run): row}`` of the summary table, each row a plain dict."""
@@ -74,6 +87,7 @@ def to_dict(cmp: ComparisonTables) -> dict[str, Any]:
         "metrics": list(cmp.metrics),
         **cmp.settings(),
         "effect_size": "cohens_dz: mean of per-query differences / their standard deviation (ddof=1)",
+        "mde": MDE_NOTE,
         "description": cmp.description,
         "summary": summary,
         "pairs": pairs,
@@ -81,6 +95,10 @@ def to_dict(cmp: ComparisonTables) -> dict[str, Any]:
     holes = getattr(cmp, "hole_rates", None)
     if holes:
         out["hole_rates"] = {"k": getattr(cmp, "hole_k", None), "runs": dict(holes)}
+    sliced = getattr(cmp, "slices", None)
+    if sliced is not None:
+        out["slices"] = sliced.to_dict()
+        out["slices_description"] = sliced.description
     return dict(jsonable(out))
 
 
@@ -179,16 +197,23 @@ def to_markdown(cmp: ComparisonTables, digits: int = 4, ci: bool = True) -> str:
     note = " ".join(x for x in (cmp.description, groups_note(cmp), hole_note(cmp)) if x)
     lines.append(f"_{markdown_escape(note)}_")
     lines.append("")
-    lines.append("| metric | control | treatment | Δ | Δ CI | p | p adj. | sig. | d_z | W/T/L |")
-    lines.append("|---|---|---|---:|---:|---:|---:|:---:|---:|---:|")
+    lines.append("| metric | control | treatment | Δ | Δ CI | p | p adj. | sig. | d_z | MDE | W/T/L |")
+    lines.append("|---|---|---|---:|---:|---:|---:|:---:|---:|---:|---:|")
     for metric, a, b, row in pair_rows(cmp):
         lines.append(
             f"| {markdown_escape(metric)} | {markdown_escape(a)} | {markdown_escape(b)} | "
             f"{signed(row['delta'], digits)} | "
             f"[{number(row['delta_ci_low'], digits)}, {number(row['delta_ci_high'], digits)}] | "
             f"{pvalue(row['p_value'])} | {pvalue(row['p_adjusted'])} | {'yes' if row['significant'] else 'no'} | "
-            f"{number(row['cohens_dz'], 2)} | {row['wins']}/{row['ties']}/{row['losses']} |"
+            f"{number(row['cohens_dz'], 2)} | {number(row.get('mde', math.nan), digits)} | "
+            f"{row['wins']}/{row['ties']}/{row['losses']} |"
         )
+    note = mde_note(cmp)
+    if note:
+        lines += ["", f"_{markdown_escape(note)}_"]
+    sliced = getattr(cmp, "slices", None)
+    if sliced is not None:
+        lines += ["", sliced.to_markdown(digits=digits).rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 
@@ -260,10 +285,11 @@ def to_rich(cmp: ComparisonTables, digits: int = 4) -> Any:
             cells.append(holes[run])
         summary.add_row(*cells)
 
-    pairs = Table(title="Paired differences (treatment − control)")
+    pairs = Table(title="Paired differences (treatment − control)", caption=mde_note(cmp) or None,
+                  caption_justify="left")
     for name in ("metric", "control", "treatment"):
         pairs.add_column(name, justify="left")
-    for name in ("Δ", "Δ CI", "p", "p adj.", "d_z", "W/T/L"):
+    for name in ("Δ", "Δ CI", "p", "p adj.", "d_z", "MDE", "W/T/L"):
         pairs.add_column(name, justify="right")
     for metric, a, b, row in pair_rows(cmp):
         style = ("blue" if row["delta"] > 0 else "red") if row["significant"] else ""
@@ -276,6 +302,10 @@ def to_rich(cmp: ComparisonTables, digits: int = 4) -> Any:
             pvalue(row["p_value"]),
             Text(pvalue(row["p_adjusted"]), style="bold" if row["significant"] else ""),
             number(row["cohens_dz"], 2),
+            number(row.get("mde", math.nan), digits),
             f"{row['wins']}/{row['ties']}/{row['losses']}",
         )
+    sliced = getattr(cmp, "slices", None)
+    if sliced is not None:
+        return Group(summary, pairs, sliced.to_rich(digits=digits))
     return Group(summary, pairs)

@@ -51,6 +51,9 @@ class Comparison:
     #: given without judgments, as to :func:`compare_scores`).
     hole_rates: dict[str, float] = field(default_factory=dict)
     hole_k: int | None = None
+    #: Per-slice comparison (:class:`ragrade.comparison.slice_compare.SliceComparison`), or None; a copy with it
+    #: comes from :func:`ragrade.comparison.slice_compare.by_slices`.
+    slices: Any = None
 
     def hole_note(self) -> str:
         """One sentence on the hole rates (empty without them); it warns when they differ by more than ten

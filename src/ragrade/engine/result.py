@@ -448,6 +448,15 @@ class Result:
             raise KeyError(metric)
         return label
 
+    def by(self, labels: Any) -> Any:
+        """Per-slice means, query counts and hole rates (:func:`ragrade.comparison.slices.slice_result`):
+        ``labels`` maps query ids to labels (a dict, Series, DataFrame of several slicing columns, or a file
+        ``FILE[:COLUMN]``). Returns a new :class:`~ragrade.comparison.slices.Slices`; this result is not
+        changed."""
+        from ragrade.comparison.slices import slice_result
+
+        return slice_result(self, labels, aggregate)
+
     # -- outputs -----------------------------------------------------------------------------------
     def to_dict(self, per_query: bool = False) -> dict[str, Any]:
         """``{"run", "metrics", "counts", "queries", "summary"}`` (+ ``"per_query"``); NaN stays NaN

@@ -75,6 +75,20 @@ class GateResult:
     candidate: str | None
     settings: dict[str, Any]
     notes: list[str] = field(default_factory=list)
+    #: Per metric, the paired per-query differences (candidate - baseline), index: query id.
+    differences: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: Per metric, the slices that account for most of a drop (:meth:`by`), or None.
+    slices: dict[str, Any] | None = None
+
+    def by(self, labels: Any, share: float = 0.5) -> GateResult:
+        """A copy with, per metric, the slices that account for most of its drop (the smallest set of
+        slices explaining at least ``share`` of the fall in the mean; see
+        :func:`ragrade.comparison.slices.drop_slices`), named in the markdown."""
+        from dataclasses import replace
+
+        from ragrade.comparison.slices import drop_slices
+
+        return replace(self, slices={m: drop_slices(d, labels, share) for m, d in self.differences.items()})
 
     @property
     def passed(self) -> bool:
@@ -102,6 +116,7 @@ class GateResult:
             "settings": self.settings,
             "metrics": [_jsonable({**asdict(v), "verdict": v.verdict}) for v in self.verdicts],
             "notes": list(self.notes),
+            **({"slices": self.slices} if self.slices is not None else {}),
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -146,6 +161,12 @@ class GateResult:
             lines += ["", "</details>"]
         if self.notes:
             lines += [""] + [f"- {_md(n)}" for n in self.notes]
+        if self.slices is not None:
+            from ragrade.comparison.slices import drop_markdown
+
+            named = [line for m, drops in self.slices.items() for line in drop_markdown(drops, m, digits)]
+            lines += ["", "Slices accounting for most of each drop (the fewest slices explaining at least half "
+                      "of the fall in the mean):", ""] + (named or ["- no metric's mean fell"])
         return "\n".join(lines) + "\n"
 
     def to_rich(self, digits: int = 4) -> Any:
@@ -171,6 +192,11 @@ class GateResult:
                 shown = ", ".join(f"{w['query']} ({_signed(w['delta'], digits)})" for w in v.worst[:5])
                 parts.append(Text(f"{v.metric}: most worse: {shown}", style="dim"))
         parts += [Text(f"note: {n}", style="yellow") for n in self.notes]
+        if self.slices is not None:
+            from ragrade.comparison.slices import drop_markdown
+
+            parts += [Text(f"most of the drop: {line}", style="dim") for m, drops in self.slices.items()
+                      for line in drop_markdown(drops, m, digits, markdown=False)]
         return Group(*parts)
 
 
@@ -209,12 +235,13 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
     result, name, more = _evaluate_candidate(b, q, run, [(label, defined[label]) for label in chosen], matcher,
                                              max_memory)
     notes += more
-    verdicts = _verdicts(b, result, chosen, defined, margin_of, floor_of, settings, strict, worst, notes)
+    verdicts, differences = _verdicts(b, result, chosen, defined, margin_of, floor_of, settings, strict, worst,
+                                      notes)
     report = {"test": settings["test"], "alpha": settings["alpha"], "n_resamples": settings["n_resamples"],
               "seed": seed, "confidence": settings["confidence"], "correction": settings["correction"],
               "strict": bool(strict), "margins": margin_of, "floors": floor_of, "profile": b.profile,
               "policies": b.policies}
-    return GateResult(verdicts, b, name, report, notes)
+    return GateResult(verdicts, b, name, report, notes, differences)
 
 
 def _as_baseline(baseline: Any) -> Baseline:
@@ -423,11 +450,13 @@ def _evaluate_candidate(b: Baseline, q: Any, run: Any, labels: list[tuple[str, A
 
 def _verdicts(b: Baseline, result: Any, chosen: list[str], defined: dict[str, Any], margin_of: dict[str, float],
               floor_of: dict[str, float], settings: dict[str, Any], strict: bool, worst: int,
-              notes: list[str]) -> list[MetricVerdict]:
-    """One verdict per metric: the one-sided paired test, the intervals, the floor."""
+              notes: list[str]) -> tuple[list[MetricVerdict], dict[str, pd.Series]]:
+    """One verdict per metric (the one-sided paired test, the intervals, the floor), and per metric the
+    paired per-query differences (candidate - baseline)."""
     test_name, n_resamples, confidence = settings["test"], settings["n_resamples"], settings["confidence"]
     rng = stats.as_generator(settings["seed"])
     verdicts: list[MetricVerdict] = []
+    differences: dict[str, pd.Series] = {}
     raw_p: list[float] = []
     for label in chosen:
         base = b.per_query[label]
@@ -442,6 +471,7 @@ def _verdicts(b: Baseline, result: Any, chosen: list[str], defined: dict[str, An
                          f"{int(cand.notna().sum()) - len(pair)} only in the candidate)")
         bv, cv = pair["b"].to_numpy(np.float64), pair["c"].to_numpy(np.float64)
         d = cv - bv
+        differences[label] = pd.Series(d, index=pair.index)
         margin = margin_of[label]
         shifted = d + margin
         p2 = float(stats.paired_test(shifted, test_name, n_resamples, rng))
@@ -478,7 +508,7 @@ def _verdicts(b: Baseline, result: Any, chosen: list[str], defined: dict[str, An
         if v.floor is not None and not v.candidate >= v.floor:
             v.passed = False
             v.reasons.append(f"below the floor {v.floor:g}")
-    return verdicts
+    return verdicts, differences
 
 
 def _interval(x: np.ndarray, confidence: float, n_resamples: int, rng: np.random.Generator) -> tuple[float, float]:

@@ -38,6 +38,7 @@ from ragrade.report.data import (
 )
 from ragrade.report.plots import comparison_figures
 from ragrade.report.prepare import DEFAULT_KS, compare_evaluated, evaluate_runs, read_input
+from ragrade.report.slices import slices_section_html
 from ragrade.report.svg import file_stem
 
 MAX_PAIR_PLOTS = 10
@@ -93,7 +94,9 @@ def summary_table_html(cmp: Comparison, digits: int = 4) -> str:
 def pairs_table_html(cmp: Comparison, digits: int = 4) -> str:
     out = [
         '<table id="pairs"><thead><tr><th class="l">metric</th><th class="l">control</th><th class="l">treatment</th>'
-        "<th>Δ</th><th>Δ CI</th><th>p</th><th>p adj.</th><th>Cohen's d<sub>z</sub></th><th>wins</th><th>ties</th>"
+        "<th>Δ</th><th>Δ CI</th><th>p</th><th>p adj.</th><th>Cohen's d<sub>z</sub></th>"
+        '<th title="minimal detectable effect: the smallest difference a paired t-test detects with power 0.8 '
+        'at this number of queries">MDE</th><th>wins</th><th>ties</th>'
         "<th>losses</th></tr></thead><tbody>"
     ]
     for metric, a, b, row in pair_rows(cmp):
@@ -105,7 +108,7 @@ def pairs_table_html(cmp: Comparison, digits: int = 4) -> str:
             f"<td{cls}>{signed(row['delta'], digits)}</td>"
             f'<td class="ci">[{number(row["delta_ci_low"], digits)}, {number(row["delta_ci_high"], digits)}]</td>'
             f"<td>{pvalue(row['p_value'])}</td><td{cls}>{pvalue(row['p_adjusted'])}</td>"
-            f"<td>{number(row['cohens_dz'], 2)}</td><td>{row['wins']}</td><td>{row['ties']}</td><td>{row['losses']}</td></tr>"
+            f"<td>{number(row['cohens_dz'], 2)}</td><td>{number(row.get('mde'), digits)}</td><td>{row['wins']}</td><td>{row['ties']}</td><td>{row['losses']}</td></tr>"
         )
     out.append("</tbody></table>")
     return "".join(out)
@@ -285,6 +288,7 @@ def _page(cmp: Comparison, header: Mapping[str, Any], data: str, plots_part: str
         f"<header><h1>{_e(title)}</h1>",
         f"<p>{n_queries} queries · runs: {_e(runs_line)} · generated {_e(stamp)} by ragrade</p></header>",
         '<nav aria-label="sections"><a href="#summary-section">Summary</a>'
+        + ('<a href="#slices">Slices</a>' if getattr(cmp, "slices", None) is not None else "")
         + ('<a href="#plots">Plots</a>' if plots else "")
         + '<a href="#queries">Queries</a></nav><main>',
         '<section id="summary-section"><h2>Summary</h2>',
@@ -294,6 +298,7 @@ def _page(cmp: Comparison, header: Mapping[str, Any], data: str, plots_part: str
         pairs_table_html(cmp),
         '<p class="note">Wins/ties/losses count queries where the treatment scores higher/equal/lower. '
         "Cohen's d<sub>z</sub> = mean of the per-query differences / their standard deviation.</p></section>",
+        slices_section_html(cmp),
         plots_part,
         _QUERY_SECTION,
         '</main><div id="tip" role="tooltip" hidden></div>',
@@ -326,10 +331,14 @@ def render_html(
     hole_rates: Any = None,
     max_pair_plots: int = MAX_PAIR_PLOTS,
     compression: int = 1,
+    slices: Any = None,
+    slice_correction: str | None = "holm",
     **policies: Any,
 ) -> str:
     """Evaluate, compare and render the report as HTML text (see :func:`write_html`). Every run is
-    evaluated once, for the compared metrics and the curves' cutoffs together."""
+    evaluated once, for the compared metrics and the curves' cutoffs together. ``slices``: query labels
+    (see :meth:`ragrade.Comparison.by`) for a slice section, p-values corrected across slices with
+    ``slice_correction``."""
     import ragrade.engine  # noqa: F401  (fully imported here, before two threads use it)
     from ragrade.engine.inputs import as_qrels
 
@@ -359,6 +368,10 @@ def render_html(
                 ev, baseline=baseline, test=test, correction=correction, alpha=alpha, confidence=confidence,
                 n_resamples=n_resamples, seed=seed, ci_method=ci_method,
             )
+            if slices is not None:
+                from ragrade.comparison.slice_compare import by_slices
+
+                cmp = by_slices(cmp, slices, slice_correction)
             labelled.set_result((dict(cmp.letters), list(dict.fromkeys((a, b) for _, a, b in cmp.pairs.index))))
         except BaseException as exc:  # the second thread waits for these: hand it the error
             for waiting in (evaluated, labelled):
