@@ -20,7 +20,7 @@ import ragrade
 from ragrade.cli import main
 from ragrade.comparison import stats
 from ragrade.comparison.slice_compare import by_slices
-from ragrade.comparison.slices import NO_LABEL, drop_slices, read_slices, slice_labels
+from ragrade.engine.slices import NO_LABEL, drop_slices, read_slices, slice_labels
 from ragrade.errors import InputError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

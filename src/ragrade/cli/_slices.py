@@ -21,7 +21,7 @@ def load_slices(specs: Sequence[str]) -> Any:
     """The labels of every ``--slices`` spec as one DataFrame (None when there is none)."""
     if not specs:
         return None
-    from ragrade.comparison.slices import slice_labels
+    from ragrade.engine.slices import slice_labels
 
     return slice_labels(list(specs))
 

@@ -1,5 +1,5 @@
 """Runs compared slice by slice: :func:`compare_slices` and :func:`by_slices` (labels as in
-:mod:`ragrade.comparison.slices`)."""
+:mod:`ragrade.engine.slices`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ragrade.comparison.slices import SLICE_CORRECTION, label_groups, plain, slice_labels
+from ragrade.engine.slices import SLICE_CORRECTION, label_groups, plain, slice_labels
 from ragrade.errors import InputError
 
 

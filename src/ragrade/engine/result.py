@@ -449,11 +449,11 @@ class Result:
         return label
 
     def by(self, labels: Any) -> Any:
-        """Per-slice means, query counts and hole rates (:func:`ragrade.comparison.slices.slice_result`):
+        """Per-slice means, query counts and hole rates (:func:`ragrade.engine.slices.slice_result`):
         ``labels`` maps query ids to labels (a dict, Series, DataFrame of several slicing columns, or a file
-        ``FILE[:COLUMN]``). Returns a new :class:`~ragrade.comparison.slices.Slices`; this result is not
+        ``FILE[:COLUMN]``). Returns a new :class:`~ragrade.engine.slices.Slices`; this result is not
         changed."""
-        from ragrade.comparison.slices import slice_result
+        from ragrade.engine.slices import slice_result
 
         return slice_result(self, labels, aggregate)
 

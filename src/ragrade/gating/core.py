@@ -83,10 +83,10 @@ class GateResult:
     def by(self, labels: Any, share: float = 0.5) -> GateResult:
         """A copy with, per metric, the slices that account for most of its drop (the smallest set of
         slices explaining at least ``share`` of the fall in the mean; see
-        :func:`ragrade.comparison.slices.drop_slices`), named in the markdown."""
+        :func:`ragrade.engine.slices.drop_slices`), named in the markdown."""
         from dataclasses import replace
 
-        from ragrade.comparison.slices import drop_slices
+        from ragrade.engine.slices import drop_slices
 
         return replace(self, slices={m: drop_slices(d, labels, share) for m, d in self.differences.items()})
 
@@ -162,7 +162,7 @@ class GateResult:
         if self.notes:
             lines += [""] + [f"- {_md(n)}" for n in self.notes]
         if self.slices is not None:
-            from ragrade.comparison.slices import drop_markdown
+            from ragrade.engine.slices import drop_markdown
 
             named = [line for m, drops in self.slices.items() for line in drop_markdown(drops, m, digits)]
             lines += ["", "Slices accounting for most of each drop (the fewest slices explaining at least half "
@@ -193,7 +193,7 @@ class GateResult:
                 parts.append(Text(f"{v.metric}: most worse: {shown}", style="dim"))
         parts += [Text(f"note: {n}", style="yellow") for n in self.notes]
         if self.slices is not None:
-            from ragrade.comparison.slices import drop_markdown
+            from ragrade.engine.slices import drop_markdown
 
             parts += [Text(f"most of the drop: {line}", style="dim") for m, drops in self.slices.items()
                       for line in drop_markdown(drops, m, digits, markdown=False)]

@@ -51,18 +51,13 @@ def read_slices(spec: str | os.PathLike[str]) -> pd.DataFrame:
         path, column = text.rsplit(":", 1)
     if not os.path.exists(path):
         raise InputError("slices file not found", value=path)
-    lower = path.lower()
+    from ragrade.io import formats
+
     try:
-        if lower.endswith((".parquet", ".pq")):
-            frame = pd.read_parquet(path)
-        elif lower.endswith((".jsonl", ".ndjson", ".json")):
-            frame = pd.read_json(path, lines=not lower.endswith(".json"), dtype=False)
-        elif lower.endswith((".tsv", ".tsv.gz", ".txt")):
-            frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, na_values=[""])
-        elif lower.endswith((".csv", ".csv.gz")):
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
-        else:
+        fmt = formats.detect(path)
+        if fmt.name not in ("tsv", "csv", "jsonl", "parquet", "arrow"):
             raise InputError(f"{path}: slices must be a .tsv, .csv, .jsonl or .parquet file", value=path)
+        frame = fmt.records(path, strings=True).to_pandas()
     except InputError:
         raise
     except Exception as exc:  # a parser error: name the file
