@@ -51,7 +51,7 @@ def evaluate_ranx(truth: Any, retrieved: Any, metrics: MetricsArg, prof: Profile
     labels = _substituted(metric_labels(metrics), prof)
     run = as_run(retrieved)
     pol = {**prof.policy_overrides(), **policies}
-    if "ties" not in policies and run.scores is not None:
+    if "ties" not in policies and run.scores is not None and prof.tie_order != "policy":
         run = reorder_run(as_peer_dict(run), prof.tie_order)
         pol["ties"] = "input"
     res = Evaluator(as_qrels(truth), labels, policies=Policies().update(**pol)).evaluate(run)
