@@ -15,6 +15,7 @@ last score.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -49,11 +50,13 @@ def evaluate_ranx(truth: Any, retrieved: Any, metrics: MetricsArg, prof: Profile
                   policies: dict[str, Any]) -> Result:
     """The ranx profile: the run in ranx's rank order (``prof.tie_order``), then the default kernels."""
     labels = _substituted(metric_labels(metrics), prof)
-    run = as_run(retrieved)
+    run: Any = as_run(retrieved)
     pol = {**prof.policy_overrides(), **policies}
     if "ties" not in policies and run.scores is not None and prof.tie_order != "policy":
-        run = reorder_run(as_peer_dict(run), prof.tie_order)
+        ordered = reorder_run(run if isinstance(retrieved, Mapping) else as_peer_dict(run), prof.tie_order)
         pol["ties"] = "input"
+        # without equal scores every tie rule ranks alike: the caller's dict keeps the engine's fast path
+        run = ordered if ordered is not None else (retrieved if isinstance(retrieved, Mapping) else run)
     res = Evaluator(as_qrels(truth), labels, policies=Policies().update(**pol)).evaluate(run)
     res.profile = prof
     return res
@@ -67,7 +70,7 @@ def evaluate_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: 
     if prof.empty_qrels == "drop":
         qrels = qrels.without_empty_queries()
     run = as_run(retrieved)
-    if run.scores is not None:
+    if run.scores is not None and not isinstance(retrieved, Mapping):
         run = as_peer_dict(run)
     groups: dict[Provider, list[tuple[str, Metric]]] = {}
     for label, m in labels:
@@ -75,15 +78,18 @@ def evaluate_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: 
     results: list[tuple[Provider, Result]] = []
     for i, (prov, items) in enumerate(groups.items()):
         pol = {**prof.policy_overrides(), "no_relevant": prov.no_relevant, **policies}
-        this = run
+        this: Any = run
         if prov.float32:
-            this = as_float32(this)
+            this = as_float32(run)
         if "ties" not in policies:
             if prov.ties in ("docid_desc", "docid_asc", "input"):
                 pol["ties"] = prov.ties
-            elif this.scores is not None:
-                this = reorder_run(this, prov.ties)
+            elif run.scores is not None:
+                ordered = reorder_run(run, prov.ties)
+                this = run if ordered is None else ordered
                 pol["ties"] = "input"
+        if this is run and isinstance(retrieved, Mapping):
+            this = retrieved  # the engine's fast path for dicts
         ev = Evaluator(qrels, items, policies=Policies().update(**pol))
         if i == 0:
             res = ev.evaluate(this)

@@ -143,9 +143,11 @@ def _one(scores: np.ndarray, kind: str) -> np.ndarray:
     raise ValueError(f"unknown tie order {kind!r}; known: {', '.join(RANX_ORDERS)}")
 
 
-def ranx_order(scores: np.ndarray, offsets: np.ndarray, kind: str = "ranx") -> np.ndarray:
+def ranx_order(scores: np.ndarray, offsets: np.ndarray, kind: str = "ranx",
+               none_without_ties: bool = False) -> np.ndarray | None:
     """Row permutation putting each query segment (``offsets``) in ranx's rank order (``kind``: one of
-    :data:`RANX_ORDERS`). Segments stay in place; segments without equal scores are only sorted."""
+    :data:`RANX_ORDERS`). Segments stay in place; segments without equal scores are only sorted.
+    ``none_without_ties``: None when no segment has equal scores (any tie rule gives the same order)."""
     from ragrade.kernels.ranking import argsort_desc_within, tie_runs
 
     scores = np.asarray(scores, dtype=np.float64)
@@ -155,7 +157,7 @@ def ranx_order(scores: np.ndarray, offsets: np.ndarray, kind: str = "ranx") -> n
     perm = argsort_desc_within(scores, offsets)
     eq = tie_runs(scores[perm], offsets)
     if not eq.any():
-        return perm
+        return None if none_without_ties else perm
     counts = np.diff(offsets)
     seg = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
     tied = np.unique(seg[1:][eq])

@@ -93,7 +93,7 @@ def as_peer_dict(run: Run) -> Run:
     """The run as a Python dict built from its rows would hold it (what ranx and ir-measures read): a
     document listed twice keeps its first position and its last score."""
     if run.scores is None or not run.duplicate_mask().any():
-        return run
+        return run  # (the usual case; a dict cannot repeat a document)
     seg = run.segments()
     codes = run.doc_codes.astype(np.int64)
     key = seg * (len(run.doc_vocab) + 1) + codes
@@ -112,23 +112,34 @@ def as_peer_dict(run: Run) -> Run:
     return Run(run.query_ids, offsets, codes[keep], run.doc_vocab, scores[keep], name=run.name, unique=True)
 
 
-def reorder_run(run: Run, kind: str) -> Run:
+def _rebuilt(run: Run, perm: np.ndarray | None, scores: np.ndarray) -> Run:
+    """``run`` with its rows permuted within their queries (``perm``) and new scores; raw ids stay raw
+    (coding them costs more than the whole evaluation of a dict)."""
+    if not run.is_coded and isinstance(run.raw_docs, np.ndarray):
+        raw = run.raw_docs if perm is None else run.raw_docs[perm]
+        return Run(run.query_ids, run.offsets, None, None, scores, name=run.name, raw_docs=raw)
+    codes = run.doc_codes if perm is None else run.doc_codes[perm]
+    return Run(run.query_ids, run.offsets, codes, run.doc_vocab, scores, name=run.name)
+
+
+def reorder_run(run: Run, kind: str) -> Run | None:
     """The run with each query's rows in a peer's rank order (``kind``: a ranx order of
     :data:`ragrade.kernels.tie_orders.RANX_ORDERS`), so that ranking it with ``ties="input"`` gives that
-    order."""
+    order; None when no query has equal scores (every tie rule gives the same ranking)."""
     from ragrade.kernels.tie_orders import ranx_order
 
     if run.scores is None:
-        return run
-    perm = ranx_order(run.scores, run.offsets, kind)
-    return Run(run.query_ids, run.offsets, run.doc_codes[perm], run.doc_vocab, run.scores[perm], name=run.name)
+        return None
+    perm = ranx_order(run.scores, run.offsets, kind, none_without_ties=True)
+    if perm is None:
+        return None
+    return _rebuilt(run, perm, run.scores[perm])
 
 
 def as_float32(run: Run) -> Run:
     if run.scores is None:
         return run
-    return Run(run.query_ids, run.offsets, run.doc_codes, run.doc_vocab,
-               run.scores.astype(np.float32).astype(np.float64), name=run.name)
+    return _rebuilt(run, None, run.scores.astype(np.float32).astype(np.float64))
 
 
 def compat_values(qrels: Qrels, run: Run, m: Metric) -> np.ndarray:
