@@ -426,8 +426,9 @@ REGISTRY: tuple[Family, ...] = (
     _id("bpref_ranx", "ranx's bpref: as bpref, but a negative grade is a judged non-relevant document (trec_eval "
         "treats it as unjudged); the ranx profile computes ranx's bpref with it.",
         "(1/R) sum_{r relevant retrieved} (1 - min(n_r, R) / min(N, R)), N and n_r counting grades < rel",
-        params=(REL,), cutoff="none", defined="always", needs_judged=True, kernel=PM.bpref_ranx,
-        source="ranx bpref"),
+        params=(REL,), cutoff="none", defined="always", needs_judged=True, kernel=PM.bpref_ranx, bounded=False,
+        source="ranx bpref", notes=("NaN (as ranx: 0 / 0) when relevant documents are retrieved and no judged "
+                                    "document is below rel; 0 without relevant judgments",)),
     # -- text measures (token overlap between retrieved texts and ground-truth texts) ----------------
     Family("token_precision", "text",
            "AutoRAG's token precision: for each retrieved passage in the top k, the best SQuAD-normalised token "
