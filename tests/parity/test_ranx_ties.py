@@ -179,3 +179,21 @@ def test_the_tie_order_matters_on_these_collections():
         got = ragrade.evaluate(qrels, run, ["ap@100", "ndcg@10"], profile=trec).per_query
     differ = sum(not close(float(got.at[q, "ap@100"]), w) for q, w in r.scores["map@100"].items())
     assert differ > 10
+
+
+def test_plain_dicts_handed_to_ranx_follow_tie_order_ranx_dict():
+    """ranx.evaluate on plain dicts sorts by ascending score and reverses (tie_order="ranx_dict")."""
+    qrels, run = collection(21, same_queries=True)
+    run = {q: run[q] for q in qrels}  # ranx pairs the two dicts by position
+    metrics = [("ndcg@10", "ndcg@10"), ("ap@100", "map@100"), ("rr", "mrr"), ("P@5", "precision@5")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = ranx.evaluate(qrels, run, [b for _, b in metrics], return_mean=False)
+        prof = dataclasses.replace(get_profile("ranx"), tie_order="ranx_dict")
+        got = ragrade.evaluate(qrels, run, [a for a, _ in metrics], profile=prof).per_query
+    n = 0
+    for a, b in metrics:
+        for q, w in zip(qrels, theirs[b], strict=True):
+            assert close(float(got.at[q, a]), float(w)), (a, q)
+            n += 1
+    assert n == 4 * len(qrels)
