@@ -226,3 +226,18 @@ def test_providers_tie_orders_on_a_minimal_input():
     want = {str(m): v for m, v in irm.calc_aggregate([irm.parse_measure(x) for x in names], qrels, run).items()}
     assert got == pytest.approx(want, abs=1e-12)
     assert got == pytest.approx({"RR": 1.0, "RR@5": 1 / 3, "RBP(p=0.5,rel=1)": 0.25, "Judged@1": 1.0}, abs=1e-12)
+
+
+def test_a_document_listed_twice_keeps_its_first_position_and_last_score(tmp_path):
+    """pytrec_eval, msmarco, judged and compat read a run file into a dict: x and a (listed twice) keep their
+    first position and their last score; their ties then follow the provider (x and a tie with b at 1.0).
+    (cwl_eval, accuracy and pyndeval read the rows as they are, every copy gaining: not reproduced.)"""
+    (tmp_path / "qrels").write_text("q 0 a 1\nq 0 b 1\n")
+    (tmp_path / "run").write_text("q Q0 x 1 3.0 r\nq Q0 a 2 2.0 r\nq Q0 b 3 1.0 r\nq Q0 x 4 1.0 r\nq Q0 a 5 1.0 r\n")
+    qrels = list(irm.read_trec_qrels(str(tmp_path / "qrels")))
+    rows = list(irm.read_trec_run(str(tmp_path / "run")))
+    names = ["P@2", "RR", "RR@3", "AP", "Judged@2"]
+    want = {str(m): v for m, v in irm.calc_aggregate([irm.parse_measure(x) for x in names], qrels, rows).items()}
+    run = ragrade.Run.from_columns(["q"] * 5, ["x", "a", "b", "x", "a"], [3.0, 2.0, 1.0, 1.0, 1.0])
+    got = ragrade.evaluate({"q": {"a": 1, "b": 1}}, run, names, profile="ir_measures").means
+    assert got == pytest.approx(want, abs=1e-12)
