@@ -109,7 +109,8 @@ def evaluate_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: 
             m = res.metrics[label]
             vals = frame[label].to_numpy(dtype=np.float64).copy()
             if m.name == "compat" and "ties" not in policies and res.policies.unjudged == "nonrelevant":
-                vals = compat_values(qrels, run, m)
+                full = pd.Series(compat_values(qrels, run, m), index=np.asarray(qrels.query_ids, dtype=object))
+                vals = full.reindex(frame.index).to_numpy(dtype=np.float64, copy=True)
             if prov.rounding is not None:
                 vals = np.round(vals, prov.rounding)
             if missing.any() and res.policies.missing_run == "zero":  # not reported: the provider's default
