@@ -197,3 +197,17 @@ def test_plain_dicts_handed_to_ranx_follow_tie_order_ranx_dict():
             assert close(float(got.at[q, a]), float(w)), (a, q)
             n += 1
     assert n == 4 * len(qrels)
+
+
+def test_ir_measures_ndcg_exp_log2_without_cutoff_is_ranx_ndcg_burges():
+    """ir-measures hands nDCG(dcg='exp-log2') without a cutoff to its ranx provider (a ranx.Run sorted once,
+    no make_comparable); that provider fails under pandas >= 3, so ranx itself is the reference."""
+    qrels, run = collection(31, same_queries=True)
+    r = ranx.Run(run)
+    ranx.evaluate(ranx.Qrels(qrels), r, ["ndcg_burges"])
+    name = "nDCG(dcg='exp-log2')"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = ragrade.evaluate(qrels, run, [name], profile="ir_measures").per_query[name]
+    assert all(close(float(got[q]), w) for q, w in r.scores["ndcg_burges"].items())
+    assert len(r.scores["ndcg_burges"]) == len(qrels)
