@@ -184,24 +184,21 @@ def subtopic_collection(seed: int):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_pyndeval_provider_diversity_measures(seed):
-    """ndeval's measures (ir-measures' pyndeval provider) with ties: pyndeval sorts by (-score, doc id), so
-    ties="docid_asc"; nNRBP of a query without a relevant subtopic is 0 / 0 in ndeval: no_relevant="nan"
-    keeps it NaN (and calc_aggregate's mean NaN, as ragrade's)."""
+    """ndeval's measures (ir-measures' pyndeval provider) with ties, through profile="ir_measures" in one
+    call: pyndeval sorts by (-score, doc id); nNRBP of a query without a relevant subtopic is 0 / 0 in
+    ndeval (NaN, and so is calc_aggregate's mean)."""
     frame, nested, run = subtopic_collection(seed)
-
-    def evaluate(names):
-        out = {}
-        for name in names:
-            nr = "nan" if name.startswith("nNRBP") else "zero"
-            out[name] = ragrade.evaluate_diversity(nested, run, [name], no_relevant=nr, ties="docid_asc")
-        first = next(iter(out.values()))
-        per_query = pd.DataFrame({k: r.per_query[k] for k, r in out.items()})
-        return type("R", (), {"per_query": per_query, "means": {k: r.means[k] for k, r in out.items()},
-                              "summary": first.summary})()
-
-    n, worst = compare(DIVERSITY, frame, run, evaluate)
-    report("pyndeval", n, worst)
+    names = list(dict.fromkeys(ours(n) for n in DIVERSITY if not n.startswith("MAP_IA")))
+    n, worst = compare(names, frame, run,
+                       lambda names: ragrade.evaluate(nested, run, names, profile="ir_measures"))
+    n2, worst2 = compare(["MAP_IA"], frame, run,
+                         lambda names: ragrade.evaluate(nested, run, names, profile="ir_measures"))
+    report("pyndeval", n + n2, max(worst, worst2))
     assert n > 300
+    # the same with the keywords, outside the profile
+    plain = ragrade.evaluate_diversity(nested, run, ["P_IA@5"], ties="docid_asc", no_relevant="zero")
+    prof = ragrade.evaluate(nested, run, ["P_IA@5"], profile="ir_measures")
+    pd.testing.assert_frame_equal(plain.per_query, prof.per_query)
 
 
 def test_every_ir_measures_measure_is_covered():

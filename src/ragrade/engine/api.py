@@ -91,8 +91,15 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
         if kinds != {"diversity"}:
             raise MetricError("diversity measures (alpha_ndcg, err_ia) read subtopic judgments: evaluate them "
                               "separately from the other metrics")
+        if profile is not None and matcher is None:  # issue 22: ir-measures' pyndeval provider
+            from ragrade.profiles import get_profile
+
+            if get_profile(profile).providers == "ir_measures":
+                from ragrade.engine.peer_profiles import evaluate_diversity_ir_measures
+
+                return evaluate_diversity_ir_measures(qrels, run, labels, get_profile(profile), policies)
         if profile is not None or matcher is not None:
-            raise InputError("diversity measures take neither a profile nor a matcher")
+            raise InputError("diversity measures take neither a profile (but ir_measures) nor a matcher")
         from ragrade.engine.diversity import evaluate_diversity
 
         return evaluate_diversity(qrels, run, labels, missing_run=missing_run, no_relevant=no_relevant, ties=ties,

@@ -129,4 +129,30 @@ def evaluate_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: 
                   upper=upper_frame)
 
 
-__all__ = ["evaluate_ir_measures", "evaluate_ranx"]
+def evaluate_diversity_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: Profile,
+                                   policies: dict[str, Any]) -> Result:
+    """Diversity measures as ir-measures' pyndeval provider computes them: ties by document id ascending,
+    queries without a relevant subtopic 0 (nNRBP: 0 / 0 in ndeval, NaN, and so its mean), queries missing
+    from the run 0."""
+    from ragrade.engine.diversity import evaluate_diversity
+
+    opts = {"ties": "docid_asc", "no_relevant": "zero", "missing_run": "zero", **policies}
+    unknown = set(opts) - {"ties", "no_relevant", "missing_run", "max_docs", "unjudged", "upper_grade"}
+    if unknown:
+        from ragrade.errors import PolicyError
+
+        raise PolicyError(f"diversity measures take no {', '.join(sorted(unknown))} policy")
+    res = evaluate_diversity(truth, retrieved, metrics, **opts)
+    frame = res.per_query.copy()
+    nan_means = set(res.nan_means)
+    if "no_relevant" not in policies:
+        for label, m in res.metrics.items():
+            undefined = res.summary.no_relevant.get(label, [])
+            if m.name == "nnrbp" and undefined:
+                frame.loc[list(undefined), label] = np.nan
+                nan_means.add(label)
+    return Result(frame, res.metrics, res.summary, res.policies, run_name=res.run_name, profile=prof,
+                  nan_means=nan_means, hole_rate=res.hole_rate, upper=res.upper)
+
+
+__all__ = ["evaluate_diversity_ir_measures", "evaluate_ir_measures", "evaluate_ranx"]
