@@ -199,6 +199,8 @@ def test_pyndeval_provider_diversity_measures(seed):
     plain = ragrade.evaluate_diversity(nested, run, ["P_IA@5"], ties="docid_asc", no_relevant="zero")
     prof = ragrade.evaluate(nested, run, ["P_IA@5"], profile="ir_measures")
     pd.testing.assert_frame_equal(plain.per_query, prof.per_query)
+    with pytest.raises(ragrade.InputError, match="profile"):  # no other profile reads subtopic judgments
+        ragrade.evaluate(nested, run, ["P_IA@5"], profile="ranx")
 
 
 def test_every_ir_measures_measure_is_covered():
