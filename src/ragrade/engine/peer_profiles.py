@@ -125,7 +125,7 @@ def evaluate_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: 
         if upper else None
     metrics_map = {label: m for label, m in labels}
     return Result(frame, metrics_map, base.summary, base.policies, run_name=base.run_name, profile=prof,
-                  nan_means=set().union(*(r._nan_means for _, r in results)), hole_rate=base.hole_rate,
+                  nan_means=set().union(*(r.nan_means for _, r in results)), hole_rate=base.hole_rate,
                   upper=upper_frame)
 
 
