@@ -199,6 +199,20 @@ def value(m: Any, ranked: Sequence[str], grades: Mapping[str, float], units: Map
         return _cwl(m, lab, ug)
     if name == "compat":
         return _compat(m, ranked, grades, units)
+    if name == "rbp_ranx":  # ranx's rbp: raw grades at or above rel as gains (issue 22)
+        p = float(m.get("p"))
+        return (1 - p) * sum(x * p**i for i, x in enumerate(lab) if _is_rel(x, rel))
+    if name == "bpref_ranx":  # ranx's bpref: every judged grade below rel is non-relevant (issue 22)
+        N = sum(1 for g in ug if g < rel)
+        total, nonrel = 0.0, 0
+        for x in lab:
+            if x is None or x == DUP:
+                continue
+            if x < rel:
+                nonrel += 1
+            else:
+                total += 1.0 - min(nonrel, R) / min(N, R) if min(N, R) else math.nan
+        return total / R if R else 0.0
     raise KeyError(f"no reference for {name!r}")
 
 

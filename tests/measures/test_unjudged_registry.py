@@ -110,7 +110,9 @@ def subtopic_case(seed: int):
     return qrels, run
 
 
-DIVERSITY = ["alpha_ndcg@5", "alpha_ndcg@20", "alpha_ndcg(alpha=0.3)@10", "err_ia@5", "err_ia@20"]
+DIVERSITY = ["alpha_ndcg@5", "alpha_ndcg@20", "alpha_ndcg(alpha=0.3)@10", "err_ia@5", "err_ia@20",
+             # ndeval's other measures (issue 22)
+             "alpha_dcg@10", "nerr_ia@10", "p_ia@5", "strecall@10", "ap_ia", "nrbp", "nnrbp"]
 
 
 def test_every_diversity_family_is_covered():

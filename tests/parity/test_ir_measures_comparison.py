@@ -133,10 +133,10 @@ def test_duplicate_lines_in_a_trec_run_keep_the_last_score_in_ir_measures(tmp_pa
 
 @pytest.mark.parametrize("seed", range(2))
 def test_ir_measures_profile_equals_ir_measures(seed):
-    """profile="ir_measures" reproduces ir-measures per query (RR@k aside: its ascending tie rule is not
-    reproduced by the profile, docs/profiles.md)."""
+    """profile="ir_measures" reproduces ir-measures per query, RR@k's ascending tie rule included
+    (docs/conventions.md, section 7)."""
     case = random_case(np.random.default_rng(7000 + seed), n_queries=40)
-    mapping = [(a, b) for a, b in pairs(rr_at_k=False) if "gain=" not in a and "ndcg(rel" not in a]
+    mapping = [(a, b) for a, b in pairs() if "gain=" not in a and "ndcg(rel" not in a]
     want = calc([b for _, b in mapping], case.qrels, case.run)
     got = ragrade.evaluate(case.qrels, case.run, [a for a, _ in mapping], profile="ir_measures").per_query
     for a, b in mapping:

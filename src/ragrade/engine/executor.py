@@ -116,6 +116,10 @@ def _diversity(plan: EvalPlan, run: Any) -> Result:
 
         run = read_run(run, format=plan.run_format)
     p = plan.policies
+    if plan.profile is not None:  # ir-measures' pyndeval provider (the plan allows no other profile here)
+        from ragrade.engine.peer_profiles import evaluate_diversity_ir_measures
+
+        return evaluate_diversity_ir_measures(plan.qrels, run, list(plan.labels), plan.profile, dict(p))
     return evaluate_diversity(plan.qrels, run, list(plan.labels), missing_run=p.get("missing_run"),
                               no_relevant=p.get("no_relevant"), ties=p.get("ties"), max_docs=p.get("max_docs"),
                               unjudged=p.get("unjudged"), upper_grade=p.get("upper_grade"))

@@ -111,6 +111,11 @@ def evaluate_engine_profile(truth: Any, retrieved: Any, metrics: MetricsArg, pro
                             policies: dict[str, Any]) -> Result:
     """Id metrics under an engine profile: the profile's policies (overridable by ``policies``), its score
     precision and BEIR's MRR variant."""
+    if prof.providers == "ir_measures" or prof.tie_order != "policy" or prof.substitutes:
+        from ragrade.engine.peer_profiles import evaluate_ir_measures, evaluate_ranx
+
+        peer = evaluate_ir_measures if prof.providers == "ir_measures" else evaluate_ranx
+        return peer(truth, retrieved, metrics, prof, policies)
     pol = Policies().update(**prof.policy_overrides()).update(**policies)
     qrels = as_qrels(truth)
     if prof.empty_qrels == "drop":

@@ -133,8 +133,9 @@ def build_plan(qrels: Any, runs: Any, metrics: MetricsArg, *, profile: Any = Non
         if kinds != {"diversity"}:
             raise MetricError("diversity measures (alpha_ndcg, err_ia) read subtopic judgments: evaluate them "
                               "separately from the other metrics")
-        if prof is not None or matcher is not None:
-            raise InputError("diversity measures take neither a profile nor a matcher")
+        # ir-measures' pyndeval provider is the one profile of the diversity measures (issue 22)
+        if matcher is not None or (prof is not None and prof.providers != "ir_measures"):
+            raise InputError("diversity measures take neither a profile (but ir_measures) nor a matcher")
     if matcher is not None:
         _check_matcher(matcher, prof)
     if engine == "spark" and (matcher is not None or (prof is not None and prof.kind == "list")

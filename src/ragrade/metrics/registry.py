@@ -72,6 +72,8 @@ class _Kernels:
 
 
 C = _Kernels("ragrade.kernels.cascade")
+DN = _Kernels("ragrade.kernels.diversity_ndeval")  # issue 22 (irm)
+PM = _Kernels("ragrade.kernels.peer_measures")  # issue 22 (irm)
 D = _Kernels("ragrade.kernels.diversity")
 M = _Kernels("ragrade.kernels.measures")
 K = _Kernels("ragrade.kernels.metrics")
@@ -159,6 +161,8 @@ T_GOAL = Param("t", float, 1.0, minimum=0, open_minimum=True, doc="the total gai
 MIN_REL = Param("min_rel", int, 0, doc="lowest grade of the scale (grades at or below it gain 0)")
 MAX_REL = Param("max_rel", int, None, minimum=1,
                 doc="highest grade of the scale (gain 1); unset: the highest grade in the ground truth")
+NRBP_BETA = Param("beta", float, 0.5, minimum=0, maximum=1, open_maximum=True,
+                  doc="patience: the chance of going on to the next document (NRBP); issue 22 (irm)")
 ALPHA = Param("alpha", float, 0.5, minimum=0, maximum=1, open_maximum=True,
               doc="redundancy penalty: each earlier document covering a subtopic discounts it by (1 - alpha)")
 
@@ -385,6 +389,46 @@ REGISTRY: tuple[Family, ...] = (
            "over the query's subtopics.", "(1/|S|) sum_s ERR_s@k", aliases=("err_ia",), params=(ALPHA, REL),
            cutoff="required", kernel=D.err_ia,
            source="Chapelle et al., CIKM 2009; ndeval; ir-measures ERR_IA (pyndeval)"),
+    # -- issue 22 (irm): ndeval's other diversity measures (ir-measures' pyndeval provider) and ranx's rbp ----
+    Family("alpha_dcg", "diversity", "alpha-DCG@k as ndeval reports it: alpha-nDCG's gain, divided by the "
+           "'ideal ideal' (every subtopic covered at every rank) instead of a greedy ideal; undivided at k = 1.",
+           "sum_{i<=k} gain_i / log2(i + 1) / sum_{i<=k} S (1 - alpha)^(i-1) / log2(i + 1)",
+           aliases=("alpha_dcg", "a_dcg"), params=(ALPHA, REL), cutoff="required", defined="relevant",
+           bounded=False, kernel=DN.alpha_dcg, source="Clarke et al., SIGIR 2008; ndeval; ir-measures alpha_DCG "
+           "(pyndeval)"),
+    Family("nerr_ia", "diversity", "Intent-aware ERR@k normalised by the ERR-IA of ndeval's greedy ideal "
+           "ranking (0 when the top k gains nothing).", "sum_{i<=k} gain_i / i / (the same for the ideal)",
+           aliases=("nerr_ia",), params=(ALPHA, REL), cutoff="required", kernel=DN.nerr_ia,
+           source="Chapelle et al., CIKM 2009; ndeval; ir-measures nERR_IA (pyndeval)"),
+    Family("p_ia", "diversity", "Intent-aware precision@k: relevant (document, subtopic) pairs in the top k "
+           "over k times the query's subtopics.", "|{(d, s): d in L@k relevant to s}| / (k S)",
+           aliases=("p_ia", "precision_ia"), params=(REL,), cutoff="required", kernel=DN.p_ia,
+           source="Agrawal et al., WSDM 2009; ndeval P-IA; ir-measures P_IA (pyndeval)"),
+    Family("strecall", "diversity", "Subtopic recall@k: share of the query's subtopics covered by the top k.",
+           "|{s : some d in L@k relevant to s}| / S", aliases=("strecall", "st_recall", "subtopic_recall"),
+           params=(REL,), cutoff="required", monotone_in_k=True, kernel=DN.strecall,
+           source="Zhai, Cohen & Lafferty, SIGIR 2003; ndeval strec; ir-measures StRecall (pyndeval)"),
+    Family("ap_ia", "diversity", "Intent-aware average precision: the mean over the query's subtopics of "
+           "the AP of the whole list for that subtopic alone.", "(1/S) sum_s AP_s",
+           aliases=("ap_ia", "map_ia"), params=(REL,), cutoff="none", kernel=DN.ap_ia,
+           source="Agrawal et al., WSDM 2009; ndeval MAP-IA; ir-measures AP_IA (pyndeval)"),
+    Family("nrbp", "diversity", "Novelty- and rank-biased precision over the whole list (Clarke et al., "
+           "ICTIR 2009).", "(1 - (1 - alpha) beta) / S sum_i beta^(i-1) gain_i",
+           aliases=("nrbp",), params=(ALPHA, NRBP_BETA, REL), cutoff="none", kernel=DN.nrbp,
+           source="Clarke, Kolla & Vechtomova, ICTIR 2009; ndeval NRBP; ir-measures NRBP (pyndeval)"),
+    Family("nnrbp", "diversity", "NRBP divided by the NRBP of ndeval's greedy ideal ranking of every judged "
+           "document.", "NRBP / NRBP(ideal)", aliases=("nnrbp",), params=(ALPHA, NRBP_BETA, REL), cutoff="none",
+           defined="value", kernel=DN.nnrbp, source="ndeval nNRBP; ir-measures nNRBP (pyndeval)"),
+    _id("rbp_ranx", "ranx's rank-biased precision: the raw grade is the gain (grades at or above rel), over the "
+        "whole list; the ranx profile computes ranx's rbp.p with it.", "(1 - p) sum_i p^(i-1) grade_i",
+        params=(P_TREC, REL), defined="always", bounded=False, kernel=PM.rbp_ranx, cutoff="none",
+        source="ranx rbp"),
+    _id("bpref_ranx", "ranx's bpref: as bpref, but a negative grade is a judged non-relevant document (trec_eval "
+        "treats it as unjudged); the ranx profile computes ranx's bpref with it.",
+        "(1/R) sum_{r relevant retrieved} (1 - min(n_r, R) / min(N, R)), N and n_r counting grades < rel",
+        params=(REL,), cutoff="none", defined="always", needs_judged=True, kernel=PM.bpref_ranx, bounded=False,
+        source="ranx bpref", notes=("NaN (as ranx: 0 / 0) when relevant documents are retrieved and no judged "
+                                    "document is below rel; 0 without relevant judgments",)),
     # -- text measures (token overlap between retrieved texts and ground-truth texts) ----------------
     Family("token_precision", "text",
            "AutoRAG's token precision: for each retrieved passage in the top k, the best SQuAD-normalised token "

@@ -56,6 +56,15 @@ class Profile:
     score_dtype: Literal["float64", "float32"] = "float64"  # float32: scores stored as 32-bit (pytrec_eval)
     mrr_variant: Literal["default", "beir"] = "default"  # beir: input-order ties, mean over all qrels queries
     empty_qrels: Literal["keep", "drop"] = "keep"  # drop: a query with no judgment at all is not a query
+    #: "policy": the ``ties`` policy orders equal scores; a ranx order (``ragrade.kernels.tie_orders``):
+    #: ranx's numba quicksort, once ("ranx"), twice ("ranx_comparable", evaluate(make_comparable=True)) or
+    #: over ascending scores reversed ("ranx_dict", a plain dict handed to ranx.evaluate)
+    tie_order: str = "policy"
+    #: "ir_measures": each metric follows the tie order and query set of the ir-measures provider that
+    #: computes it (``ragrade.profiles.providers``)
+    providers: Literal["", "ir_measures"] = ""
+    #: family -> the family computing it under this profile (ranx's rbp: raw grades as gains)
+    substitutes: Mapping[str, str] = field(default_factory=dict)
     # -- list profiles -------------------------------------------------------------------------------
     families: Mapping[str, Convention] = field(default_factory=dict)  # what the peer defines
     empty: Empty = field(default_factory=Empty)  # default value of a query with an empty side
@@ -78,6 +87,16 @@ class Profile:
         if self.invalid_rows not in ("keep", "skip"):
             raise UnknownNameError("invalid_rows option", self.invalid_rows, ["keep", "skip"], show_known=True)
         Policies().update(**dict(self.policies))  # unknown policy or value: an error now, not later
+        from ragrade.kernels.tie_orders import RANX_ORDERS
+
+        if self.tie_order not in ("policy", *RANX_ORDERS):
+            raise UnknownNameError("tie_order", self.tie_order, ["policy", *RANX_ORDERS], show_known=True)
+        if self.providers not in ("", "ir_measures"):
+            raise UnknownNameError("providers", self.providers, ["ir_measures"], show_known=True)
+        for fam_name, sub in self.substitutes.items():
+            if find(fam_name) is None or find(sub) is None:
+                raise UnknownNameError("substituted family", sub if find(fam_name) else fam_name,
+                                       [f.name for f in _list_families()])
         for name, conv in self.families.items():
             fam = find(name)
             if fam is None or fam.kind == "judge":
@@ -181,21 +200,23 @@ _add(Profile(
 ))
 _add(Profile(
     "ir_measures", "ir-measures", kind="engine",
-    policies={"no_relevant": "zero", "missing_run": "zero", "duplicates": "keep_last"}, score_dtype="float32",
-    reason_all="ir-measures counts every qrels query (missing ones score 0), scores R = 0 queries 0 and, "
-               "through pytrec_eval, compares scores as float32",
-    source="docs/profiles.md; differential tests against ir_measures",
+    policies={"no_relevant": "zero", "missing_run": "zero", "duplicates": "keep_last"}, providers="ir_measures",
+    reason_all="ir-measures counts every qrels query (missing ones score 0), scores R = 0 queries 0 and hands "
+               "each measure to a provider with its own tie order: pytrec_eval (float32 scores, document id "
+               "descending), msmarco, judged and compat (document id ascending), cwl_eval and accuracy (input "
+               "order), gdeval (5 printed decimals)",
+    source="docs/conventions.md (Providers of ir-measures and ranx's tie order); differential tests against "
+           "ir_measures 0.4.3 (tests/parity/test_ir_measures_providers.py)",
 ))
 _add(Profile(
     "ranx", "ranx", kind="engine",
     policies={"no_relevant": "zero", "missing_run": "zero", "duplicates": "keep_last"},
-    reason_all="ranx scores queries with no relevant judgment 0 and averages them in, keeps the last of "
-               "duplicate lines, and counts queries missing from the run as 0 (make_comparable); its order "
-               "among equal scores is its sort's (numba's unstable quicksort over the input order: fixed for "
-               "one input, but no rule) and is not reproduced: on a run of 100 documents per query with "
-               "one-decimal scores, 10 of 400 queries differ in ndcg@10 (by up to 0.048) and 260 of 400 in "
-               "ap@100 (by up to 0.0066), while the means move by less than 0.001",
-    source="docs/profiles.md; differential tests against ranx (tests/parity/test_ranx_comparison.py)",
+    tie_order="ranx_comparable", substitutes={"rbp": "rbp_ranx", "bpref": "bpref_ranx"},
+    reason_all="ranx scores queries with no relevant judgment 0 and averages them in, keeps the last score of "
+               "a document listed twice, counts queries missing from the run as 0 (make_comparable), orders "
+               "equal scores by numba's quicksort (reproduced) and takes raw grades as rbp's gains",
+    source="docs/conventions.md (Providers of ir-measures and ranx's tie order); differential tests against "
+           "ranx 0.3.21 (tests/parity/test_ranx_ties.py)",
 ))
 _add(Profile(
     "autorag", "AutoRAG retrieval metrics",
