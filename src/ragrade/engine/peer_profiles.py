@@ -58,8 +58,7 @@ def evaluate_ranx(truth: Any, retrieved: Any, metrics: MetricsArg, prof: Profile
         # without equal scores every tie rule ranks alike: the caller's dict keeps the engine's fast path
         run = ordered if ordered is not None else (retrieved if isinstance(retrieved, Mapping) else run)
     res = Evaluator(as_qrels(truth), labels, policies=Policies().update(**pol)).evaluate(run)
-    res.profile = prof
-    return res
+    return res.replace(profile=prof)
 
 
 def evaluate_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: Profile,
