@@ -27,7 +27,7 @@ def _paths(tmp_path, qids):
 @pytest.mark.parametrize("bad", [1.5, float("nan"), float("inf"), -0.25])
 def test_a_non_integral_number_is_refused_on_every_path(tmp_path, bad):
     for way, read in _paths(tmp_path, [1.0, bad]).items():
-        with pytest.raises(InputError, match="strings or integers|missing"):
+        with pytest.raises(InputError, match=r"strings or integers|missing"):
             read()
         assert way
 
