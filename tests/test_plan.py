@@ -128,11 +128,11 @@ def test_the_plan_is_validated_once_and_immutable():
         build_plan({"q1": {"d1": 1}}, {"q1": ["d1"]}, ["alpha_ndcg@5", "P@1"])
 
 
-def test_every_entry_point_refuses_an_unknown_keyword_alike():
+def test_every_entry_point_refuses_an_unknown_keyword_alike(tmp_path):
     qrels, runs = {"q1": {"d1": 1}}, {"a": {"q1": ["d1"]}, "b": {"q1": ["d2"]}}
     calls = [lambda: ragrade.evaluate(qrels, runs["a"], "P@1", tie="input"),
              lambda: ragrade.compare(qrels, runs, "P@1", tie="input"),
-             lambda: ragrade.report.write_html("x.html", qrels, runs, "P@1", tie="input")]
+             lambda: ragrade.report.write_html(tmp_path / "x.html", qrels, runs, "P@1", tie="input")]
     messages = set()
     for call in calls:
         with pytest.raises(UnknownNameError) as info:
