@@ -155,11 +155,7 @@ def compare_scores(
         test, correction, ci_method, alpha, confidence, n_resamples, seed)
     frames, all_ids = _aligned(frames, names)
 
-    pairs = compared_pairs(names, base)
-    index_of = {name: i for i, name in enumerate(names)}
-    letters = dict(zip(names, run_letters(len(names)), strict=True))
-    ctrl = np.array([index_of[a] for a, _ in pairs], dtype=np.intp)
-    trt = np.array([index_of[b] for _, b in pairs], dtype=np.intp)
+    pairs, letters, ctrl, trt = _pairing(names, base)
     kept = _kept(frames, names, metric_list, len(all_ids), ctrl, trt)
     ci_of, p_of, ci_methods = _resampled(kept, metric_list, method, test_name, n_resamples, level, seed, ctrl, trt,
                                          len(names), len(pairs))
@@ -184,6 +180,17 @@ def compare_scores(
         letters=letters,
         ci_methods=ci_methods,
     )
+
+
+def _pairing(names: list[str], base: str | None
+             ) -> tuple[list[tuple[str, str]], dict[str, str], np.ndarray, np.ndarray]:
+    """The compared pairs, the runs' letters, and each pair's control and treatment run as indices."""
+    pairs = compared_pairs(names, base)
+    index_of = {name: i for i, name in enumerate(names)}
+    letters = dict(zip(names, run_letters(len(names)), strict=True))
+    ctrl = np.array([index_of[a] for a, _ in pairs], dtype=np.intp)
+    trt = np.array([index_of[b] for _, b in pairs], dtype=np.intp)
+    return pairs, letters, ctrl, trt
 
 
 def _metric_list(frames: dict[str, pd.DataFrame], names: list[str], metrics: Sequence[str] | None) -> list[str]:
