@@ -128,11 +128,11 @@ def test_the_plan_is_validated_once_and_immutable():
         build_plan({"q1": {"d1": 1}}, {"q1": ["d1"]}, ["alpha_ndcg@5", "P@1"])
 
 
-def test_every_entry_point_refuses_an_unknown_keyword_alike():
+def test_every_entry_point_refuses_an_unknown_keyword_alike(tmp_path):
     qrels, runs = {"q1": {"d1": 1}}, {"a": {"q1": ["d1"]}, "b": {"q1": ["d2"]}}
     calls = [lambda: ragrade.evaluate(qrels, runs["a"], "P@1", tie="input"),
              lambda: ragrade.compare(qrels, runs, "P@1", tie="input"),
-             lambda: ragrade.report.write_html("x.html", qrels, runs, "P@1", tie="input")]
+             lambda: ragrade.report.write_html(tmp_path / "x.html", qrels, runs, "P@1", tie="input")]
     messages = set()
     for call in calls:
         with pytest.raises(UnknownNameError) as info:
@@ -186,3 +186,38 @@ def test_gate_stays_the_function_after_save_baseline_the_docs_sequence(tmp_path)
                          check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split(" ", 1)[1].strip() == "['ndcg@10', 'recall@20']"
+
+
+@pytest.mark.parametrize("options", [["--profile", "autorag"], ["--ties", "input", "-J"], ["--max-memory", "64MiB"],
+                                     ["--names", "trec_eval", "-l", "2"]])
+def test_the_commands_parse_the_same_options_into_the_same_plan(tmp_path, options):
+    import json
+
+    from click.testing import CliRunner
+
+    from ragrade.cli import main
+
+    metrics = ["-m", "recall@5", "-m", "ndcg@5"]
+    runner = CliRunner()
+    one = runner.invoke(main, ["evaluate", QRELS, DENSE, *metrics, "--format", "json", "--per-query", *options])
+    assert one.exit_code == 0, one.output
+    per_query = json.loads(one.stdout)["per_query"]
+    cmp = runner.invoke(main, ["compare", QRELS, RUN, DENSE, *metrics, "--format", "json", "--resamples", "100",
+                               *options])
+    assert cmp.exit_code == 0, cmp.output
+    scores = json.loads(cmp.stdout)
+    assert scores["metrics"] == ["recall@5", "ndcg@5"]
+    base = tmp_path / "b.json"
+    saved = runner.invoke(main, ["evaluate", QRELS, DENSE, *metrics, "--save-baseline", str(base), *options])
+    assert saved.exit_code == 0, saved.output
+    stored = json.loads(base.read_text())
+    for q, row in per_query.items():
+        for metric, value in row.items():
+            got = stored["per_query"]["values"][metric][stored["per_query"]["queries"].index(q)]
+            assert (got is None and value != value) or got == value
+    gate_options = [o for o in options if o not in ("--names", "trec_eval", "-l", "2")]
+    gated = runner.invoke(main, ["gate", str(base), QRELS, DENSE, "--n-resamples", "100", *gate_options])
+    assert gated.exit_code == 0, gated.output
+    rep = runner.invoke(main, ["report", QRELS, RUN, DENSE, *metrics, "-o", str(tmp_path / "r.html"), "--no-plots",
+                               "--resamples", "100", *options])
+    assert rep.exit_code == 0, rep.output

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Never
 
-from ragrade.engine.executor import run_in_memory
+from ragrade.engine.executor import piece_runner, run_in_memory
 from ragrade.engine.plan import EvalPlan, build_plan, option_names
 from ragrade.engine.result import MetricsArg, Result
 from ragrade.errors import UnknownNameError, boundary
@@ -79,12 +79,10 @@ def _out_of_core(plan: EvalPlan, run: Any) -> Result | None:
             return None
     from ragrade.scale.outofcore import evaluate_large
 
-    def part(q: Any, r: Any, lab: Any = plan.labels, settings: Any = plan.policies) -> Result:
-        piece = plan.replace(qrels=q, runs=(("run", r),), labels=lab, policies=settings, max_memory=None)
-        return next(iter(run_in_memory(piece).values()))
-
-    return evaluate_large(plan.qrels, run, list(plan.labels), plan.max_memory, plan.profile, plan.matcher, part,
-                          dict(plan.policies), qrels_format=plan.qrels_format, run_format=plan.run_format)
+    # each piece is run by the in-memory executor (a layer below the out-of-core one: no call climbs back)
+    return evaluate_large(plan.qrels, run, list(plan.labels), plan.max_memory, plan.profile, plan.matcher,
+                          piece_runner(plan), dict(plan.policies), qrels_format=plan.qrels_format,
+                          run_format=plan.run_format)
 
 
 def _on_spark(plan: EvalPlan, run: Any) -> Result:

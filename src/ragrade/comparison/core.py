@@ -148,6 +148,54 @@ def compare_scores(
     if len(set(names)) != len(names):
         raise InputError("run names must be distinct", value=names)
     frames = {str(k): _per_query_frame(v, str(k)) for k, v in scores.items()}
+    metric_list = _metric_list(frames, names, metrics)
+    if baseline is not None and str(baseline) not in frames:
+        raise InputError(f"baseline is not one of the runs {names}", value=baseline)
+    base = None if baseline is None else str(baseline)
+    test_name, correction_name, method, alpha, level, n_resamples = _settings(
+        test, correction, ci_method, alpha, confidence, n_resamples, seed)
+    frames, all_ids = _aligned(frames, names)
+
+    pairs, letters, ctrl, trt = _pairing(names, base)
+    kept = _kept(frames, names, metric_list, len(all_ids), ctrl, trt)
+    ci_of, p_of, ci_methods = _resampled(kept, metric_list, method, test_name, n_resamples, level, seed, ctrl, trt,
+                                         len(names), len(pairs))
+    summary_rows, pair_rows, used_scores = _rows(kept, metric_list, names, pairs, all_ids, ci_of, p_of, test_name,
+                                                 correction_name, alpha, base, letters)
+    summary = pd.DataFrame(summary_rows).set_index(["metric", "run"])
+    pair_frame = pd.DataFrame(pair_rows).set_index(["metric", "control", "treatment"])
+    per_run = {name: pd.DataFrame(cols) for name, cols in used_scores.items()}
+    return Comparison(
+        runs=names,
+        metrics=metric_list,
+        summary=summary,
+        pairs=pair_frame,
+        scores=per_run,
+        baseline=base,
+        test=test_name,
+        correction=correction_name,
+        alpha=alpha,
+        confidence=level,
+        n_resamples=n_resamples,
+        seed=seed,
+        letters=letters,
+        ci_methods=ci_methods,
+    )
+
+
+def _pairing(names: list[str], base: str | None
+             ) -> tuple[list[tuple[str, str]], dict[str, str], np.ndarray, np.ndarray]:
+    """The compared pairs, the runs' letters, and each pair's control and treatment run as indices."""
+    pairs = compared_pairs(names, base)
+    index_of = {name: i for i, name in enumerate(names)}
+    letters = dict(zip(names, run_letters(len(names)), strict=True))
+    ctrl = np.array([index_of[a] for a, _ in pairs], dtype=np.intp)
+    trt = np.array([index_of[b] for _, b in pairs], dtype=np.intp)
+    return pairs, letters, ctrl, trt
+
+
+def _metric_list(frames: dict[str, pd.DataFrame], names: list[str], metrics: Sequence[str] | None) -> list[str]:
+    """The compared metrics: those given (each scored in every run), else the columns all runs share."""
     if metrics is None:
         first = frames[names[0]]
         metric_list = [c for c in first.columns if all(c in f.columns for f in frames.values())]
@@ -165,9 +213,12 @@ def compare_scores(
                 raise InputError(
                     f"run {name!r} has no scores for metric {missing[0]!r} (it has {list(frame.columns)})"
                 )
-    if baseline is not None and str(baseline) not in frames:
-        raise InputError(f"baseline is not one of the runs {names}", value=baseline)
-    base = None if baseline is None else str(baseline)
+    return metric_list
+
+
+def _settings(test: str, correction: str | None, ci_method: Any, alpha: Any, confidence: Any, n_resamples: Any,
+              seed: Any) -> tuple[str, str, str, float, float, int]:
+    """The statistical options, checked: ``(test, correction, ci method, alpha, level, n_resamples)``."""
     test_name = stats.normalize_test(test)
     correction_name = stats.normalize_correction(correction)
     if test_name == "tukey" and correction_name != "none":
@@ -188,8 +239,11 @@ def compare_scores(
         raise InputError("n_resamples must be an integer from 1 to 2**31 - 1", value=n_resamples)
     n_resamples = int(n_resamples)
     stats.check_seed(seed)
+    return test_name, correction_name, method, alpha, level, n_resamples
 
-    # Align queries: the union of ids, in first-seen order (no work when every run has the same index).
+
+def _aligned(frames: dict[str, pd.DataFrame], names: list[str]) -> tuple[dict[str, pd.DataFrame], pd.Index]:
+    """Align queries: the union of ids, in first-seen order (no work when every run has the same index)."""
     first_index = frames[names[0]].index
     if all(f.index.equals(first_index) for f in frames.values()):
         all_ids = first_index
@@ -199,15 +253,14 @@ def compare_scores(
             dtype=object,
         )
         frames = {name: f.reindex(all_ids) for name, f in frames.items()}
+    return frames, all_ids
 
-    pairs = compared_pairs(names, base)
-    index_of = {name: i for i, name in enumerate(names)}
-    letters = dict(zip(names, run_letters(len(names)), strict=True))
-    ctrl = np.array([index_of[a] for a, _ in pairs], dtype=np.intp)
-    trt = np.array([index_of[b] for _, b in pairs], dtype=np.intp)
-    n_runs, n_pairs = len(names), len(pairs)
 
+def _kept(frames: dict[str, pd.DataFrame], names: list[str], metric_list: list[str], n_ids: int, ctrl: np.ndarray,
+          trt: np.ndarray) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     # Per metric: the queries scored in every run, their scores x (n_q, n_runs), differences d (n_q, n_pairs).
+    from ragrade.engine.core import caller_stacklevel
+
     kept: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for metric in metric_list:
         mat = np.column_stack([_column(frames[name], metric, name) for name in names])
@@ -218,16 +271,22 @@ def compare_scores(
         partial = int((nan.any(axis=1) & ~nan.all(axis=1)).sum())
         if partial:
             warnings.warn(
-                f"{metric}: {partial} of {len(all_ids)} queries are missing or NaN in some runs only and are "
+                f"{metric}: {partial} of {n_ids} queries are missing or NaN in some runs only and are "
                 "left out of this metric's comparison",
                 RagradeWarning,
-                stacklevel=2,
+                stacklevel=caller_stacklevel(),
             )
         if not keep.any():
             raise InputError(f"{metric}: no query has a score in every run")
         x = mat if keep.all() else mat[keep]
         kept[metric] = (keep, x, x[:, trt] - x[:, ctrl])
+    return kept
 
+
+def _resampled(kept: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], metric_list: list[str], method: str,
+               test_name: str, n_resamples: int, level: float, seed: Any, ctrl: np.ndarray, trt: np.ndarray,
+               n_runs: int, n_pairs: int
+               ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, np.ndarray], dict[str, str]]:
     # Metrics scored on the same queries form a group, resampled together: one pass per group over all
     # their columns. Each group gets two independent streams spawned from the seed (intervals, test), in
     # order of the group's first metric; since every resample is drawn for all columns at once, a metric's
@@ -259,7 +318,17 @@ def compare_scores(
             ci_of[m] = (lo_all[k * width : (k + 1) * width], hi_all[k * width : (k + 1) * width])
             p_of[m] = np.atleast_1d(p_all)[k * n_pairs : (k + 1) * n_pairs]
             ci_methods[m] = use
+    return ci_of, p_of, ci_methods
 
+
+def _rows(kept: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], metric_list: list[str], names: list[str],
+          pairs: list[tuple[str, str]], all_ids: pd.Index, ci_of: dict[str, tuple[np.ndarray, np.ndarray]],
+          p_of: dict[str, np.ndarray], test_name: str, correction_name: str, alpha: float, base: str | None,
+          letters: dict[str, str]
+          ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, dict[str, pd.Series]]]:
+    """The summary rows (metric x run), the pair rows (metric x pair) and the scores each metric used."""
+    index_of = {name: i for i, name in enumerate(names)}
+    n_runs = len(names)
     summary_rows: list[dict[str, Any]] = []
     pair_rows: list[dict[str, Any]] = []
     used_scores: dict[str, dict[str, pd.Series]] = {name: {} for name in names}
@@ -330,26 +399,7 @@ def compare_scores(
                     "group": group[i],
                 }
             )
-
-    summary = pd.DataFrame(summary_rows).set_index(["metric", "run"])
-    pair_frame = pd.DataFrame(pair_rows).set_index(["metric", "control", "treatment"])
-    per_run = {name: pd.DataFrame(cols) for name, cols in used_scores.items()}
-    return Comparison(
-        runs=names,
-        metrics=metric_list,
-        summary=summary,
-        pairs=pair_frame,
-        scores=per_run,
-        baseline=base,
-        test=test_name,
-        correction=correction_name,
-        alpha=alpha,
-        confidence=level,
-        n_resamples=n_resamples,
-        seed=seed,
-        letters=letters,
-        ci_methods=ci_methods,
-    )
+    return summary_rows, pair_rows, used_scores
 
 
 def _tukey_pairs(x: np.ndarray, ctrl: np.ndarray, trt: np.ndarray) -> np.ndarray:

@@ -17,8 +17,9 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Sequence
 
-from ragrade.engine.core import Evaluator
+from ragrade.engine.plan import build_plan
 from ragrade.errors import InputError, RagradeWarning
+from ragrade.evaluation import dispatch_one
 
 
 def _check(relevance: Sequence[float]) -> list[float]:
@@ -50,7 +51,7 @@ def _score(relevance: Sequence[float], metric: str, n_relevant: int | None = Non
         return 0.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RagradeWarning)
-        res = Evaluator({"q": judged}, [metric]).evaluate({"q": docs})
+        res = dispatch_one(build_plan({"q": judged}, {"q": docs}, [metric]))
     v = res.per_query.iloc[0, 0]
     return 0.0 if v != v else float(v)
 

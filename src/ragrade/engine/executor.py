@@ -18,6 +18,7 @@ above the engine.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -76,6 +77,19 @@ def run_in_memory(plan: EvalPlan) -> dict[str, Result]:
                                           for label, _ in text_labels}, dict(text_labels))
         results[name] = result
     return results
+
+
+def piece_runner(plan: EvalPlan) -> Callable[..., Result]:
+    """The evaluation of one piece of ``plan`` by this executor, as the out-of-core executor calls it:
+    ``part(qrels, run)``, or ``part(qrels, run, labels, settings)`` when the pieces must be told a value of
+    the whole ground truth (its top grade)."""
+
+    def part(q: Any, r: Any, lab: Any = plan.labels, settings: Any = plan.policies) -> Result:
+        piece = plan.replace(qrels=q, runs=(("run", r),), labels=lab, policies=settings, max_memory=None,
+                             qrels_format=None, run_format=None)
+        return next(iter(run_in_memory(piece).values()))
+
+    return part
 
 
 def evaluate_in_memory(qrels: Any, run: Any, metrics: Any, **options: Any) -> Result:

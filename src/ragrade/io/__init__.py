@@ -116,7 +116,7 @@ def write_run(run: Run, path: PathLike, format: str | None = None, *, tag: str |
         from ragrade.errors import RagradeWarning
 
         warnings.warn(f"the {fmt.name} format has no place for the retrieved texts: they are not written to "
-                      f"{os.fspath(path)} (use JSONL or Parquet to keep them)", RagradeWarning, stacklevel=2)
+                      f"{os.fspath(path)} (use JSONL or Parquet to keep them)", RagradeWarning, stacklevel=3)
     fmt.write_run(run, path, tag=tag, ties=ties)
 
 
