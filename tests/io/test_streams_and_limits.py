@@ -26,13 +26,15 @@ LIMIT_S = 60  # each child process (the CLI starting up takes about a second)
 
 
 def cli(*args: str, env: dict[str, str] | None = None, stdin: object = subprocess.DEVNULL, memory: int | None = None,
-        shell: bool = False, timeout: float = LIMIT_S) -> subprocess.CompletedProcess[str]:
+        shell: bool = False, timeout: float = LIMIT_S, file_size: int | None = None) -> subprocess.CompletedProcess[str]:
     """``ragrade`` in a child process (``shell``: ``args[0]`` is a bash command line, for ``<(...)``)."""
     full_env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""), **(env or {})}
 
     def limit() -> None:
         if memory is not None:
             resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        if file_size is not None:  # a "full disk" for the copy of a pipe
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
 
     cmd: list[str] | str = ["bash", "-c", args[0]] if shell else [sys.executable, "-m", "ragrade", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env, stdin=stdin,  # type: ignore[arg-type]
@@ -161,6 +163,17 @@ def test_dev_zero_through_a_pipe_is_bounded(files):
     finally:
         zero.kill()
         zero.wait()
+
+
+def test_endless_pipe_that_fills_the_disk_is_an_error(files):
+    q, _ = files
+    p = subprocess.Popen(["yes", "q1 Q0 d1 1 1.5 tag"], stdout=subprocess.PIPE)
+    try:
+        refused(cli("evaluate", str(q), "/dev/stdin", "-m", "ndcg@10", stdin=p.stdout, file_size=1 << 20),
+                "/dev/stdin", "cannot copy the pipe to a temporary file", "endless")
+    finally:
+        p.kill()
+        p.wait()
 
 
 def test_file_without_line_breaks_is_bounded(files, tmp_path):

@@ -4,7 +4,7 @@
 * A **pipe** — a FIFO made with ``mkfifo``, ``/dev/stdin`` fed by a pipe, a shell's process substitution
   such as ``<(zcat run.gz)`` (``/dev/fd/63``) — cannot be sought, so it is copied once, as it arrives,
   into a private temporary file with the same base name (so the format is told and the run named as for
-  the file itself), read from there and deleted. Errors name the path given, not the copy. Waiting has a
+  the file itself, in the system's temporary directory: ``TMPDIR``), read from there and deleted. Errors name the path given, not the copy. Waiting has a
   bound: when no byte arrives for :func:`pipe_timeout` seconds (a FIFO nobody writes to, a stalled
   writer), the read stops with an error instead of hanging. A text pipe with a line longer than
   :data:`~ragrade.io._common.MAX_LINE_BYTES` (``cat /dev/zero |``) is refused as the copy is made.
@@ -180,6 +180,11 @@ def _spool(src: str, dst: str) -> None:
                         since_newline = len(block) - nl - 1
                     if since_newline > MAX_LINE_BYTES:
                         raise line_too_long(src, lines + 1)
-                out.write(block)
+                try:
+                    out.write(block)
+                except OSError as exc:  # the temporary directory is full (an endless pipe?)
+                    raise ParseError(f"cannot copy the pipe to a temporary file in {tempfile.gettempdir()} "
+                                     f"({exc.strerror or exc}); is the pipe endless? Save it to a file "
+                                     "first", path=src) from None
     finally:
         os.close(fd)

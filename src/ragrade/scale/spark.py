@@ -438,8 +438,6 @@ def _evaluate_frames(q: Any, r: Any, labels: list[tuple[str, Any]], options: dic
 
     from ragrade.scale.combine import merge_summaries, summary_from_state
 
-    if q.limit(1).count() == 0:  # as every other path: nothing to evaluate is an error, not NaN means
-        raise InputError(f"{q_where}: the ground truth holds no query: there is nothing to evaluate")
     q = q.withColumn(BUCKET, F.pmod(F.xxhash64("query"), F.lit(n)))
     r = r.withColumn(BUCKET, F.pmod(F.xxhash64("query"), F.lit(n)))
     # A value that reads the top grade of the whole ground truth (C/W/L measures without max_rel,
@@ -468,6 +466,9 @@ def _evaluate_frames(q: Any, r: Any, labels: list[tuple[str, Any]], options: dic
     parts = [json.loads(s) for s in states]
     summaries = [summary_from_state(p["summary"]) for p in parts]
     summary = _sorted(merge_summaries(summaries, [lab for lab, _ in labels]))
+    if summary.qrels_queries == 0:  # as every other path: nothing to evaluate is an error, not NaN means
+        out.unpersist()
+        raise InputError(f"{q_where}: the ground truth holds no query: there is nothing to evaluate")
     nan_means = {x for p in parts for x in p["nan_means"]}
     values = out.where(F.col(STATE).isNull())
     per_query = values.select("query_id", *[F.col(f"`{lab}`") for lab, _ in labels])
