@@ -220,16 +220,13 @@ def command(
             )
     echo_warnings(caught)
     if fmt == "table":
-        from rich.console import Console
+        from ragrade.cli._output import make_console
 
         if output:
             with open(output, "w", encoding="utf-8") as fh:
-                Console(file=fh, width=200, color_system=None).print(cmp.to_rich(digits=digits))
+                make_console(file=fh, color_system=None).print(cmp.to_rich(digits=digits))
         else:
-            console = Console()
-            if not console.is_terminal:  # piped: do not squeeze the tables into 80 columns
-                console = Console(width=200)
-            console.print(cmp.to_rich(digits=digits))
+            make_console().print(cmp.to_rich(digits=digits))
         return
     if fmt == "markdown":
         text = cmp.to_markdown(digits=digits)
