@@ -196,6 +196,7 @@ class FileRun:
         signal.setitimer(signal.ITIMER_REAL, TIMEOUT)
         try:
             os.chdir(self.workdir)
+            sys.path.insert(0, str(self.workdir))  # as `python` run in that directory: examples/ imports
             os.environ["XDG_CACHE_HOME"] = self.env["XDG_CACHE_HOME"]
             code = compile(block.code, f"{block.rel}:block{block.index}", "exec")
             exec(code, self.namespace)
@@ -209,6 +210,10 @@ class FileRun:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old_handler)
             os.chdir(old_cwd)
+            if str(self.workdir) in sys.path:
+                sys.path.remove(str(self.workdir))
+            for name in [m for m in sys.modules if m == "examples" or m.startswith("examples.")]:
+                del sys.modules[name]
             os.environ.clear()
             os.environ.update(old_env)
         return None

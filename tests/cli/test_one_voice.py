@@ -72,3 +72,71 @@ def test_a_profile_that_scores_missing_queries_0_says_so():
     r = CliRunner().invoke(main, ["evaluate", Q, RUN, "-m", "recall@5", "--profile", "ragas"])
     assert "missing from the run, scored 0 (e.g. 'q31')" in r.output
     assert "│ recall@5 │ 0.5434 │      34 │" in r.output  # 36 queries - 2 without relevant ones: q31 counted
+
+
+def test_usage_errors_are_one_error_line_with_status_2():
+    for args in (["evaluate", Q], ["evaluate", Q, RUN, "--bogus"], ["compare", Q, RUN, DENSE, "-m", "ndcg@10",
+                                                                   "--test", "nope"], ["nope"]):
+        r = cli(*args)
+        assert r.returncode == 2, (args, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
+        assert "Usage:" not in r.stderr and "Traceback" not in r.stderr
+    assert "'--bogus'" in cli("evaluate", Q, RUN, "--bogus").stderr
+    assert "'nope'" in cli("compare", Q, RUN, DENSE, "-m", "ndcg@10", "--test", "nope").stderr
+
+
+@pytest.mark.parametrize(("alias", "name"), [("fisher", "randomization"), ("permutation", "randomization"),
+                                             ("student", "t"), ("hsd", "tukey")])
+def test_compare_takes_the_test_aliases_python_takes(alias, name):
+    r = CliRunner().invoke(main, ["compare", Q, RUN, DENSE, "-m", "ndcg@10", "--test", alias,
+                                  "--format", "json", "--resamples", "200"])
+    assert r.exit_code == 0, r.output
+    assert f'"{name}"' in r.output
+
+
+def test_compare_confidence_sets_the_interval_level():
+    import json
+
+    outs = []
+    for level in ("0.5", "0.99"):
+        r = CliRunner().invoke(main, ["compare", Q, RUN, DENSE, "-m", "ndcg@10", "--confidence", level,
+                                      "--format", "json"])
+        assert r.exit_code == 0, r.output
+        outs.append(json.loads(r.stdout[r.stdout.index("{"):]))
+    assert json.dumps(outs[0]) != json.dumps(outs[1])
+    assert "0.99" in json.dumps(outs[1])
+
+
+def test_gate_resamples_and_its_hidden_former_name(tmp_path):
+    base = tmp_path / "b.json"
+    assert CliRunner().invoke(main, ["evaluate", Q, RUN, "-m", "ndcg@10", "--save-baseline", str(base)]).exit_code == 0
+    new = CliRunner().invoke(main, ["gate", str(base), Q, DENSE, "--resamples", "500", "--format", "json"])
+    old = CliRunner().invoke(main, ["gate", str(base), Q, DENSE, "--n-resamples", "500", "--format", "json"])
+    assert new.exit_code == old.exit_code == 0 and new.stdout == old.stdout
+    helptext = CliRunner().invoke(main, ["gate", "--help"]).output
+    assert "--resamples" in helptext and "--n-resamples" not in helptext
+
+
+def test_run_names_are_file_names_in_baseline_gate_and_agreement(tmp_path):
+    import json
+
+    base = tmp_path / "b.json"
+    CliRunner().invoke(main, ["evaluate", Q, RUN, "-m", "ndcg@10", "--save-baseline", str(base)])
+    assert json.loads(base.read_text())["run"] == "run"  # not the TREC tag 'bm25'
+    r = CliRunner().invoke(main, ["gate", str(base), Q, DENSE, "--format", "json"])
+    assert '"run_dense"' in r.stdout and '"dense"' not in r.stdout
+    r = CliRunner().invoke(main, ["agreement", Q, Q, RUN, DENSE, "-m", "ndcg@10", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert "\"run_dense\"" in r.stdout and "\"dense\"" not in r.stdout
+
+
+def test_duplicates_note_is_printed_once_as_a_note(tmp_path):
+    dup = tmp_path / "dup.tsv"
+    lines = Path(RUN).read_text().splitlines()
+    dup.write_text("\n".join([*lines, lines[0]]) + "\n")
+    for args in (["evaluate", Q, str(dup), "-m", "ndcg@10"], ["compare", Q, str(dup), DENSE, "-m", "ndcg@10"]):
+        r = cli(*args)
+        assert r.returncode == 0, r.stderr
+        hits = [line for line in r.stderr.splitlines() if "duplicate item" in line]
+        assert len(hits) == 1 and hits[0].startswith("note: ") and "(credited once)" in hits[0], r.stderr

@@ -56,6 +56,20 @@ def stdout_console():
     return make_console(soft_wrap=False)
 
 
+class AliasChoice(click.Choice):
+    """A choice that also takes the aliases the Python API takes (``--test fisher`` = ``randomization``),
+    converted to the canonical name; ``--help`` lists the canonical names only."""
+
+    def __init__(self, choices: Sequence[str], aliases: dict[str, str]) -> None:
+        super().__init__(list(choices), case_sensitive=False)
+        self.aliases = {k.lower(): v for k, v in aliases.items() if v in choices}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.lower() in self.aliases:
+            return self.aliases[value.lower()]
+        return super().convert(value, param, ctx)
+
+
 def fail(message: str, status: int = EXIT_INPUT) -> NoReturn:
     """Print ``error: message`` to stderr and exit with ``status`` (2: bad input or usage)."""
     click.echo(f"error: {message}", err=True)

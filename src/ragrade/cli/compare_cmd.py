@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from ragrade.cli._output import input_errors, reading, run_names
+from ragrade.cli._output import AliasChoice, input_errors, reading, run_names
 from ragrade.cli.evaluate_cmd import _policy_options
-from ragrade.comparison.stats import CI_METHODS, CORRECTIONS, TESTS
+from ragrade.comparison.stats import CI_METHODS, CORRECTION_ALIASES, CORRECTIONS, TEST_ALIASES, TESTS
 from ragrade.io import FORMATS
 
 if TYPE_CHECKING:
@@ -50,17 +50,20 @@ def read_inputs(
 
 
 def echo_warnings(caught: list[warnings.WarningMessage]) -> None:
-    """Print ragrade's warnings (undefined cases resolved by a policy) as ``warning: ...`` on stderr."""
-    from ragrade.errors import RagradeWarning
+    """Print ragrade's warnings on stderr, each sentence once: what the policies did as ``note: ...`` (as
+    ``evaluate`` does), anything else (a reader's or the comparison's warning) as ``warning: ...``."""
+    from ragrade.errors import PolicyNote, RagradeWarning
 
     seen: set[str] = set()
     for w in caught:
         if not issubclass(w.category, RagradeWarning):
             continue
-        for part in str(w.message).split("; "):
+        notes = w.message.notes if isinstance(w.message, PolicyNote) else [str(w.message)]
+        kind = "note" if isinstance(w.message, PolicyNote) else "warning"
+        for part in notes:
             if part not in seen:
                 seen.add(part)
-                click.echo(f"warning: {part}", err=True)
+                click.echo(f"{kind}: {part}", err=True)
 
 
 def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -85,11 +88,12 @@ def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--test",
-            type=click.Choice(list(TESTS)),
+            type=AliasChoice(list(TESTS), TEST_ALIASES),
             default="randomization",
             show_default=True,
             help="Two-sided significance test (t, wilcoxon and tukey need the 'stats' extra; tukey: "
-            "Tukey's HSD over all runs, no correction).",
+            "Tukey's HSD over all runs, no correction). Aliases as in Python: permutation, fisher, student, "
+            "ttest, signed-rank, hsd.",
         ),
         click.option(
             "--ci-method",
@@ -101,10 +105,11 @@ def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--correction",
-            type=click.Choice(["none", *CORRECTIONS]),
+            type=AliasChoice(["none", *CORRECTIONS], CORRECTION_ALIASES),
             default="none",
             show_default=True,
-            help="Multiple-testing correction, per metric over its pairs.",
+            help="Multiple-testing correction, per metric over its pairs (aliases: benjamini-hochberg, fdr_bh, "
+            "fdr, holm-bonferroni).",
         ),
         click.option(
             "--alpha",
@@ -165,6 +170,12 @@ def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
 )
 @click.option("--digits", type=click.IntRange(0, 12), default=4, show_default=True, help="Decimals shown.")
 @click.option(
+    "--confidence",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=None,
+    help="Level of the confidence intervals (default: 1 - alpha, i.e. 0.95).",
+)
+@click.option(
     "-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None, help="Write to a file."
 )
 def command(
@@ -184,6 +195,7 @@ def command(
     fmt: str,
     which: str,
     digits: int,
+    confidence: float | None,
     output: str | None,
     **policies: Any,
 ) -> None:
@@ -215,6 +227,7 @@ def command(
                 alpha=alpha,
                 n_resamples=n_resamples,
                 seed=seed,
+                confidence=confidence,
                 ci_method=cast("CIMethod", ci_method),
                 **policies,
             )

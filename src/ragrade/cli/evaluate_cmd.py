@@ -155,6 +155,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", RagradeWarning)
                 result = large()
+            result.run_name = label  # the file name, as in the table (not a TREC tag)
             finish(loop, result, qrels, run)
             _print(result, caught, fmt, per_query, digits, hole_threshold, label)
             return
@@ -165,6 +166,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RagradeWarning)
             result = evaluate(q, r, parsed, profile=profile, **options, **policies)
+        result.run_name = label  # the file name, as in the table (not a TREC tag)
         finish(loop, result, q, r)
     _print(result, caught, fmt, per_query, digits, hole_threshold, label)
 
@@ -205,13 +207,13 @@ def _out_of_core(qrels: str, run: str, metrics: list[Any], budget: int, qrels_fo
 
 def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: int, hole_threshold: float,
            label: str) -> None:
-    from ragrade.errors import RagradeWarning
+    from ragrade.errors import PolicyNote, RagradeWarning
 
-    # The engine's own warning repeats result.notes(), printed below as notes; anything else (readers,
-    # profiles) is printed as a warning, in every format.
+    # The engine's own warning (a PolicyNote) repeats result.notes(), printed below as notes, once; anything
+    # else (readers, profiles) is printed as a warning, in every format.
     own = set(result.notes())
-    extra = [part for w in caught if issubclass(w.category, RagradeWarning)
-             for part in str(w.message).split("; ") if part not in own]
+    extra = [str(w.message) for w in caught if issubclass(w.category, RagradeWarning)
+             and not issubclass(w.category, PolicyNote) and str(w.message) not in own]
     _output(result, fmt, per_query, digits, list(dict.fromkeys(extra)), hole_threshold, label)
 
 
