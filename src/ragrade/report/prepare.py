@@ -178,13 +178,20 @@ def evaluate_runs(
     cuts = check_cutoffs(ks) if ks else []
     extra = [f"{f}@{k}" for f in families for k in cuts]
     evaluator = Evaluator(read_input(qrels, "qrels"), list(dict.fromkeys([*labels, *extra])), **policies)
-    evaluator.hole_cutoffs = tuple(sorted({1, 3, 5, 10, 20, *cuts}))  # for the hole-rate plot
+    # The hole rate shown next to the means is taken at the compared metrics' largest cutoff, as `compare`
+    # and `evaluate` take it (not at the largest cutoff of the metric@k curves); the plot shows every k.
+    from ragrade.metrics.parser import parse_metric
+
+    metric_ks = [m.k for m in (parse_metric(lab) for lab in labels) if m.k is not None]
+    main_k = max(metric_ks) if metric_ks else 10
+    evaluator.hole_cutoffs = tuple(sorted({1, 3, 5, 10, 20, main_k, *cuts}))  # for the hole-rate plot
     results = {name: evaluator.evaluate(run) for name, run in named.items()}
     per_query = {name: r.per_query for name, r in results.items()}
     ties = str(policies.get("ties") or "docid_desc")
     holes = {name: r.hole_rate for name, r in results.items() if r.hole_rate is not None}
     by_k = {name: dict(h.by_k) for name, h in holes.items()}
-    main_k = next(iter(holes.values())).k if holes else None
+    if not holes:
+        main_k = None
     return Evaluated(labels, per_query, evaluator.qrels, named, families if cuts else [], cuts, ties, by_k, main_k)
 
 
