@@ -190,9 +190,8 @@ def evaluate_runs(
     ties = str(policies.get("ties") or "docid_desc")
     holes = {name: r.hole_rate for name, r in results.items() if r.hole_rate is not None}
     by_k = {name: dict(h.by_k) for name, h in holes.items()}
-    if not holes:
-        main_k = None
-    return Evaluated(labels, per_query, evaluator.qrels, named, families if cuts else [], cuts, ties, by_k, main_k)
+    return Evaluated(labels, per_query, evaluator.qrels, named, families if cuts else [], cuts, ties, by_k,
+                     main_k if holes else None)
 
 
 def compare_evaluated(
