@@ -39,7 +39,7 @@ def test_assess_writes_valid_qrels_provenance_and_merged_file(examples, tmp_path
     qrels = ragrade.read_qrels(out)
     prov = json.loads((tmp_path / "llm.qrels.provenance.json").read_text())
     assert prov["approximation"] is True and prov["judge"]["name"] == "lexical"
-    assert prov["pool"]["depth"] == 10 and prov["pool"]["runs"] == ["bm25", "dense"]
+    assert prov["pool"]["depth"] == 10 and prov["pool"]["runs"] == ["run", "run_dense"]
     assert prov["counts"]["graded"] == qrels.n_rows == sum(prov["grades"].values())
     assert prov["missing_passages"] == {"count": 1, "ids": ["doc-0788"]}
     assert prov["complete"] is True and prov["ragrade_version"] == ragrade.__version__

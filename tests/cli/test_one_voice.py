@@ -140,3 +140,24 @@ def test_duplicates_note_is_printed_once_as_a_note(tmp_path):
         assert r.returncode == 0, r.stderr
         hits = [line for line in r.stderr.splitlines() if "duplicate item" in line]
         assert len(hits) == 1 and hits[0].startswith("note: ") and "(credited once)" in hits[0], r.stderr
+
+
+def test_info_lists_every_extra_and_says_plots_is_for_png():
+    import json
+
+    r = CliRunner().invoke(main, ["info", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    extras = json.loads(r.stdout)["extras"]
+    assert {"spark", "mlflow", "plots", "llm", "text", "stats"} <= set(extras)
+    assert "PNG" in extras["plots"]["for"] and "HTML" not in extras["plots"]["for"].split("(")[0]
+
+
+def test_assess_names_pooled_runs_by_file_name(tmp_path):
+    import json
+
+    out = tmp_path / "a.qrels"
+    r = CliRunner().invoke(main, ["assess", RUN, DENSE, "--queries", str(EX / "topics.tsv"), "--corpus",
+                                  str(EX / "corpus.jsonl"), "--depth", "2", "-o", str(out), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    prov = json.loads((tmp_path / "a.qrels.provenance.json").read_text())
+    assert prov["pool"]["runs"] == ["run", "run_dense"]
