@@ -60,7 +60,7 @@ class _LazyGroup(click.Group):
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.UsageError as exc:
             where = exc.ctx.command_path if exc.ctx is not None else "ragrade"
-            message = " ".join(exc.format_message().split())
+            message = " ".join(exc.format_message().split()).rstrip(".")
             click.echo(f"error: {message} (see '{where} --help')", err=True)
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
