@@ -301,7 +301,7 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
         result = evaluate(q, r, [(label, defined[label]) for label in chosen], profile=b.profile,
                           **{k: v for k, v in b.policies.items() if v is not None})
     notes += [f"candidate: {part}" for w in caught if issubclass(w.category, RagradeWarning)
-              for part in str(w.message).split("; ")]
+              for part in getattr(w.message, "notes", [str(w.message)])]  # a PolicyNote keeps its sentences whole
 
     rng = stats.as_generator(seed)
     verdicts: list[MetricVerdict] = []
