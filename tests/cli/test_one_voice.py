@@ -141,8 +141,8 @@ def test_duplicates_note_is_printed_once_as_a_note(tmp_path):
                  ["gate", str(base), Q, str(dup)]):
         r = cli(*args)
         assert r.returncode in (0, 1), r.stderr
-        hits = [line for line in r.stderr.splitlines() if "duplicate item" in line]
-        assert len(hits) == 1 and hits[0].startswith("note: ") and "(credited once)" in hits[0], r.stderr
+        hits = [line for line in (r.stderr + r.stdout).splitlines() if "duplicate item" in line]  # gate: in its table
+        assert len(hits) == 1 and hits[0].startswith("note: ") and "(credited once)" in hits[0], r.stderr + r.stdout
 
 
 def test_info_lists_every_extra_and_says_plots_is_for_png():
