@@ -269,3 +269,16 @@ def test_the_runner_fails_a_failing_block_and_shares_state(tmp_path: Path) -> No
     assert "exit status 3, expected 0" in (run.run_through(4) or "")
     assert run.run_through(5) is None
     assert run.run_through(6) is None
+
+
+def test_the_readme_test_command_is_the_one_ci_runs() -> None:
+    command = 'pip install -e ".[test]" && python -m pytest'
+    assert command in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_every_docs_page_is_in_the_site_nav() -> None:
+    """mkdocs build --strict (CI) refuses a page missing from the nav; this says which, without mkdocs."""
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    missing = [p.name for p in (ROOT / "docs").glob("*.md") if f" {p.name}" not in nav]
+    assert not missing, f"add to mkdocs.yml's nav: {missing}"
