@@ -164,3 +164,11 @@ def test_assess_names_pooled_runs_by_file_name(tmp_path):
     assert r.exit_code == 0, r.output
     prov = json.loads((tmp_path / "a.qrels.provenance.json").read_text())
     assert prov["pool"]["runs"] == ["run", "run_dense"]
+
+
+def test_compare_notes_name_the_run_they_hold_for():
+    r = cli("compare", Q, RUN, DENSE, "-m", "ndcg@10")
+    assert r.returncode == 0, r.stderr
+    # q31 is missing from run.tsv only; the queries without relevant judgments are the qrels', for every run
+    assert "note: run: 1 ground-truth query missing from the run, scored 0 (e.g. 'q31')" in r.stderr
+    assert "note: 2 queries without relevant judgments, left out of the means (e.g. 'q09', 'q27')" in r.stderr

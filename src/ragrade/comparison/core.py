@@ -67,6 +67,29 @@ def compared_pairs(names: Sequence[str], baseline: str | None = None) -> list[tu
     return [(baseline, name) for name in names if name != baseline]
 
 
+def evaluate_named(evaluator: Any, named: Mapping[str, Any]) -> dict[str, Any]:
+    """Evaluate every named run with ``evaluator``; what the policies did is warned once for all runs (one
+    :class:`~ragrade.errors.PolicyNote`): a sentence that holds for every run as it is, any other prefixed
+    by the runs it holds for (``run_dense: 1 ground-truth query missing from the run, ...``)."""
+    from ragrade.errors import PolicyNote
+
+    results = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PolicyNote)  # said below, once, naming the runs
+        for name, run in named.items():
+            results[name] = evaluator.evaluate(run)
+    holders: dict[str, list[str]] = {}
+    for name, result in results.items():
+        for note in result.notes():
+            holders.setdefault(note, []).append(name)
+    notes = [note if len(names) == len(results) else f"{', '.join(names)}: {note}" for note, names in holders.items()]
+    if notes:
+        from ragrade.engine.core import caller_stacklevel
+
+        warnings.warn(PolicyNote(notes), stacklevel=caller_stacklevel())
+    return results
+
+
 def name_runs(runs: Mapping[Any, Any] | Sequence[Any]) -> dict[str, Any]:
     """``{name: run}``: a mapping keeps its keys (as str); a sequence is named by each run's ``name``
     when every one has a distinct one, else ``run_1, run_2, ...``."""
@@ -389,7 +412,7 @@ def compare(
     labels = metric_labels(metrics)
     named = name_runs(runs)
     evaluator = Evaluator(qrels, labels, **policies)
-    results = {name: evaluator.evaluate(run) for name, run in named.items()}
+    results = evaluate_named(evaluator, named)
     per_query = {name: r.per_query for name, r in results.items()}
     cmp = compare_scores(
         per_query,

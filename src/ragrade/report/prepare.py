@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ragrade.comparison import Comparison, compare_scores, metric_labels, name_runs
+from ragrade.comparison.core import evaluate_named
 from ragrade.comparison.stats import (
     SADDLEPOINT_MIN_QUERIES,
     CIMethod,
@@ -185,7 +186,7 @@ def evaluate_runs(
     metric_ks = [m.k for m in (parse_metric(lab) for lab in labels) if m.k is not None]
     main_k = max(metric_ks) if metric_ks else 10
     evaluator.hole_cutoffs = tuple(sorted({1, 3, 5, 10, 20, main_k, *cuts}))  # for the hole-rate plot
-    results = {name: evaluator.evaluate(run) for name, run in named.items()}
+    results = evaluate_named(evaluator, named)
     per_query = {name: r.per_query for name, r in results.items()}
     ties = str(policies.get("ties") or "docid_desc")
     holes = {name: r.hole_rate for name, r in results.items() if r.hole_rate is not None}
