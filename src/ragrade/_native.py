@@ -2,8 +2,8 @@
 
 The optional C helper (:mod:`ragrade._accel`, built from ``src/ragrade/_accel.c`` by ``pip install``
 when a C compiler is present) speeds up reading TREC files, ingesting dicts, matching ids and sorting.
-Without it ragrade uses equivalent NumPy/Arrow code: the same results, several times slower (README,
-"Speed and memory"). ``RAGRADE_NO_ACCEL=1`` in the environment turns it off on purpose.
+Without it ragrade uses equivalent NumPy/Arrow code: the same results, several times slower (docs/benchmarks.md,
+"Speed and memory of the evaluation"). ``RAGRADE_NO_ACCEL=1`` in the environment turns it off on purpose.
 
 When the helper is missing although nobody asked for that (the build fell back), the first use of a
 path it would have sped up emits one :class:`AccelerationWarning` per process (a

@@ -186,6 +186,17 @@ class RagradeWarning(UserWarning):
     """Base class of warnings about undefined or messy cases resolved by a policy."""
 
 
+class PolicyNote(RagradeWarning):
+    """What the policies did in one evaluation (missing queries, duplicates, ties at a cutoff, ...): the
+    sentences of :meth:`ragrade.Result.notes`, kept whole in :attr:`notes` (a sentence may hold a
+    semicolon). The command line prints each as one ``note:`` line; other warnings (a
+    reader's, a comparison's) are ``warning:`` lines."""
+
+    def __init__(self, notes: list[str]) -> None:
+        super().__init__("; ".join(notes))
+        self.notes = list(notes)
+
+
 def require(module: str, *, package: str | None = None, extra: str, purpose: str) -> ModuleType:
     """Import an optional module lazily, raising :class:`MissingDependencyError` with an install hint."""
     import importlib

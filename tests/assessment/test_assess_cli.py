@@ -39,7 +39,7 @@ def test_assess_writes_valid_qrels_provenance_and_merged_file(examples, tmp_path
     qrels = ragrade.read_qrels(out)
     prov = json.loads((tmp_path / "llm.qrels.provenance.json").read_text())
     assert prov["approximation"] is True and prov["judge"]["name"] == "lexical"
-    assert prov["pool"]["depth"] == 10 and prov["pool"]["runs"] == ["bm25", "dense"]
+    assert prov["pool"]["depth"] == 10 and prov["pool"]["runs"] == ["run", "run_dense"]
     assert prov["counts"]["graded"] == qrels.n_rows == sum(prov["grades"].values())
     assert prov["missing_passages"] == {"count": 1, "ids": ["doc-0788"]}
     assert prov["complete"] is True and prov["ragrade_version"] == ragrade.__version__
@@ -77,7 +77,7 @@ def test_worked_example_of_the_docs(examples, tmp_path):
     for metric in ("ndcg@10", "map"):
         s = d["systems"][metric]
         assert set(s) >= {"kendall_tau", "tau_ap", "spearman", "means"}
-        assert set(s["means"]) == {"bm25", "dense"} and all(len(v) == 2 for v in s["means"].values())
+        assert set(s["means"]) == {"run", "run_dense"} and all(len(v) == 2 for v in s["means"].values())
     table = _run(["agreement", examples / "qrels.tsv", tmp_path / "llm.qrels", examples / "run.tsv",
                   examples / "run_dense.tsv"])
     assert "Cohen's kappa" in table.stdout and "systems · ndcg@10" in table.stdout
@@ -97,7 +97,7 @@ def test_agreement_ppi_from_the_command_line(examples, tmp_path):
     res = _run(["agreement", tmp_path / "half.qrels", tmp_path / "llm.qrels", examples / "run.tsv",
                 examples / "run_dense.tsv", "--ppi", "--format", "json"])
     assert res.exit_code == 0, res.output
-    ppi = json.loads(res.stdout)["ppi"]["ndcg@10"]["bm25"]
+    ppi = json.loads(res.stdout)["ppi"]["ndcg@10"]["run"]
     assert ppi["ppi"]["n_labeled"] == len(keep) - 2  # q09, q27: no relevant judgment, undefined, left out
     assert ppi["ppi"]["low"] < ppi["ppi"]["estimate"] < ppi["ppi"]["high"]
     assert _run(["agreement", tmp_path / "half.qrels", tmp_path / "llm.qrels", "--ppi"]).exit_code == 2

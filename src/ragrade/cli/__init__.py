@@ -14,7 +14,9 @@ command prints one ``note:`` line on stderr saying so (the library warns once wi
 from __future__ import annotations
 
 import importlib
+import sys
 import warnings
+from typing import Any
 
 import click
 
@@ -47,6 +49,28 @@ class _LazyGroup(click.Group):
             return None
         module = importlib.import_module(entry[0])
         return module.command
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        """As click's, but a usage error (an unknown option, a bad value, a missing argument) is printed as
+        every other error of ragrade: one ``error: ...`` line on stderr naming the option or value, exit
+        status 2, no usage block."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx is not None else "ragrade"
+            message = " ".join(exc.format_message().split()).rstrip(".")
+            click.echo(f"error: {message} (see '{where} --help')", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            click.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("error: aborted", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, _COMMANDS[name][1]) for name in self.list_commands(ctx)]

@@ -61,9 +61,10 @@ def finish(options: LoopOptions, result: Any, qrels: Any, run: Any) -> None:
         from ragrade.io import read_run
 
         others: dict[str, Any] = {}
-        for path in options.mlflow_compare:
-            other = read_run(path)
-            others[str(other.name or path)] = other
+        from ragrade.cli._output import run_names
+
+        for name, path in zip(run_names(options.mlflow_compare, []), options.mlflow_compare, strict=True):
+            others[name] = read_run(path)
         run_id = log_result(result, qrels=qrels, run=run, compare_with=others or None,
                             experiment=options.mlflow_experiment, run_name=options.mlflow_run_name,
                             report=options.mlflow_report)

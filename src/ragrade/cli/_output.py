@@ -32,16 +32,42 @@ EXIT_INCOMPLETE = 1
 EXIT_INPUT = 2
 
 
-def stderr_console():
+#: Width of the consoles when the stream is not a terminal (a pipe, a file, a CI log): wide enough that no
+#: table is ever cut or wrapped (tables take their natural width, never more).
+UNBOUNDED_WIDTH = 10_000
+
+
+def make_console(*, stderr: bool = False, file: Any = None, **kwargs: Any):
+    """A rich Console for a command's output: the terminal's width on a terminal; outside one (``| cat``,
+    a file, CI logs) no width limit at all, so numbers and headers are never truncated or wrapped."""
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    console = Console(stderr=stderr, file=file, highlight=False, **kwargs)
+    if not console.is_terminal and "width" not in kwargs:
+        console = Console(stderr=stderr, file=file, highlight=False, width=UNBOUNDED_WIDTH, **kwargs)
+    return console
+
+
+def stderr_console():
+    return make_console(stderr=True)
 
 
 def stdout_console():
-    from rich.console import Console
+    return make_console(soft_wrap=False)
 
-    return Console(highlight=False, soft_wrap=False)
+
+class AliasChoice(click.Choice):
+    """A choice that also takes the aliases the Python API takes (``--test fisher`` = ``randomization``),
+    converted to the canonical name; ``--help`` lists the canonical names only."""
+
+    def __init__(self, choices: Sequence[str], aliases: dict[str, str]) -> None:
+        super().__init__(list(choices), case_sensitive=False)
+        self.aliases = {k.lower(): v for k, v in aliases.items() if v in choices}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.lower() in self.aliases:
+            return self.aliases[value.lower()]
+        return super().convert(value, param, ctx)
 
 
 def fail(message: str, status: int = EXIT_INPUT) -> NoReturn:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from typing import Any
 
 import click
@@ -55,11 +54,10 @@ def command(reference: str, candidate: str, runs: tuple[str, ...], metrics: tupl
 
         ref = read_qrels(reference, prefer=reference_prefer)
         cand = read_qrels(candidate, prefer=candidate_prefer)
-        run_map: dict[str, Any] = {}
-        for path in runs:
-            r = read_run(path)
-            name = r.name if r.name and r.name not in run_map else os.path.basename(path)
-            run_map[name] = r
+        from ragrade.cli._output import run_names
+
+        # runs are named by their file names, as in every command (a TREC tag is often shared)
+        run_map: dict[str, Any] = {name: read_run(path) for name, path in zip(run_names(runs, []), runs, strict=True)}
         mlist = [p.strip() for m in metrics for p in m.split(",") if p.strip()] or ["ndcg@10"]
         result = agreement(ref, cand, run_map or None, mlist, rel=rel, ppi=ppi, alpha=alpha, top_k=top_k,
                            n_resamples=n_resamples, seed=seed)

@@ -110,13 +110,10 @@ def _run(o: dict[str, Any], max_failed: tuple[float, bool]) -> int:
     from ragrade.io import read_qrels, read_run
 
     err = stderr_console()
-    runs = {}
-    for path in o["runs"]:
-        run = read_run(path)
-        name = run.name or os.path.basename(path)
-        if name in runs:
-            name = os.path.basename(path)
-        runs[name] = run
+    from ragrade.cli._output import run_names
+
+    # runs are named by their file names, as in every command (a TREC tag is often shared)
+    runs = {name: read_run(path) for name, path in zip(run_names(o["runs"], []), o["runs"], strict=True)}
     human = read_qrels(o["qrels_path"]) if o["qrels_path"] else None
     the_pool = pool(runs, o["depth"], qrels=human, holes_only=o["holes_only"])
     queries = read_queries(o["queries_path"], format=o["queries_format"], id_col=o["query_id_col"],

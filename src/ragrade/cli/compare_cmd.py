@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from ragrade.cli._output import input_errors, reading, run_names
+from ragrade.cli._output import AliasChoice, input_errors, reading, run_names
 from ragrade.cli._plan_options import evaluation_options, plan_keywords
 from ragrade.cli._slices import load_slices, slice_correction_option, slices_option
-from ragrade.comparison.stats import CI_METHODS, CORRECTIONS, TESTS
+from ragrade.comparison.stats import CI_METHODS, CORRECTION_ALIASES, CORRECTIONS, TEST_ALIASES, TESTS
 from ragrade.io import FORMATS
 
 if TYPE_CHECKING:
@@ -62,17 +62,20 @@ def plan_inputs(qrels_path: str, run_paths: Sequence[str], names: Sequence[str],
 
 
 def echo_warnings(caught: list[warnings.WarningMessage]) -> None:
-    """Print ragrade's warnings (undefined cases resolved by a policy) as ``warning: ...`` on stderr."""
-    from ragrade.errors import RagradeWarning
+    """Print ragrade's warnings on stderr, each sentence once: what the policies did as ``note: ...`` (as
+    ``evaluate`` does), anything else (a reader's or the comparison's warning) as ``warning: ...``."""
+    from ragrade.errors import PolicyNote, RagradeWarning
 
     seen: set[str] = set()
     for w in caught:
         if not issubclass(w.category, RagradeWarning):
             continue
-        for part in str(w.message).split("; "):
+        notes = w.message.notes if isinstance(w.message, PolicyNote) else [str(w.message)]
+        kind = "note" if isinstance(w.message, PolicyNote) else "warning"
+        for part in notes:
             if part not in seen:
                 seen.add(part)
-                click.echo(f"warning: {part}", err=True)
+                click.echo(f"{kind}: {part}", err=True)
 
 
 def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -98,11 +101,12 @@ def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--test",
-            type=click.Choice(list(TESTS)),
+            type=AliasChoice(list(TESTS), TEST_ALIASES),
             default="randomization",
             show_default=True,
             help="Two-sided significance test (t, wilcoxon and tukey need the 'stats' extra; tukey: "
-            "Tukey's HSD over all runs, no correction).",
+            "Tukey's HSD over all runs, no correction). Aliases as in Python: permutation, fisher, student, "
+            "ttest, signed-rank, hsd.",
         ),
         click.option(
             "--ci-method",
@@ -114,10 +118,11 @@ def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--correction",
-            type=click.Choice(["none", *CORRECTIONS]),
+            type=AliasChoice(["none", *CORRECTIONS], CORRECTION_ALIASES),
             default="none",
             show_default=True,
-            help="Multiple-testing correction, per metric over its pairs.",
+            help="Multiple-testing correction, per metric over its pairs (aliases: benjamini-hochberg, fdr_bh, "
+            "fdr, holm-bonferroni).",
         ),
         click.option(
             "--alpha",
@@ -180,6 +185,12 @@ def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
 )
 @click.option("--digits", type=click.IntRange(0, 12), default=4, show_default=True, help="Decimals shown.")
 @click.option(
+    "--confidence",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=None,
+    help="Level of the confidence intervals (default: 1 - alpha, i.e. 0.95).",
+)
+@click.option(
     "-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None, help="Write to a file."
 )
 def command(
@@ -199,6 +210,7 @@ def command(
     fmt: str,
     which: str,
     digits: int,
+    confidence: float | None,
     output: str | None,
     slices: tuple[str, ...] = (),
     slice_correction: str = "holm",
@@ -233,6 +245,7 @@ def command(
                 alpha=alpha,
                 n_resamples=n_resamples,
                 seed=seed,
+                confidence=confidence,
                 ci_method=cast("CIMethod", ci_method),
                 **keywords,
             )
@@ -242,16 +255,13 @@ def command(
                 cmp = by_slices(cmp, slice_labels, slice_correction)
     echo_warnings(caught)
     if fmt == "table":
-        from rich.console import Console
+        from ragrade.cli._output import make_console
 
         if output:
             with open(output, "w", encoding="utf-8") as fh:
-                Console(file=fh, width=200, color_system=None).print(cmp.to_rich(digits=digits))
+                make_console(file=fh, color_system=None).print(cmp.to_rich(digits=digits))
         else:
-            console = Console()
-            if not console.is_terminal:  # piped: do not squeeze the tables into 80 columns
-                console = Console(width=200)
-            console.print(cmp.to_rich(digits=digits))
+            make_console().print(cmp.to_rich(digits=digits))
         return
     if fmt == "markdown":
         text = cmp.to_markdown(digits=digits)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ragrade.cli._output import fail, input_errors, reading
+from ragrade.errors import RagradeError
 from ragrade.io import FORMATS
 
 
@@ -29,7 +30,13 @@ def command(src: str, dst: str, kind: str | None, in_format: str | None, out_for
 
     with input_errors():
         if kind is None:
-            kind = guess_kind(src, in_format)
+            try:
+                kind = guess_kind(src, in_format)
+            except RagradeError:
+                raise
+            except (ValueError, TypeError, AttributeError) as exc:  # a file that is not what its name says
+                fail(f"{src}: cannot be read as {in_format or 'its extension says'} ({exc}); pass --in-format, "
+                     "or --kind run / --kind qrels")
             if kind is None:
                 fail(f"{src}: cannot tell whether this is a run or qrels; pass --kind run or --kind qrels")
         with reading(src, kind or "") as progress:

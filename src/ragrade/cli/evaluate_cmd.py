@@ -86,13 +86,13 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
 
 def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: int, hole_threshold: float,
            sliced: Any = None) -> None:
-    from ragrade.errors import RagradeWarning
+    from ragrade.errors import PolicyNote, RagradeWarning
 
-    # The engine's own warning repeats result.notes(), printed below as notes; anything else (readers,
-    # profiles) is printed as a warning, in every format.
+    # The engine's own warning (a PolicyNote) repeats result.notes(), printed below as notes, once; anything
+    # else (readers, profiles) is printed as a warning, in every format.
     own = set(result.notes())
-    extra = [part for w in caught if issubclass(w.category, RagradeWarning)
-             for part in str(w.message).split("; ") if part not in own]
+    extra = [str(w.message) for w in caught if issubclass(w.category, RagradeWarning)
+             and not issubclass(w.category, PolicyNote) and str(w.message) not in own]
     _output(result, fmt, per_query, digits, list(dict.fromkeys(extra)), hole_threshold, sliced)
 
 

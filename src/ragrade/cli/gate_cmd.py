@@ -11,10 +11,10 @@ import sys
 
 import click
 
-from ragrade.cli._output import EXIT_INPUT, fail, input_errors, stdout_console
+from ragrade.cli._output import EXIT_INPUT, AliasChoice, fail, input_errors, run_names, stdout_console
 from ragrade.cli._plan_options import evaluation_options, plan_keywords
 from ragrade.cli._slices import load_slices, slices_option
-from ragrade.comparison.stats import CORRECTIONS, PAIRED_TESTS
+from ragrade.comparison.stats import CORRECTION_ALIASES, CORRECTIONS, PAIRED_TESTS, TEST_ALIASES
 from ragrade.io import FORMATS
 
 
@@ -49,16 +49,19 @@ def _pairs(values: tuple[str, ...], what: str, allow_bare: bool) -> tuple[float 
               help="Tolerated drop for a metric (e.g. ndcg@10=0.01), or a number for every metric. Repeatable.")
 @click.option("--min", "floors", multiple=True, metavar="METRIC=F",
               help="Lowest acceptable candidate mean for a metric (e.g. recall@20=0.6). Repeatable.")
-@click.option("--test", type=click.Choice(PAIRED_TESTS), default="randomization", show_default=True,
-              help="Paired test on the per-query differences (used one-sided).")
+@click.option("--test", type=AliasChoice(PAIRED_TESTS, TEST_ALIASES), default="randomization", show_default=True,
+              help="Paired test on the per-query differences (used one-sided; aliases: permutation, fisher, "
+                   "student, ttest, signed-rank).")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="Significance level.")
-@click.option("--correction", type=click.Choice(["none", *CORRECTIONS]), default="none", show_default=True,
-              help="Multiple-testing correction over the metrics.")
+@click.option("--correction", type=AliasChoice(["none", *CORRECTIONS], CORRECTION_ALIASES), default="none",
+              show_default=True, help="Multiple-testing correction over the metrics.")
 @click.option("--strict", is_flag=True,
               help="Non-inferiority must be shown: fail unless the drop is significantly smaller than the margin.")
-@click.option("--n-resamples", type=click.IntRange(min=1), default=10_000, show_default=True,
+@click.option("--resamples", "n_resamples", type=click.IntRange(min=1), default=10_000, show_default=True,
               help="Permutations / bootstrap resamples.")
+@click.option("--n-resamples", "n_resamples_alias", type=click.IntRange(min=1), default=None, hidden=True,
+              help="Former name of --resamples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (same seed, same numbers).")
 @click.option("--allow-qrels-change", is_flag=True,
               help="Compare even though the qrels differ from the baseline's (the change is reported).")
@@ -75,8 +78,8 @@ def _pairs(values: tuple[str, ...], what: str, allow_bare: bool) -> tuple[float 
               help="Also write the output to this file (e.g. the PR comment).")
 def command(baseline: str, qrels: str, run: str, metrics: tuple[str, ...], margins: tuple[str, ...],
             floors: tuple[str, ...], test: str, alpha: float, correction: str, strict: bool, n_resamples: int,
-            seed: int, allow_qrels_change: bool, fmt: str, digits: int, worst: int, qrels_format: str | None,
-            run_format: str | None, output: str | None, slices: tuple[str, ...] = (),
+            n_resamples_alias: int | None, seed: int, allow_qrels_change: bool, fmt: str, digits: int, worst: int,
+            qrels_format: str | None, run_format: str | None, output: str | None, slices: tuple[str, ...] = (),
             **options: object) -> None:
     """Check RUN against the BASELINE file saved by `ragrade evaluate ... --save-baseline`.
 
@@ -93,6 +96,9 @@ def command(baseline: str, qrels: str, run: str, metrics: tuple[str, ...], margi
     from ragrade.engine.inputs import read_both
     from ragrade.gating import IncomparableError, gate
 
+    if n_resamples_alias is not None:
+        n_resamples = n_resamples_alias
+
     with input_errors():
         slice_labels = load_slices(slices)
         keywords = plan_keywords(dict(options))
@@ -102,6 +108,7 @@ def command(baseline: str, qrels: str, run: str, metrics: tuple[str, ...], margi
         r: object = run  # with --max-memory the evaluation reads the files piece by piece
         if keywords.get("max_memory") is None:
             q, r = read_both(qrels, run, qrels_format=qrels_format, run_format=run_format)
+            r = r.with_name(run_names([run], [])[0])  # the file name, as every command names a run
         try:
             result = gate(baseline, q, r, metrics=list(metrics) or None,
                           margins=margin_map if every is None else {"*": every, **margin_map}, floors=floor_map,

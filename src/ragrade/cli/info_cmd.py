@@ -14,10 +14,12 @@ import click
 _EXTRAS = (
     ("httpx", "httpx", "llm", "the OpenAI-compatible judge"),
     ("rapidfuzz", "rapidfuzz", "text", "fuzzy and ROUGE matching, the offline judge"),
-    ("scipy", "scipy", "stats", "t-test and Wilcoxon in compare"),
-    ("matplotlib", "matplotlib", "plots", "plots in the HTML report"),
+    ("scipy", "scipy", "stats", "t-test, Wilcoxon and Tukey's HSD in compare"),
+    ("matplotlib", "matplotlib", "plots", "PNG plots (ragrade plot --format png; the HTML report needs nothing)"),
     ("polars", "polars", "polars", "polars DataFrames as input"),
     ("sentence_transformers", "sentence-transformers", "semantic", "semantic matching and judge"),
+    ("pyspark", "pyspark", "spark", "evaluation on Spark (--engine spark, ragrade.spark)"),
+    ("mlflow", "mlflow-skinny", "mlflow", "logging to MLflow (--mlflow, ragrade.integrations.mlflow)"),
 )
 _CORE = ("numpy", "pandas", "pyarrow", "click", "rich")
 

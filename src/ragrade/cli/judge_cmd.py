@@ -171,10 +171,11 @@ def _fmt(v: float) -> str:
 
 def _print_table(result: Any, per_query: bool) -> None:
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from ragrade.cli._output import make_console
+
+    console = make_console()
     t = Table(
         title=f"ragrade judge · {result.judge} ({result.model}) · profile {result.profile}",
         box=box.SIMPLE_HEAD,

@@ -68,6 +68,28 @@ def compared_pairs(names: Sequence[str], baseline: str | None = None) -> list[tu
     return [(baseline, name) for name in names if name != baseline]
 
 
+def dispatch_named(plan: Any) -> dict[str, Any]:
+    """Evaluate every run of ``plan`` (through the one dispatcher); what the policies did is warned once for
+    all runs (one :class:`~ragrade.errors.PolicyNote`): a sentence that holds for every run as it is, any
+    other prefixed by the runs it holds for (``run_dense: 1 ground-truth query missing from the run, ...``)."""
+    from ragrade.errors import PolicyNote
+    from ragrade.evaluation import dispatch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PolicyNote)  # said below, once, naming the runs
+        results = dispatch(plan)
+    holders: dict[str, list[str]] = {}
+    for name, result in results.items():
+        for note in result.notes():
+            holders.setdefault(note, []).append(name)
+    notes = [note if len(names) == len(results) else f"{', '.join(names)}: {note}" for note, names in holders.items()]
+    if notes:
+        from ragrade.engine.core import caller_stacklevel
+
+        warnings.warn(PolicyNote(notes), stacklevel=caller_stacklevel())
+    return results
+
+
 def name_runs(runs: Mapping[Any, Any] | Sequence[Any]) -> dict[str, Any]:
     """``{name: run}``: a mapping keeps its keys (as str); a sequence is named by each run's ``name``
     when every one has a distinct one, else ``run_1, run_2, ...``."""
@@ -445,11 +467,10 @@ def compare(
     delta 0.3333, wins/ties/losses 2/1/0
     """
     from ragrade.engine.plan import build_plan
-    from ragrade.evaluation import dispatch
 
     # the evaluation keywords of ragrade.evaluate (profile, matcher, max_memory, policies...), one plan
     plan = build_plan(qrels, name_runs(runs), metrics, many=True, **options)
-    results = dispatch(plan)
+    results = dispatch_named(plan)
     labels = plan.columns
     per_query = {name: r.per_query for name, r in results.items()}
     cmp = compare_scores(

@@ -258,14 +258,13 @@ def plan(
     ``delta`` is one number or ``{metric: number}``; other keyword arguments are those of
     :func:`ragrade.evaluate` (``profile``, ``matcher``, ``max_memory``, the policies), with the same meaning.
     """
-    from ragrade.comparison.core import name_runs
+    from ragrade.comparison.core import dispatch_named, name_runs
     from ragrade.engine.plan import build_plan
-    from ragrade.evaluation import dispatch
 
     named = name_runs(runs)
     if len(named) < 2:
         raise InputError("plan needs at least two runs", value=list(named))
     # the evaluation keywords of ragrade.evaluate (profile, matcher, max_memory, policies...), one plan
     evaluation = build_plan(qrels, named, metrics, many=True, **policies)
-    per_query = {name: r.per_query for name, r in dispatch(evaluation).items()}
+    per_query = {name: r.per_query for name, r in dispatch_named(evaluation).items()}
     return plan_scores(per_query, list(evaluation.columns), delta=delta, power=power, alpha=alpha)

@@ -18,7 +18,14 @@ from ragrade._arrays import duplicated
 from ragrade.engine.inputs import as_qrels, as_run
 from ragrade.engine.join import Joined, TruthIndex, join_dict, join_run
 from ragrade.engine.result import HoleRate, MetricsArg, QueryColumns, Result, Summary, metric_labels
-from ragrade.errors import InputError, MetricError, PolicyError, RagradeWarning, UnknownNameError, boundary
+from ragrade.errors import (
+    InputError,
+    MetricError,
+    PolicyError,
+    PolicyNote,
+    UnknownNameError,
+    boundary,
+)
 from ragrade.kernels import metrics as K
 from ragrade.kernels._common import rank_within_group
 from ragrade.kernels.ranking import ties_straddling
@@ -188,7 +195,7 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
                     hole_rate=holes, upper=upper_frame)
     notes = result.notes()
     if notes:
-        warnings.warn("; ".join(notes), RagradeWarning, stacklevel=caller_stacklevel())
+        warnings.warn(PolicyNote(notes), stacklevel=caller_stacklevel())
     return result
 
 

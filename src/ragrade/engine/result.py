@@ -546,7 +546,7 @@ class Result:
         pol = self.policies
         out: list[str] = []
         if s.missing_from_run:
-            what = "scored 0" if pol.missing_run == "zero" else "dropped"
+            what = self._missing_outcome() if pol.missing_run == "zero" else "dropped"
             out.append(f"{plural(len(s.missing_from_run), 'ground-truth query', 'ground-truth queries')} "
                        f"missing from the run, {what}{_examples(s.missing_from_run)}")
         if s.only_in_run:
@@ -580,6 +580,22 @@ class Result:
                         "bounds": "values are lower bounds (unjudged = non-relevant); upper bounds count every "
                                   "unjudged document as relevant"}[pol.unjudged])
         return out
+
+    def _missing_outcome(self) -> str:
+        """What the values of the queries missing from the run are, in words: 0 under the default
+        engine; NaN (left out of the mean) where a list profile's empty-list rule says so."""
+        table = self._table
+        index = table.index if isinstance(table, QueryColumns) else np.asarray(table.index, dtype=object)
+        rows = np.isin(index, np.asarray(self.summary.missing_from_run, dtype=object))
+        if not rows.any():
+            return "dropped"
+        nan = [bool(np.isnan(_table_column(table, c)[rows]).all()) for c in _table_columns(table)]
+        zero = [bool((_table_column(table, c)[rows] == 0).all()) for c in _table_columns(table)]
+        if nan and all(nan):
+            return "NaN, left out of the means"
+        if all(zero):
+            return "scored 0"
+        return "scored 0 or NaN (left out of the mean), depending on the metric"
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={format_number(v, 4)}" for k, v in self.means.items())

@@ -444,7 +444,7 @@ def _evaluate_candidate(b: Baseline, q: Any, run: Any, labels: list[tuple[str, A
         raise IncomparableError(f"the candidate run shares no query with the qrels ({s.qrels_queries} queries in "
                                 f"the qrels, {s.run_queries} in the run): is it the run of another collection?")
     notes = [f"candidate: {part}" for w in caught if issubclass(w.category, RagradeWarning)
-             for part in str(w.message).split("; ")]
+             for part in getattr(w.message, "notes", [str(w.message)])]  # a PolicyNote keeps its sentences whole
     return result, name, notes
 
 

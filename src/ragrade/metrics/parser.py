@@ -414,9 +414,9 @@ def _parse(text: str) -> list[Metric]:
 def parse_metrics(text: str, names: Names = "ragrade") -> list[Metric]:
     """Parse a metric string that may stand for several metrics (``recall@[1,5,10]``, trec_eval's ``P``).
 
-    >>> [str(m) for m in parse_metrics("recall@[1,5,10]")]
+    >>> list(map(str, parse_metrics("recall@[1,5,10]")))
     ['recall@1', 'recall@5', 'recall@10']
-    >>> [str(m) for m in parse_metrics("P.5,10")]
+    >>> list(map(str, parse_metrics("P.5,10")))
     ['precision@5', 'precision@10']
     """
     return [m for _, m in parse_labelled(text, names)]

@@ -275,7 +275,7 @@ JS = r"""
     body.appendChild(frag);
     var nQ = D.qids.length;
     $("qcount").textContent = rows.length === 0 ? "No query matches (of " + nQ + ")."
-      : "Showing " + (start + 1) + "\u2013" + end + " of " + rows.length + " queries (" + nQ + " in total).";
+      : "Showing " + (start + 1) + "\u2013" + end + " of " + rows.length + (rows.length === 1 ? " query (" : " queries (") + nQ + " in total).";
     $("pg-prev").disabled = state.page === 0;
     $("pg-next").disabled = end >= rows.length;
   }
@@ -407,7 +407,7 @@ JS = r"""
       if (qs.length === 1) { showTip(queryLine(fig, qs[0]), ev); }
       else {
         var names = qs.slice(0, 4).map(function (i) { return D.qids[i]; }).join(", ");
-        showTip(qs.length + " queries here: " + names + (qs.length > 4 ? ", \u2026" : "") +
+        showTip(qs.length + (qs.length === 1 ? " query" : " queries") + " here: " + names + (qs.length > 4 ? ", \u2026" : "") +
           "\n" + queryLine(fig, qs[0]) + "\nclick to list them", ev);
       }
       return;
@@ -433,7 +433,7 @@ JS = r"""
       var qs = markQueries(t);
       if (qs.length > 1) {
         var m = D.metrics[+fig.getAttribute("data-mi")];
-        setSubset(qs, qs.length + " queries from the " + m + " plot");
+        setSubset(qs, qs.length + (qs.length === 1 ? " query" : " queries") + " from the " + m + " plot");
         $("queries").scrollIntoView({ block: "start" });
       }
       select(qs[0], qs.length === 1);

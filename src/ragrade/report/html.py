@@ -286,7 +286,7 @@ def _page(cmp: Comparison, header: Mapping[str, Any], data: str, plots_part: str
         '<meta name="generator" content="ragrade">',
         f"<title>{_e(title)}</title><style>{CSS}</style></head><body>",
         f"<header><h1>{_e(title)}</h1>",
-        f"<p>{n_queries} queries · runs: {_e(runs_line)} · generated {_e(stamp)} by ragrade</p></header>",
+        f"<p>{n_queries} {'query' if n_queries == 1 else 'queries'} · runs: {_e(runs_line)} · generated {_e(stamp)} by ragrade</p></header>",
         '<nav aria-label="sections"><a href="#summary-section">Summary</a>'
         + ('<a href="#slices">Slices</a>' if getattr(cmp, "slices", None) is not None else "")
         + ('<a href="#plots">Plots</a>' if plots else "")

@@ -62,7 +62,19 @@ _TIE_TOL = 1e-12
 
 
 def _title(fig: Figure, text: str, x: float = 12) -> None:
+    """The plot's title, whole: the figure widens to hold a long one (long run names are never cut)."""
+    fig.width = max(fig.width, x + text_width(text, 13) + 12)
     fig.add(Text(x, 22, text, size=13, weight="bold"))
+
+
+def _queries(n: int) -> str:
+    """``1 query``, ``2 queries``."""
+    return f"{n} {'query' if n == 1 else 'queries'}"
+
+
+#: Share of the data range left free on each side of a plot area, so that marks drawn at the extreme
+#: values (a score of 0 or 1, a hole rate of 0) sit wholly inside the frame.
+EDGE_PAD = 0.04
 
 
 def _clip_label(text: str, limit: int = 24) -> str:
@@ -140,10 +152,12 @@ def scatter_plot(
         description="",
         name=f"{metric}-scatter-{control_name}-vs-{treatment_name}",
     )
-    ax = Axes(64, 40, size, size, (lo, hi), (lo, hi))
-    _title(fig, _clip_label(fig.title, 60))
+    pad = EDGE_PAD * (hi - lo)
+    ax = Axes(64, 40, size, size, (lo - pad, hi + pad), (lo - pad, hi + pad))
+    _title(fig, fig.title)
+    ticks = nice_ticks(lo, hi)
     ax.draw(fig, x_label=f"{_clip_label(control_name, 36)} ({metric})", y_label=f"{_clip_label(treatment_name, 36)} ({metric})",
-            grid_x=True)
+            grid_x=True, x_ticks=ticks, y_ticks=ticks)
     fig.add(Line(ax.left, ax.bottom, ax.right, ax.top, stroke=TIE, width=1.0, dash="4 3"))
     fig.add(Text(ax.left + 6, ax.top + 14, f"{_clip_label(treatment_name)} better", size=10, fill=WIN))
     fig.add(Text(ax.right - 6, ax.bottom - 8, f"{_clip_label(control_name)} better", size=10, fill=LOSS, anchor="end"))
@@ -174,15 +188,15 @@ def scatter_plot(
                                  attrs={"data-q": " ".join(map(str, ids.tolist()))}))
     y0 = ax.bottom + 52
     entries = [
-        (Circle(0, 0, 4, fill=WIN), f"{_clip_label(treatment_name)} better: {counts[0]} queries"),
-        (Circle(0, 0, 4, fill=LOSS), f"{_clip_label(control_name)} better: {counts[2]} queries"),
-        (Circle(0, 0, 4, fill=TIE), f"tie: {counts[1]} queries"),
+        (Circle(0, 0, 4, fill=WIN), f"{_clip_label(treatment_name)} better: {_queries(counts[0])}"),
+        (Circle(0, 0, 4, fill=LOSS), f"{_clip_label(control_name)} better: {_queries(counts[2])}"),
+        (Circle(0, 0, 4, fill=TIE), f"tie: {_queries(counts[1])}"),
         (Circle(0, 0, 6.5, fill="none", stroke=MUTED), "mark area grows with the queries it holds"),
     ]
     legend(fig, ax.left, y0, entries)
     fig.description = (
-        f"Scatter plot of {n} queries: {metric} of {control_name} on the horizontal axis, of {treatment_name} "
-        f"on the vertical axis. {counts[0]} queries lie above the diagonal ({treatment_name} better), "
+        f"Scatter plot of {_queries(n)}: {metric} of {control_name} on the horizontal axis, of {treatment_name} "
+        f"on the vertical axis. {_queries(counts[0])} {'lies' if counts[0] == 1 else 'lie'} above the diagonal ({treatment_name} better), "
         f"{counts[2]} below ({control_name} better) and {counts[1]} on it (tie)."
     )
     return fig
@@ -230,8 +244,11 @@ def difference_plot(
         name=f"{metric}-difference-{control_name}-vs-{treatment_name}",
     )
     ax = Axes(72, 40, width, height, (0, max(n, 1)), (-lim, lim))
-    _title(fig, _clip_label(fig.title, 62))
-    x_ticks = [t for t in nice_ticks(0, max(n, 1)) if t <= n]
+    _title(fig, fig.title)
+    # whole queries only: with 2 queries the ticks are 0, 1, 2 (never 0.5, 1.5)
+    x_ticks = [t for t in nice_ticks(0, max(n, 1)) if t <= n and float(t).is_integer()]
+    if len(x_ticks) < 2:
+        x_ticks = [0.0, float(max(n, 1))]
     ax.draw(fig, x_label=f"queries, sorted by Δ ({n})", y_label=f"Δ {metric}", x_ticks=x_ticks,
             y_ticks=nice_ticks(-lim, lim))
     zero = float(ax.sy(0.0))
@@ -270,13 +287,14 @@ def difference_plot(
     ci_text = f", {level} CI [{signed(ci[0], 4)}, {signed(ci[1], 4)}]" if ci is not None else ""
     entries: list[tuple[Shape | None, str]] = [
         (Line(-6, 0, 6, 0, stroke=INK, width=1.2, dash="5 3"), f"mean Δ = {signed(mean, 4)}{ci_text}"),
-        (Rect(-6, -5, 12, 10, fill=WIN), f"{_clip_label(treatment_name)} better: {wins} queries"),
-        (Rect(-6, -5, 12, 10, fill=LOSS), f"{_clip_label(control_name)} better: {losses} queries ({n - wins - losses} ties)"),
+        (Rect(-6, -5, 12, 10, fill=WIN), f"{_clip_label(treatment_name)} better: {_queries(wins)}"),
+        (Rect(-6, -5, 12, 10, fill=LOSS), f"{_clip_label(control_name)} better: {_queries(losses)} "
+                                          f"({n - wins - losses} {'tie' if n - wins - losses == 1 else 'ties'})"),
     ]
     legend(fig, ax.left, ax.bottom + 52, entries)
     fig.description = (
         f"The {n} per-query differences of {metric}, {treatment_name} minus {control_name}, sorted from the "
-        f"largest gain to the largest loss: {wins} queries gain, {losses} lose, {n - wins - losses} tie. "
+        f"largest gain to the largest loss: {_queries(wins)} gain, {losses} lose, {n - wins - losses} tie. "
         f"Mean difference {signed(mean, 4)}{ci_text}."
     )
     return fig
@@ -306,7 +324,8 @@ def _lines_plot(
         tops.append(table["ci_high"].to_numpy(dtype=float) * scale)
     top = max(float(np.nanmax(np.concatenate(tops))) if np.isfinite(np.concatenate(tops)).any() else 1.0, 1e-9)
     if percent:
-        y_hi = min(100.0, nice_ticks(0, top * 1.05)[-1] if top < 100 else 100.0)
+        # every rate 0 (nothing unjudged): an axis from 0 to 1%, not to 1e-9%
+        y_hi = min(100.0, nice_ticks(0, max(top, 1.0) * 1.05)[-1] if top < 100 else 100.0)
     else:
         y_hi = 1.0 if top <= 1.0 else nice_ticks(0, top * 1.05)[-1]
     y_ticks = nice_ticks(0, y_hi)
@@ -326,8 +345,9 @@ def _lines_plot(
     else:
         span = (ks[-1] - ks[0]) or 1
         x_range = (ks[0] - pad * span, ks[-1] + pad * span)
-    ax = Axes(64, 40, width, height, x_range, (0.0, y_hi), log_x=log_x)
-    _title(fig, _clip_label(title, 64))
+    pad = EDGE_PAD * y_hi
+    ax = Axes(64, 40, width, height, x_range, (-pad, y_hi + pad), log_x=log_x)
+    _title(fig, title)
     ax.draw(fig, x_label="cutoff k", y_label=y_label, x_ticks=ks, y_ticks=y_ticks,
             x_tick_labels=[str(k) for k in ks])
     entries = []
@@ -410,7 +430,7 @@ def distribution_plot(scores: Mapping[str, Any], metric: str = "score", *, bins:
     if y_ticks[-1] < top:
         y_ticks.append(y_ticks[-1] + (y_ticks[1] - y_ticks[0]))
     ax = Axes(64, 46, width, height, (lo, hi), (0.0, y_ticks[-1]))
-    _title(fig, _clip_label(fig.title, 62))
+    _title(fig, fig.title)
     ax.draw(fig, x_label=metric, y_label="% of queries", y_ticks=y_ticks)
     k = len(names)
     bin_px = width / bins
@@ -442,10 +462,10 @@ def distribution_plot(scores: Mapping[str, Any], metric: str = "score", *, bins:
         colour = run_style(i)[0]
         mean = float(values[i].mean()) if values[i].size else math.nan
         sw: Any = Rect(-6, -5, 12, 10, fill=colour) if side else Line(-8, 0, 8, 0, stroke=colour, width=1.6)
-        entries.append((sw, f"{_clip_label(name, 30)}: mean {number(mean, 4)} (▼), {values[i].size} queries"))
+        entries.append((sw, f"{_clip_label(name, 30)}: mean {number(mean, 4)} (▼), {_queries(values[i].size)}"))
     legend(fig, ax.left, ax.bottom + 52, entries)
     fig.description = f"Histogram of per-query {metric} in {bins} bins from {tick_label(lo)} to {tick_label(hi)}. " + "; ".join(
-        f"{name}: mean {number(float(v.mean()) if v.size else math.nan, 4)} over {v.size} queries"
+        f"{name}: mean {number(float(v.mean()) if v.size else math.nan, 4)} over {_queries(v.size)}"
         for name, v in zip(names, values, strict=True)
     ) + "."
     return fig

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ragrade.comparison import Comparison, compare_scores, name_runs
+from ragrade.comparison.core import dispatch_named
 from ragrade.comparison.stats import (
     SADDLEPOINT_MIN_QUERIES,
     CIMethod,
@@ -176,7 +177,6 @@ def evaluate_runs(
     from ragrade.engine.inputs import as_qrels
     from ragrade.engine.plan import build_plan
     from ragrade.engine.result import metric_labels as parsed_labels
-    from ragrade.evaluation import dispatch
 
     given = name_runs(runs)
     if len(given) < 2:
@@ -190,18 +190,22 @@ def evaluate_runs(
     families = list(dict.fromkeys(f for f in (metric_family(m) for m in labels) if f is not None))
     cuts = check_cutoffs(ks) if ks else []
     extra = [f"{f}@{k}" for f in families for k in cuts]
+    # The hole rate shown next to the means is taken at the compared metrics' largest cutoff, as `compare`
+    # and `evaluate` take it (not at the largest cutoff of the metric@k curves); the plot shows every k.
+    metric_ks = [m.k for _, m in plan.labels if m.k is not None]
+    main_k = max(metric_ks) if metric_ks else 10
     if extra:
         all_metrics: list[Any] = [*plan.labels, *extra]
         plan = plan.replace(labels=parsed_labels(all_metrics, names=options.get("names", "ragrade"),
                                                  rel_level=options.get("rel_level")))
-    plan = plan.replace(hole_cutoffs=tuple(sorted({1, 3, 5, 10, 20, *cuts})))  # for the hole-rate plot
-    results = dispatch(plan)
+    plan = plan.replace(hole_cutoffs=tuple(sorted({1, 3, 5, 10, 20, main_k, *cuts})))  # for the hole-rate plot
+    results = dispatch_named(plan)
     per_query = {name: r.per_query for name, r in results.items()}
     ties = str(options.get("ties") or "docid_desc")
     holes = {name: r.hole_rate for name, r in results.items() if r.hole_rate is not None}
     by_k = {name: dict(h.by_k) for name, h in holes.items()}
-    main_k = next(iter(holes.values())).k if holes else None
-    return Evaluated(labels, per_query, truth, named, families if cuts else [], cuts, ties, by_k, main_k)
+    return Evaluated(labels, per_query, truth, named, families if cuts else [], cuts, ties, by_k,
+                     main_k if holes else None)
 
 
 def compare_evaluated(

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ragrade.engine.result import HoleRate, Result, Summary
-from ragrade.errors import InputError, RagradeWarning
+from ragrade.errors import InputError, PolicyNote
 
 Rule = Literal["sum", "any", "qrels_list", "run_list", "qrels_lists_by_label", "sum_by_key"]
 
@@ -133,7 +133,7 @@ def combine(parts: Sequence[Result], *, qrels_order: pd.Series | None = None, ru
         if notes:
             from ragrade.engine.core import caller_stacklevel
 
-            warnings.warn("; ".join(notes), RagradeWarning, stacklevel=caller_stacklevel())
+            warnings.warn(PolicyNote(notes), stacklevel=caller_stacklevel())
     return result
 
 
