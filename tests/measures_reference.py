@@ -124,9 +124,10 @@ def value(m: Any, ranked: Sequence[str], grades: Mapping[str, float], units: Map
                 r_above += 1
         return total / R if R else 0.0
     if name == "iprec":
-        return _iprec(lab, rel, R, float(m.get("recall")))
+        return _iprec(lab, rel, R, float(m.get("recall")), m.get("cut"))
     if name == "iprec_11pt":
-        return sum(_iprec(lab, rel, R, x) for x in ELEVEN) / 11
+        levels = ELEVEN if m.get("levels") is None else [float(x) for x in m.get("levels").split(";")]
+        return sum(_iprec(lab, rel, R, x, m.get("cut")) for x in reversed(levels)) / len(levels)
     if name == "r_precision":
         c = math.floor(float(m.get("mult")) * R + 0.9)
         return sum(1 for x in lab[:c] if _is_rel(x, rel)) / c if c else 0.0
@@ -211,9 +212,14 @@ def _ap(lab: list, rel: float, R: int) -> float:
     return total / R if R else 0.0
 
 
-def _iprec(lab: list, rel: float, R: int, level: float) -> float:
-    """Best precision at or after the c-th relevant document, c = floor(level R + 0.9)."""
-    c = math.floor(level * R + 0.9)
+def _iprec(lab: list, rel: float, R: int, level: float, cut: str = "round") -> float:
+    """Best precision at or after the c-th relevant document, c = round(level R) half away from zero
+    (trec_eval 10), or floor(level R + 0.9) (``cut="trec9"``)."""
+    if cut == "trec9":
+        c = math.floor(level * R + 0.9)
+    else:
+        whole = math.floor(level * R)
+        c = whole + (1 if level * R - whole >= 0.5 else 0)
     ranks = [i + 1 for i, x in enumerate(lab) if _is_rel(x, rel)]
     precisions = [(j + 1) / r for j, r in enumerate(ranks)]
     c = max(c, 1)

@@ -59,10 +59,11 @@ def _policy_options(f):
                    "deepeval, trec_eval, pytrec_eval, beir, ir_measures, ranx). See docs/profiles.md.")
 @click.option("--name", "run_name", default=None, metavar="NAME",
               help="Name of the run in the output (default: the file name without extension, as in compare).")
-@click.option("--names", type=click.Choice(["ragrade", "trec_eval"]), default="ragrade", show_default=True,
+@click.option("--names", type=click.Choice(["ragrade", "trec_eval"]), default=None,
               help="How bare metric names are read: trec_eval reads every trec_eval name as trec_eval does "
                    "(recall = recall_5 ... recall_1000); ragrade keeps ragrade's meaning of its own family names "
-                   "(recall = the whole list's recall) and reads every other trec_eval name as trec_eval does.")
+                   "(recall = the whole list's recall) and reads every other trec_eval name as trec_eval does. "
+                   "Default: trec_eval under --profile trec_eval or pytrec_eval, else ragrade.")
 @click.option("-M", "--max-docs", "max_docs", type=click.IntRange(min=1), default=None,
               help="trec_eval -M: read only the first N documents of each ranking.")
 @click.option("-J", "--judged-only", "judged_only", is_flag=True,
@@ -90,7 +91,7 @@ def _policy_options(f):
 @_policy_options
 @loop_options
 def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt: str, qrels_format: str | None,
-            run_format: str | None, digits: int, profile: str | None = None, names: str = "ragrade",
+            run_format: str | None, digits: int, profile: str | None = None, names: str | None = None,
             max_docs: int | None = None, judged_only: bool = False, rel_level: int | None = None,
             complete: bool = False, num_docs: int | None = None, upper_grade: float | None = None,
             hole_threshold: float = 0.1, max_memory: str | None = None, engine: str = "memory",
@@ -125,6 +126,10 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
             if policies.get("missing_run") not in (None, "zero"):
                 raise PolicyError("-c/--complete and --missing-run " + str(policies["missing_run"]) + " disagree")
             policies["missing_run"] = "zero"
+        if names is None:
+            from ragrade.profiles import profile_names
+
+            names = profile_names(profile)
         labels = metric_labels(list(metrics), names=names, rel_level=rel_level)  # type: ignore[arg-type]  # fail on a typo first
         if all(m.family.kind == "diversity" for _, m in labels):  # subtopic judgments: qid subtopic docno rel
             from ragrade.engine.diversity import evaluate_diversity

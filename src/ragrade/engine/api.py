@@ -44,7 +44,7 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
              duplicates: Duplicates | None = None, identical_ids: IdenticalIds | None = None,
              ties: Ties | None = None, empty_run: EmptyRun | None = None, unjudged: Unjudged | None = None,
              max_docs: int | None = None, num_docs: int | None = None, upper_grade: float | None = None,
-             names: Names = "ragrade", rel_level: int | None = None, max_memory: int | str | None = None,
+             names: Names | None = None, rel_level: int | None = None, max_memory: int | str | None = None,
              **unknown: Never) -> Result:
     """Score ``run`` against ``qrels`` with ``metrics``.
 
@@ -63,7 +63,8 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
     trec_eval's options: ``max_docs`` (``-M``), ``num_docs`` (``-N``), ``rel_level`` (``-l``: the relevance
     level of every metric not given one), ``unjudged="condensed"`` (``-J``), ``missing_run="zero"`` (``-c``).
     ``names="trec_eval"`` reads every trec_eval name as trec_eval does (``recall`` is recall_5 ...
-    recall_1000; by default a bare ``recall`` keeps ragrade's meaning, see :mod:`ragrade.metrics.parser`).
+    recall_1000; by default a bare ``recall`` keeps ragrade's meaning, see :mod:`ragrade.metrics.parser`);
+    unset, the profile decides (``trec_eval`` and ``pytrec_eval`` read names as trec_eval does).
 
     Every result carries the hole rate (``result.hole_rate``): the share of each query's top-k documents
     without a judgment, k the largest cutoff asked (10 when none is).
@@ -81,6 +82,10 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
         raise UnknownNameError("option", next(iter(unknown)), [*Policies.choices(), *Policies.settings(),
                                                                "profile", "matcher", "names", "rel_level",
                                                                "max_memory"])
+    if names is None:  # a profile decides how bare names read (trec_eval's under trec_eval/pytrec_eval)
+        from ragrade.profiles import profile_names
+
+        names = profile_names(profile)
     labels = metric_labels(metrics, names=names, rel_level=rel_level)
     policies = {k: v for k, v in dict(missing_run=missing_run, missing_qrels=missing_qrels,
                                       no_relevant=no_relevant, duplicates=duplicates, identical_ids=identical_ids,

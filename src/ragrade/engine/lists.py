@@ -112,6 +112,8 @@ def evaluate_engine_profile(truth: Any, retrieved: Any, metrics: MetricsArg, pro
     """Id metrics under an engine profile: the profile's policies (overridable by ``policies``), its score
     precision and BEIR's MRR variant."""
     pol = Policies().update(**prof.policy_overrides()).update(**policies)
+    if prof.iprec_cut != "round":  # trec_eval 9's interpolated precision (pytrec_eval)
+        metrics = [(lab, prof.adapt(m)) for lab, m in metric_labels(metrics)]
     qrels = as_qrels(truth)
     if prof.empty_qrels == "drop":
         qrels = qrels.without_empty_queries()

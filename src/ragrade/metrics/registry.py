@@ -151,6 +151,12 @@ BETA = Param("beta", float, 1.0, minimum=0, open_minimum=True,
                  "van Rijsbergen's F_beta, as trec_eval's set_F.x and ir-measures' SetF(beta=x)")
 MULT = Param("mult", float, 1.0, minimum=0, open_minimum=True,
              doc="precision at floor(mult * R + 0.9) documents (trec_eval Rprec_mult); 1 is R-precision")
+IPREC_CUT = Param("cut", str, "round", choices=("round", "trec9"),
+                  doc="how a recall level x becomes a number of relevant documents: round: round(x R), half away "
+                      "from zero (trec_eval 10); trec9: floor(x R + 0.9) (trec_eval 9, pytrec_eval)")
+IPREC_LEVELS = Param("levels", str, None, pattern=r"(\d*\.?\d+)(;\d*\.?\d+)*", example="0.25;0.5;0.75",
+                     doc="the recall levels averaged, separated by ';' (trec_eval's 11pt_avg.0.25,0.5,0.75); "
+                         "unset: 0.0, 0.1, ..., 1.0")
 RECALL_LEVEL = Param("recall", float, None, minimum=0, maximum=1,
                      doc="the recall level (required): IPrec@0.5 or iprec(recall=0.5)")
 P_TREC = Param("p", float, 0.8, minimum=0, maximum=1, open_minimum=True, open_maximum=True,
@@ -268,15 +274,17 @@ REGISTRY: tuple[Family, ...] = (
         source=f"Yilmaz & Aslam, CIKM 2006; {TE} infAP; ir-measures infAP",
         notes=("documents with a negative grade count as pooled but not judged (trec_eval), e = 1e-5",)),
     _id("iprec", "Interpolated precision at a recall level: the best precision at or after the rank where "
-        "that share of R has been found (trec_eval 9's count: floor(level R + 0.9)).",
-        "IPrec@x = max_{j >= c} P@rank_j, c = floor(x R + 0.9)", aliases=("iprec", "iprec_at_recall"),
-        params=(RECALL_LEVEL, REL, JUDGED_ONLY), cutoff="none", at_param="recall", kernel=M.iprec,
-        example_text="iprec@0.5", source=f"{TE} iprec_at_recall; ir-measures IPrec",
-        notes=("trec_eval 10 counts round(level R) instead of floor(level R + 0.9): a few values differ (e.g. "
-               "R = 3 at level 0.1)",)),
-    _id("iprec_11pt", "Mean of the interpolated precision at recall 0.0, 0.1, ..., 1.0.",
+        "that share of R has been found (trec_eval 10's count: round(level R); cut=trec9: trec_eval 9's).",
+        "IPrec@x = max_{j >= c} P@rank_j, c = round(x R)  (cut=trec9: floor(x R + 0.9))",
+        aliases=("iprec", "iprec_at_recall"), params=(RECALL_LEVEL, REL, IPREC_CUT, JUDGED_ONLY), cutoff="none",
+        at_param="recall", kernel=M.iprec, example_text="iprec@0.5", source=f"{TE10} iprec_at_recall; "
+        "trec_eval 9 and pytrec_eval (cut=trec9); ir-measures IPrec (through pytrec_eval: cut=trec9)",
+        notes=("trec_eval 10 counts round(level R) relevant documents, trec_eval 9 floor(level R + 0.9): "
+               "a few values differ (e.g. R = 3 at level 0.1); the pytrec_eval profile uses cut=trec9",)),
+    _id("iprec_11pt", "Mean of the interpolated precision at recall 0.0, 0.1, ..., 1.0 (or at the given levels).",
         "11pt = (1/11) sum_{x in 0, .1, ..., 1} IPrec@x", aliases=("11pt_avg", "eleven_pt_avg"),
-        params=(REL, JUDGED_ONLY), cutoff="none", kernel=M.iprec_11pt, source=f"{TE} 11pt_avg"),
+        params=(REL, IPREC_CUT, IPREC_LEVELS, JUDGED_ONLY), cutoff="none", kernel=M.iprec_11pt,
+        source=f"{TE10} 11pt_avg (trec_eval 9 and pytrec_eval: cut=trec9)"),
     _id("relative_precision", "Precision@k divided by the best precision possible at k: hits@k / min(k, R); "
         "without k, over the whole list.", "relP@k = hits@k / min(k, R)",
         aliases=("relative_p", "rel_p", "set_relative_p", "setrelp"), params=(REL, JUDGED_ONLY),
@@ -527,7 +535,7 @@ TREC: tuple[TrecName, ...] = (
     TrecName("infAP", "infap"),
     TrecName("gm_bpref", "gm_bpref"),
     TrecName("utility", "utility", "params", order=("a", "b", "c", "d")),
-    TrecName("11pt_avg", "iprec_11pt"),
+    TrecName("11pt_avg", "iprec_11pt", "levels"),
     TrecName("ndcg", "ndcg", "gains"),
     TrecName("relative_P", "relative_precision", "k", OFFICIAL_CUTOFFS, "relative_P_{}"),
     TrecName("Rprec_mult", "r_precision", "mult", _MULTS, "Rprec_mult_{:.2f}"),
