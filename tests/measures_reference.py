@@ -93,6 +93,13 @@ def value(m: Any, ranked: Sequence[str], grades: Mapping[str, float], units: Map
         return float(sum(1 for x in lab if x is not None and x != DUP and 0 <= x < rel))
     if name == "gm_map":
         return _ap(lab, rel, R)
+    if name == "yaap":  # trec_eval 10: log((1 + S) / (1 + R - S)), S = AP's sum of precisions
+        found, total = 0, 0.0
+        for i, x in enumerate(lab):
+            if _is_rel(x, rel):
+                found += 1
+                total += found / (i + 1)
+        return math.log((1 + total) / (1 + R - total))
     if name in ("bpref", "gm_bpref"):
         N = sum(1 for g in ug if 0 <= g < rel)
         total, nonrel = 0.0, 0

@@ -106,7 +106,6 @@ def test_all_trec_of_trec_eval10(trec_eval10, tmp_path):
     convention follows trec_eval 10): equal to 1e-12 everywhere; ``--profile pytrec_eval`` keeps trec_eval 9's
     interpolated precision (floor(level R + 0.9) relevant documents instead of round(level R)), which differs
     on these collections."""
-    changed_in_10 = ("iprec_at_recall", "11pt_avg")
     n, worst, differing = 0, 0.0, set()
     for seed in range(6):
         qrels, run = collection(500 + seed)

@@ -437,6 +437,20 @@ REGISTRY: tuple[Family, ...] = (
 )
 
 
+# -- trec_eval 10's measures that trec_eval 9 lacks (the treceval work: issue 24) -------------------------
+T10 = _Kernels("ragrade.kernels.trec10")
+REGISTRY += (
+    _id("yaap", "Yet another average precision (Robertson, ECIR 2012): AP's sum of precisions S, smoothed on a log "
+        "scale so that it averages better across queries.", "yaap = log((1 + S) / (1 + R - S)), "
+        "S = sum_{relevant d_i} P@i", params=(REL, JUDGED_ONLY), cutoff="none", defined="always", bounded=False,
+        kernel=T10.yaap, source=f"Robertson, ECIR 2012; {TE10} yaap"),
+    _id("ideal_dcg", "DCG of the ideal ranking: every positive grade of the ground truth, highest first (the "
+        "denominator of ndcg).", "IDCG@k = sum_{i<=k} gain(ideal_i) / log2(i + 1)", aliases=("idcg",),
+        params=(GAIN, NDCG_REL, GAINS), defined="positive", bounded=False, monotone_in_k=True,
+        kernel=T10.ideal_dcg, source=f"{TE10} ideal_dcg"),
+)
+
+
 def _index(families: tuple[Family, ...]) -> dict[str, Family]:
     out: dict[str, Family] = {}
     for fam in families:
@@ -553,6 +567,9 @@ TREC: tuple[TrecName, ...] = (
     TrecName("set_F", "f1", "params", order=("beta",)),
     TrecName("num_nonrel_judged_ret", "num_nonrel_judged_ret"),
     TrecName("dcg", "dcg", "gains", version=10, in_all_trec=False),
+    # (treceval, issue 24)
+    TrecName("ideal_dcg", "ideal_dcg", "gains", version=10, in_all_trec=False),
+    TrecName("yaap", "yaap", version=10, in_all_trec=False),
 )
 
 #: trec_eval's nicknames for sets of measures (``-m all_trec``), in its order.
