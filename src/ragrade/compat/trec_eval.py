@@ -394,16 +394,16 @@ def _last_run_id(path: str) -> str:
 # -- computing and printing ------------------------------------------------------------------------------------
 
 
-def _fmt(v: float) -> str:
+def _fmt(v: float, spec: str = "%6.4f") -> str:
     if v != v:
-        return "  -nan"  # glibc's %6.4f of 0.0 / 0.0
-    return "%6.4f" % v  # noqa: UP031  (C's %6.4f, as trec_eval prints)
+        return "  -nan" if spec == "%6.4f" else "-nan"  # glibc's printing of 0.0 / 0.0
+    return spec % v  # (C's %6.4f, as trec_eval prints)
 
 
-def run(argv: Sequence[str], out: TextIO | None = None) -> int:
+def run(argv: Sequence[str], out: TextIO | None = None, value_format: str = "%6.4f") -> int:
     """Run trec_eval's command line ``argv`` (without the program name), writing what trec_eval 10 prints to
     ``out`` (stdout by default). Returns the exit status (0); raises :class:`TrecEvalError` where trec_eval
-    stops."""
+    stops. ``value_format`` replaces trec_eval's ``%6.4f`` (``"%.17g"``: every digit, for comparisons)."""
     out = sys.stdout if out is None else out
     opts = parse_args(argv)
     if opts.version:
@@ -428,12 +428,14 @@ def run(argv: Sequence[str], out: TextIO | None = None) -> int:
         raise TrecEvalError("-Z (z-scores) is not supported by ragrade trec_eval yet")
     planned = plan(opts)
     qrels_path, run_path = opts.files
-    text = compute_and_format(planned, opts, qrels_path, run_path)
+    text = compute_and_format(planned, opts, qrels_path, run_path, value_format)
     out.write(text)
     return 0
 
 
-def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, run_path: str) -> str:
+def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, run_path: str,
+                       value_format: str = "%6.4f") -> str:
+    """The text trec_eval 10 prints for ``planned`` measures on the two files."""
     import numpy as np
 
     from ragrade.io import read_qrels, read_run
@@ -515,11 +517,12 @@ def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, r
                 summary.append(f"{head}all\t{total}\n")
             elif kind == "gm":
                 logs = np.log(np.maximum(values, 1e-5))
-                summary.append(f"{head}all\t{_fmt(math.exp(_seq_sum(logs) / nq))}\n")
+                summary.append(f"{head}all\t{_fmt(math.exp(_seq_sum(logs) / nq), value_format)}\n")
             else:
                 if opts.query:
-                    lines_per_query.append([f"{head}{q}\t{_fmt(v)}\n" for q, v in zip(qids, values.tolist(), strict=True)])
-                summary.append(f"{head}all\t{_fmt(_seq_sum(values) / nq)}\n")
+                    lines_per_query.append([f"{head}{q}\t{_fmt(v, value_format)}\n"
+                                            for q, v in zip(qids, values.tolist(), strict=True)])
+                summary.append(f"{head}all\t{_fmt(_seq_sum(values) / nq, value_format)}\n")
     parts: list[str] = []
     if opts.query and lines_per_query:
         for i in range(nq):
