@@ -107,6 +107,40 @@ def test_quicktest_command_lines_print_what_trec_eval_10_prints(seed, tmp_path):
     assert lines > 5000
 
 
+def zscores_file(binary: Path, qp: Path, rp: Path, tmp: Path, seed: int) -> Path:
+    """A -Z file for the collection: mean and stddev of every query and output name, some with stddev 0, a
+    few missing. (trec_eval 10 reads past the end of its table when it looks for a query or measure greater
+    than every one in the file, and may crash: the largest query id and name are always present.)"""
+    rng = np.random.default_rng(seed)
+    text = binary_output(binary, ["-q", "-c", "-m", "all_trec"], qp, rp)
+    names = sorted({line.split("\t")[0].strip() for line in text.splitlines()} | {"gm_map", "gm_bpref", "num_q"})
+    qids = sorted({line.split()[0] for line in qp.read_text().splitlines() if line and not line.startswith("#")})
+    lines = []
+    for i, q in enumerate(qids):
+        if 0 < i < len(qids) - 1 and rng.random() < 0.1:
+            continue
+        for name in names:
+            if name != names[-1] and rng.random() < 0.05:
+                continue
+            sd = 0.0 if rng.random() < 0.1 else float(rng.random())
+            lines.append(f"{q} {name} {rng.random():.4f} {sd}\n")
+    path = tmp / f"zscores{seed}.txt"
+    path.write_text("".join(lines))
+    return path
+
+
+def test_zscores_as_trec_eval_10(tmp_path):
+    """The quicktest's -Z line (and the summary alone) byte for byte."""
+    binary = trec_eval_binary()
+    for seed in range(2):
+        qp, rp = collection(400 + seed, tmp_path, complete=False)
+        z = zscores_file(binary, qp, rp, tmp_path, seed)
+        for args in (["-q", "-c", "-m", "all_trec", "-Z", str(z)], ["-c", "-Z", str(z), "-m", "all_trec", "-J"]):
+            want = binary_output(binary, args, qp, rp)
+            got = ours(args, qp, rp)
+            assert got == want, (args, _first_difference(got, want))
+
+
 def _first_difference(got: str, want: str) -> tuple[str, str]:
     for g, w in zip(got.splitlines(), want.splitlines(), strict=False):
         if g != w:
@@ -174,7 +208,7 @@ def test_where_trec_eval_stops_ragrade_stops_with_exit_2(tmp_path):
     res = _cli([str(one), str(dup)])
     assert res.exit_code == 2 and "error:" in res.output and "Traceback" not in res.output
     for bad in (["-m", "nonsense"], ["-m", "P.0"], ["-m", "P.5,5"], ["-m", "map.3"], ["-R", "prefs"],
-                ["-R", "bogus"], ["-T", "other"], ["-Z", "z.txt"], ["-x"], []):
+                ["-R", "bogus"], ["-T", "other"], ["-Z", "no-such-file.txt"], ["-x"], []):
         res = _cli([*bad, str(one), str(dup)] if bad != [] else [str(one)])
         assert res.exit_code == 2, (bad, res.output)
         assert res.output.startswith("error: ") and res.output.count("\n") == 1, (bad, res.output)

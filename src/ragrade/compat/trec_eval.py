@@ -13,7 +13,7 @@ judged query missing from the run without ``-c``), :func:`run` raises :class:`Tr
 message; the command prints it as one ``error:`` line and exits with status 2.
 
 Not reproduced (an error says so): the preference formats (``-R prefs``, ``-R qrels_prefs``) and their
-``prefs_*`` measures, ``-R qrels_jg`` with ``map_avgjg``, ``P_avgjg``, ``Rprec_mult_avgjg``, and ``-Z``.
+``prefs_*`` measures, and ``-R qrels_jg`` with ``map_avgjg``, ``P_avgjg``, ``Rprec_mult_avgjg``.
 """
 
 from __future__ import annotations
@@ -424,8 +424,8 @@ def run(argv: Sequence[str], out: TextIO | None = None, value_format: str = "%6.
     if opts.results_format != "trec_results":
         raise TrecEvalError(f"illegal retrieval results format {opts.results_format!r} (trec_eval knows "
                             "trec_results)")
-    if opts.zscores is not None:
-        raise TrecEvalError("-Z (z-scores) is not supported by ragrade trec_eval yet")
+    if opts.zscores is not None and not os.path.isfile(opts.zscores):
+        raise TrecEvalError(f"cannot read the z-score file {opts.zscores!r}: it does not exist")
     planned = plan(opts)
     qrels_path, run_path = opts.files
     text = compute_and_format(planned, opts, qrels_path, run_path, value_format)
@@ -491,13 +491,16 @@ def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, r
     lines_per_query: list[list[str]] = []  # per measure column: the lines of every query
     summary: list[str] = []
     runid = _last_run_id(run_path) if any(p.measure.kind == "runid" for p in planned) else ""
+    ztable = _read_zscores(opts.zscores) if opts.zscores is not None else None
+    z = "Z" if ztable is not None else ""
     for p in planned:
         kind = p.measure.kind
         if kind == "runid":
             summary.append(f"{'runid':<22}\tall\t{runid}\n")
             continue
         if kind == "count_q":
-            summary.append(f"{'num_q':<22}\tall\t{nq}\n")
+            text = str(nq) if ztable is None else _fmt(float(nq), value_format)
+            summary.append(f"{z}{'num_q':<22}\tall\t{text}\n")
             continue
         if kind == "relstring":
             if opts.query:
@@ -506,18 +509,28 @@ def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, r
         for name, m in zip(p.names, p.metrics, strict=True):
             assert m is not None
             values = columns[m]
-            head = f"{name:<22}\t"
+            head = f"{z}{name:<22}\t"
+            if kind == "gm":
+                values = np.log(np.maximum(values, 1e-5))
+            if ztable is not None:
+                values = _to_zscores(ztable, qids, name, values)
             if kind == "long":
-                ints = np.trunc(values).astype(np.int64)
-                if opts.query:
-                    lines_per_query.append([f"{head}{q}\t{v}\n" for q, v in zip(qids, ints.tolist(), strict=True)])
-                total = int(ints.sum())
+                if ztable is None:
+                    ints = np.trunc(values).astype(np.int64)
+                    if opts.query:
+                        lines_per_query.append([f"{head}{q}\t{v}\n" for q, v in zip(qids, ints.tolist(), strict=True)])
+                    total: float = float(int(ints.sum()))
+                else:
+                    if opts.query:
+                        lines_per_query.append([f"{head}{q}\t{_fmt(v, value_format)}\n"
+                                                for q, v in zip(qids, values.tolist(), strict=True)])
+                    total = _seq_sum(values)
                 if p.measure.name == "num_rel" and opts.complete:
-                    total = int((qrels.grades > 0).sum())  # trec_eval -c: every judgment with a grade > 0
-                summary.append(f"{head}all\t{total}\n")
+                    total = float((qrels.grades > 0).sum())  # trec_eval -c: every judgment with a grade > 0
+                text = str(int(total)) if ztable is None else _fmt(total, value_format)
+                summary.append(f"{head}all\t{text}\n")
             elif kind == "gm":
-                logs = np.log(np.maximum(values, 1e-5))
-                summary.append(f"{head}all\t{_fmt(math.exp(_seq_sum(logs) / nq), value_format)}\n")
+                summary.append(f"{head}all\t{_fmt(math.exp(_seq_sum(values) / nq), value_format)}\n")
             else:
                 if opts.query:
                     lines_per_query.append([f"{head}{q}\t{_fmt(v, value_format)}\n"
@@ -530,6 +543,47 @@ def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, r
     if opts.summary:
         parts.extend(summary)
     return "".join(parts)
+
+
+MISSING_ZSCORE = -1000000.0  # trec_eval's value for a query or measure the z-score file lacks
+
+
+def _read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
+    """trec_eval's -Z file: ``qid measure mean stddev`` lines (``#`` comments and blank lines skipped)."""
+    table: dict[str, dict[str, tuple[float, float]]] = {}
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, start=1):
+                fields = line.split()
+                if not fields or fields[0].startswith("#"):
+                    continue
+                if len(fields) != 4:
+                    raise TrecEvalError(f"{path}, line {number}: a z-score line is 'qid measure mean stddev', got "
+                                        f"{line.strip()!r}")
+                table.setdefault(fields[0], {})[fields[1]] = (_atof(fields[2]), _atof(fields[3]))
+    except OSError as err:
+        raise TrecEvalError(f"cannot read the z-score file {path!r}: {err.strerror}") from None
+    return table
+
+
+def _to_zscores(table: dict[str, dict[str, tuple[float, float]]], qids: list[str], name: str,
+                values: np.ndarray) -> np.ndarray:
+    """Each query's value as (value - mean) / stddev from the -Z table; MISSING_ZSCORE where the table has no
+    line for the query or measure (or a zero stddev and another value), 0 for a zero stddev at the mean."""
+    import numpy as np
+
+    out = np.empty(len(values), dtype=np.float64)
+    for i, (q, v) in enumerate(zip(qids, values.tolist(), strict=True)):
+        entry = table.get(q, {}).get(name)
+        if entry is None:
+            out[i] = MISSING_ZSCORE
+            continue
+        mean, sd = entry
+        if sd:
+            out[i] = (v - mean) / sd
+        else:
+            out[i] = 0.0 if v == mean else MISSING_ZSCORE
+    return out
 
 
 def _seq_sum(values: np.ndarray) -> float:
@@ -658,6 +712,7 @@ def help_text(opts: Options) -> str:
         "  -N N          number of documents in the collection (utility)",
         "  -J            drop unjudged documents from the rankings before scoring",
         "  -R FORMAT     judgment format (qrels)",
+        "  -Z FILE       z-scores: 'qid measure mean stddev' lines standardise each value",
         "  -T FORMAT     results format (trec_results)",
         "  -m MEASURE    a measure, a measure with parameters (P.5,10) or a set: official, all_trec, set",
         "  -v            the trec_eval version it follows",
