@@ -93,6 +93,9 @@ def value(m: Any, ranked: Sequence[str], grades: Mapping[str, float], units: Map
         return float(sum(1 for x in lab if x is not None and x != DUP and 0 <= x < rel))
     if name == "gm_map":
         return _ap(lab, rel, R)
+    if name == "grade_at":  # trec_eval 10's relstring, one rank: NaN for no judgment or past the end
+        g = grades.get(ranked[k - 1]) if k <= len(ranked) else None
+        return math.nan if g is None else float(g)
     if name == "yaap":  # trec_eval 10: log((1 + S) / (1 + R - S)), S = AP's sum of precisions
         found, total = 0, 0.0
         for i, x in enumerate(lab):

@@ -300,6 +300,7 @@ class Planned:
     metrics: list[Metric | None]
     params: str | None = None  # the parameter string given with -m (None: the default)
     number: float = 0.0  # relstring's length
+    parts: list[Metric] = field(default_factory=list)  # relstring: grade_at@1 ... grade_at@N
 
 
 def _cut_values(m: Measure, params: str) -> list[Any]:
@@ -345,7 +346,9 @@ def plan(opts: Options) -> list[Planned]:
                 out.append(Planned(m, names, list(metrics), given))
             elif m.kind == "relstring":
                 name = m.name if given is None else f"{m.name}_{given}"
-                out.append(Planned(m, [name], [None], given, number=_atof(params.split(",")[0])))
+                length = int(_atof(params.split(",")[0]))
+                parts = [parse_labelled(f"grade_at@{k}")[0][1] for k in range(1, length + 1)]
+                out.append(Planned(m, [name], [None], given, number=length, parts=parts))
             elif m.kind in ("runid", "count_q"):
                 out.append(Planned(m, [m.name], [None], given))
             elif m.kind == "double_p":
@@ -464,10 +467,13 @@ def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, r
                 metrics.append(m)
     columns: dict[Metric, np.ndarray] = {}
     relstrings: dict[str, str] = {}
+    helpers: list[Any] = []
     missing_mask = np.array([q not in run_ids for q in qids], dtype=bool)
-    if metrics:
+    if metrics or (opts.query and any(p.parts for p in planned)):
         helpers = [parse_labelled(n, "trec_eval")[0][1] for n in ("num_ret", "num_rel")]
         every = metrics + [m for m in helpers if m not in seen]
+        if opts.query:  # relstring's characters (printed per query only)
+            every += [m for p in planned for m in p.parts if m not in seen]
         settings: dict[str, Any] = dict(
             no_relevant="zero", duplicates="error", missing_qrels="ignore",
             unjudged="condensed" if opts.judged_only else None, max_docs=opts.max_docs,
@@ -483,8 +489,9 @@ def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, r
         for m in every:
             columns[m] = frame[str(m)].to_numpy(dtype=np.float64)
         _nan_like_trec_eval(planned, columns, helpers)
-    if any(p.measure.kind == "relstring" for p in planned):
-        relstrings = _relstrings(qrels, runobj, opts, qids, next(p for p in planned if p.measure.kind == "relstring"))
+    if opts.query and any(p.measure.kind == "relstring" for p in planned):
+        rs = next(p for p in planned if p.measure.kind == "relstring")
+        relstrings = _relstrings(rs, columns, qids, helpers[0])
     if missing_mask.any():
         _clean_missing(planned, columns, missing_mask, qids, relstrings)
     nq = len(qids)
@@ -600,16 +607,27 @@ def _evaluate(qrels: Any, run: Any, metrics: list[Metric], settings: dict[str, A
     """Per-query values (a DataFrame, one column per ``str(metric)``) of the queries in both sides."""
     import warnings
 
+    import pandas as pd
+
     import ragrade
     from ragrade.errors import PolicyError, RagradeWarning
 
+    # grade_at (relstring's characters) is NaN where a document has no judgment: no_relevant="zero" would make
+    # that 0, so it is computed on its own with NaN left as it is.
+    groups = [[m for m in metrics if m.name != "grade_at"], [m for m in metrics if m.name == "grade_at"]]
+    frames = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RagradeWarning)
-        try:
-            res = ragrade.evaluate(qrels, run, [(str(m), m) for m in metrics], missing_run="drop", **settings)
-        except PolicyError as err:
-            raise TrecEvalError(f"{run_path}: {err}") from None
-    return res.per_query[[str(m) for m in metrics]]
+        for group, extra in zip(groups, ({}, {"no_relevant": "skip"}), strict=True):
+            if not group:
+                continue
+            try:
+                res = ragrade.evaluate(qrels, run, [(str(m), m) for m in group], missing_run="drop",
+                                       **{**settings, **extra})
+            except PolicyError as err:
+                raise TrecEvalError(f"{run_path}: {err}") from None
+            frames.append(res.per_query[[str(m) for m in group]])
+    return frames[0] if len(frames) == 1 else pd.concat(frames, axis=1)
 
 
 def _nan_like_trec_eval(planned: list[Planned], columns: dict[Any, Any], helpers: list[Any]) -> None:
@@ -656,45 +674,24 @@ def _clean_missing(planned: list[Planned], columns: dict[Any, Any], missing: np.
                 columns[m] = col
 
 
-def _n_relevant(qrels: Any, q: str, rel: int) -> int:
-    s = qrels._slice(q)
-    return int((qrels.grades[s] >= rel).sum())
+def _relstrings(p: Planned, columns: dict[Any, Any], qids: list[str], num_ret: Any) -> dict[str, str]:
+    """trec_eval's relstring from ``grade_at@1..N``: one character per retrieved document of the first N (its
+    grade 0-9, '>' above 9, '-' without a judgment, '.' a negative grade)."""
+    import numpy as np
 
-
-def _relstrings(qrels: Any, runobj: Any, opts: Options, qids: list[str], p: Planned) -> dict[str, str]:
-    """trec_eval's relstring: one character per retrieved document of the first N (its grade 0-9, '>' above 9,
-    '-' not judged, '.' a negative grade)."""
-    length = max(int(p.number), 0)
-    out: dict[str, str] = {}
-    for q in qids:
-        if q not in runobj:
-            out[q] = "" if opts.judged_only or opts.max_docs == 0 else "-"[:length]  # the stand-in document
-            continue
-        s = qrels._slice(q)
-        judged = dict(zip(qrels.docs_of(q), qrels.grades[s].tolist(), strict=True))
-        rs = runobj._slice(q)
-        scores = runobj.scores[rs].tolist() if runobj.scores is not None else [0.0] * (rs.stop - rs.start)
-        ranked = _trec_order(dict(zip(runobj.docs_of(q), scores, strict=False)))
-        if opts.max_docs is not None:
-            ranked = ranked[: max(opts.max_docs, 0)]
-        chars = []
-        for d in ranked:
-            g = judged.get(d)
-            if g is None or g < 0:
-                if not opts.judged_only:
-                    chars.append("-" if g is None else ".")
-            else:
-                chars.append(">" if g > 9 else str(int(g)))
-            if len(chars) >= length:
-                break
-        out[q] = "".join(chars[:length])
-    return out
-
-
-def _trec_order(scores: dict[str, float]) -> list[str]:
-    """Documents by score descending, equal scores by document id descending (byte order)."""
-    by_doc = sorted(scores.items(), key=lambda x: x[0].encode("utf-8"), reverse=True)
-    return [d for d, _ in sorted(by_doc, key=lambda x: -x[1])]  # stable: ties keep the id order
+    n_ret = columns[num_ret]
+    text = np.full(len(qids), "", dtype=object)
+    for k, m in enumerate(p.parts, start=1):
+        g = columns[m]
+        char = np.full(len(qids), "-", dtype=object)
+        judged = ~np.isnan(g)
+        gg = np.where(judged, g, 0).astype(np.int64)
+        char[judged & (gg < 0)] = "."
+        char[judged & (gg > 9)] = ">"
+        digits = judged & (gg >= 0) & (gg <= 9)
+        char[digits] = np.array([str(v) for v in range(10)], dtype=object)[gg[digits]]
+        text = np.where(n_ret >= k, text + char, text)
+    return dict(zip(qids, text.tolist(), strict=True))
 
 
 def help_text(opts: Options) -> str:

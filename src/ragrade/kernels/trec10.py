@@ -27,3 +27,15 @@ def ideal_dcg(m: Metric, j: Judged) -> np.ndarray:
     """DCG of the ideal ranking (all positive gains of the ground truth, sorted), cut at k when given: the
     denominator of ``ndcg`` (trec_eval 10 ``ideal_dcg``)."""
     return np.asarray(j.ideal_dcg(m.get("rel"), m.get("gain"), m.k, m.get("gains")), dtype=np.float64)
+
+
+def grade_at(m: Metric, j: Judged) -> np.ndarray:
+    """The grade of the document at rank k (trec_eval 10's ``relstring``, character k): NaN when that document
+    has no judgment or the list is shorter than k."""
+    k = m.k
+    assert k is not None
+    q, pos, g, _ = j.judged_table()
+    out = np.full(j.nq, np.nan, dtype=np.float64)
+    at = pos == k - 1
+    out[q[at]] = g[at]
+    return out

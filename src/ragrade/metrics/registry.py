@@ -448,6 +448,10 @@ REGISTRY += (
         "denominator of ndcg).", "IDCG@k = sum_{i<=k} gain(ideal_i) / log2(i + 1)", aliases=("idcg",),
         params=(GAIN, NDCG_REL, GAINS), defined="positive", bounded=False, monotone_in_k=True,
         kernel=T10.ideal_dcg, source=f"{TE10} ideal_dcg"),
+    _id("grade_at", "The judged grade of the document at rank k (NaN when it has none or the list is shorter "
+        "than k): trec_eval's relstring, one rank at a time.",
+        "grade_at@k = grade(d_k)", cutoff="required", defined="always", bounded=False, needs_judged=True,
+        kernel=T10.grade_at, example_text="grade_at@1", source=f"{TE10} relstring (its k-th character)"),
 )
 
 
