@@ -129,6 +129,37 @@ def zscores_file(binary: Path, qp: Path, rp: Path, tmp: Path, seed: int) -> Path
     return path
 
 
+def jg_qrels(qp: Path, seed: int) -> Path:
+    """qrels_jg judgments (``qid group docno grade``) for the queries of ``qp``: one to three groups each."""
+    rng = np.random.default_rng(seed)
+    rows = [line.split() for line in qp.read_text().splitlines() if line and not line.startswith("#")]
+    docs = sorted({r[2] for r in rows})
+    lines = ["# judgment groups\n"]
+    for q in sorted({r[0] for r in rows}):
+        for group in ("1", "2", "3")[: int(rng.integers(1, 4))]:
+            for d in rng.choice(docs, int(rng.integers(1, 20)), replace=False):
+                lines.append(f"{q} {group} {d} {int(rng.choice([-1, 0, 0, 1, 1, 2]))}\n")
+    path = qp.with_suffix(".jg")
+    path.write_text("".join(lines))
+    return path
+
+
+def test_judgment_groups_as_trec_eval_10(tmp_path):
+    """The quicktest's qrels_jg line, and more options, byte for byte."""
+    binary = trec_eval_binary()
+    for seed in range(2):
+        qp, rp = collection(500 + seed, tmp_path, complete=True)
+        qpc, rpc = collection(600 + seed, tmp_path, complete=False)
+        for args, (q, r) in ((["-m", "qrels_jg", "-q", "-R", "qrels_jg"], (qp, rp)),
+                             (["-m", "qrels_jg", "-q", "-R", "qrels_jg", "-c", "-l2", "-J"], (qpc, rpc)),
+                             (["-q", "-c", "-R", "qrels_jg", "-m", "P_avgjg.3,7", "-m", "Rprec_mult_avgjg.0.5,1.5",
+                               "-m", "map_avgjg", "-M8"], (qpc, rpc))):
+            jg = jg_qrels(q, seed)
+            want = binary_output(binary, args, jg, r)
+            got = ours(args, jg, r)
+            assert got == want, (args, _first_difference(got, want))
+
+
 def test_zscores_as_trec_eval_10(tmp_path):
     """The quicktest's -Z line (and the summary alone) byte for byte."""
     binary = trec_eval_binary()

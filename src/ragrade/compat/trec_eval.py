@@ -12,8 +12,9 @@ Where trec_eval stops with an error (an unknown measure, a bad parameter, a dupl
 judged query missing from the run without ``-c``), :func:`run` raises :class:`TrecEvalError` with a clear
 message; the command prints it as one ``error:`` line and exits with status 2.
 
-Not reproduced (an error says so): the preference formats (``-R prefs``, ``-R qrels_prefs``) and their
-``prefs_*`` measures, and ``-R qrels_jg`` with ``map_avgjg``, ``P_avgjg``, ``Rprec_mult_avgjg``.
+``-R qrels_jg`` reads judgment groups (``qid group docno grade``) for ``map_avgjg``, ``P_avgjg`` and
+``Rprec_mult_avgjg``. Not reproduced (an error says so): the preference formats (``-R prefs``,
+``-R qrels_prefs``) and their ``prefs_*`` measures.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Measure:
     kind: str
     default: str = ""  # the default parameters, as trec_eval would write them after the dot
     supported: bool = True
+    base: str = ""  # judgment-group measures: the measure averaged over the groups (map, P, Rprec_mult)
 
 
 _OFFICIAL_CUTS = "5,10,15,20,30,100,200,500,1000"
@@ -96,9 +98,9 @@ MEASURES: tuple[Measure, ...] = (
     *(Measure(f"prefs_{n}", "double", supported=False) for n in (
         "num_prefs_poss", "num_prefs_ful", "num_prefs_ful_ret", "simp", "pair", "avgjg", "avgjg_Rnonrel",
         "simp_ret", "pair_ret", "avgjg_ret", "avgjg_Rnonrel_ret", "simp_imp", "pair_imp", "avgjg_imp")),
-    Measure("map_avgjg", "double", supported=False),
-    Measure("P_avgjg", "cut_long", _OFFICIAL_CUTS, supported=False),
-    Measure("Rprec_mult_avgjg", "cut_double", "0.2,0.4,0.6,0.8,1.0,1.2,1.4,1.6,1.8,2.0", supported=False),
+    Measure("map_avgjg", "double", base="map"),
+    Measure("P_avgjg", "cut_long", _OFFICIAL_CUTS, base="P"),
+    Measure("Rprec_mult_avgjg", "cut_double", "0.2,0.4,0.6,0.8,1.0,1.2,1.4,1.6,1.8,2.0", base="Rprec_mult"),
     Measure("yaap", "double"),
     Measure("rbp", "double_p"),
     Measure("rbp_resid", "double_p"),
@@ -330,8 +332,14 @@ def plan(opts: Options) -> list[Planned]:
         if m.name not in marked:
             continue
         if not m.supported:
-            raise TrecEvalError(f"measure {m.name!r} needs preference or judgment-group judgments (-R prefs, "
-                                "qrels_prefs, qrels_jg), which ragrade trec_eval does not read yet")
+            raise TrecEvalError(f"measure {m.name!r} needs preference judgments (-R prefs, qrels_prefs), which "
+                                "ragrade trec_eval does not read yet")
+        jg_format = opts.rel_format == "qrels_jg"
+        if bool(m.base) != jg_format and m.kind not in ("runid", "count_q"):
+            raise TrecEvalError(f"measure {m.name!r} reads " + ("judgment groups: use -R qrels_jg" if m.base else
+                                f"qrels, not -R {opts.rel_format} (the judgment-group measures are map_avgjg, "
+                                "P_avgjg, Rprec_mult_avgjg)"))
+        base = m.base or m.name
         given = opts.params.get(m.name)
         params = given if given is not None else m.default
         try:
@@ -339,10 +347,10 @@ def plan(opts: Options) -> list[Planned]:
                 values = _cut_values(m, params)
                 if m.kind == "cut_long":
                     names = [f"{m.name}_{v}" for v in values]
-                    metrics = [parse_labelled(f"{m.name}.{v}", "trec_eval")[0][1] for v in values]
+                    metrics = [parse_labelled(f"{base}.{v}", "trec_eval")[0][1] for v in values]
                 else:
                     names = [f"{m.name}_{v:3.2f}" for v in values]
-                    metrics = [parse_labelled(f"{m.name}.{v!r}", "trec_eval")[0][1] for v in values]
+                    metrics = [parse_labelled(f"{base}.{v!r}", "trec_eval")[0][1] for v in values]
                 out.append(Planned(m, names, list(metrics), given))
             elif m.kind == "relstring":
                 name = m.name if given is None else f"{m.name}_{given}"
@@ -358,7 +366,7 @@ def plan(opts: Options) -> list[Planned]:
             else:
                 if given is not None:
                     raise TrecEvalError(f"measure {m.name!r} takes no parameters, got {m.name}.{given}")
-                out.append(Planned(m, [m.name], [parse_labelled(m.name, "trec_eval")[0][1]], None))
+                out.append(Planned(m, [m.name], [parse_labelled(base, "trec_eval")[0][1]], None))
         except MetricError as err:
             raise TrecEvalError(f"bad parameters for measure {m.name!r}: {err}") from None
     return out
@@ -418,10 +426,10 @@ def run(argv: Sequence[str], out: TextIO | None = None, value_format: str = "%6.
     if len(opts.files) != 2:
         raise TrecEvalError("usage: ragrade trec_eval [-q] [-c] [-n] [-l LEVEL] [-M N] [-N N] [-J] [-m MEASURE[.PARAMS]]"
                             "... QRELS RUN  (exactly two files; `ragrade trec_eval -h` for help)")
-    if opts.rel_format != "qrels":
-        if opts.rel_format in ("prefs", "qrels_prefs", "qrels_jg"):
+    if opts.rel_format not in ("qrels", "qrels_jg"):
+        if opts.rel_format in ("prefs", "qrels_prefs"):
             raise TrecEvalError(f"-R {opts.rel_format}: ragrade trec_eval does not read this judgment format yet "
-                                "(only qrels)")
+                                "(only qrels and qrels_jg)")
         raise TrecEvalError(f"illegal rel_format {opts.rel_format!r} (trec_eval knows qrels, prefs, qrels_prefs, "
                             "qrels_jg)")
     if opts.results_format != "trec_results":
@@ -447,6 +455,9 @@ def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, r
     for path in (qrels_path, run_path):
         if path != "-" and not os.path.isfile(path):
             raise TrecEvalError(f"cannot read file {path!r}: it does not exist")
+    if opts.rel_format == "qrels_jg":
+        qids, jg_columns = _jg_columns(planned, opts, qrels_path, run_path)
+        return _format(planned, opts, qids, jg_columns, {}, 0, run_path, value_format)
     qrels = read_qrels(qrels_path, format="trec")
     runobj = read_run(run_path, format="trec")
     run_ids = set(runobj.query_ids.tolist())
@@ -494,6 +505,16 @@ def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, r
         relstrings = _relstrings(rs, columns, qids, helpers[0])
     if missing_mask.any():
         _clean_missing(planned, columns, missing_mask, qids, relstrings)
+    positive = int((qrels.grades > 0).sum()) if opts.complete else 0
+    return _format(planned, opts, qids, columns, relstrings, positive, run_path, value_format)
+
+
+def _format(planned: list[Planned], opts: Options, qids: list[str], columns: dict[Any, Any],
+            relstrings: dict[str, str], positive: int, run_path: str, value_format: str) -> str:
+    """trec_eval's output from per-query values (``positive``: the judgments with a grade > 0, num_rel's
+    summary under -c)."""
+    import numpy as np
+
     nq = len(qids)
     lines_per_query: list[list[str]] = []  # per measure column: the lines of every query
     summary: list[str] = []
@@ -533,7 +554,7 @@ def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, r
                                                 for q, v in zip(qids, values.tolist(), strict=True)])
                     total = _seq_sum(values)
                 if p.measure.name == "num_rel" and opts.complete:
-                    total = float((qrels.grades > 0).sum())  # trec_eval -c: every judgment with a grade > 0
+                    total = float(positive)  # trec_eval -c: every judgment with a grade > 0
                 text = str(int(total)) if ztable is None else _fmt(total, value_format)
                 summary.append(f"{head}all\t{text}\n")
             elif kind == "gm":
@@ -598,6 +619,59 @@ def _seq_sum(values: np.ndarray) -> float:
     import numpy as np
 
     return float(np.cumsum(values)[-1]) if len(values) else 0.0
+
+
+def _jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path: str) -> tuple[list[str], dict]:
+    """map_avgjg, P_avgjg, Rprec_mult_avgjg: each query's measure computed on every judgment group's
+    judgments (``qid group docno grade`` lines), then averaged over its groups."""
+    import numpy as np
+
+    from ragrade.io import read_run
+
+    groups: dict[str, dict[str, dict[str, int]]] = {}
+    with open(qrels_path, encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, start=1):
+            fields = line.split()
+            if not fields or fields[0].startswith("#"):
+                continue
+            if len(fields) != 4:
+                raise TrecEvalError(f"{qrels_path}, line {number}: a qrels_jg line is 'qid group docno grade', got "
+                                    f"{line.strip()!r}")
+            docs = groups.setdefault(fields[0], {}).setdefault(fields[1], {})
+            if fields[2] in docs:
+                raise TrecEvalError(f"{qrels_path}, line {number}: document {fields[2]!r} judged twice for query "
+                                    f"{fields[0]!r} in group {fields[1]!r}")
+            docs[fields[2]] = _atol(fields[3])
+    runobj = read_run(run_path, format="trec")
+    ranked = runobj.to_dict()
+    qids = sorted(groups, key=lambda q: q.encode("utf-8"))
+    missing = [q for q in qids if q not in ranked]
+    if missing and not opts.complete:
+        raise TrecEvalError(f"query {missing[0]!r} has judgments in {qrels_path} but no results in {run_path} "
+                            "(trec_eval stops here); use -c to score such queries")
+    if not qids:
+        raise TrecEvalError("no queries with both results and relevance information")
+    sep = "\x1f"
+    vqrels = {f"{q}{sep}{g}": docs for q in qids for g, docs in groups[q].items()}
+    vrun = {f"{q}{sep}{g}": ranked.get(q, {_BOGUS_DOC: 1.0}) for q in qids for g in groups[q]}
+    metrics = list(dict.fromkeys(m for p in planned for m in p.metrics if m is not None))
+    settings: dict[str, Any] = dict(
+        no_relevant="zero", duplicates="error", missing_qrels="ignore",
+        unjudged="condensed" if opts.judged_only else None, max_docs=opts.max_docs,
+        num_docs=opts.num_docs or None, rel_level=opts.rel_level if opts.rel_level != 1 else None,
+        names="trec_eval")
+    frame = _evaluate(vqrels, vrun, metrics, settings, run_path).reindex(list(vqrels))
+    owner = [key.split(sep, 1)[0] for key in vqrels]
+    columns: dict[Any, Any] = {}
+    for m in metrics:
+        values = frame[str(m)].to_numpy(dtype=np.float64)
+        total: dict[str, float] = {}
+        count: dict[str, int] = {}
+        for q, v in zip(owner, values.tolist(), strict=True):
+            total[q] = total.get(q, 0.0) + v
+            count[q] = count.get(q, 0) + 1
+        columns[m] = np.array([total[q] / count[q] if count[q] > 1 else total[q] for q in qids])
+    return qids, columns
 
 
 _BOGUS_DOC = "ceci_nest_pas_un_docno"  # trec_eval's stand-in document for a query absent from the run
@@ -708,10 +782,10 @@ def help_text(opts: Options) -> str:
         "  -M N          read only the first N documents of each ranking",
         "  -N N          number of documents in the collection (utility)",
         "  -J            drop unjudged documents from the rankings before scoring",
-        "  -R FORMAT     judgment format (qrels)",
+        "  -R FORMAT     judgment format (qrels, qrels_jg)",
         "  -Z FILE       z-scores: 'qid measure mean stddev' lines standardise each value",
         "  -T FORMAT     results format (trec_results)",
-        "  -m MEASURE    a measure, a measure with parameters (P.5,10) or a set: official, all_trec, set",
+        "  -m MEASURE    a measure, a measure with parameters (P.5,10) or a set: official, all_trec, set, qrels_jg",
         "  -v            the trec_eval version it follows",
         "  -h            this help",
         "",
