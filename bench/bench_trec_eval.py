@@ -95,6 +95,7 @@ def bench_pytrec(qp: Path, rp: Path, rows: int) -> None:
             q, _, d, _, s, _ = line.split()
             run.setdefault(q, {})[d] = float(s)
     qrels = {q: {d: max(g, 0) for d, g in docs.items()} for q, docs in qrels.items() if q in run}  # (P3: ndcg)
+    compat.RelevanceEvaluator({"q": {"d": 1}}, {"map"}).evaluate({"q": {"d": 1.0}})  # imports, as pytrec_eval's
     measures = {"all_trec"}
     t_pe, want = timed(lambda: pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run))
     t_rg, got = timed(lambda: compat.RelevanceEvaluator(qrels, measures).evaluate(run))

@@ -137,7 +137,7 @@ class RelevanceEvaluator:
 
         if not scores:
             return {}
-        run = {str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in scores.items()}
+        run = scores if all(isinstance(q, str) for q in scores) else {str(q): docs for q, docs in scores.items()}
         queries = [q for q in run if q in self._qrels]
         if not queries:
             return {}
