@@ -171,6 +171,8 @@ def profile_names(profile: str | Profile | None) -> Literal["ragrade", "trec_eva
         return "ragrade"
     if isinstance(profile, Profile):
         return profile.names
+    if not isinstance(profile, str):
+        return "ragrade"  # not a profile: get_profile reports it
     found = PROFILES.get(ALIASES.get(profile.strip().lower(), profile.strip().lower()))
     return "ragrade" if found is None else found.names
 
