@@ -437,6 +437,12 @@ def run(argv: Sequence[str], out: TextIO | None = None, value_format: str = "%6.
                             "trec_results)")
     if opts.zscores is not None and not os.path.isfile(opts.zscores):
         raise TrecEvalError(f"cannot read the z-score file {opts.zscores!r}: it does not exist")
+    if opts.max_docs is not None and opts.max_docs < 1:
+        raise TrecEvalError(f"-M{opts.max_docs}: ragrade trec_eval reads at least one document per ranking (trec_eval "
+                            "would score every ranking as empty)")
+    if opts.rel_level < 1:
+        raise TrecEvalError(f"-l{opts.rel_level}: the relevance level must be at least 1 in ragrade (trec_eval would "
+                            "count every judged document, grade 0 included, as relevant)")
     planned = plan(opts)
     qrels_path, run_path = opts.files
     text = compute_and_format(planned, opts, qrels_path, run_path, value_format)
