@@ -178,16 +178,18 @@ class RelevanceEvaluator:
                     col = values[m].copy()
                     col[empty & zero] = np.nan
                     values[m] = col
-        out: dict[str, dict[str, float]] = {q: {} for q in queries}
+        names: list[str] = []
+        cols: list[np.ndarray] = []
         for p in self._planned:
             kind = p.measure.kind
             for name, m in zip(p.names, p.metrics, strict=True):
+                names.append(name)
                 if m is None:
-                    column = [1.0 if kind == "count_q" else 0.0] * len(queries)
+                    cols.append(np.full(len(queries), 1.0 if kind == "count_q" else 0.0))
                 elif kind == "gm":
-                    column = np.log(np.maximum(values[m], _MIN_GEO_MEAN)).tolist()
+                    cols.append(np.log(np.maximum(values[m], _MIN_GEO_MEAN)))
                 else:
-                    column = values[m].tolist()
-                for q, v in zip(queries, column, strict=True):
-                    out[q][name] = v
+                    cols.append(values[m])
+        rows = np.column_stack(cols).tolist() if cols else [[] for _ in queries]
+        out = {q: dict(zip(names, row, strict=True)) for q, row in zip(queries, rows, strict=True)}
         return out
