@@ -93,6 +93,16 @@ def value(m: Any, ranked: Sequence[str], grades: Mapping[str, float], units: Map
         return float(sum(1 for x in lab if x is not None and x != DUP and 0 <= x < rel))
     if name == "gm_map":
         return _ap(lab, rel, R)
+    if name == "grade_at":  # trec_eval 10's relstring, one rank: NaN for no judgment or past the end
+        g = grades.get(ranked[k - 1]) if k <= len(ranked) else None
+        return math.nan if g is None else float(g)
+    if name == "yaap":  # trec_eval 10: log((1 + S) / (1 + R - S)), S = AP's sum of precisions
+        found, total = 0, 0.0
+        for i, x in enumerate(lab):
+            if _is_rel(x, rel):
+                found += 1
+                total += found / (i + 1)
+        return math.log((1 + total) / (1 + R - total))
     if name in ("bpref", "gm_bpref"):
         N = sum(1 for g in ug if 0 <= g < rel)
         total, nonrel = 0.0, 0
@@ -124,9 +134,10 @@ def value(m: Any, ranked: Sequence[str], grades: Mapping[str, float], units: Map
                 r_above += 1
         return total / R if R else 0.0
     if name == "iprec":
-        return _iprec(lab, rel, R, float(m.get("recall")))
+        return _iprec(lab, rel, R, float(m.get("recall")), m.get("cut"))
     if name == "iprec_11pt":
-        return sum(_iprec(lab, rel, R, x) for x in ELEVEN) / 11
+        levels = ELEVEN if m.get("levels") is None else [float(x) for x in m.get("levels").split(";")]
+        return sum(_iprec(lab, rel, R, x, m.get("cut")) for x in reversed(levels)) / len(levels)
     if name == "r_precision":
         c = math.floor(float(m.get("mult")) * R + 0.9)
         return sum(1 for x in lab[:c] if _is_rel(x, rel)) / c if c else 0.0
@@ -225,9 +236,14 @@ def _ap(lab: list, rel: float, R: int) -> float:
     return total / R if R else 0.0
 
 
-def _iprec(lab: list, rel: float, R: int, level: float) -> float:
-    """Best precision at or after the c-th relevant document, c = floor(level R + 0.9)."""
-    c = math.floor(level * R + 0.9)
+def _iprec(lab: list, rel: float, R: int, level: float, cut: str = "round") -> float:
+    """Best precision at or after the c-th relevant document, c = round(level R) half away from zero
+    (trec_eval 10), or floor(level R + 0.9) (``cut="trec9"``)."""
+    if cut == "trec9":
+        c = math.floor(level * R + 0.9)
+    else:
+        whole = math.floor(level * R)
+        c = whole + (1 if level * R - whole >= 0.5 else 0)
     ranks = [i + 1 for i, x in enumerate(lab) if _is_rel(x, rel)]
     precisions = [(j + 1) / r for j, r in enumerate(ranks)]
     c = max(c, 1)

@@ -113,11 +113,11 @@ def metric_value(metric: Metric, ranked: Sequence[str], grades: Mapping[str, flo
     name, k = metric.name, metric.k
     if name not in CORE or (metric.params and any(key in ("gains", "beta", "mult", "judged_only")
                                                    for key, _ in metric.params)):
-        if name in ("dcg", "ndcg") or any(key == "judged_only" for key, _ in metric.params):
+        if name in ("dcg", "ndcg", "ideal_dcg") or any(key == "judged_only" for key, _ in metric.params):
             return _special(metric, ranked, grades, units)
         return measures_reference.value(metric, ranked, grades, units, num_docs)
     top = list(ranked) if k is None else list(ranked)[:k]
-    if name in ("dcg", "ndcg"):
+    if name in ("dcg", "ndcg", "ideal_dcg"):
         rel = metric.get("rel")
         kind = metric.get("gain")
 
@@ -138,6 +138,8 @@ def metric_value(metric: Metric, ranked: Sequence[str], grades: Mapping[str, flo
         if k is not None:
             ideal = ideal[:k]
         idcg = sum(_gain(g, kind) / math.log2(i + 1) for i, g in enumerate(ideal, start=1))
+        if name == "ideal_dcg":
+            return idcg
         return dcg / idcg if idcg > 0 else 0.0
 
     rel = metric.rel
@@ -181,7 +183,7 @@ def metric_value(metric: Metric, ranked: Sequence[str], grades: Mapping[str, flo
 
 
 CORE = {"hits", "hit_rate", "precision", "recall", "f1", "recall_all", "r_precision", "rr", "ap", "dcg", "ndcg",
-        "context_precision"}
+        "context_precision", "ideal_dcg"}
 
 
 def _special(metric: Metric, ranked: Sequence[str], grades: Mapping[str, float],
@@ -220,6 +222,8 @@ def _special(metric: Metric, ranked: Sequence[str], grades: Mapping[str, float],
     if k is not None:
         ideal = ideal[:k]
     idcg = sum(g / math.log2(i + 1) for i, g in enumerate(ideal, start=1))
+    if metric.name == "ideal_dcg":
+        return idcg
     return dcg / idcg if idcg > 0 else 0.0
 
 

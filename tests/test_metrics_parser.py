@@ -128,6 +128,8 @@ def _value(spec):
         lo = spec.minimum if spec.minimum is not None else -5.0
         hi = spec.maximum if spec.maximum is not None else lo + 20
         return st.floats(lo, hi, allow_nan=False, exclude_min=spec.open_minimum, exclude_max=spec.open_maximum)
+    if spec.pattern is not None:  # levels of iprec_11pt: numbers separated by ';'
+        return st.lists(st.sampled_from(["0.1", "0.25", "0.5", "1.0", ".75"]), min_size=1, max_size=4).map(";".join)
     return st.text("abcdefghij", min_size=1, max_size=6)
 
 

@@ -113,7 +113,7 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
              duplicates: Duplicates | None = None, identical_ids: IdenticalIds | None = None,
              ties: Ties | None = None, empty_run: EmptyRun | None = None, unjudged: Unjudged | None = None,
              max_docs: int | None = None, num_docs: int | None = None, upper_grade: float | None = None,
-             names: Names = "ragrade", rel_level: int | None = None, max_memory: int | str | None = None,
+             names: Names | None = None, rel_level: int | None = None, max_memory: int | str | None = None,
              **unknown: Never) -> Result:
     """Score ``run`` against ``qrels`` with ``metrics``.
 
@@ -131,7 +131,8 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
     (``"nonrelevant"``, ``"condensed"``, ``"bounds"``: what an unjudged retrieved document is), and
     trec_eval's options: ``max_docs`` (``-M``), ``num_docs`` (``-N``), ``rel_level`` (``-l``: the relevance
     level of every metric not given one), ``unjudged="condensed"`` (``-J``), ``missing_run="zero"`` (``-c``).
-    ``names="trec_eval"`` reads every trec_eval name as trec_eval does (``recall`` is recall_5 ...
+    ``names="trec_eval"`` (unset: the profile decides; ``trec_eval`` and ``pytrec_eval`` read names as
+    trec_eval does) reads every trec_eval name as trec_eval does (``recall`` is recall_5 ...
     recall_1000; by default a bare ``recall`` keeps ragrade's meaning, see :mod:`ragrade.metrics.parser`).
 
     Every result carries the hole rate (``result.hole_rate``): the share of each query's top-k documents

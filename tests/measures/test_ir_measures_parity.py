@@ -26,6 +26,7 @@ import pytest
 
 import ragrade
 from ragrade import RagradeWarning
+from ragrade.metrics import parse_metric
 
 irm = pytest.importorskip("ir_measures")
 pytestmark = pytest.mark.filterwarnings("ignore::ragrade.RagradeWarning")
@@ -59,7 +60,10 @@ def clamp(qrels):
 
 def compare(provider, measures, qrels, run, tol=1e-12, **kw) -> int:
     want = {(m.query_id, str(m.measure)): m.value for m in provider.iter_calc(measures, qrels, run)}
-    names = [str(m) for m in measures]
+    # ir-measures computes IPrec through pytrec_eval, i.e. trec_eval 9's count of relevant documents (cut=trec9);
+    # ragrade's default follows trec_eval 10 (docs/conventions.md, "trec_eval 9 and 10").
+    names = [(str(m), parse_metric(str(m)).with_params(cut="trec9")) if str(m).startswith("IPrec") else str(m)
+             for m in measures]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RagradeWarning)
         got = ragrade.evaluate(qrels, run, names, no_relevant="zero", **kw).per_query

@@ -53,10 +53,9 @@ def trec_values(qrels, run, rel: int, extra: tuple[str, ...] = ()) -> dict[str, 
 def ours(qrels, run, rel: int):
     """Per-query values under every trec_eval output name (a metric trec_eval names twice, as Rprec and
     Rprec_mult_1.00, is one ragrade column: it is looked up under both names)."""
-    kw = dict(no_relevant="zero", missing_run="drop")
-    gain = ragrade.evaluate(clamp(qrels), run, ["ndcg", "ndcg_cut", "ndcg_rel", "Rndcg", "G"],
-                            names="trec_eval", rel_level=rel, **kw)
-    rest = ragrade.evaluate(qrels, run, ["all_trec"], names="trec_eval", rel_level=rel, **kw)
+    kw = dict(profile="pytrec_eval")  # trec_eval 9's interpolated precision, names read as trec_eval's
+    gain = ragrade.evaluate(clamp(qrels), run, ["ndcg", "ndcg_cut", "ndcg_rel", "Rndcg", "G"], rel_level=rel, **kw)
+    rest = ragrade.evaluate(qrels, run, ["all_trec"], rel_level=rel, **kw)
     return gain, rest
 
 
@@ -137,7 +136,7 @@ def _cli_json(*args):
     from ragrade.cli import main
 
     res = CliRunner().invoke(main, ["evaluate", *map(str, args), "--per-query", "--format", "json",
-                                    "--no-relevant", "zero", "--missing-run", "drop", "--duplicates", "keep_last"],
+                                    "--profile", "pytrec_eval", "--no-relevant", "zero", "--missing-run", "drop", "--duplicates", "keep_last"],
                              catch_exceptions=False)
     assert res.exit_code == 0, res.output
     return json.loads(res.stdout)

@@ -55,12 +55,11 @@ def evaluation_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--max-memory", default=None, metavar="SIZE",
                      help="Evaluate in about SIZE of memory (e.g. 4GiB), reading the files piece by piece; same "
                           "results. Files too large for the memory available are read so anyway. See docs/scale.md."),
-        click.option("--names", "metric_names", type=click.Choice(["ragrade", "trec_eval"]), default="ragrade",
-                     show_default=True,
+        click.option("--names", "metric_names", type=click.Choice(["ragrade", "trec_eval"]), default=None,
                      help="How bare metric names are read: trec_eval reads every trec_eval name as trec_eval does "
                           "(recall = recall_5 ... recall_1000); ragrade keeps ragrade's meaning of its own family "
                           "names (recall = the whole list's recall) and reads every other trec_eval name as "
-                          "trec_eval does."),
+                          "trec_eval does. Default: trec_eval under --profile trec_eval or pytrec_eval, else ragrade."),
         click.option("-M", "--max-docs", "max_docs", type=click.IntRange(min=1), default=None,
                      help="trec_eval -M: read only the first N documents of each ranking."),
         click.option("-J", "--judged-only", "judged_only", is_flag=True,
@@ -96,8 +95,8 @@ def plan_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
         if policies.get("missing_run") not in (None, "zero"):
             raise PolicyError("-c/--complete and --missing-run " + str(policies["missing_run"]) + " disagree")
         policies["missing_run"] = "zero"
-    names = opts.pop("metric_names", "ragrade")
+    names = opts.pop("metric_names", None)
     out = {k: v for k, v in {**opts, **policies}.items() if v is not None}
-    if names != "ragrade":
+    if names is not None:
         out["names"] = names
     return out

@@ -117,6 +117,8 @@ def evaluate_engine_profile(truth: Any, retrieved: Any, metrics: MetricsArg, pro
         peer = evaluate_ir_measures if prof.providers == "ir_measures" else evaluate_ranx
         return peer(truth, retrieved, metrics, prof, policies)
     pol = Policies().update(**prof.policy_overrides()).update(**policies)
+    if prof.iprec_cut != "round":  # trec_eval 9's interpolated precision (pytrec_eval)
+        metrics = [(lab, prof.adapt(m)) for lab, m in metric_labels(metrics)]
     qrels = as_qrels(truth)
     if prof.empty_qrels == "drop":
         qrels = qrels.without_empty_queries()

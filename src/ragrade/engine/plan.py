@@ -100,7 +100,7 @@ def split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str,
 
 
 def build_plan(qrels: Any, runs: Any, metrics: MetricsArg, *, profile: Any = None, matcher: Any = None,
-               names: Any = "ragrade", rel_level: Any = None, max_memory: Any = None, engine: Any = "memory",
+               names: Any = None, rel_level: Any = None, max_memory: Any = None, engine: Any = "memory",
                master: str = "local[2]", qrels_format: str | None = None, run_format: str | None = None,
                qrels_progress: Progress = None, run_progress: Progress = None,
                hole_cutoffs: Sequence[int] = (), many: bool = False, **policies: Any) -> EvalPlan:
@@ -117,6 +117,10 @@ def build_plan(qrels: Any, runs: Any, metrics: MetricsArg, *, profile: Any = Non
         raise UnknownNameError("option", unknown[0], option_names())
     given = {k: v for k, v in policies.items() if v is not None}
     Policies().update(**given)  # a bad value is a PolicyError here, before anything is read
+    if names is None:  # a profile decides how bare names read (trec_eval's under trec_eval/pytrec_eval)
+        from ragrade.profiles import profile_names
+
+        names = profile_names(profile)
     if names not in ("ragrade", "trec_eval"):
         raise UnknownNameError("names", names, ["ragrade", "trec_eval"], show_known=True)
     if rel_level is not None and (isinstance(rel_level, bool) or not isinstance(rel_level, int) or rel_level < 1):

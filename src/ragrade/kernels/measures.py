@@ -140,16 +140,25 @@ def _cut_by_share(share: float, r: np.ndarray) -> np.ndarray:
     return np.floor(share * r + 0.9).astype(np.int64)
 
 
+def _cut_by_round(share: float, r: np.ndarray) -> np.ndarray:
+    """trec_eval 10's number of documents for a share of R: ``lround(share * R)`` (half away from zero)."""
+    v = share * r.astype(np.float64)
+    whole = np.floor(v)
+    return (whole + (v - whole >= 0.5)).astype(np.int64)
+
+
 def iprec_at(share: float, m: Metric, j: Judged) -> np.ndarray:
     """Interpolated precision at recall ``share``: the best precision at or after the c-th relevant
-    document retrieved, c = floor(share R + 0.9) (trec_eval 9); 0 when fewer than c were retrieved."""
+    document retrieved, c = round(share R) (trec_eval 10; ``cut=trec9``: floor(share R + 0.9), trec_eval 9);
+    0 when fewer than c were retrieved."""
     key = ("iprec", m.rel)
     if key not in j._cache:  # shared by every recall level (11 of them in 11pt_avg and iprec_at_recall)
         q, pos, hitnum = j.relevant_rows(m.rel)
         starts = group_starts(q, j.nq)
         j._cache[key] = (suffix_max_within(q, hitnum / (pos + 1.0)), starts, np.diff(starts))
     best, starts, found = j._cache[key]
-    c = _cut_by_share(share, j.n_relevant(m.rel))
+    r = j.n_relevant(m.rel)
+    c = _cut_by_share(share, r) if m.get("cut") == "trec9" else _cut_by_round(share, r)
     c = np.where(c == 0, 1, c)  # recall 0: the best precision anywhere, as at the first relevant document
     out = np.zeros(j.nq, dtype=np.float64)
     ok = (c <= found) & (found > 0)
@@ -161,14 +170,22 @@ def iprec(m: Metric, j: Judged) -> np.ndarray:
     return iprec_at(float(m.get("recall")), m, j)
 
 
+def recall_levels(m: Metric) -> tuple[float, ...]:
+    """The recall levels of an ``iprec_11pt`` metric (its ``levels``, or 0.0, 0.1, ..., 1.0)."""
+    text = m.get("levels")
+    return ELEVEN_POINTS if text is None else tuple(float(x) for x in str(text).split(";"))
+
+
 def iprec_11pt(m: Metric, j: Judged) -> np.ndarray:
-    """Mean of the interpolated precision at recall 0.0, 0.1, ..., 1.0 (trec_eval 11pt_avg)."""
-    # Added point by point (as trec_eval does): np.sum over a stacked array sums one query's points pairwise,
-    # so a query's value would depend on how many queries are evaluated with it.
+    """Mean of the interpolated precision at recall 0.0, 0.1, ..., 1.0 or at ``levels`` (trec_eval 11pt_avg)."""
+    # Added point by point from the last level to the first (as trec_eval 10 does): np.sum over a stacked
+    # array sums one query's points pairwise, so a query's value would depend on how many queries are
+    # evaluated with it.
+    levels = recall_levels(m)
     total = np.zeros(j.nq, dtype=np.float64)
-    for x in ELEVEN_POINTS:
+    for x in reversed(levels):
         total += iprec_at(x, m, j)
-    return total / len(ELEVEN_POINTS)
+    return total / len(levels)
 
 
 def r_precision_mult(m: Metric, j: Judged) -> np.ndarray:

@@ -9,6 +9,7 @@ on every parameter of every family (``tests/test_metrics_parser.py``).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,10 @@ class Param:
     open_minimum: bool = False
     open_maximum: bool = False
     doc: str = ""
+    #: ``str`` parameters without choices: a regular expression the whole (lower-case) value must match,
+    #: and one value it accepts (for the generated tests).
+    pattern: str | None = None
+    example: Any = None
 
     # -- conversion and validation ---------------------------------------------------------------
     def coerce(self, metric: str, raw: Any) -> Any:
@@ -129,6 +134,8 @@ class Param:
         """Whether an already converted value satisfies the constraint."""
         if self.choices is not None:
             return value in self.choices
+        if self.pattern is not None:
+            return isinstance(value, str) and re.fullmatch(self.pattern, value) is not None
         if self.minimum is not None and (value <= self.minimum if self.open_minimum else value < self.minimum):
             return False
         return not (self.maximum is not None
@@ -138,6 +145,8 @@ class Param:
         """The constraint in words: ``linear|exp``, ``>= 1``, ``in (0, 1)``; ``""`` when free."""
         if self.choices is not None:
             return "|".join(map(str, self.choices))
+        if self.pattern is not None:
+            return f"like {self.example}"
         lo, hi = self.minimum, self.maximum
         if lo is not None and hi is not None:
             return f"in {'(' if self.open_minimum else '['}{lo:g}, {hi:g}{')' if self.open_maximum else ']'}"
@@ -184,6 +193,8 @@ class Param:
             return ((0, 1.0), (1, 2.0), (2, 5.0))
         if self.choices is not None:
             return next((c for c in self.choices if c != self.default), self.choices[0])
+        if self.example is not None:
+            return self.example
         lo = self.minimum if self.minimum is not None else 0
         hi = self.maximum
         if self.kind is int:

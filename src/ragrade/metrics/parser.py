@@ -283,7 +283,17 @@ def trec_labels(text: str, names: Names = "ragrade") -> list[tuple[str, Metric]]
 
 
 #: trec_eval names whose dotted parameters are printed in the output name (longest first: rbp_resid, rbp).
-_PARAM_TREC_NAMES = sorted((t.name for t in TREC_BY_NAME.values() if t.sets in ("params", "gains", "named")), key=len, reverse=True)
+_PARAM_TREC_NAMES = sorted((t.name for t in TREC_BY_NAME.values() if t.sets in ("params", "gains", "named", "levels")), key=len, reverse=True)
+
+
+def _level_text(value: float) -> str:
+    """A recall level as written in ``levels`` (no sign, no exponent, the shortest exact form)."""
+    if value < 0 or value != value:
+        raise MetricError(f"a recall level must be >= 0, got {value!r}")
+    text = repr(float(value))
+    if "e" in text:
+        text = f"{value:.17f}".rstrip("0")
+    return text
 
 
 def _usable_ragrade_name(name: str) -> bool:
@@ -317,6 +327,13 @@ def _dotted(s: str) -> list[tuple[str, Metric]] | None:
         return [(f"{name}_{rest}", _trec_metric(t, extra=dict(zip(t.order, parts, strict=True)), text=s))]
     if t.sets == "gains":
         return [(f"{name}_{rest}", _trec_metric(t, extra={"gains": rest}, text=s))]
+    if t.sets == "levels":  # 11pt_avg.0.25,.5,.75: the levels averaged (output name 11pt_avg_0.25,.5,.75)
+        try:
+            levels = [float(p) for p in parts]
+        except ValueError:
+            raise MetricError(f"{s!r}: {name} takes recall levels after the dot, e.g. {name}.0.2,0.5,0.8") from None
+        text = ";".join(_level_text(v) for v in levels)
+        return [(f"{name}_{rest}", _trec_metric(t, extra={"levels": text}, text=s))]
     if t.sets == "named":
         extra: dict[str, Any] = {}
         gains = []

@@ -153,6 +153,12 @@ BETA = Param("beta", float, 1.0, minimum=0, open_minimum=True,
                  "van Rijsbergen's F_beta, as trec_eval's set_F.x and ir-measures' SetF(beta=x)")
 MULT = Param("mult", float, 1.0, minimum=0, open_minimum=True,
              doc="precision at floor(mult * R + 0.9) documents (trec_eval Rprec_mult); 1 is R-precision")
+IPREC_CUT = Param("cut", str, "round", choices=("round", "trec9"),
+                  doc="how a recall level x becomes a number of relevant documents: round: round(x R), half away "
+                      "from zero (trec_eval 10); trec9: floor(x R + 0.9) (trec_eval 9, pytrec_eval)")
+IPREC_LEVELS = Param("levels", str, None, pattern=r"(\d*\.?\d+)(;\d*\.?\d+)*", example="0.25;0.5;0.75",
+                     doc="the recall levels averaged, separated by ';' (trec_eval's 11pt_avg.0.25,0.5,0.75); "
+                         "unset: 0.0, 0.1, ..., 1.0")
 RECALL_LEVEL = Param("recall", float, None, minimum=0, maximum=1,
                      doc="the recall level (required): IPrec@0.5 or iprec(recall=0.5)")
 P_TREC = Param("p", float, 0.8, minimum=0, maximum=1, open_minimum=True, open_maximum=True,
@@ -272,15 +278,17 @@ REGISTRY: tuple[Family, ...] = (
         source=f"Yilmaz & Aslam, CIKM 2006; {TE} infAP; ir-measures infAP",
         notes=("documents with a negative grade count as pooled but not judged (trec_eval), e = 1e-5",)),
     _id("iprec", "Interpolated precision at a recall level: the best precision at or after the rank where "
-        "that share of R has been found (trec_eval 9's count: floor(level R + 0.9)).",
-        "IPrec@x = max_{j >= c} P@rank_j, c = floor(x R + 0.9)", aliases=("iprec", "iprec_at_recall"),
-        params=(RECALL_LEVEL, REL, JUDGED_ONLY), cutoff="none", at_param="recall", kernel=M.iprec,
-        example_text="iprec@0.5", source=f"{TE} iprec_at_recall; ir-measures IPrec",
-        notes=("trec_eval 10 counts round(level R) instead of floor(level R + 0.9): a few values differ (e.g. "
-               "R = 3 at level 0.1)",)),
-    _id("iprec_11pt", "Mean of the interpolated precision at recall 0.0, 0.1, ..., 1.0.",
+        "that share of R has been found (trec_eval 10's count: round(level R); cut=trec9: trec_eval 9's).",
+        "IPrec@x = max_{j >= c} P@rank_j, c = round(x R)  (cut=trec9: floor(x R + 0.9))",
+        aliases=("iprec", "iprec_at_recall"), params=(RECALL_LEVEL, REL, IPREC_CUT, JUDGED_ONLY), cutoff="none",
+        at_param="recall", kernel=M.iprec, example_text="iprec@0.5", source=f"{TE10} iprec_at_recall; "
+        "trec_eval 9 and pytrec_eval (cut=trec9); ir-measures IPrec (through pytrec_eval: cut=trec9)",
+        notes=("trec_eval 10 counts round(level R) relevant documents, trec_eval 9 floor(level R + 0.9): "
+               "a few values differ (e.g. R = 3 at level 0.1); the pytrec_eval profile uses cut=trec9",)),
+    _id("iprec_11pt", "Mean of the interpolated precision at recall 0.0, 0.1, ..., 1.0 (or at the given levels).",
         "11pt = (1/11) sum_{x in 0, .1, ..., 1} IPrec@x", aliases=("11pt_avg", "eleven_pt_avg"),
-        params=(REL, JUDGED_ONLY), cutoff="none", kernel=M.iprec_11pt, source=f"{TE} 11pt_avg"),
+        params=(REL, IPREC_CUT, IPREC_LEVELS, JUDGED_ONLY), cutoff="none", kernel=M.iprec_11pt,
+        source=f"{TE10} 11pt_avg (trec_eval 9 and pytrec_eval: cut=trec9)"),
     _id("relative_precision", "Precision@k divided by the best precision possible at k: hits@k / min(k, R); "
         "without k, over the whole list.", "relP@k = hits@k / min(k, R)",
         aliases=("relative_p", "rel_p", "set_relative_p", "setrelp"), params=(REL, JUDGED_ONLY),
@@ -473,6 +481,24 @@ REGISTRY: tuple[Family, ...] = (
 )
 
 
+# -- trec_eval 10's measures that trec_eval 9 lacks (the treceval work: issue 24) -------------------------
+T10 = _Kernels("ragrade.kernels.trec10")
+REGISTRY += (
+    _id("yaap", "Yet another average precision (Robertson, ECIR 2012): AP's sum of precisions S, smoothed on a log "
+        "scale so that it averages better across queries.", "yaap = log((1 + S) / (1 + R - S)), "
+        "S = sum_{relevant d_i} P@i", params=(REL, JUDGED_ONLY), cutoff="none", defined="always", bounded=False,
+        kernel=T10.yaap, source=f"Robertson, ECIR 2012; {TE10} yaap"),
+    _id("ideal_dcg", "DCG of the ideal ranking: every positive grade of the ground truth, highest first (the "
+        "denominator of ndcg).", "IDCG@k = sum_{i<=k} gain(ideal_i) / log2(i + 1)", aliases=("idcg",),
+        params=(GAIN, NDCG_REL, GAINS), defined="positive", bounded=False, monotone_in_k=True,
+        kernel=T10.ideal_dcg, source=f"{TE10} ideal_dcg"),
+    _id("grade_at", "The judged grade of the document at rank k (NaN when it has none or the list is shorter "
+        "than k): trec_eval's relstring, one rank at a time.",
+        "grade_at@k = grade(d_k)", cutoff="required", defined="always", bounded=False, needs_judged=True,
+        kernel=T10.grade_at, example_text="grade_at@1", source=f"{TE10} relstring (its k-th character)"),
+)
+
+
 def _index(families: tuple[Family, ...]) -> dict[str, Family]:
     out: dict[str, Family] = {}
     for fam in families:
@@ -571,7 +597,7 @@ TREC: tuple[TrecName, ...] = (
     TrecName("infAP", "infap"),
     TrecName("gm_bpref", "gm_bpref"),
     TrecName("utility", "utility", "params", order=("a", "b", "c", "d")),
-    TrecName("11pt_avg", "iprec_11pt"),
+    TrecName("11pt_avg", "iprec_11pt", "levels"),
     TrecName("ndcg", "ndcg", "gains"),
     TrecName("relative_P", "relative_precision", "k", OFFICIAL_CUTOFFS, "relative_P_{}"),
     TrecName("Rprec_mult", "r_precision", "mult", _MULTS, "Rprec_mult_{:.2f}"),
@@ -589,6 +615,9 @@ TREC: tuple[TrecName, ...] = (
     TrecName("set_F", "f1", "params", order=("beta",)),
     TrecName("num_nonrel_judged_ret", "num_nonrel_judged_ret"),
     TrecName("dcg", "dcg", "gains", version=10, in_all_trec=False),
+    # (treceval, issue 24)
+    TrecName("ideal_dcg", "ideal_dcg", "gains", version=10, in_all_trec=False),
+    TrecName("yaap", "yaap", version=10, in_all_trec=False),
 )
 
 #: trec_eval's nicknames for sets of measures (``-m all_trec``), in its order.

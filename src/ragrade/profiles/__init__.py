@@ -19,13 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from ragrade.errors import UnknownNameError, boundary
 from ragrade.kernels.rules import AP, NDCG, RR, ContextPrecision, Empty, Precision, Recall, RecallAll, Rule
 from ragrade.matching.matchers import Fuzzy, Matcher, RougeL
 from ragrade.matching.remem import RememChunk
 from ragrade.metrics.registry import Family, find
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ragrade.metrics.parser import Metric
 from ragrade.policies import Policies
 
 R = TypeVar("R", bound=Rule)
@@ -65,6 +68,11 @@ class Profile:
     providers: Literal["", "ir_measures"] = ""
     #: family -> the family computing it under this profile (ranx's rbp: raw grades as gains)
     substitutes: Mapping[str, str] = field(default_factory=dict)
+    #: How bare metric names are read under the profile when the caller does not say (``names=``):
+    #: ``"trec_eval"``: a trec_eval name means what trec_eval means (``recall`` = recall_5 ... recall_1000).
+    names: Literal["ragrade", "trec_eval"] = "ragrade"
+    #: trec_eval 9's interpolated-precision count (floor(x R + 0.9)) instead of trec_eval 10's round(x R).
+    iprec_cut: Literal["round", "trec9"] = "round"
     # -- list profiles -------------------------------------------------------------------------------
     families: Mapping[str, Convention] = field(default_factory=dict)  # what the peer defines
     empty: Empty = field(default_factory=Empty)  # default value of a query with an empty side
@@ -151,6 +159,14 @@ class Profile:
     def policy_overrides(self) -> dict[str, str]:
         return dict(self.policies)
 
+    def adapt(self, metric: Metric) -> Metric:
+        """``metric`` as the profile computes it: trec_eval 9's interpolated precision (``cut=trec9``) for
+        ``iprec`` and ``iprec_11pt`` under a trec_eval 9 profile (pytrec_eval), unless the metric sets it."""
+        if self.iprec_cut != "round" and metric.name in ("iprec", "iprec_11pt") and \
+                dict(metric.params).get("cut") is None:
+            return metric.with_params(cut=self.iprec_cut)
+        return metric
+
 
 def _list_families() -> list[Family]:
     from ragrade.metrics.registry import REGISTRY
@@ -167,6 +183,19 @@ def _rules_for(name: str) -> list[type[Rule]]:
 _LEV = "levenshtein"
 _TEXT_FROM_IDS = "AutoRAG's token metrics compare the items as texts"
 
+def profile_names(profile: str | Profile | None) -> Literal["ragrade", "trec_eval"]:
+    """How bare metric names read under ``profile`` (``"ragrade"`` without one, or for an unknown name:
+    the profile lookup reports that later)."""
+    if profile is None:
+        return "ragrade"
+    if isinstance(profile, Profile):
+        return profile.names
+    if not isinstance(profile, str):
+        return "ragrade"  # not a profile: get_profile reports it
+    found = PROFILES.get(ALIASES.get(profile.strip().lower(), profile.strip().lower()))
+    return "ragrade" if found is None else found.names
+
+
 PROFILES: dict[str, Profile] = {}
 
 
@@ -177,13 +206,13 @@ def _add(p: Profile) -> None:
 _add(Profile("default", "ragrade default (trec_eval formulas)", kind="engine",
              source="docs/conventions.md, Default definitions"))
 _add(Profile(
-    "trec_eval", "trec_eval 10", kind="engine",
+    "trec_eval", "trec_eval 10", kind="engine", names="trec_eval",
     policies={"no_relevant": "zero", "missing_run": "drop", "duplicates": "error"},
     reason_all="trec_eval scores queries with no relevant judgment 0 and ignores queries missing from the run",
     source="docs/profiles.md; default kernels (checked against pytrec_eval by the parity suite)",
 ))
 _add(Profile(
-    "pytrec_eval", "pytrec_eval", kind="engine",
+    "pytrec_eval", "pytrec_eval", kind="engine", names="trec_eval", iprec_cut="trec9",
     policies={"no_relevant": "zero", "missing_run": "drop"}, score_dtype="float32", empty_qrels="drop",
     reason_all="pytrec_eval stores scores as float32 (near-equal scores tie), averages only queries present "
                "in both run and qrels, scores R = 0 queries 0, and never sees a query whose qrels entry is empty",

@@ -1,0 +1,34 @@
+"""``ragrade trec_eval [trec_eval's options] QRELS RUN``: a drop-in for the trec_eval 10 binary.
+
+The arguments are read as trec_eval reads them (``-m P.5,10``, ``-l2``, ``-qc``, options after the files), by
+:mod:`ragrade.compat.trec_eval`, which computes with ragrade's kernels and prints what trec_eval 10 prints.
+Where trec_eval stops on an error, this command prints one ``error:`` line and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.command(name="trec_eval", add_help_option=False,
+               context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False,
+                                 "help_option_names": []})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def command(args: tuple[str, ...]) -> None:
+    """trec_eval 10's command line (`ragrade trec_eval -h` for its options): same options, measures and output."""
+    from ragrade.compat.trec_eval import TrecEvalError, run
+    from ragrade.errors import RagradeError
+
+    try:
+        run(list(args), sys.stdout)
+    except TrecEvalError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    except RagradeError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(2)
+    except OSError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(2)

@@ -1,0 +1,808 @@
+"""A drop-in for the trec_eval 10 command line: ``ragrade trec_eval [options] QRELS RUN``.
+
+The options are trec_eval's (``-q -c -n -l -M -N -J -R -T -m -v -h``, long forms too), the measures its
+measures (``-m P.5,10``, ``-m all_trec``, ``-m official``...), and the output is meant to be byte for byte what
+trec_eval 10.0 prints: the same lines in the same order (measures in trec_eval's table order, queries in the
+byte order of their ids, the ``all`` lines last), the same names (``P_5``, ``iprec_at_recall_0.10``,
+``utility_2,-1,0,0``) and the same formats (22-wide names, ``%6.4f`` values, integer counts, ``runid``,
+``relstring``). The values come from ragrade's kernels (the registry's families); this module reads the
+command line, the files and the measures, and prints.
+
+Where trec_eval stops with an error (an unknown measure, a bad parameter, a duplicate document in a run, a
+judged query missing from the run without ``-c``), :func:`run` raises :class:`TrecEvalError` with a clear
+message; the command prints it as one ``error:`` line and exits with status 2.
+
+``-R qrels_jg`` reads judgment groups (``qid group docno grade``) for ``map_avgjg``, ``P_avgjg`` and
+``Rprec_mult_avgjg``. Not reproduced (an error says so): the preference formats (``-R prefs``,
+``-R qrels_prefs``) and their ``prefs_*`` measures.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ragrade.errors import RagradeError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from ragrade.metrics.parser import Metric
+
+VERSION = "10.0-rc3"
+
+
+class TrecEvalError(RagradeError):
+    """What trec_eval would stop on (bad option, measure, parameter or input)."""
+
+
+# -- trec_eval's measures, in the order it computes and prints them -------------------------------------------
+
+#: How a measure's values print and aggregate (trec_eval's init/print procedures).
+#: ``double``: one value; ``long``: one count (``%ld``); ``gm``: geometric mean, no per-query line;
+#: ``count_q``: num_q; ``cut_long`` / ``cut_double``: one value per parameter (sorted); ``double_p``: one value
+#: whose name carries the parameters when given; ``relstring``, ``runid``: text.
+@dataclass(frozen=True)
+class Measure:
+    name: str
+    kind: str
+    default: str = ""  # the default parameters, as trec_eval would write them after the dot
+    supported: bool = True
+    base: str = ""  # judgment-group measures: the measure averaged over the groups (map, P, Rprec_mult)
+
+
+_OFFICIAL_CUTS = "5,10,15,20,30,100,200,500,1000"
+_ELEVEN = "0.0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0"
+
+MEASURES: tuple[Measure, ...] = (
+    Measure("runid", "runid"),
+    Measure("num_q", "count_q"),
+    Measure("num_ret", "long"),
+    Measure("num_rel", "long"),
+    Measure("num_rel_ret", "long"),
+    Measure("map", "double"),
+    Measure("gm_map", "gm"),
+    Measure("Rprec", "double"),
+    Measure("bpref", "double"),
+    Measure("recip_rank", "double"),
+    Measure("iprec_at_recall", "cut_double", _ELEVEN),
+    Measure("P", "cut_long", _OFFICIAL_CUTS),
+    Measure("relstring", "relstring", "10"),
+    Measure("recall", "cut_long", _OFFICIAL_CUTS),
+    Measure("infAP", "double"),
+    Measure("gm_bpref", "gm"),
+    Measure("Rprec_mult", "cut_double", "0.2,0.4,0.6,0.8,1.0,1.2,1.4,1.6,1.8,2.0"),
+    Measure("utility", "double_p", "1,-1,0,0"),
+    Measure("11pt_avg", "double_p", _ELEVEN),
+    Measure("binG", "double"),
+    Measure("G", "double_p"),
+    Measure("dcg", "double_p"),
+    Measure("ideal_dcg", "double_p"),
+    Measure("ndcg", "double_p"),
+    Measure("ndcg_rel", "double_p"),
+    Measure("Rndcg", "double_p"),
+    Measure("ndcg_cut", "cut_long", _OFFICIAL_CUTS),
+    Measure("map_cut", "cut_long", _OFFICIAL_CUTS),
+    Measure("relative_P", "cut_long", _OFFICIAL_CUTS),
+    Measure("success", "cut_long", "1,5,10"),
+    Measure("set_P", "double"),
+    Measure("set_relative_P", "double"),
+    Measure("set_recall", "double"),
+    Measure("set_map", "double"),
+    Measure("set_F", "double_p", "1.0"),
+    Measure("num_nonrel_judged_ret", "long"),
+    *(Measure(f"prefs_{n}", "double", supported=False) for n in (
+        "num_prefs_poss", "num_prefs_ful", "num_prefs_ful_ret", "simp", "pair", "avgjg", "avgjg_Rnonrel",
+        "simp_ret", "pair_ret", "avgjg_ret", "avgjg_Rnonrel_ret", "simp_imp", "pair_imp", "avgjg_imp")),
+    Measure("map_avgjg", "double", base="map"),
+    Measure("P_avgjg", "cut_long", _OFFICIAL_CUTS, base="P"),
+    Measure("Rprec_mult_avgjg", "cut_double", "0.2,0.4,0.6,0.8,1.0,1.2,1.4,1.6,1.8,2.0", base="Rprec_mult"),
+    Measure("yaap", "double"),
+    Measure("rbp", "double_p"),
+    Measure("rbp_resid", "double_p"),
+    Measure("unj", "cut_long", "5,10,20"),
+)
+BY_NAME = {m.name: m for m in MEASURES}
+
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"),
+    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid", "infAP",
+                 "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut",
+                 "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map",
+                 "set_F", "num_nonrel_judged_ret"),
+    "all_prefs": ("runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+                  "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret",
+                  "prefs_pair_ret", "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp",
+                  "prefs_pair_imp", "prefs_avgjg_imp"),
+    "prefs": ("runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+              "prefs_simp", "prefs_pair", "prefs_avgjg"),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
+}
+
+
+# -- the command line ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Options:
+    query: bool = False  # -q
+    complete: bool = False  # -c
+    summary: bool = True  # -n turns it off
+    rel_level: int = 1  # -l
+    judged_only: bool = False  # -J
+    num_docs: int = 0  # -N
+    max_docs: int | None = None  # -M
+    rel_format: str = "qrels"  # -R
+    results_format: str = "trec_results"  # -T
+    zscores: str | None = None  # -Z
+    help: bool = False  # -h
+    version: bool = False  # -v
+    marked: list[str] = field(default_factory=list)  # measure names marked, in -m order
+    params: dict[str, str] = field(default_factory=dict)  # measure -> its first parameter string
+    files: list[str] = field(default_factory=list)
+
+
+_SHORT_WITH_ARG = set("mlDNMRTZ")
+_SHORT_FLAGS = set("hvqcnJo")
+_LONG = {"help": "h", "version": "v", "query_eval_wanted": "q", "measure": "m", "complete_rel_info_wanted": "c",
+         "level_for_rel": "l", "nosummary": "n", "Debug_level": "D", "Judged_docs_only": "J",
+         "Number_docs_in_coll": "N", "Max_retrieved_per_topic": "M", "Rel_info_format": "R",
+         "Results_format": "T", "Output_old_results_format": "o", "Zscore": "Z"}
+
+
+def _atol(text: str) -> int:
+    """C's ``atol``: leading blanks, an optional sign and the digits that follow; 0 if none."""
+    s = text.lstrip()
+    sign, i = 1, 0
+    if s[:1] in "+-" and s[:1]:
+        sign, i = (-1 if s[0] == "-" else 1), 1
+    j = i
+    while j < len(s) and s[j].isdigit():
+        j += 1
+    return sign * int(s[i:j]) if j > i else 0
+
+
+def _atof(text: str) -> float:
+    """C's ``atof`` for the plain decimal forms trec_eval's parameters use (``.25``, ``5.0``, ``-1``)."""
+    s = text.strip()
+    end = 0
+    seen_digit = seen_dot = False
+    if s[:1] in ("+", "-"):
+        end = 1
+    while end < len(s) and (s[end].isdigit() or (s[end] == "." and not seen_dot)):
+        seen_dot |= s[end] == "."
+        seen_digit |= s[end].isdigit()
+        end += 1
+    if end < len(s) and s[end] in "eE" and seen_digit:
+        k = end + 1
+        if k < len(s) and s[k] in "+-":
+            k += 1
+        if k < len(s) and s[k].isdigit():
+            while k < len(s) and s[k].isdigit():
+                k += 1
+            end = k
+    try:
+        return float(s[:end]) if seen_digit else 0.0
+    except ValueError:
+        return 0.0
+
+
+def parse_args(argv: Sequence[str]) -> Options:
+    """trec_eval's options (GNU getopt: options may follow the files; ``--`` ends them)."""
+    opts = Options()
+    values: list[tuple[str, str]] = []
+    i = 0
+    args = list(argv)
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            opts.files += args[i + 1:]
+            break
+        if a.startswith("--"):
+            name, eq, value = a[2:].partition("=")
+            matches = [k for k in _LONG if k.startswith(name)] if name not in _LONG else [name]
+            if len(matches) != 1:
+                raise TrecEvalError(f"unknown option {a!r} (trec_eval's options: -q -c -n -l -M -N -J -R -T -Z -m "
+                                    "-v -h)")
+            letter = _LONG[matches[0]]
+            if letter in _SHORT_WITH_ARG:
+                if not eq:
+                    i += 1
+                    if i >= len(args):
+                        raise TrecEvalError(f"option {a!r} needs a value")
+                    value = args[i]
+                values.append((letter, value))
+            else:
+                values.append((letter, ""))
+        elif a.startswith("-") and len(a) > 1:
+            j = 1
+            while j < len(a):
+                c = a[j]
+                if c in _SHORT_FLAGS:
+                    values.append((c, ""))
+                    j += 1
+                    continue
+                if c in _SHORT_WITH_ARG:
+                    value = a[j + 1:]
+                    if not value:
+                        i += 1
+                        if i >= len(args):
+                            raise TrecEvalError(f"option -{c} needs a value")
+                        value = args[i]
+                    values.append((c, value))
+                    break
+                raise TrecEvalError(f"unknown option -{c} (trec_eval's options: -q -c -n -l -M -N -J -R -T -Z -m "
+                                    "-v -h)")
+        else:
+            opts.files.append(a)
+        i += 1
+    for letter, value in values:
+        if letter == "h":
+            opts.help = True
+        elif letter == "v":
+            opts.version = True
+        elif letter == "q":
+            opts.query = True
+        elif letter == "c":
+            opts.complete = True
+        elif letter == "n":
+            opts.summary = False
+        elif letter == "J":
+            opts.judged_only = True
+        elif letter == "l":
+            opts.rel_level = _atol(value)
+        elif letter == "N":
+            opts.num_docs = _atol(value)
+        elif letter == "M":
+            opts.max_docs = _atol(value)
+        elif letter == "R":
+            opts.rel_format = value
+        elif letter == "T":
+            opts.results_format = value
+        elif letter == "Z":
+            opts.zscores = value
+        elif letter == "m":
+            _mark(opts, value)
+        # -D (debug level) and -o (obsolete) change nothing in the output
+    return opts
+
+
+def _mark(opts: Options, text: str) -> None:
+    name, dot, params = text.partition(".")
+    if dot:
+        if not params:
+            raise TrecEvalError(f"improper measure in parameter {name!r}: nothing after the dot")
+        opts.params.setdefault(name, params)  # trec_eval uses the first parameters given for a measure
+    if name in NICKNAMES:
+        opts.marked += NICKNAMES[name]
+    elif name in BY_NAME:
+        opts.marked.append(name)
+    else:
+        raise TrecEvalError(f"illegal measure {text!r}: not a trec_eval 10 measure or nickname (see `ragrade "
+                            "trec_eval -h`)")
+
+
+# -- measures -> ragrade metrics ------------------------------------------------------------------------------
+
+
+@dataclass
+class Planned:
+    """One requested measure: its output names and the ragrade metric of each (None: text or count)."""
+
+    measure: Measure
+    names: list[str]
+    metrics: list[Metric | None]
+    params: str | None = None  # the parameter string given with -m (None: the default)
+    number: float = 0.0  # relstring's length
+    parts: list[Metric] = field(default_factory=list)  # relstring: grade_at@1 ... grade_at@N
+
+
+def _cut_values(m: Measure, params: str) -> list[Any]:
+    parts = params.split(",")
+    if m.kind == "cut_long":
+        longs = sorted(_atol(p) for p in parts)
+        if longs[0] <= 0:
+            raise TrecEvalError(f"{m.name}.{params}: a cutoff must be a positive integer (trec_eval: negative "
+                                "cutoff detected)")
+        if len(set(longs)) != len(longs):
+            raise TrecEvalError(f"{m.name}.{params}: a cutoff is given twice (trec_eval: duplicate cutoffs)")
+        return longs
+    doubles = sorted(_atof(p) for p in parts)
+    if len(set(doubles)) != len(doubles):
+        raise TrecEvalError(f"{m.name}.{params}: a value is given twice (trec_eval: duplicate cutoffs)")
+    return doubles
+
+
+def plan(opts: Options) -> list[Planned]:
+    """The measures to compute, in trec_eval's order, with their output names and ragrade metrics."""
+    from ragrade.errors import MetricError
+    from ragrade.metrics import parse_labelled
+
+    marked = set(opts.marked or NICKNAMES["official"])
+    out: list[Planned] = []
+    for m in MEASURES:
+        if m.name not in marked:
+            continue
+        if not m.supported:
+            raise TrecEvalError(f"measure {m.name!r} needs preference judgments (-R prefs, qrels_prefs), which "
+                                "ragrade trec_eval does not read yet")
+        jg_format = opts.rel_format == "qrels_jg"
+        if bool(m.base) != jg_format and m.kind not in ("runid", "count_q"):
+            raise TrecEvalError(f"measure {m.name!r} reads " + ("judgment groups: use -R qrels_jg" if m.base else
+                                f"qrels, not -R {opts.rel_format} (the judgment-group measures are map_avgjg, "
+                                "P_avgjg, Rprec_mult_avgjg)"))
+        base = m.base or m.name
+        given = opts.params.get(m.name)
+        params = given if given is not None else m.default
+        try:
+            if m.kind in ("cut_long", "cut_double"):
+                values = _cut_values(m, params)
+                if m.kind == "cut_long":
+                    names = [f"{m.name}_{v}" for v in values]
+                    metrics = [parse_labelled(f"{base}.{v}", "trec_eval")[0][1] for v in values]
+                else:
+                    names = [f"{m.name}_{v:3.2f}" for v in values]
+                    metrics = [parse_labelled(f"{base}.{v!r}", "trec_eval")[0][1] for v in values]
+                out.append(Planned(m, names, list(metrics), given))
+            elif m.kind == "relstring":
+                name = m.name if given is None else f"{m.name}_{given}"
+                length = int(_atof(params.split(",")[0]))
+                parts = [parse_labelled(f"grade_at@{k}")[0][1] for k in range(1, length + 1)]
+                out.append(Planned(m, [name], [None], given, number=length, parts=parts))
+            elif m.kind in ("runid", "count_q"):
+                out.append(Planned(m, [m.name], [None], given))
+            elif m.kind == "double_p":
+                name = m.name if given is None else f"{m.name}_{given}"
+                text = m.name if given is None else f"{m.name}.{_normal_params(m, given)}"
+                out.append(Planned(m, [name], [parse_labelled(text, "trec_eval")[0][1]], given))
+            else:
+                if given is not None:
+                    raise TrecEvalError(f"measure {m.name!r} takes no parameters, got {m.name}.{given}")
+                out.append(Planned(m, [m.name], [parse_labelled(base, "trec_eval")[0][1]], None))
+        except MetricError as err:
+            raise TrecEvalError(f"bad parameters for measure {m.name!r}: {err}") from None
+    return out
+
+
+def _normal_params(m: Measure, given: str) -> str:
+    """trec_eval's parameter text in the form ragrade's parser reads (numbers through ``atof``)."""
+    if m.name in ("utility", "set_F", "11pt_avg"):
+        return ",".join(repr(_atof(p)) for p in given.split(","))
+    return given
+
+
+# -- reading ---------------------------------------------------------------------------------------------------
+
+
+def _last_run_id(path: str) -> str:
+    """The run tag (6th column) of the last data line of a run file, as trec_eval prints under ``runid``."""
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        block = 1 << 16
+        pos = size
+        tail = b""
+        while pos > 0:
+            step = min(block, pos)
+            pos -= step
+            f.seek(pos)
+            tail = f.read(step) + tail
+            lines = [ln for ln in tail.split(b"\n") if ln.strip() and not ln.lstrip().startswith(b"#")]
+            if len(lines) >= 2 or (pos == 0 and lines):
+                fields = lines[-1].split()
+                return fields[5].decode("utf-8", "replace") if len(fields) >= 6 else ""
+    return ""
+
+
+# -- computing and printing ------------------------------------------------------------------------------------
+
+
+def _fmt(v: float, spec: str = "%6.4f") -> str:
+    if v != v:
+        return "  -nan" if spec == "%6.4f" else "-nan"  # glibc's printing of 0.0 / 0.0
+    return spec % v  # (C's %6.4f, as trec_eval prints)
+
+
+def run(argv: Sequence[str], out: TextIO | None = None, value_format: str = "%6.4f") -> int:
+    """Run trec_eval's command line ``argv`` (without the program name), writing what trec_eval 10 prints to
+    ``out`` (stdout by default). Returns the exit status (0); raises :class:`TrecEvalError` where trec_eval
+    stops. ``value_format`` replaces trec_eval's ``%6.4f`` (``"%.17g"``: every digit, for comparisons)."""
+    out = sys.stdout if out is None else out
+    opts = parse_args(argv)
+    if opts.version:
+        print(f"trec_eval version {VERSION} (ragrade trec_eval)", file=sys.stderr)
+        return 0
+    if opts.help:
+        out.write(help_text(opts))
+        return 0
+    if len(opts.files) != 2:
+        raise TrecEvalError("usage: ragrade trec_eval [-q] [-c] [-n] [-l LEVEL] [-M N] [-N N] [-J] [-m MEASURE[.PARAMS]]"
+                            "... QRELS RUN  (exactly two files; `ragrade trec_eval -h` for help)")
+    if opts.rel_format not in ("qrels", "qrels_jg"):
+        if opts.rel_format in ("prefs", "qrels_prefs"):
+            raise TrecEvalError(f"-R {opts.rel_format}: ragrade trec_eval does not read this judgment format yet "
+                                "(only qrels and qrels_jg)")
+        raise TrecEvalError(f"illegal rel_format {opts.rel_format!r} (trec_eval knows qrels, prefs, qrels_prefs, "
+                            "qrels_jg)")
+    if opts.results_format != "trec_results":
+        raise TrecEvalError(f"illegal retrieval results format {opts.results_format!r} (trec_eval knows "
+                            "trec_results)")
+    if opts.zscores is not None and not os.path.isfile(opts.zscores):
+        raise TrecEvalError(f"cannot read the z-score file {opts.zscores!r}: it does not exist")
+    if opts.max_docs is not None and opts.max_docs < 1:
+        raise TrecEvalError(f"-M{opts.max_docs}: ragrade trec_eval reads at least one document per ranking (trec_eval "
+                            "would score every ranking as empty)")
+    if opts.rel_level < 1:
+        raise TrecEvalError(f"-l{opts.rel_level}: the relevance level must be at least 1 in ragrade (trec_eval would "
+                            "count every judged document, grade 0 included, as relevant)")
+    planned = plan(opts)
+    qrels_path, run_path = opts.files
+    text = compute_and_format(planned, opts, qrels_path, run_path, value_format)
+    out.write(text)
+    return 0
+
+
+def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, run_path: str,
+                       value_format: str = "%6.4f") -> str:
+    """The text trec_eval 10 prints for ``planned`` measures on the two files."""
+    import numpy as np
+
+    from ragrade.io import read_qrels, read_run
+    from ragrade.metrics import parse_labelled
+
+    for path in (qrels_path, run_path):
+        if path != "-" and not os.path.isfile(path):
+            raise TrecEvalError(f"cannot read file {path!r}: it does not exist")
+    if opts.rel_format == "qrels_jg":
+        qids, jg_columns = _jg_columns(planned, opts, qrels_path, run_path)
+        return _format(planned, opts, qids, jg_columns, {}, 0, run_path, value_format)
+    qrels = read_qrels(qrels_path, format="trec")
+    runobj = read_run(run_path, format="trec")
+    run_ids = set(runobj.query_ids.tolist())
+    qids = sorted(qrels.query_ids.tolist(), key=lambda s: s.encode("utf-8"))
+    missing = [q for q in qids if q not in run_ids]
+    if missing and not opts.complete:
+        raise TrecEvalError(f"query {missing[0]!r} has judgments in {qrels_path} but no results in {run_path} "
+                            "(trec_eval stops here: \"result qid not found\"); use -c to score such queries as empty "
+                            "rankings")
+    if not qids:
+        raise TrecEvalError("no queries with both results and relevance information")
+    metrics: list[Metric] = []
+    seen: set[Metric] = set()
+    for p in planned:
+        for m in p.metrics:
+            if m is not None and m not in seen:
+                seen.add(m)
+                metrics.append(m)
+    columns: dict[Metric, np.ndarray] = {}
+    relstrings: dict[str, str] = {}
+    helpers: list[Any] = []
+    missing_mask = np.array([q not in run_ids for q in qids], dtype=bool)
+    if metrics or (opts.query and any(p.parts for p in planned)):
+        helpers = [parse_labelled(n, "trec_eval")[0][1] for n in ("num_ret", "num_rel")]
+        every = metrics + [m for m in helpers if m not in seen]
+        if opts.query:  # relstring's characters (printed per query only)
+            every += [m for p in planned for m in p.parts if m not in seen]
+        settings: dict[str, Any] = dict(
+            no_relevant="zero", duplicates="error", missing_qrels="ignore",
+            unjudged="condensed" if opts.judged_only else None, max_docs=opts.max_docs,
+            num_docs=opts.num_docs or None, rel_level=opts.rel_level if opts.rel_level != 1 else None,
+            names="trec_eval")
+        frame = _evaluate(qrels, runobj, every, settings, run_path).reindex(qids)
+        if missing_mask.any():
+            # trec_eval -c scores a judged query absent from the run on a ranking of one unjudged document
+            # (then sets num_ret, utility, relstring, unj and rbp_resid back to 0 or empty, below)
+            bogus = {q: {_BOGUS_DOC: 1.0} for q in np.array(qids)[missing_mask].tolist()}
+            extra = _evaluate(qrels, bogus, every, settings, run_path)
+            frame.loc[extra.index, extra.columns] = extra
+        for m in every:
+            columns[m] = frame[str(m)].to_numpy(dtype=np.float64)
+        _nan_like_trec_eval(planned, columns, helpers)
+    if opts.query and any(p.measure.kind == "relstring" for p in planned):
+        rs = next(p for p in planned if p.measure.kind == "relstring")
+        relstrings = _relstrings(rs, columns, qids, helpers[0])
+    if missing_mask.any():
+        _clean_missing(planned, columns, missing_mask, qids, relstrings)
+    positive = int((qrels.grades > 0).sum()) if opts.complete else 0
+    return _format(planned, opts, qids, columns, relstrings, positive, run_path, value_format)
+
+
+def _format(planned: list[Planned], opts: Options, qids: list[str], columns: dict[Any, Any],
+            relstrings: dict[str, str], positive: int, run_path: str, value_format: str) -> str:
+    """trec_eval's output from per-query values (``positive``: the judgments with a grade > 0, num_rel's
+    summary under -c)."""
+    import numpy as np
+
+    nq = len(qids)
+    lines_per_query: list[list[str]] = []  # per measure column: the lines of every query
+    summary: list[str] = []
+    runid = _last_run_id(run_path) if any(p.measure.kind == "runid" for p in planned) else ""
+    ztable = _read_zscores(opts.zscores) if opts.zscores is not None else None
+    z = "Z" if ztable is not None else ""
+    for p in planned:
+        kind = p.measure.kind
+        if kind == "runid":
+            summary.append(f"{'runid':<22}\tall\t{runid}\n")
+            continue
+        if kind == "count_q":
+            text = str(nq) if ztable is None else _fmt(float(nq), value_format)
+            summary.append(f"{z}{'num_q':<22}\tall\t{text}\n")
+            continue
+        if kind == "relstring":
+            if opts.query:
+                lines_per_query.append([f"{p.names[0]:<22}\t{q}\t'{relstrings.get(q, '')}'\n" for q in qids])
+            continue
+        for name, m in zip(p.names, p.metrics, strict=True):
+            assert m is not None
+            values = columns[m]
+            head = f"{z}{name:<22}\t"
+            if kind == "gm":
+                values = np.log(np.maximum(values, 1e-5))
+            if ztable is not None:
+                values = _to_zscores(ztable, qids, name, values)
+            if kind == "long":
+                if ztable is None:
+                    ints = np.trunc(values).astype(np.int64)
+                    if opts.query:
+                        lines_per_query.append([f"{head}{q}\t{v}\n" for q, v in zip(qids, ints.tolist(), strict=True)])
+                    total: float = float(int(ints.sum()))
+                else:
+                    if opts.query:
+                        lines_per_query.append([f"{head}{q}\t{_fmt(v, value_format)}\n"
+                                                for q, v in zip(qids, values.tolist(), strict=True)])
+                    total = _seq_sum(values)
+                if p.measure.name == "num_rel" and opts.complete:
+                    total = float(positive)  # trec_eval -c: every judgment with a grade > 0
+                text = str(int(total)) if ztable is None else _fmt(total, value_format)
+                summary.append(f"{head}all\t{text}\n")
+            elif kind == "gm":
+                summary.append(f"{head}all\t{_fmt(math.exp(_seq_sum(values) / nq), value_format)}\n")
+            else:
+                if opts.query:
+                    lines_per_query.append([f"{head}{q}\t{_fmt(v, value_format)}\n"
+                                            for q, v in zip(qids, values.tolist(), strict=True)])
+                summary.append(f"{head}all\t{_fmt(_seq_sum(values) / nq, value_format)}\n")
+    parts: list[str] = []
+    if opts.query and lines_per_query:
+        for i in range(nq):
+            parts.extend(col[i] for col in lines_per_query)
+    if opts.summary:
+        parts.extend(summary)
+    return "".join(parts)
+
+
+MISSING_ZSCORE = -1000000.0  # trec_eval's value for a query or measure the z-score file lacks
+
+
+def _read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
+    """trec_eval's -Z file: ``qid measure mean stddev`` lines (``#`` comments and blank lines skipped)."""
+    table: dict[str, dict[str, tuple[float, float]]] = {}
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, start=1):
+                fields = line.split()
+                if not fields or fields[0].startswith("#"):
+                    continue
+                if len(fields) != 4:
+                    raise TrecEvalError(f"{path}, line {number}: a z-score line is 'qid measure mean stddev', got "
+                                        f"{line.strip()!r}")
+                table.setdefault(fields[0], {})[fields[1]] = (_atof(fields[2]), _atof(fields[3]))
+    except OSError as err:
+        raise TrecEvalError(f"cannot read the z-score file {path!r}: {err.strerror}") from None
+    return table
+
+
+def _to_zscores(table: dict[str, dict[str, tuple[float, float]]], qids: list[str], name: str,
+                values: np.ndarray) -> np.ndarray:
+    """Each query's value as (value - mean) / stddev from the -Z table; MISSING_ZSCORE where the table has no
+    line for the query or measure (or a zero stddev and another value), 0 for a zero stddev at the mean."""
+    import numpy as np
+
+    out = np.empty(len(values), dtype=np.float64)
+    for i, (q, v) in enumerate(zip(qids, values.tolist(), strict=True)):
+        entry = table.get(q, {}).get(name)
+        if entry is None:
+            out[i] = MISSING_ZSCORE
+            continue
+        mean, sd = entry
+        if sd:
+            out[i] = (v - mean) / sd
+        else:
+            out[i] = 0.0 if v == mean else MISSING_ZSCORE
+    return out
+
+
+def _seq_sum(values: np.ndarray) -> float:
+    """The sum added query by query, in order (as trec_eval accumulates its averages)."""
+    import numpy as np
+
+    return float(np.cumsum(values)[-1]) if len(values) else 0.0
+
+
+def _jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path: str) -> tuple[list[str], dict]:
+    """map_avgjg, P_avgjg, Rprec_mult_avgjg: each query's measure computed on every judgment group's
+    judgments (``qid group docno grade`` lines), then averaged over its groups."""
+    import numpy as np
+
+    from ragrade.io import read_run
+
+    groups: dict[str, dict[str, dict[str, int]]] = {}
+    with open(qrels_path, encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, start=1):
+            fields = line.split()
+            if not fields or fields[0].startswith("#"):
+                continue
+            if len(fields) != 4:
+                raise TrecEvalError(f"{qrels_path}, line {number}: a qrels_jg line is 'qid group docno grade', got "
+                                    f"{line.strip()!r}")
+            docs = groups.setdefault(fields[0], {}).setdefault(fields[1], {})
+            if fields[2] in docs:
+                raise TrecEvalError(f"{qrels_path}, line {number}: document {fields[2]!r} judged twice for query "
+                                    f"{fields[0]!r} in group {fields[1]!r}")
+            docs[fields[2]] = _atol(fields[3])
+    runobj = read_run(run_path, format="trec")
+    ranked = runobj.to_dict()
+    qids = sorted(groups, key=lambda q: q.encode("utf-8"))
+    missing = [q for q in qids if q not in ranked]
+    if missing and not opts.complete:
+        raise TrecEvalError(f"query {missing[0]!r} has judgments in {qrels_path} but no results in {run_path} "
+                            "(trec_eval stops here); use -c to score such queries")
+    if not qids:
+        raise TrecEvalError("no queries with both results and relevance information")
+    sep = "\x1f"
+    vqrels = {f"{q}{sep}{g}": docs for q in qids for g, docs in groups[q].items()}
+    vrun = {f"{q}{sep}{g}": ranked.get(q, {_BOGUS_DOC: 1.0}) for q in qids for g in groups[q]}
+    metrics = list(dict.fromkeys(m for p in planned for m in p.metrics if m is not None))
+    settings: dict[str, Any] = dict(
+        no_relevant="zero", duplicates="error", missing_qrels="ignore",
+        unjudged="condensed" if opts.judged_only else None, max_docs=opts.max_docs,
+        num_docs=opts.num_docs or None, rel_level=opts.rel_level if opts.rel_level != 1 else None,
+        names="trec_eval")
+    frame = _evaluate(vqrels, vrun, metrics, settings, run_path).reindex(list(vqrels))
+    owner = [key.split(sep, 1)[0] for key in vqrels]
+    columns: dict[Any, Any] = {}
+    for m in metrics:
+        values = frame[str(m)].to_numpy(dtype=np.float64)
+        total: dict[str, float] = {}
+        count: dict[str, int] = {}
+        for q, v in zip(owner, values.tolist(), strict=True):
+            total[q] = total.get(q, 0.0) + v
+            count[q] = count.get(q, 0) + 1
+        columns[m] = np.array([total[q] / count[q] if count[q] > 1 else total[q] for q in qids])
+    return qids, columns
+
+
+_BOGUS_DOC = "ceci_nest_pas_un_docno"  # trec_eval's stand-in document for a query absent from the run
+
+
+def _evaluate(qrels: Any, run: Any, metrics: list[Metric], settings: dict[str, Any], run_path: str) -> Any:
+    """Per-query values (a DataFrame, one column per ``str(metric)``) of the queries in both sides."""
+    import warnings
+
+    import pandas as pd
+
+    import ragrade
+    from ragrade.errors import PolicyError, RagradeWarning
+
+    # grade_at (relstring's characters) is NaN where a document has no judgment: no_relevant="zero" would make
+    # that 0, so it is computed on its own with NaN left as it is.
+    groups = [[m for m in metrics if m.name != "grade_at"], [m for m in metrics if m.name == "grade_at"]]
+    frames = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RagradeWarning)
+        for group, extra in zip(groups, ({}, {"no_relevant": "skip"}), strict=True):
+            if not group:
+                continue
+            try:
+                res = ragrade.evaluate(qrels, run, [(str(m), m) for m in group], missing_run="drop",
+                                       **{**settings, **extra})
+            except PolicyError as err:
+                raise TrecEvalError(f"{run_path}: {err}") from None
+            frames.append(res.per_query[[str(m) for m in group]])
+    return frames[0] if len(frames) == 1 else pd.concat(frames, axis=1)
+
+
+def _nan_like_trec_eval(planned: list[Planned], columns: dict[Any, Any], helpers: list[Any]) -> None:
+    """trec_eval's interpolated precision of a ranking left empty (-J with nothing judged retrieved): 0 / 0,
+    NaN, at every level x with round(x R) = 0; 11pt_avg is NaN if any of its levels is."""
+    import numpy as np
+
+    from ragrade.kernels.measures import _cut_by_round, recall_levels
+
+    num_ret = columns[helpers[0]]
+    empty = num_ret == 0
+    if not empty.any():
+        return
+    for p in planned:
+        for m in p.metrics:
+            if m is None or m.name not in ("iprec", "iprec_11pt"):
+                continue
+            r = columns[helpers[1]]  # R at the relevance level in force (-l)
+            levels = [float(m.get("recall"))] if m.name == "iprec" else list(recall_levels(m))
+            zero = np.zeros(len(r), dtype=bool)
+            for x in levels:
+                zero |= _cut_by_round(x, r.astype(np.int64)) == 0
+            col = columns[m].copy()
+            col[empty & zero] = np.nan
+            columns[m] = col
+
+
+def _clean_missing(planned: list[Planned], columns: dict[Any, Any], missing: np.ndarray, qids: list[str],
+                   relstrings: dict[str, str]) -> None:
+    """What trec_eval resets after scoring a query absent from the run (-c), by output name: num_ret,
+    utility and rbp_resid without parameters, every unj_*, relstring without a length."""
+    for p in planned:
+        name = p.measure.name
+        if p.measure.kind == "relstring":
+            if p.params is None:
+                for q, miss in zip(qids, missing.tolist(), strict=True):
+                    if miss:
+                        relstrings[q] = ""
+            continue
+        if name == "num_ret" or name == "unj" or (name in ("utility", "rbp_resid") and p.params is None):
+            for m in p.metrics:
+                col = columns[m].copy()
+                col[missing] = 0.0
+                columns[m] = col
+
+
+def _relstrings(p: Planned, columns: dict[Any, Any], qids: list[str], num_ret: Any) -> dict[str, str]:
+    """trec_eval's relstring from ``grade_at@1..N``: one character per retrieved document of the first N (its
+    grade 0-9, '>' above 9, '-' without a judgment, '.' a negative grade)."""
+    import numpy as np
+
+    n_ret = columns[num_ret]
+    text = np.full(len(qids), "", dtype=object)
+    for k, m in enumerate(p.parts, start=1):
+        g = columns[m]
+        char = np.full(len(qids), "-", dtype=object)
+        judged = ~np.isnan(g)
+        gg = np.where(judged, g, 0).astype(np.int64)
+        char[judged & (gg < 0)] = "."
+        char[judged & (gg > 9)] = ">"
+        digits = judged & (gg >= 0) & (gg <= 9)
+        char[digits] = np.array([str(v) for v in range(10)], dtype=object)[gg[digits]]
+        text = np.where(n_ret >= k, text + char, text)
+    return dict(zip(qids, text.tolist(), strict=True))
+
+
+def help_text(opts: Options) -> str:
+    """ragrade's own help for the trec_eval command (options, formats, and the measures asked for)."""
+    lines = [
+        "ragrade trec_eval: trec_eval 10's command line, computed by ragrade.",
+        "",
+        "usage: ragrade trec_eval [options] QRELS RUN",
+        "",
+        "  -q            print the value of every query too",
+        "  -c            score judged queries missing from the run (as empty rankings)",
+        "  -n            no summary ('all' lines)",
+        "  -l LEVEL      lowest grade counted as relevant (default 1)",
+        "  -M N          read only the first N documents of each ranking",
+        "  -N N          number of documents in the collection (utility)",
+        "  -J            drop unjudged documents from the rankings before scoring",
+        "  -R FORMAT     judgment format (qrels, qrels_jg)",
+        "  -Z FILE       z-scores: 'qid measure mean stddev' lines standardise each value",
+        "  -T FORMAT     results format (trec_results)",
+        "  -m MEASURE    a measure, a measure with parameters (P.5,10) or a set: official, all_trec, set, qrels_jg",
+        "  -v            the trec_eval version it follows",
+        "  -h            this help",
+        "",
+        "QRELS: 'query iteration document grade' lines; RUN: 'query Q0 document rank score run' lines;",
+        "lines starting with '#' are comments.",
+        "",
+        "Measures: " + ", ".join(m.name for m in MEASURES if m.supported),
+        "Sets: " + ", ".join(NICKNAMES),
+        "Definitions: docs/metrics.md (ragrade metrics); differences from trec_eval 9: docs/conventions.md.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["MEASURES", "NICKNAMES", "TrecEvalError", "help_text", "parse_args", "plan", "run"]
