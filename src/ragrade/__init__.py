@@ -51,6 +51,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "UnknownNameError": ("ragrade.errors", "UnknownNameError"),
     "PolicyError": ("ragrade.errors", "PolicyError"),
     "MissingDependencyError": ("ragrade.errors", "MissingDependencyError"),
+    "fuse": ("ragrade.fusion", "fuse"),
 }
 
 
@@ -84,6 +85,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         RagradeWarning,
         UnknownNameError,
     )
+    from ragrade.fusion import fuse
     from ragrade.gate import gate, load_baseline, save_baseline
     from ragrade.io import read_qrels, read_run, write_qrels, write_run
     from ragrade.matching import get_matcher
@@ -119,6 +121,7 @@ __all__ = [
     "conventions",
     "evaluate",
     "evaluate_diversity",
+    "fuse",
     "gate",
     "get_matcher",
     "get_profile",
