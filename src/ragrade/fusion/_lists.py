@@ -25,11 +25,17 @@ class Space:
 
     query_ids: np.ndarray  # object, sorted
     pair_query: np.ndarray  # int64: query index of each pair
-    pair_doc: np.ndarray  # object: document id of each pair
+    pair_code: np.ndarray  # int64: document code of each pair (into doc_vocab)
+    doc_vocab: np.ndarray  # object: the document ids of all runs
 
     @property
     def n_queries(self) -> int:
         return len(self.query_ids)
+
+    @property
+    def pair_doc(self) -> np.ndarray:
+        """The document id of every pair (object array)."""
+        return self.doc_vocab[self.pair_code]
 
 
 @dataclass(frozen=True)
@@ -98,57 +104,77 @@ def align(runs: list[Run], names: list[str], *, same_queries: bool) -> tuple[Spa
     gcodes, gvocab = factorize(np.concatenate(vocabs) if vocabs else np.empty(0, dtype=object))
     gcodes = np.asarray(gcodes, dtype=np.int64)
     starts = np.cumsum([0] + [len(v) for v in vocabs])
+    n_docs = max(len(gvocab), 1)
     rows_q: list[np.ndarray] = []
-    rows_d: list[np.ndarray] = []
     rows_s: list[np.ndarray] = []
+    keys: list[np.ndarray] = []
     for i, run in enumerate(runs):
         qi = np.fromiter((q_index[q] for q in run.query_ids.tolist()), dtype=np.int64, count=run.n_queries)
         per_row_q = np.repeat(qi, np.diff(run.offsets))
         per_row_d = gcodes[starts[i] + np.asarray(run.doc_codes, dtype=np.int64)]
-        order = np.argsort(per_row_q, kind="stable")  # rows grouped by common query, input order kept
-        rows_q.append(per_row_q[order])
-        rows_d.append(per_row_d[order])
-        rows_s.append(_scores_of(run)[order])
-    n_docs = max(len(gvocab), 1)
-    keys = np.concatenate([q * n_docs + d for q, d in zip(rows_q, rows_d, strict=True)]) if runs else \
-        np.empty(0, dtype=np.int64)
-    pair_keys, pair_of_row = np.unique(keys, return_inverse=True)
-    space = Space(all_q, pair_keys // n_docs, np.asarray(gvocab, dtype=object)[pair_keys % n_docs]
-                  if len(pair_keys) else np.empty(0, dtype=object))
+        scores = _scores_of(run)
+        dup = run.duplicate_mask()
+        if dup.any():
+            per_row_q, per_row_d, scores = _dedupe(per_row_q, per_row_d, scores, dup)
+        if not np.all(qi[1:] > qi[:-1]):
+            order = np.argsort(per_row_q, kind="stable")  # rows grouped by common query, input order kept
+            per_row_q, per_row_d, scores = per_row_q[order], per_row_d[order], scores[order]
+        rows_q.append(per_row_q)
+        rows_s.append(scores)
+        keys.append(per_row_q * n_docs + per_row_d)
+    all_keys = np.concatenate(keys) if keys else np.empty(0, dtype=np.int64)
+    pair_of_row, pair_keys = _pair_ids(all_keys, nq * n_docs)
+    space = Space(all_q, pair_keys // n_docs, pair_keys % n_docs, np.asarray(gvocab, dtype=object))
     lists: list[Lists] = []
     at = 0
     for q, s in zip(rows_q, rows_s, strict=True):
-        pair = pair_of_row[at: at + len(q)].astype(np.int64)
+        pair = pair_of_row[at: at + len(q)]
         at += len(q)
-        pair, s, q = _dedupe(pair, s, q)
         off = offsets_from_counts(np.bincount(q, minlength=nq))
         perm = argsort_segments(-s, off)
         lists.append(Lists(pair[perm], s[perm], off, True))
     return space, lists
 
 
-def _dedupe(pair: np.ndarray, s: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    _, first = np.unique(pair, return_index=True)
-    if len(first) == len(pair):
-        return pair, s, q
-    _, last_rev = np.unique(pair[::-1], return_index=True)
-    last = len(pair) - 1 - last_rev  # aligned with `first` (both ordered by pair id)
-    keep = np.sort(first)
-    score = np.empty(len(s))
+def _pair_ids(keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(id of every key, key of every id)``: a direct table when the keys are dense enough, else a hash."""
+    if span <= 8 * len(keys) + 1024:
+        seen = np.zeros(span, dtype=bool)
+        seen[keys] = True
+        ids = np.cumsum(seen, dtype=np.int64) - 1
+        return ids[keys], np.flatnonzero(seen)
+    codes, uniq = factorize(keys)
+    return codes, np.asarray(uniq, dtype=np.int64)
+
+
+def _dedupe(q: np.ndarray, d: np.ndarray, s: np.ndarray, dup: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Rows of a document listed twice in one query: the first place is kept, with the last score."""
+    key = q * (int(d.max()) + 1) + d
+    _, last_rev = np.unique(key[::-1], return_index=True)
+    _, first = np.unique(key, return_index=True)
+    last = len(key) - 1 - last_rev
+    score = s.copy()
     score[first] = s[last]
-    return pair[keep], score[keep], q[keep]
+    keep = ~dup
+    return q[keep], d[keep], score[keep]
 
 
 def union(lists: list[Lists], space: Space) -> tuple[np.ndarray, np.ndarray]:
     """Every query's documents in first-seen order over the runs (run 0's list, then what run 1 adds,
     ...): the insertion order of ranx's fused dictionary. Returns ``(pairs, offsets)``."""
-    allp = np.concatenate([x.pair for x in lists])
-    allq = space.pair_query[allp]
-    o = np.argsort(allq, kind="stable")
-    ps = allp[o]
-    _, first = np.unique(ps, return_index=True)
-    first.sort()
-    u = ps[first]
+    counts = np.stack([x.counts for x in lists])  # [runs, queries]
+    moff = offsets_from_counts(counts.sum(axis=0))
+    before = np.cumsum(counts, axis=0) - counts  # entries of earlier runs within each query
+    merged = np.empty(int(moff[-1]), dtype=np.int64)
+    for r, x in enumerate(lists):
+        dest = np.repeat(moff[:-1] + before[r], x.counts) + x.positions()
+        merged[dest] = x.pair
+    first = np.full(len(space.pair_query), -1, dtype=np.int64)
+    idx = np.arange(len(merged), dtype=np.int64)
+    first[merged[::-1]] = idx[::-1]  # the last write wins: the earliest place of every pair
+    keep = np.zeros(len(merged), dtype=bool)
+    keep[first[first >= 0]] = True
+    u = merged[keep]
     return u, offsets_from_counts(np.bincount(space.pair_query[u], minlength=space.n_queries))
 
 

@@ -68,7 +68,7 @@ def to_run(space: Space, u_pair: np.ndarray, u_off: np.ndarray, fused: np.ndarra
     perm = argsort_segments(-fused, u_off)
     pairs = u_pair[perm]
     return Run(space.query_ids.astype(object), u_off.astype(np.int64), None, None, fused[perm].astype(np.float64),
-               name=name, unique=True, raw_docs=space.pair_doc[pairs].astype(object))
+               name=name, unique=True, raw_docs=space.doc_vocab[space.pair_code[pairs]])
 
 
 def prepared_for(runs: list[Run], names: list[str], method: str, norm: str, *, python_set: bool,
