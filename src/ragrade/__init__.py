@@ -52,6 +52,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "PolicyError": ("ragrade.errors", "PolicyError"),
     "MissingDependencyError": ("ragrade.errors", "MissingDependencyError"),
     "fuse": ("ragrade.fusion", "fuse"),
+    "optimize_fusion": ("ragrade.fusion.optimize", "optimize_fusion"),
+    "FusionSearch": ("ragrade.fusion.optimize", "FusionSearch"),
 }
 
 
@@ -86,6 +88,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         UnknownNameError,
     )
     from ragrade.fusion import fuse
+    from ragrade.fusion.optimize import FusionSearch, optimize_fusion
     from ragrade.gate import gate, load_baseline, save_baseline
     from ragrade.io import read_qrels, read_run, write_qrels, write_run
     from ragrade.matching import get_matcher
@@ -99,6 +102,7 @@ __all__ = [
     "Comparison",
     "ConventionsReport",
     "Evaluator",
+    "FusionSearch",
     "HoleRate",
     "InputError",
     "Metric",
@@ -126,6 +130,7 @@ __all__ = [
     "get_matcher",
     "get_profile",
     "load_baseline",
+    "optimize_fusion",
     "parse_metric",
     "parse_metrics",
     "read_qrels",
