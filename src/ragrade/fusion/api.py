@@ -72,7 +72,7 @@ def to_run(space: Space, u_pair: np.ndarray, u_off: np.ndarray, fused: np.ndarra
 
 
 def prepared_for(runs: list[Run], names: list[str], method: str, norm: str, *, python_set: bool,
-                 same_queries: bool = True) -> tuple[Space, list[Lists], Prepared]:
+                 same_queries: bool = False) -> tuple[Space, list[Lists], Prepared]:
     space, lists = align(runs, names, same_queries=same_queries)
     normed = normalise(lists, space, norm, python_set=python_set)
     return space, normed, prepare(space, normed, method, python_set=python_set)
@@ -80,7 +80,8 @@ def prepared_for(runs: list[Run], names: list[str], method: str, norm: str, *, p
 
 def fuse(runs: Any, method: str = "rrf", norm: str | None = "default", params: Mapping[str, Any] | None = None,
          weights: Sequence[float] | None = None, profile: str = "ranx",
-         candidate_order: CandidateOrder = "first_seen", name: str | None = None) -> Run:
+         candidate_order: CandidateOrder = "first_seen", same_queries: bool = False,
+         name: str | None = None) -> Run:
     """Fuse ``runs`` (a dict name -> run, or a list; any run input ragrade reads) into one :class:`Run`.
 
     ``method`` and ``norm`` take ranx's names (case-insensitive; ``"CombSUM"``, ``"combsum"`` and
@@ -94,6 +95,8 @@ def fuse(runs: Any, method: str = "rrf", norm: str | None = "default", params: M
     ``candidate_order``: BordaFuse, Condorcet and ``norm="borda"`` take their candidates from a Python
     set in ranx, so ranx's results depend on ``PYTHONHASHSEED``; ``"first_seen"`` (default) uses an order
     independent of it, ``"python_set"`` ranx's own (equal to ranx run with this process's seed).
+    A query missing from some runs is fused from the runs that have it (an empty list in the others);
+    ``same_queries=True`` refuses such runs, as ranx does.
 
     >>> a = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
     >>> b = {"q1": {"d2": 0.9, "d4": 0.5}}
@@ -109,6 +112,7 @@ def fuse(runs: Any, method: str = "rrf", norm: str | None = "default", params: M
     m = method_name(method)
     nm = "min-max" if norm == "default" else norm_name(norm)
     p = _params(m, params, weights)
-    space, _, prep = prepared_for(run_list, names, m, nm, python_set=candidate_order == "python_set")
+    space, _, prep = prepared_for(run_list, names, m, nm, python_set=candidate_order == "python_set",
+                                  same_queries=same_queries)
     fused = combine(prep, m, p)
     return to_run(space, prep.u_pair, prep.u_off, fused, name or f"{m}({'+'.join(names)})")

@@ -327,7 +327,7 @@ def optimize_fusion(qrels: Any, runs: Any, method: str = "wsum", metric: str = "
     run_list, names = as_runs(runs)
     q = as_qrels(qrels)
     qrels_dict = {k: {d: float(g) for d, g in v.items()} for k, v in q.to_dict().items()}
-    space, lists = align(run_list, names, same_queries=True)
+    space, lists = align(run_list, names, same_queries=prof == "ranx")
     if prof == "ranx":
         missing = set(space.query_ids.tolist()) ^ set(qrels_dict)
         if missing:
@@ -371,7 +371,9 @@ def _cross_validate(result: FusionSearch, space: Space, normed: list[Lists], met
                                 "queries": int(test_q.sum())})
     result.cv = k
     result.cv_per_query = per_query
-    result.cv_score = float(np.mean(list(per_query.values()))) if per_query else float("nan")
+    vals = np.asarray(list(per_query.values()), dtype=np.float64)
+    # queries whose metric is undefined (NaN under the no_relevant policy) are left out, as in Result.means
+    result.cv_score = float(np.nanmean(vals)) if np.isfinite(vals).any() else float("nan")
 
 
 __all__ = ["FusionSearch", "configurations", "locate", "optimize_fusion", "ranx_weight_grid", "simplex_grid"]
