@@ -73,7 +73,7 @@ def command(runs: tuple[str, ...], output: str, method: str, norm: str, params: 
 
         from ragrade.io import read_run, write_run
 
-        loaded = {}
+        loaded: dict[str, Any] = {}
         for path in runs:
             stem = Path(path).name.split(".")[0] or path
             key = stem if stem not in loaded else f"{stem}#{len(loaded) + 1}"
