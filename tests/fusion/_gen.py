@@ -79,3 +79,16 @@ def ranx_normalised(runs, norm):
     if norm == "borda":
         return norm_switch(norm)(list(runs))
     return [norm_switch(norm)(r) for r in runs]
+
+
+def need(module: str, why: str):
+    """Import a reference library: skipped locally when it is missing, a failure in CI (``CI`` set),
+    where the test extra installs it."""
+    import importlib
+    import os
+
+    import pytest
+
+    if os.environ.get("CI"):
+        return importlib.import_module(module)
+    return pytest.importorskip(module, reason=why)

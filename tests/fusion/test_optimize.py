@@ -9,9 +9,9 @@ import pytest
 import ragrade
 from ragrade.fusion.optimize import ranx_weight_grid, simplex_grid
 
-from ._gen import random_qrels, random_runs
+from ._gen import need, random_qrels, random_runs
 
-ranx = pytest.importorskip("ranx", reason="ranx is in the test extra")
+ranx = need("ranx", "ranx is in the test extra")
 
 SEARCHED = ["wsum", "mixed", "wmnz", "rrf", "probfuse", "slidefuse", "w_bordafuse", "w_condorcet"]
 TRAINED_ONLY = ["posfuse", "segfuse", "bayesfuse", "mapfuse"]

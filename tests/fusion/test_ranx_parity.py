@@ -13,9 +13,9 @@ import pytest
 import ragrade
 from ragrade.fusion import METHODS, NORMS
 
-from ._gen import compare, random_qrels, random_runs, ranx_normalised, ranx_params
+from ._gen import compare, need, random_qrels, random_runs, ranx_normalised, ranx_params
 
-ranx = pytest.importorskip("ranx", reason="ranx is in the test extra")  # CI installs it: never skipped there
+ranx = need("ranx", "ranx is in the test extra")
 
 RANX_NORMS = [None if n == "none" else n for n in NORMS]
 HASH_FREE = [m for m, i in METHODS.items() if not (i.hash_values or i.hash_ties)]

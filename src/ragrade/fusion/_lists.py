@@ -83,11 +83,14 @@ def _scores_of(run: Run) -> np.ndarray:
     return (np.repeat(counts, counts) - pos).astype(np.float64)
 
 
-def align(runs: list[Run], names: list[str], *, same_queries: bool) -> tuple[Space, list[Lists]]:
+def align(runs: list[Run], names: list[str], *, same_queries: bool, order: str = "ranx"
+          ) -> tuple[Space, list[Lists]]:
     """Align runs on one pair space; each run's lists sorted as ranx sorts them (numba's quicksort of
     ``-score`` over the input order). A document listed twice in one query keeps its first place and
     its last score (a dict filled line by line). ``same_queries``: refuse runs whose query sets differ
-    (ranx's rule); otherwise a query missing from a run is an empty list there."""
+    (ranx's rule); otherwise a query missing from a run is an empty list there. ``order``: ``"ranx"``
+    (numba's quicksort), ``"stable"`` (score descending, equal scores in input order) or
+    ``"score_docid"`` (score descending, then document id ascending)."""
     qsets = [run.query_ids for run in runs]
     all_q = np.unique(np.concatenate(qsets).astype(object)) if runs else np.empty(0, dtype=object)
     if same_queries:
@@ -117,8 +120,8 @@ def align(runs: list[Run], names: list[str], *, same_queries: bool) -> tuple[Spa
         if dup.any():
             per_row_q, per_row_d, scores = _dedupe(per_row_q, per_row_d, scores, dup)
         if not np.all(qi[1:] > qi[:-1]):
-            order = np.argsort(per_row_q, kind="stable")  # rows grouped by common query, input order kept
-            per_row_q, per_row_d, scores = per_row_q[order], per_row_d[order], scores[order]
+            by_q = np.argsort(per_row_q, kind="stable")  # rows grouped by common query, input order kept
+            per_row_q, per_row_d, scores = per_row_q[by_q], per_row_d[by_q], scores[by_q]
         rows_q.append(per_row_q)
         rows_s.append(scores)
         keys.append(per_row_q * n_docs + per_row_d)
@@ -131,9 +134,23 @@ def align(runs: list[Run], names: list[str], *, same_queries: bool) -> tuple[Spa
         pair = pair_of_row[at: at + len(q)]
         at += len(q)
         off = offsets_from_counts(np.bincount(q, minlength=nq))
-        perm = argsort_segments(-s, off)
+        if order == "ranx":
+            perm = argsort_segments(-s, off)
+        elif order == "stable":
+            perm = np.lexsort((-s, q))
+        else:
+            doc_rank = _string_ranks(space.doc_vocab)
+            perm = np.lexsort((doc_rank[space.pair_code[pair]], -s, q))
         lists.append(Lists(pair[perm], s[perm], off, True))
     return space, lists
+
+
+def _string_ranks(values: np.ndarray) -> np.ndarray:
+    """Rank of every string in Python's (code point) order."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = np.empty(len(values), dtype=np.int64)
+    ranks[np.asarray(order, dtype=np.int64)] = np.arange(len(values), dtype=np.int64)
+    return ranks
 
 
 def _pair_ids(keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:

@@ -14,7 +14,7 @@ from ragrade.fusion._numba_sort import argsort_segments
 from ragrade.fusion.methods import METHODS, Prepared, combine, method_name, prepare
 from ragrade.fusion.norms import norm_name, normalise
 
-PROFILES = ("ranx",)
+PROFILES = ("ranx", "langchain", "llamaindex", "qdrant", "pyserini", "trectools")
 CandidateOrder = Literal["first_seen", "python_set"]
 
 
@@ -107,6 +107,10 @@ def fuse(runs: Any, method: str = "rrf", norm: str | None = "default", params: M
     if prof not in PROFILES:
         raise UnknownNameError("fusion profile", profile, PROFILES)
     run_list, names = as_runs(runs)
+    if prof != "ranx":
+        from ragrade.fusion.frameworks import fuse_framework
+
+        return fuse_framework(prof, run_list, names, method, norm, params, weights, name=name)
     if candidate_order not in ("first_seen", "python_set"):
         raise UnknownNameError("candidate order", candidate_order, ["first_seen", "python_set"])
     m = method_name(method)
