@@ -67,8 +67,9 @@ def to_run(space: Space, u_pair: np.ndarray, u_off: np.ndarray, fused: np.ndarra
     over the insertion order), so ``ties="input"`` reproduces ranx's order among equal values."""
     perm = argsort_segments(-fused, u_off)
     pairs = u_pair[perm]
-    return Run(space.query_ids.astype(object), u_off.astype(np.int64), None, None, fused[perm].astype(np.float64),
-               name=name, unique=True, raw_docs=space.doc_vocab[space.pair_code[pairs]])
+    # integer-coded over the runs' shared vocabulary: evaluation joins the (small) vocabulary, not every row
+    return Run(space.query_ids.astype(object), u_off.astype(np.int64), space.pair_code[pairs], space.doc_vocab,
+               fused[perm].astype(np.float64), name=name, unique=True)
 
 
 def prepared_for(runs: list[Run], names: list[str], method: str, norm: str, *, python_set: bool,

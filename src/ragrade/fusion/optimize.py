@@ -207,8 +207,8 @@ def train(method: str, space: Space, lists: list[Lists], rel_pairs: np.ndarray, 
 def _evaluate(space: Space, pairs: np.ndarray, off: np.ndarray, values: np.ndarray, qrels: Any, metric: str,
               profile: str) -> tuple[float, Any]:
     """Mean and per-query scores of a run given in rank order."""
-    run = Run(space.query_ids.astype(object), off.astype(np.int64), None, None, values.astype(np.float64),
-              unique=True, raw_docs=space.doc_vocab[space.pair_code[pairs]])
+    run = Run(space.query_ids.astype(object), off.astype(np.int64), space.pair_code[pairs], space.doc_vocab,
+              values.astype(np.float64), unique=True)
     return _mean_and_rows(qrels, run, metric, profile)
 
 
