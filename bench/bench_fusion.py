@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-import ragrade  # noqa: E402
+import ragrade
 
 
 def make(n_q: int, n_d: int, n_runs: int, seed: int = 0) -> tuple[list[dict], dict]:
