@@ -14,6 +14,9 @@ from ragrade.fusion._numba_sort import argsort_segments
 from ragrade.fusion.methods import METHODS, Prepared, combine, method_name, prepare
 from ragrade.fusion.norms import norm_name, normalise
 
+#: methods whose fused value reads positions only, never scores
+RANK_ONLY = frozenset({"isr", "log_isr", "logn_isr", "rrf", "rbc", "posfuse", "probfuse", "slidefuse", "mapfuse",
+                       "bayesfuse", "bordafuse", "w_bordafuse", "condorcet", "w_condorcet"})
 PROFILES = ("ranx", "langchain", "llamaindex", "qdrant", "pyserini", "trectools")
 CandidateOrder = Literal["first_seen", "python_set"]
 
@@ -75,7 +78,10 @@ def to_run(space: Space, u_pair: np.ndarray, u_off: np.ndarray, fused: np.ndarra
 def prepared_for(runs: list[Run], names: list[str], method: str, norm: str, *, python_set: bool,
                  same_queries: bool = False) -> tuple[Space, list[Lists], Prepared]:
     space, lists = align(runs, names, same_queries=same_queries)
-    normed = normalise(lists, space, norm, python_set=python_set)
+    if method in RANK_ONLY and norm in ("min-max", "max", "sum", "zmuv"):
+        normed = lists  # these keep every list's order, and the method reads positions only
+    else:
+        normed = normalise(lists, space, norm, python_set=python_set)
     return space, normed, prepare(space, normed, method, python_set=python_set)
 
 

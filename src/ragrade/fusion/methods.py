@@ -101,8 +101,16 @@ class Prepared:
     P: np.ndarray  # [runs, rows] int64 position in the run's list, -1 where absent
     V: np.ndarray  # [runs, rows] float64 value, 0.0 where absent
     H: np.ndarray  # [runs, rows] bool present
-    N: np.ndarray  # [runs, rows] int64 the run's list length for the row's query
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def N(self) -> np.ndarray:
+        """[runs, rows] int64: the run's list length for the row's query (computed on first use)."""
+        if "N" not in self.extra:
+            uq = np.diff(self.u_off)
+            self.extra["N"] = np.stack([np.repeat(x.counts, uq) for x in self.lists]) if self.lists else \
+                np.empty((0, len(self.u_pair)), dtype=np.int64)
+        return self.extra["N"]
 
     @property
     def count(self) -> np.ndarray:
@@ -116,17 +124,19 @@ def lay_out(space: Space, lists: list[Lists], u_pair: np.ndarray, u_off: np.ndar
     R, U = len(lists), len(u_pair)
     P = np.empty((R, U), dtype=np.int64)
     V = np.zeros((R, U))
-    N = np.empty((R, U), dtype=np.int64)
-    uq_counts = np.diff(u_off)
+    where = np.empty(n_pairs, dtype=np.int64)
     for r, x in enumerate(lists):
-        at = locate(x, u_pair, n_pairs)
+        where.fill(-1)
+        where[x.pair] = np.arange(len(x.pair), dtype=np.int64)
+        at = where[u_pair]
         found = at >= 0
-        pos = x.positions()
-        P[r] = np.where(found, pos[at] if len(pos) else 0, -1)
         if len(x.val):
+            pos = x.positions()
+            P[r] = np.where(found, pos[at], -1)
             V[r] = np.where(found, x.val[at], 0.0)
-        N[r] = np.repeat(x.counts, uq_counts)
-    return Prepared(space, lists, u_pair, u_off, P, V, P >= 0, N)
+        else:
+            P[r] = -1
+    return Prepared(space, lists, u_pair, u_off, P, V, P >= 0)
 
 
 def prepare(space: Space, lists: list[Lists], method: str, *, python_set: bool = False) -> Prepared:
@@ -202,7 +212,7 @@ def _table(table: np.ndarray, idx: np.ndarray, present: np.ndarray) -> np.ndarra
 
 def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
     """The fused value of every row of ``prep`` under ``method`` with ``params``."""
-    H, V, N = prep.H, prep.V, prep.N
+    H, V = prep.H, prep.V
     P = np.maximum(prep.P, 0)  # absent rows are masked by H
     R = len(P)
     if method == "sum":
@@ -253,6 +263,7 @@ def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
                               for r, p in enumerate(probs)]))
     if method == "probfuse":
         probs = _per_run(params, "probs", R)
+        N = prep.N
         return _seq(np.stack([_probfuse_run(np.asarray(p, dtype=np.float64), P[r], N[r], H[r])
                               for r, p in enumerate(probs)]))
     if method == "segfuse":
@@ -263,6 +274,7 @@ def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
     if method == "slidefuse":
         probs = _per_run(params, "probs", R)
         width = int(params["w"])
+        N = prep.N
         return _seq(np.stack([_slide_run(np.asarray(p, dtype=np.float64), P[r], N[r], H[r], width)
                               for r, p in enumerate(probs)]))
     if method == "mapfuse":
@@ -274,7 +286,7 @@ def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
                                        MIN_ODD) for r, o in enumerate(odds)]))
     if method in ("bordafuse", "w_bordafuse"):
         n_c = np.repeat(np.diff(prep.u_off), np.diff(prep.u_off)).astype(np.float64)
-        pts = np.where(H, n_c - P, (n_c - N + 1) / 2)
+        pts = np.where(H, n_c - P, (n_c - prep.N + 1) / 2)
         if method == "bordafuse":
             return _seq(pts)
         return _seq(_weights(params, R)[:, None] * pts)
