@@ -92,60 +92,78 @@ MIN_ODD = float(np.log(0.001 / 0.999))
 
 @dataclass
 class Prepared:
-    """The runs laid out over the fused rows (``u_pair`` grouped by query, ``u_off`` offsets)."""
+    """The runs laid out over the fused rows (``u_pair`` grouped by query, ``u_off`` offsets): ``at[r, u]``
+    is the index of row u's document in run r's lists (-1 where run r lacks it); positions, values and
+    list lengths are derived from it on first use."""
 
     space: Space
     lists: list[Lists]
     u_pair: np.ndarray
     u_off: np.ndarray
-    P: np.ndarray  # [runs, rows] int64 position in the run's list, -1 where absent
-    V: np.ndarray  # [runs, rows] float64 value, 0.0 where absent
-    H: np.ndarray  # [runs, rows] bool present
+    at: np.ndarray
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def _cached(self, key: str, make: Any) -> np.ndarray:
+        if key not in self.extra:
+            self.extra[key] = make()
+        return self.extra[key]
+
+    @property
+    def H(self) -> np.ndarray:
+        """[runs, rows] bool: the run returned the row's document."""
+        return self._cached("H", lambda: self.at >= 0)
+
+    @property
+    def row_query(self) -> np.ndarray:
+        return self._cached("q", lambda: np.repeat(np.arange(len(self.u_off) - 1), np.diff(self.u_off)))
+
+    @property
+    def P(self) -> np.ndarray:
+        """[runs, rows] int64: 0-based position in the run's list, -1 where absent."""
+        def make() -> np.ndarray:
+            out = np.empty(self.at.shape, dtype=np.int64)
+            for r, x in enumerate(self.lists):
+                out[r] = np.where(self.at[r] >= 0, self.at[r] - x.off[:-1][self.row_query], -1)
+            return out
+        return self._cached("P", make)
+
+    @property
+    def V(self) -> np.ndarray:
+        """[runs, rows] float64: the run's value, 0.0 where absent."""
+        def make() -> np.ndarray:
+            out = np.zeros(self.at.shape)
+            for r, x in enumerate(self.lists):
+                if len(x.val):
+                    out[r] = np.where(self.at[r] >= 0, x.val[self.at[r]], 0.0)
+            return out
+        return self._cached("V", make)
 
     @property
     def N(self) -> np.ndarray:
-        """[runs, rows] int64: the run's list length for the row's query (computed on first use)."""
-        if "N" not in self.extra:
-            uq = np.diff(self.u_off)
-            self.extra["N"] = np.stack([np.repeat(x.counts, uq) for x in self.lists]) if self.lists else \
-                np.empty((0, len(self.u_pair)), dtype=np.int64)
-        return self.extra["N"]
+        """[runs, rows] int64: the run's list length for the row's query."""
+        return self._cached("N", lambda: np.stack([x.counts[self.row_query] for x in self.lists]))
 
     @property
     def count(self) -> np.ndarray:
-        if "count" not in self.extra:
-            self.extra["count"] = self.H.sum(axis=0)
-        return self.extra["count"]
+        return self._cached("count", lambda: self.H.sum(axis=0))
 
 
 def lay_out(space: Space, lists: list[Lists], u_pair: np.ndarray, u_off: np.ndarray) -> Prepared:
     n_pairs = len(space.pair_query)
-    R, U = len(lists), len(u_pair)
-    P = np.empty((R, U), dtype=np.int64)
-    V = np.zeros((R, U))
+    at = np.empty((len(lists), len(u_pair)), dtype=np.int64)
     where = np.empty(n_pairs, dtype=np.int64)
     for r, x in enumerate(lists):
         where.fill(-1)
         where[x.pair] = np.arange(len(x.pair), dtype=np.int64)
-        at = where[u_pair]
-        found = at >= 0
-        if len(x.val):
-            pos = x.positions()
-            P[r] = np.where(found, pos[at], -1)
-            V[r] = np.where(found, x.val[at], 0.0)
-        else:
-            P[r] = -1
-    return Prepared(space, lists, u_pair, u_off, P, V, P >= 0)
+        at[r] = where[u_pair]
+    return Prepared(space, lists, u_pair, u_off, at)
 
 
 def prepare(space: Space, lists: list[Lists], method: str, *, python_set: bool = False) -> Prepared:
     if method in ("bordafuse", "w_bordafuse", "condorcet", "w_condorcet"):
         cand, coff = candidates(lists, space, python_set)
         if method in ("condorcet", "w_condorcet"):
-            prep = lay_out(space, lists, cand, coff)
-            prep.extra["candidates"] = True
-            return prep
+            return lay_out(space, lists, cand, coff)
         # borda points make every candidate part of every run: run 0's list first, then the other
         # candidates in the candidates' order
         n_pairs = len(space.pair_query)
