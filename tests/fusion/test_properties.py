@@ -14,7 +14,9 @@ from ._gen import compare, need
 
 ranx = need("ranx", "ranx is in the test extra")
 
-_docs = st.dictionaries(st.sampled_from([f"d{i}" for i in range(12)]), st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.5]),
+# ids of one length: ranx types the ids of every run by the first run's longest id and truncates longer
+# ones in a fusion (two ids may merge), a bug ragrade does not reproduce (docs/fusion.md)
+_docs = st.dictionaries(st.sampled_from([f"d{i:02d}" for i in range(12)]), st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.5]),
                         min_size=1, max_size=12)
 _run = st.fixed_dictionaries({"q1": _docs, "q2": _docs})
 
