@@ -100,3 +100,15 @@ def test_default_candidate_order_does_not_depend_on_the_seed() -> None:
                            capture_output=True, text=True, timeout=120).stdout for s in ("1", "2")}
     assert len(outs) == 1 and "q0" in next(iter(outs))
     assert runs  # the same generator feeds both children
+
+
+def test_duplicate_lines_keep_first_place_and_last_score(tmp_path: Path) -> None:
+    """A TREC file listing a document twice: ranx's dict keeps its first place and its last score."""
+    a, b = tmp_path / "a.trec", tmp_path / "b.trec"
+    a.write_text("q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq1 Q0 d1 3 1.0 t\nq1 Q0 d3 4 0.5 t\nq2 Q0 d1 1 1 t\n")
+    b.write_text("q1 Q0 d3 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq2 Q0 d4 1 1 t\n")
+    for method in ("sum", "rrf"):
+        ref = ranx.fuse([ranx.Run.from_file(str(a), kind="trec"), ranx.Run.from_file(str(b), kind="trec")],
+                        method=method, norm=None)
+        bad, worst, n = compare(ref, ragrade.fuse([str(a), str(b)], method=method, norm=None))
+        assert (bad, n) == (0, 5) and worst <= 1e-12
