@@ -231,7 +231,7 @@ def _table(table: np.ndarray, idx: np.ndarray, present: np.ndarray) -> np.ndarra
 def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
     """The fused value of every row of ``prep`` under ``method`` with ``params``."""
     H, V = prep.H, prep.V
-    P = np.maximum(prep.P, 0)  # absent rows are masked by H
+    P = prep._cached("P0", lambda: np.maximum(prep.P, 0))  # absent rows are masked by H
     R = len(P)
     if method == "sum":
         return _seq(V)
@@ -262,7 +262,13 @@ def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
         return s * np.log(c + float(params.get("sigma", 0.01)))
     if method == "rrf":
         k = params.get("k", 60)
-        return _seq(np.where(H, 1 / (k + P + 1), 0.0))
+        if isinstance(k, int | np.integer):  # k + r + 1 is an exact integer: one float division per row
+            den = prep._cached("P1", lambda: (P + 1).astype(np.float64)) + float(k)
+        else:
+            den = k + P + 1
+        terms = np.zeros(P.shape)
+        np.divide(1.0, den, out=terms, where=H)
+        return _seq(terms)
     if method == "rbc":
         phi = float(params["phi"])
         return _seq(np.where(H, (1 - phi) * _powi(phi, np.maximum(P, 0)), 0.0))

@@ -276,8 +276,10 @@ def _subset(space: Space, lists: list[Lists], keep_q: np.ndarray) -> tuple[Space
 
 
 def _search(space: Space, normed: list[Lists], method: str, configs: list[dict[str, Any]], qrels: dict,
-            metric: str, profile: str, python_set: bool) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
-    """(table rows, index of the best, best params) on these queries."""
+            metric: str, profile: str, python_set: bool,
+            keep: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
+    """(table rows, index of the best, best params) on these queries. ``keep``, when given and the search
+    fused the lists as given (``fuse`` would), receives the best configuration's fused run and score."""
     ranx = profile == "ranx"
     rel = _relevant_pairs(space, qrels)
     trained_lists = [x.trained_view() for x in normed] if (ranx and method in TRAINING) else normed
@@ -293,15 +295,19 @@ def _search(space: Space, normed: list[Lists], method: str, configs: list[dict[s
         else:
             params = train(method, space, trained_lists, rel, cfg, qrels, profile)
             slide_probs = params.get("probs") if method == "slidefuse" else None
-        score = _score_fused(space, prep, combine(prep, method, params), qrels, metric, profile)[0]
+        score, _, run = _score_fused(space, prep, combine(prep, method, params), qrels, metric, profile)
         rows.append({**{k: v for k, v in cfg.items()}, metric: score})
         better = score >= best_score if ranx else score > best_score
         if ranx and best < 0:
             better = score >= 0.0  # ranx starts from a best score of 0.0
         if better:
             best, best_score, best_params = i, score, params
+            if keep is not None and search_lists is normed:
+                keep.update(run=run, score=score)
     if best < 0:  # every score below ranx's starting 0.0 (not with IR metrics); keep the first
         best, best_params = 0, train(method, space, trained_lists, rel, configs[0], qrels, profile)
+        if keep is not None:
+            keep.clear()
     return rows, best, best_params
 
 
@@ -336,9 +342,13 @@ def optimize_fusion(qrels: Any, runs: Any, method: str = "wsum", metric: str = "
     python_set = candidate_order == "python_set"
     normed = normalise(lists, space, nm, python_set=python_set)
     configs = configurations(m, len(run_list), step, prof == "ranx")
-    rows, best, params = _search(space, normed, m, configs, qrels_dict, metric, prof, python_set)
-    prep = prepare(space, normed, m, python_set=python_set)
-    score, _, run = _score_fused(space, prep, combine(prep, m, params), qrels_dict, metric, prof)
+    kept: dict[str, Any] = {}
+    rows, best, params = _search(space, normed, m, configs, qrels_dict, metric, prof, python_set, keep=kept)
+    if kept:  # the search fused the normalised runs as fuse() does: its best run is the answer
+        score, run = float(kept["score"]), kept["run"]
+    else:
+        prep = prepare(space, normed, m, python_set=python_set)
+        score, _, run = _score_fused(space, prep, combine(prep, m, params), qrels_dict, metric, prof)
     run = run.with_name(f"{m}({'+'.join(names)})")
     result = FusionSearch(m, nm, metric, prof, params, score, float(rows[best][metric]), run, rows,
                           config=dict(configs[best]))
