@@ -280,8 +280,11 @@ def _search(space: Space, normed: list[Lists], method: str, configs: list[dict[s
             keep: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
     """(table rows, index of the best, best params) on these queries. ``keep``, when given and the search
     fused the lists as given (``fuse`` would), receives the best configuration's fused run and score."""
+    from ragrade.engine.inputs import as_qrels
+
     ranx = profile == "ranx"
-    rel = _relevant_pairs(space, qrels)
+    rel = _relevant_pairs(space, qrels) if method in TRAINING else np.zeros(0, dtype=bool)
+    judged = as_qrels(qrels)  # once: every configuration is scored against it
     trained_lists = [x.trained_view() for x in normed] if (ranx and method in TRAINING) else normed
     # ranx scores ProbFuse/SlideFuse configurations on the lists its training re-sorted in place
     search_lists = trained_lists if method in ("probfuse", "slidefuse") else normed
@@ -293,9 +296,9 @@ def _search(space: Space, normed: list[Lists], method: str, configs: list[dict[s
         if method == "slidefuse" and slide_probs is not None:
             params = {**cfg, "probs": slide_probs}
         else:
-            params = train(method, space, trained_lists, rel, cfg, qrels, profile)
+            params = train(method, space, trained_lists, rel, cfg, judged, profile)
             slide_probs = params.get("probs") if method == "slidefuse" else None
-        score, _, run = _score_fused(space, prep, combine(prep, method, params), qrels, metric, profile)
+        score, _, run = _score_fused(space, prep, combine(prep, method, params), judged, metric, profile)
         rows.append({**{k: v for k, v in cfg.items()}, metric: score})
         better = score >= best_score if ranx else score > best_score
         if ranx and best < 0:
@@ -305,7 +308,7 @@ def _search(space: Space, normed: list[Lists], method: str, configs: list[dict[s
             if keep is not None and search_lists is normed:
                 keep.update(run=run, score=score)
     if best < 0:  # every score below ranx's starting 0.0 (not with IR metrics); keep the first
-        best, best_params = 0, train(method, space, trained_lists, rel, configs[0], qrels, profile)
+        best, best_params = 0, train(method, space, trained_lists, rel, configs[0], judged, profile)
         if keep is not None:
             keep.clear()
     return rows, best, best_params
@@ -348,7 +351,7 @@ def optimize_fusion(qrels: Any, runs: Any, method: str = "wsum", metric: str = "
         score, run = float(kept["score"]), kept["run"]
     else:
         prep = prepare(space, normed, m, python_set=python_set)
-        score, _, run = _score_fused(space, prep, combine(prep, m, params), qrels_dict, metric, prof)
+        score, _, run = _score_fused(space, prep, combine(prep, m, params), q, metric, prof)
     run = run.with_name(f"{m}({'+'.join(names)})")
     result = FusionSearch(m, nm, metric, prof, params, score, float(rows[best][metric]), run, rows,
                           config=dict(configs[best]))
