@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("ragrade.scale", "ragrade.spark", "ragrade.engine.outofcore", "ragrade.engine.combine",
      "ragrade.engine.budget"),
     ("ragrade.evaluation",),
-    ("ragrade.llm", "ragrade.judges", "ragrade.compat", "ragrade.retrieval", "ragrade.comparison",
+    ("ragrade.llm", "ragrade.judges", "ragrade.compat", "ragrade.retrieval", "ragrade.comparison", "ragrade.fusion",
      "ragrade.profiles.report"),
     ("ragrade.report", "ragrade.gating", "ragrade.assessment", "ragrade.integrations"),
     ("ragrade.cli", "ragrade.__main__"),

@@ -53,6 +53,9 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "UnknownNameError": ("ragrade.errors", "UnknownNameError"),
     "PolicyError": ("ragrade.errors", "PolicyError"),
     "MissingDependencyError": ("ragrade.errors", "MissingDependencyError"),
+    "fuse": ("ragrade.fusion", "fuse"),
+    "optimize_fusion": ("ragrade.fusion.optimize", "optimize_fusion"),
+    "FusionSearch": ("ragrade.fusion.optimize", "FusionSearch"),
 }
 
 
@@ -87,6 +90,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         UnknownNameError,
     )
     from ragrade.evaluation import evaluate
+    from ragrade.fusion import fuse
+    from ragrade.fusion.optimize import FusionSearch, optimize_fusion
     from ragrade.gating import gate, load_baseline, save_baseline
     from ragrade.io import read_qrels, read_run, write_qrels, write_run
     from ragrade.matching import get_matcher
@@ -100,6 +105,7 @@ __all__ = [
     "Comparison",
     "ConventionsReport",
     "Evaluator",
+    "FusionSearch",
     "HoleRate",
     "InputError",
     "Metric",
@@ -123,10 +129,12 @@ __all__ = [
     "conventions",
     "evaluate",
     "evaluate_diversity",
+    "fuse",
     "gate",
     "get_matcher",
     "get_profile",
     "load_baseline",
+    "optimize_fusion",
     "parse_metric",
     "parse_metrics",
     "plan",

@@ -990,6 +990,91 @@ static PyObject *sort_segments_desc(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ---- fusion: numba's default np.argsort (quicksort) within segments, for ranx's tie order ----------
+ * The same algorithm as numba's quicksort (median-of-three partition, insertion sort below 15 items,
+ * the larger part pushed on a stack), written from its description so that the permutation of equal
+ * keys is the one numba produces from the same input order. Ascending in the keys. */
+#define NQS_SMALL 15
+static void nqs_insertion(const double *A, int64_t *R, int64_t low, int64_t high) {
+    for (int64_t i = low + 1; i <= high; i++) {
+        int64_t k = R[i];
+        double v = A[k];
+        int64_t j = i;
+        while (j > low && v < A[R[j - 1]]) { R[j] = R[j - 1]; j--; }
+        R[j] = k;
+    }
+}
+static int64_t nqs_partition(const double *A, int64_t *R, int64_t low, int64_t high) {
+    int64_t mid = (low + high) >> 1, t;
+    if (A[R[mid]] < A[R[low]]) { t = R[low]; R[low] = R[mid]; R[mid] = t; }
+    if (A[R[high]] < A[R[mid]]) { t = R[high]; R[high] = R[mid]; R[mid] = t; }
+    if (A[R[mid]] < A[R[low]]) { t = R[low]; R[low] = R[mid]; R[mid] = t; }
+    double pivot = A[R[mid]];
+    t = R[high]; R[high] = R[mid]; R[mid] = t;
+    int64_t i = low, j = high - 1;
+    for (;;) {
+        while (i < high && A[R[i]] < pivot) i++;
+        while (j >= low && pivot < A[R[j]]) j--;
+        if (i >= j) break;
+        t = R[i]; R[i] = R[j]; R[j] = t;
+        i++; j--;
+    }
+    t = R[i]; R[i] = R[high]; R[high] = t;
+    return i;
+}
+static void nqs_argsort(const double *A, int64_t *R, int64_t n) {
+    /* A: the segment's keys; R: receives 0..n-1 permuted. */
+    for (int64_t i = 0; i < n; i++) R[i] = i;
+    if (n < 2) return;
+    int64_t stack_lo[128], stack_hi[128];
+    int sp = 0;
+    stack_lo[0] = 0; stack_hi[0] = n - 1; sp = 1;
+    while (sp > 0) {
+        sp--;
+        int64_t low = stack_lo[sp], high = stack_hi[sp];
+        while (high - low >= NQS_SMALL) {
+            int64_t i = nqs_partition(A, R, low, high);
+            if (high - i > i - low) {
+                if (high > i && sp < 128) { stack_lo[sp] = i + 1; stack_hi[sp] = high; sp++; }
+                high = i - 1;
+            } else {
+                if (i > low && sp < 128) { stack_lo[sp] = low; stack_hi[sp] = i - 1; sp++; }
+                low = i + 1;
+            }
+        }
+        nqs_insertion(A, R, low, high);
+    }
+}
+
+static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
+    PyObject *objs[3];
+    if (!PyArg_ParseTuple(args, "OOO", &objs[0], &objs[1], &objs[2])) return NULL;
+    Py_buffer b[3];
+    if (get_buffers(objs, b, 3, 2) < 0) return NULL;
+    const double *v = (const double *)b[0].buf;
+    const int64_t *off = (const int64_t *)b[1].buf;
+    int64_t *out = (int64_t *)b[2].buf;
+    Py_ssize_t n = b[0].len / 8, nseg = b[1].len / 8 - 1;
+    int ok = nseg >= 0 && b[2].len / 8 >= n;
+    for (Py_ssize_t s = 0; ok && s < nseg; s++)
+        if (off[s] < 0 || off[s + 1] < off[s] || off[s + 1] > n) ok = 0;
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t s = 0; s < nseg; s++) {
+            int64_t a = off[s], len = off[s + 1] - off[s];
+            nqs_argsort(v + a, out + a, len);
+            for (int64_t i = 0; i < len; i++) out[a + i] += a;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "numba_argsort_segments: inconsistent offsets or buffer sizes");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *features(PyObject *self, PyObject *unused) {
 #if defined(HAVE_SSE2)
     int sse2 = 1;
@@ -1027,6 +1112,7 @@ static PyMethodDef methods[] = {
     {"sort_segments_desc", sort_segments_desc, METH_VARARGS, "Stable descending sort within segments."},
     {"scan_trec", scan_trec, METH_VARARGS, "Tokenize TREC run/qrels lines into columnar buffers."},
     {"rank_in_segments", rank_in_segments, METH_VARARGS, "Binary searches within descending segments."},
+    {"numba_argsort_segments", numba_argsort_segments, METH_VARARGS, "numba's quicksort argsort within segments."},
     {"features", features, METH_NOARGS, "What this build has: SIMD, the file mapping, page release."},
     {NULL, NULL, 0, NULL},
 };

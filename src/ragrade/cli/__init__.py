@@ -35,6 +35,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "info": ("ragrade.cli.info_cmd", "Show the version, the active native accelerations and the installed extras."),
     "retrieve": ("ragrade.cli.retrieve_cmd", "Run a retriever (function, LangChain, LlamaIndex) over a topics file; write the run."),
     "gate": ("ragrade.cli.gate_cmd", "Regression gate for CI: a run against a saved baseline (exit 1 when worse)."),
+    "fuse": ("ragrade.cli.fuse_cmd", "Fuse runs (RRF, CombSUM, weighted sums ... as ranx or a RAG framework); choose weights."),
     "plan": ("ragrade.cli.plan_cmd", "Test-set size: queries needed to detect a difference, minimal detectable effect."),
     "trec_eval": ("ragrade.cli.trec_eval_cmd", "trec_eval 10's command line and output, byte for byte (-q -c -m ...)."),
 }

@@ -1,0 +1,226 @@
+"""Runs to fuse, aligned on one space of (query, document) pairs, stored flat.
+
+Every run becomes a :class:`Lists`: per query (in one common, sorted query order) its documents as *pair
+ids* in the order ranx's dictionary holds them, with one value each. A pair id names one (query,
+document) couple across all runs, so "the same document in two runs" is an integer comparison, and every
+fusion step is a handful of NumPy operations over flat arrays (no loop per query).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragrade._arrays import factorize
+from ragrade.data import Run
+from ragrade.data._columns import offsets_from_counts
+from ragrade.errors import InputError
+from ragrade.fusion._numba_sort import argsort_segments
+
+
+@dataclass(frozen=True)
+class Space:
+    """The queries (sorted, as ranx orders them) and the (query, document) pairs of all runs."""
+
+    query_ids: np.ndarray  # object, sorted
+    pair_query: np.ndarray  # int64: query index of each pair
+    pair_code: np.ndarray  # int64: document code of each pair (into doc_vocab)
+    doc_vocab: np.ndarray  # object: the document ids of all runs
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    @property
+    def pair_doc(self) -> np.ndarray:
+        """The document id of every pair (object array)."""
+        return self.doc_vocab[self.pair_code]
+
+
+@dataclass(frozen=True)
+class Lists:
+    """One run's lists: ``pair[off[q]:off[q+1]]`` are query q's documents in order, ``val`` their values.
+
+    ``ordered`` mirrors ranx's ``Run.sorted`` flag: False after a normalisation that builds new
+    dictionaries, so ranx re-sorts the run (in place) the first time it trains on it."""
+
+    pair: np.ndarray
+    val: np.ndarray
+    off: np.ndarray
+    ordered: bool = True
+
+    @property
+    def counts(self) -> np.ndarray:
+        return np.diff(self.off)
+
+    def positions(self) -> np.ndarray:
+        """0-based position of every entry within its query's list."""
+        return np.arange(len(self.pair), dtype=np.int64) - np.repeat(self.off[:-1], self.counts)
+
+    def query_of_rows(self) -> np.ndarray:
+        return np.repeat(np.arange(len(self.off) - 1, dtype=np.int64), self.counts)
+
+    def replace(self, val: np.ndarray, *, ordered: bool | None = None) -> Lists:
+        return Lists(self.pair, val, self.off, self.ordered if ordered is None else ordered)
+
+    def resorted(self) -> Lists:
+        """Sorted by value, descending, with numba's quicksort over the current order (ranx ``Run.sort``)."""
+        perm = argsort_segments(-self.val, self.off)
+        return Lists(self.pair[perm], self.val[perm], self.off, True)
+
+    def trained_view(self) -> Lists:
+        """What ranx's training sees: the run re-sorted in place unless it already was sorted."""
+        return self if self.ordered else self.resorted()
+
+
+def _scores_of(run: Run) -> np.ndarray:
+    if run.scores is not None:
+        return np.asarray(run.scores, dtype=np.float64)
+    # ranked lists: descending pseudo-scores n - position (Run.to_dict's rule)
+    counts = np.diff(run.offsets)
+    pos = np.arange(run.n_rows) - np.repeat(run.offsets[:-1], counts)
+    return (np.repeat(counts, counts) - pos).astype(np.float64)
+
+
+def align(runs: list[Run], names: list[str], *, same_queries: bool, order: str = "ranx"
+          ) -> tuple[Space, list[Lists]]:
+    """Align runs on one pair space; each run's lists sorted as ranx sorts them (numba's quicksort of
+    ``-score`` over the input order). A document listed twice in one query keeps its first place and
+    its last score (a dict filled line by line). ``same_queries``: refuse runs whose query sets differ
+    (ranx's rule); otherwise a query missing from a run is an empty list there. ``order``: ``"ranx"``
+    (numba's quicksort), ``"stable"`` (score descending, equal scores in input order) or
+    ``"score_docid"`` (score descending, then document id ascending)."""
+    qsets = [run.query_ids for run in runs]
+    all_q = np.unique(np.concatenate(qsets).astype(object)) if runs else np.empty(0, dtype=object)
+    if same_queries:
+        for name, q in zip(names, qsets, strict=True):
+            if len(q) != len(all_q):
+                missing = np.setdiff1d(all_q, q.astype(object))
+                raise InputError(f"run {name!r} lacks query {missing[0]!r} that another run has: ranx fuses "
+                                 "runs with the same queries only (use another profile, or filter the runs)",
+                                 query=str(missing[0]))
+    q_index = {q: i for i, q in enumerate(all_q.tolist())}
+    nq = len(all_q)
+    # one document code space over all runs
+    vocabs = [run.doc_vocab for run in runs]
+    gcodes, gvocab = factorize(np.concatenate(vocabs) if vocabs else np.empty(0, dtype=object))
+    gcodes = np.asarray(gcodes, dtype=np.int64)
+    starts = np.cumsum([0] + [len(v) for v in vocabs])
+    n_docs = max(len(gvocab), 1)
+    rows_q: list[np.ndarray] = []
+    rows_s: list[np.ndarray] = []
+    keys: list[np.ndarray] = []
+    for i, run in enumerate(runs):
+        qi = np.fromiter((q_index[q] for q in run.query_ids.tolist()), dtype=np.int64, count=run.n_queries)
+        per_row_q = np.repeat(qi, np.diff(run.offsets))
+        per_row_d = gcodes[starts[i] + np.asarray(run.doc_codes, dtype=np.int64)]
+        scores = _scores_of(run)
+        dup = run.duplicate_mask()
+        if dup.any():
+            per_row_q, per_row_d, scores = _dedupe(per_row_q, per_row_d, scores, dup)
+        if not np.all(qi[1:] > qi[:-1]):
+            by_q = np.argsort(per_row_q, kind="stable")  # rows grouped by common query, input order kept
+            per_row_q, per_row_d, scores = per_row_q[by_q], per_row_d[by_q], scores[by_q]
+        rows_q.append(per_row_q)
+        rows_s.append(scores)
+        keys.append(per_row_q * n_docs + per_row_d)
+    all_keys = np.concatenate(keys) if keys else np.empty(0, dtype=np.int64)
+    pair_of_row, pair_keys = _pair_ids(all_keys, nq * n_docs)
+    space = Space(all_q, pair_keys // n_docs, pair_keys % n_docs, np.asarray(gvocab, dtype=object))
+    lists: list[Lists] = []
+    at = 0
+    for q, s in zip(rows_q, rows_s, strict=True):
+        pair = pair_of_row[at: at + len(q)]
+        at += len(q)
+        off = offsets_from_counts(np.bincount(q, minlength=nq))
+        if order == "ranx":
+            perm = argsort_segments(-s, off)
+        elif order == "stable":
+            perm = np.lexsort((-s, q))
+        else:
+            doc_rank = _string_ranks(space.doc_vocab)
+            perm = np.lexsort((doc_rank[space.pair_code[pair]], -s, q))
+        lists.append(Lists(pair[perm], s[perm], off, True))
+    return space, lists
+
+
+def _string_ranks(values: np.ndarray) -> np.ndarray:
+    """Rank of every string in Python's (code point) order."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = np.empty(len(values), dtype=np.int64)
+    ranks[np.asarray(order, dtype=np.int64)] = np.arange(len(values), dtype=np.int64)
+    return ranks
+
+
+def _pair_ids(keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(id of every key, key of every id)``: a direct table when the keys are dense enough, else a hash."""
+    if span <= 8 * len(keys) + 1024:
+        seen = np.zeros(span, dtype=bool)
+        seen[keys] = True
+        ids = np.cumsum(seen, dtype=np.int64) - 1
+        return ids[keys], np.flatnonzero(seen)
+    codes, uniq = factorize(keys)
+    return codes, np.asarray(uniq, dtype=np.int64)
+
+
+def _dedupe(q: np.ndarray, d: np.ndarray, s: np.ndarray, dup: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Rows of a document listed twice in one query: the first place is kept, with the last score."""
+    key = q * (int(d.max()) + 1) + d
+    _, last_rev = np.unique(key[::-1], return_index=True)
+    _, first = np.unique(key, return_index=True)
+    last = len(key) - 1 - last_rev
+    score = s.copy()
+    score[first] = s[last]
+    keep = ~dup
+    return q[keep], d[keep], score[keep]
+
+
+def union(lists: list[Lists], space: Space) -> tuple[np.ndarray, np.ndarray]:
+    """Every query's documents in first-seen order over the runs (run 0's list, then what run 1 adds,
+    ...): the insertion order of ranx's fused dictionary. Returns ``(pairs, offsets)``."""
+    counts = np.stack([x.counts for x in lists])  # [runs, queries]
+    moff = offsets_from_counts(counts.sum(axis=0))
+    before = np.cumsum(counts, axis=0) - counts  # entries of earlier runs within each query
+    merged = np.empty(int(moff[-1]), dtype=np.int64)
+    for r, x in enumerate(lists):
+        dest = np.repeat(moff[:-1] + before[r], x.counts) + x.positions()
+        merged[dest] = x.pair
+    first = np.full(len(space.pair_query), -1, dtype=np.int64)
+    idx = np.arange(len(merged), dtype=np.int64)
+    first[merged[::-1]] = idx[::-1]  # the last write wins: the earliest place of every pair
+    keep = np.zeros(len(merged), dtype=bool)
+    keep[first[first >= 0]] = True
+    u = merged[keep]
+    return u, offsets_from_counts(np.bincount(space.pair_query[u], minlength=space.n_queries))
+
+
+def python_set_candidates(lists: list[Lists], space: Space) -> tuple[np.ndarray, np.ndarray]:
+    """ranx's candidates: per query, ``list({doc for run in runs for doc in run})`` built in *this*
+    process, so in the order this process's ``PYTHONHASHSEED`` gives (a loop per query)."""
+    per_q: list[list[str]] = [[] for _ in range(space.n_queries)]
+    maps: list[dict[str, int]] = [{} for _ in range(space.n_queries)]
+    for x in lists:
+        docs = space.pair_doc[x.pair].tolist()
+        pairs = x.pair.tolist()
+        off = x.off.tolist()
+        for qi in range(space.n_queries):
+            a, b = off[qi], off[qi + 1]
+            per_q[qi].extend(docs[a:b])
+            m = maps[qi]
+            for d, p in zip(docs[a:b], pairs[a:b], strict=True):
+                m[d] = p
+    out: list[int] = []
+    counts = []
+    for qi in range(space.n_queries):
+        cands = list(set(per_q[qi]))
+        out.extend(maps[qi][d] for d in cands)
+        counts.append(len(cands))
+    return np.asarray(out, dtype=np.int64), offsets_from_counts(counts)
+
+
+def locate(lists: Lists, pairs: np.ndarray, n_pairs: int) -> np.ndarray:
+    """Index into ``lists`` of every pair in ``pairs`` (-1 where the run lacks it)."""
+    where = np.full(n_pairs, -1, dtype=np.int64)
+    where[lists.pair] = np.arange(len(lists.pair), dtype=np.int64)
+    return where[pairs]

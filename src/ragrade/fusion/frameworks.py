@@ -1,0 +1,200 @@
+"""The hybrid-search fusions of RAG frameworks and IR toolkits, computed as each library computes them.
+
+Every profile reads each run's list in the order that library would see it, scores every entry, sums
+(or takes the maximum) over the runs in their order, and orders the fused list by the library's rule
+(docs/fusion.md, "Frameworks"):
+
+* ``langchain``: LangChain's ``EnsembleRetriever``: weighted RRF, ``weight / (rank + c)``, rank from 1,
+  c = 60, weights 1/n by default; equal scores keep first-seen order (Python's stable sort).
+* ``llamaindex``: LlamaIndex's ``QueryFusionRetriever`` modes ``reciprocal_rerank`` (``1 / (rank + 60)``,
+  rank from 0), ``relative_score`` (min-max per list, times the retriever's weight, weights normalised to
+  sum 1), ``dist_based_score`` (the same with mean +- 3 population standard deviations as the bounds),
+  ``simple`` (the highest score of a document). ``top_k`` cuts like ``similarity_top_k`` (LlamaIndex's
+  default is 2; ours: no cut).
+* ``qdrant``: Qdrant's client-side fusion: ``rrf`` (``1 / ((pos + 1) / weight + k - 1)``, k = 2) and
+  ``dbsf`` (mean +- 3 sample standard deviations; a list of one, or of equal scores, gives 0.5).
+* ``pyserini``: ``rrf`` (``1 / (k + rank)``, k = 60), ``interpolation`` (``alpha * s1 + (1 - alpha) * s2``,
+  two runs) and ``average``; the top ``depth`` = 1000 of each list, the fused list ordered by
+  ``(-score, docid)`` and cut at ``top_k`` = 1000.
+* ``trectools``: ``rrf`` (``1 / (k + rank)``) and ``rbp`` (``(1 - p) p^(rank-1)``, p = 0.8) over each
+  list sorted by ``(-score, docid)``, depth 1000, ``(-score, docid)`` order, 1000 kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ragrade.data import Run
+from ragrade.data._columns import offsets_from_counts
+from ragrade.errors import InputError, UnknownNameError
+from ragrade.fusion._lists import Lists, Space, _string_ranks, align, union
+from ragrade.fusion.methods import _seq, lay_out
+from ragrade.fusion.norms import seq_sum
+
+# profile -> method -> (aliases, parameters with defaults, takes weights)
+_SPEC: dict[str, dict[str, tuple[tuple[str, ...], dict[str, Any], bool]]] = {
+    "langchain": {"rrf": (("rrf", "reciprocal_rank", "weighted_rrf", "ensemble"), {"c": 60}, True)},
+    "llamaindex": {
+        "reciprocal_rerank": (("reciprocal_rerank", "rrf"), {"top_k": None}, False),
+        "relative_score": (("relative_score",), {"top_k": None, "num_queries": 1}, True),
+        "dist_based_score": (("dist_based_score", "dbsf"), {"top_k": None, "num_queries": 1}, True),
+        "simple": (("simple", "max"), {"top_k": None}, False),
+    },
+    "qdrant": {
+        "rrf": (("rrf",), {"k": 2, "limit": None}, True),
+        "dbsf": (("dbsf", "distribution_based_score_fusion"), {"limit": None}, False),
+    },
+    "pyserini": {
+        "rrf": (("rrf",), {"k": 60, "depth": 1000, "top_k": 1000}, False),
+        "interpolation": (("interpolation", "interpolate"), {"alpha": 0.5, "depth": 1000, "top_k": 1000}, False),
+        "average": (("average", "avg"), {"depth": 1000, "top_k": 1000}, False),
+    },
+    "trectools": {
+        "rrf": (("rrf",), {"k": 60, "depth": 1000, "top_k": 1000}, False),
+        "rbp": (("rbp", "rank_biased_precision"), {"p": 0.8, "depth": 1000, "top_k": 1000}, False),
+    },
+}
+
+FRAMEWORK_METHODS: dict[str, list[str]] = {p: list(m) for p, m in _SPEC.items()}
+
+
+def _method(profile: str, method: str) -> str:
+    key = str(method).strip().lower().replace("-", "_")
+    for name, (aliases, _, _) in _SPEC[profile].items():
+        if key in aliases:
+            return name
+    raise UnknownNameError(f"{profile} fusion method", method, list(_SPEC[profile]), show_known=True)
+
+
+def _seg_stats(x: Lists) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    counts = x.counts
+    nz = counts > 0
+    lo = np.zeros(len(counts))
+    hi = np.zeros(len(counts))
+    if nz.any():
+        lo[nz] = np.minimum.reduceat(x.val, x.off[:-1][nz])
+        hi[nz] = np.maximum.reduceat(x.val, x.off[:-1][nz])
+    return lo, hi, counts
+
+
+def _cut(x: Lists, depth: int | None) -> Lists:
+    if depth is None:
+        return x
+    keep = x.positions() < int(depth)
+    counts = np.minimum(x.counts, int(depth))
+    return Lists(x.pair[keep], x.val[keep], offsets_from_counts(counts), x.ordered)
+
+
+def _contributions(profile: str, method: str, lists: list[Lists], p: dict[str, Any], w: np.ndarray
+                   ) -> list[np.ndarray]:
+    out = []
+    for r, x in enumerate(lists):
+        pos = x.positions()
+        counts = x.counts
+        rep = np.repeat
+        if profile == "langchain":
+            v = w[r] / ((pos + 1) + p["c"])
+        elif profile == "llamaindex" and method == "reciprocal_rerank":
+            v = 1.0 / (pos + 60.0)
+        elif profile == "llamaindex" and method in ("relative_score", "dist_based_score"):
+            if method == "relative_score":
+                lo, hi, _ = _seg_stats(x)
+            else:
+                n = np.maximum(counts, 1)
+                mean = seq_sum(x.val, x.off) / n
+                dev = x.val - rep(mean, counts)
+                std = (seq_sum(dev ** 2, x.off) / n) ** 0.5
+                lo, hi = mean - 3 * std, mean + 3 * std
+            lo_r, hi_r = rep(lo, counts), rep(hi, counts)
+            same = lo_r == hi_r
+            with np.errstate(divide="ignore", invalid="ignore"):
+                scaled = np.where(same, np.where(hi_r > 0, 1.0, 0.0), (x.val - lo_r) / (hi_r - lo_r))
+            v = scaled * w[r] / p["num_queries"]
+        elif profile == "llamaindex":  # simple
+            v = x.val
+        elif profile == "qdrant" and method == "rrf":
+            v = np.zeros(len(pos)) if w[r] <= 0 else 1 / ((pos + 1.0) / w[r] + p["k"] - 1.0)
+        elif profile == "qdrant":  # dbsf
+            n = counts
+            total = seq_sum(x.val, x.off)
+            mean = total / np.maximum(n, 1)
+            dev = x.val - rep(mean, n)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                var = seq_sum(dev ** 2, x.off) / (n - 1)
+                std = var ** 0.5
+                lo, hi = mean - 3 * std, mean + 3 * std
+                scaled = (x.val - rep(lo, n)) / (rep(hi, n) - rep(lo, n))
+            half = rep((n == 1) | (var == 0), n)
+            v = np.where(half, 0.5, scaled)
+        elif method == "rrf":  # pyserini, trectools
+            v = 1 / (p["k"] + (pos + 1))
+        elif method == "rbp":
+            v = (1.0 - p["p"]) * (float(p["p"]) ** (pos + 1 - 1))
+        elif method == "interpolation":
+            v = x.val * (p["alpha"] if r == 0 else (1 - p["alpha"]))
+        else:  # average
+            v = x.val * (1 / len(lists))
+        out.append(np.asarray(v, dtype=np.float64))
+    return out
+
+
+def fuse_framework(profile: str, runs: list[Run], names: list[str], method: str, norm: Any,
+                   params: Mapping[str, Any] | None, weights: Sequence[float] | None, *,
+                   name: str | None = None) -> Run:
+    m = _method(profile, "rrf" if method is None else method)
+    _, defaults, weighted = _SPEC[profile][m]
+    if norm not in ("default", None, "none"):
+        raise InputError(f"the {profile} profile normalises as {profile} does: drop norm= (got {norm!r})")
+    p = dict(defaults)
+    if params:
+        unknown = set(params) - set(defaults)
+        if unknown:
+            raise UnknownNameError(f"parameter of {profile}'s {m}", sorted(unknown)[0], list(defaults),
+                                   show_known=True)
+        p.update(params)
+    R = len(runs)
+    if weights is not None and not weighted:
+        raise InputError(f"{profile}'s {m} takes no weights")
+    if weights is None:  # Qdrant weighs every list 1, LangChain and LlamaIndex 1/n
+        w = np.full(R, 1.0 if profile == "qdrant" else 1.0 / R)
+    else:
+        w = np.asarray(list(weights), dtype=np.float64)
+        if w.shape != (R,):
+            raise InputError(f"weights: {R} runs need {R} weights, got {len(w)}")
+    if profile == "llamaindex":
+        w = w / sum(w.tolist())  # LlamaIndex rescales the weights to sum 1
+    if profile == "pyserini" and m == "interpolation" and R != 2:
+        raise InputError(f"pyserini's interpolation fuses exactly two runs, got {R}")
+    order = "score_docid" if profile == "trectools" else "stable"
+    space, lists = align(runs, names, same_queries=False, order=order)
+    if "depth" in p:
+        lists = [_cut(x, p["depth"]) for x in lists]
+    contrib = _contributions(profile, m, lists, p, w)
+    scored = [Lists(x.pair, v, x.off) for x, v in zip(lists, contrib, strict=True)]
+    u_pair, u_off = union(scored, space)
+    prep = lay_out(space, scored, u_pair, u_off)
+    if profile == "llamaindex" and m == "simple":
+        fused = np.max(np.where(prep.H, prep.V, -np.inf), axis=0)
+    else:
+        fused = _seq(prep.V)
+    return _ordered_run(space, u_pair, u_off, fused, by_docid=profile in ("pyserini", "trectools"),
+                        keep=p.get("top_k", p.get("limit")), name=name or f"{profile}-{m}({'+'.join(names)})")
+
+
+def _ordered_run(space: Space, u_pair: np.ndarray, u_off: np.ndarray, fused: np.ndarray, *, by_docid: bool,
+                 keep: int | None, name: str) -> Run:
+    seg = np.repeat(np.arange(len(u_off) - 1), np.diff(u_off))
+    if by_docid:
+        perm = np.lexsort((_string_ranks(space.doc_vocab)[space.pair_code[u_pair]], -fused, seg))
+    else:
+        perm = np.lexsort((-fused, seg))  # stable: equal scores in first-seen order
+    counts = np.diff(u_off)
+    if keep is not None:
+        pos = np.arange(len(perm)) - np.repeat(u_off[:-1], counts)
+        perm = perm[pos < int(keep)]
+        counts = np.minimum(counts, int(keep))
+    return Run(space.query_ids.astype(object), offsets_from_counts(counts), None, None, fused[perm],
+               name=name, unique=True, raw_docs=space.doc_vocab[space.pair_code[u_pair[perm]]])
