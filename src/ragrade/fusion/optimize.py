@@ -215,8 +215,8 @@ def _evaluate(space: Space, pairs: np.ndarray, off: np.ndarray, values: np.ndarr
 def _mean_and_rows(qrels: Any, run: Run, metric: str, profile: str) -> tuple[float, Any]:
     import warnings
 
-    from ragrade.evaluation import evaluate
     from ragrade.errors import RagradeWarning
+    from ragrade.evaluation import evaluate
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RagradeWarning)  # tied scores at the cutoff: expected in fused runs

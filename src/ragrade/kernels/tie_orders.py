@@ -132,6 +132,36 @@ def numba_argsort(values: np.ndarray) -> np.ndarray:
     return r
 
 
+def argsort_segments(keys: np.ndarray, offsets: np.ndarray, *, use_accel: bool = True) -> np.ndarray:
+    """Global row indices putting every segment ``keys[offsets[i]:offsets[i+1]]`` in ascending order as
+    numba's quicksort argsort does (ties in its order), all segments at once: the C helper runs the
+    algorithm when it is built; otherwise segments without equal keys take NumPy's stable sort (the one
+    permutation possible) and only segments with ties run :func:`numba_argsort`. ``keys`` float64,
+    ``offsets`` int64."""
+    keys = np.ascontiguousarray(keys, dtype=np.float64)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    n = len(keys)
+    out = np.empty(n, dtype=np.int64)
+    if n == 0:
+        return out
+    if use_accel:
+        from ragrade._native import accel
+
+        if accel is not None and hasattr(accel, "numba_argsort_segments"):
+            accel.numba_argsort_segments(keys, offsets, out)
+            return out
+    counts = np.diff(offsets)
+    seg = np.repeat(np.arange(len(counts)), counts)
+    order = np.lexsort((keys, seg))  # stable: the answer wherever a segment has no equal keys
+    sk = keys[order]
+    tied = (sk[1:] == sk[:-1]) & (seg[order][1:] == seg[order][:-1])
+    out[:] = order
+    for s in np.unique(seg[order][1:][tied]).tolist():
+        a, b = int(offsets[s]), int(offsets[s + 1])
+        out[a:b] = numba_argsort(keys[a:b]) + a
+    return out
+
+
 def _one(scores: np.ndarray, kind: str) -> np.ndarray:
     if kind == "ranx":
         return numba_argsort(-scores)
