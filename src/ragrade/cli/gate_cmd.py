@@ -116,7 +116,7 @@ def command(baseline: str, qrels: str, run: str, metrics: tuple[str, ...], margi
                           correction=correction, strict=strict, allow_qrels_change=allow_qrels_change,
                           worst=max(worst, 1), **keywords)
         except IncomparableError as exc:
-            fail(f"cannot compare: {exc}", EXIT_INPUT)
+            fail(f"cannot compare {run} with {baseline}: {exc}", EXIT_INPUT)
         if slice_labels is not None:
             result = result.by(slice_labels)
     if fmt == "json":

@@ -391,6 +391,10 @@ def _thresholds(defined: dict[str, Any], metrics: Any, margins: Any, floors: Any
             raise IncomparableError(f"a floor is given for {key!r}, which is not among the metrics checked")
         if not math.isfinite(float(value)):
             raise InputError("a floor must be a finite number", item=str(key), value=value)
+        family = getattr(defined[label], "family", None)
+        if family is not None and family.bounded and not 0 <= float(value) <= 1:
+            raise InputError(f"{label} lies in [0, 1]: a floor outside it can never be met", item=str(key),
+                             value=value)
         floor_of[label] = float(value)
     return chosen, margin_of, floor_of
 

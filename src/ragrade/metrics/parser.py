@@ -202,10 +202,14 @@ def _split_params(text: str, body: str) -> list[str]:
 
 
 def _parse_cutoffs(text: str, cut: str, floats: bool = False) -> list[Any]:
+    if cut.startswith("[") and not cut.endswith("]"):
+        raise MetricError(f"{text!r}: the cutoff list is not closed: write e.g. recall@[5,10]")
     body = cut[1:-1] if cut.startswith("[") else cut
-    items = [c.strip() for c in body.split(",") if c.strip()]
-    if not items:
+    items = [c.strip() for c in body.split(",")]
+    if not any(items):
         raise MetricError(f"{text!r}: empty cutoff list")
+    if not all(items):
+        raise MetricError(f"{text!r}: an empty cutoff in the list: write e.g. recall@[5,10]")
     out: list[Any] = []
     for item in items:
         if floats:
