@@ -59,6 +59,9 @@ def _valid(tmp: Path) -> dict[str, tuple[tuple, dict]]:
         "assessment.parse_grade": (('{"grade": 2}',), {}),
         "assessment.agreement": ((QRELS, QRELS), {}),
         "Evaluator": ((QRELS, ["P@1"]), {}),
+        "plan": ((QRELS, {"a": RUN, "b": RUN2}, ["P@1"]), {"delta": 0.1}),
+        "fuse": (({"a": RUN, "b": RUN2},), {}),
+        "optimize_fusion": ((QRELS, {"a": RUN, "b": RUN2}, "wsum"), {"metric": "P@1"}),
     }
 
 
@@ -73,6 +76,10 @@ BAD_KEYWORDS = {
              {"metrics": 5}, {"test": None}, {"policies": 5}, {"worst": -1}, {"margins": {"P@1": "x"}},
              {"profile": 3}, {"ties": "input"}, {"max_memory": "lots"}],
     "conventions": [{"profiles": 5}, {"top": "x"}, {"matcher": 3.5}],
+    "plan": [{"delta": "x"}, {"delta": -1}, {"power": 2}, {"alpha": 0}, {"delta": 2**70}, {"profile": 3}],
+    "fuse": [{"method": 5}, {"method": "nosuch"}, {"norm": 3}, {"weights": "x"}, {"weights": [2**70]},
+             {"params": 5}, {"profile": "nosuch"}],
+    "optimize_fusion": [{"metric": 5}, {"step": 0}, {"step": 2**70}, {"cv": -1}, {"cv": "x"}, {"norm": 3}],
     "report.write_html": [{"ks": [0]}, {"ks": ["x"]}, {"depth": "x"}, {"seed": "abc"}, {"profile": 3}],
 }
 
@@ -102,7 +109,7 @@ def test_every_public_function_is_covered(tmp_path):
 NAMES = ["Evaluator", "assessment.agreement", "assessment.parse_grade", "compare", "conventions", "evaluate",
          "evaluate_diversity", "gate", "get_matcher", "get_profile", "load_baseline", "parse_metric", "parse_metrics",
          "read_qrels", "read_run", "report.render_html", "report.write_html", "report.write_plots", "retrieve",
-         "save_baseline", "write_qrels", "write_run"]
+         "save_baseline", "write_qrels", "write_run", "plan", "fuse", "optimize_fusion"]
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -24,7 +24,7 @@ from ragrade.comparison.power import (
     ttest_power,
     ttest_queries_needed,
 )
-from ragrade.errors import InputError
+from ragrade.errors import InputError, boundary
 
 
 # ------------------------------------------------------------------------------------------------ result
@@ -239,6 +239,7 @@ def plan_scores(
     return Plan(runs=names, metrics=rows, alpha=alpha, target_power=power, notes=notes)
 
 
+@boundary
 def plan(
     qrels: Any,
     runs: Mapping[str, Any] | Sequence[Any],

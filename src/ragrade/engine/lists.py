@@ -111,14 +111,14 @@ def evaluate_engine_profile(truth: Any, retrieved: Any, metrics: MetricsArg, pro
                             policies: dict[str, Any]) -> Result:
     """Id metrics under an engine profile: the profile's policies (overridable by ``policies``), its score
     precision and BEIR's MRR variant."""
+    if prof.iprec_cut != "round":  # trec_eval 9's interpolated precision (pytrec_eval, and ir-measures through it)
+        metrics = [(lab, prof.adapt(m)) for lab, m in metric_labels(metrics)]
     if prof.providers == "ir_measures" or prof.tie_order != "policy" or prof.substitutes:
         from ragrade.engine.peer_profiles import evaluate_ir_measures, evaluate_ranx
 
         peer = evaluate_ir_measures if prof.providers == "ir_measures" else evaluate_ranx
         return peer(truth, retrieved, metrics, prof, policies)
     pol = Policies().update(**prof.policy_overrides()).update(**policies)
-    if prof.iprec_cut != "round":  # trec_eval 9's interpolated precision (pytrec_eval)
-        metrics = [(lab, prof.adapt(m)) for lab, m in metric_labels(metrics)]
     qrels = as_qrels(truth)
     if prof.empty_qrels == "drop":
         qrels = qrels.without_empty_queries()

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ragrade.data import Run
-from ragrade.errors import InputError, UnknownNameError
+from ragrade.errors import InputError, UnknownNameError, boundary
 from ragrade.fusion._lists import Lists, Space, align
 from ragrade.fusion._numba_sort import argsort_segments
 from ragrade.fusion.methods import METHODS, Prepared, combine, method_name, prepare
@@ -85,6 +85,7 @@ def prepared_for(runs: list[Run], names: list[str], method: str, norm: str, *, p
     return space, normed, prepare(space, normed, method, python_set=python_set)
 
 
+@boundary
 def fuse(runs: Any, method: str = "rrf", norm: str | None = "default", params: Mapping[str, Any] | None = None,
          weights: Sequence[float] | None = None, profile: str = "ranx",
          candidate_order: CandidateOrder = "first_seen", same_queries: bool = False,

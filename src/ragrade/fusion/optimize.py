@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ragrade.data import Run
-from ragrade.errors import InputError
+from ragrade.errors import InputError, boundary
 from ragrade.fusion._lists import Lists, Space, align, locate
 from ragrade.fusion.api import as_runs, to_run
 from ragrade.fusion.methods import METHODS, SEG_BOUNDS, combine, method_name, prepare
@@ -314,6 +314,7 @@ def _search(space: Space, normed: list[Lists], method: str, configs: list[dict[s
     return rows, best, best_params
 
 
+@boundary
 def optimize_fusion(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@100",
                     norm: str | None = "default", step: float = 0.1, cv: int | None = None,
                     profile: str | None = None, seed: int = 0,

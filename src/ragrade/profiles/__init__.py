@@ -219,7 +219,7 @@ _add(Profile(
     source="docs/profiles.md; differential tests against pytrec_eval-terrier",
 ))
 _add(Profile(
-    "beir", "BEIR / MTEB", kind="engine",
+    "beir", "BEIR / MTEB", kind="engine", iprec_cut="trec9",  # pytrec_eval's trec_eval 9
     policies={"no_relevant": "zero", "missing_run": "drop", "identical_ids": "drop"},
     score_dtype="float32", mrr_variant="beir", rounding=5, empty_qrels="drop",
     reason_all="BEIR drops documents whose id equals the query id, uses pytrec_eval's float32 scores (and "
@@ -228,7 +228,7 @@ _add(Profile(
     source="docs/profiles.md",
 ))
 _add(Profile(
-    "ir_measures", "ir-measures", kind="engine",
+    "ir_measures", "ir-measures", kind="engine", iprec_cut="trec9",  # IPrec comes from pytrec_eval (trec_eval 9)
     policies={"no_relevant": "zero", "missing_run": "zero", "duplicates": "keep_last"}, providers="ir_measures",
     reason_all="ir-measures counts every qrels query (missing ones score 0), scores R = 0 queries 0 and hands "
                "each measure to a provider with its own tie order: pytrec_eval (float32 scores, document id "
