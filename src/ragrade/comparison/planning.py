@@ -125,19 +125,10 @@ class Plan:
 
 def _frame(value: Any, name: str) -> pd.DataFrame:
     """Per-query scores of one run (a Result, a DataFrame or a mapping ``{metric: {qid: v}}``), indexed by
-    query id as str."""
-    frame = getattr(value, "per_query", value)
-    if isinstance(frame, pd.Series):
-        frame = frame.to_frame()
-    if isinstance(frame, Mapping):
-        frame = pd.DataFrame(frame)
-    if not isinstance(frame, pd.DataFrame):
-        raise InputError(f"scores of run {name!r} must be a Result, a DataFrame or a mapping",
-                         value=type(value).__name__)
-    index = pd.Index([str(q) for q in frame.index], dtype=object)
-    if index.has_duplicates:
-        raise InputError(f"scores of run {name!r} list a query twice", query=index[index.duplicated()][0])
-    return frame.set_axis(index, axis=0).set_axis([str(c) for c in frame.columns], axis=1)
+    query id as str: the comparison's own reading (:func:`ragrade.comparison.core.compare_scores`)."""
+    from ragrade.comparison.core import _per_query_frame
+
+    return _per_query_frame(value, name)
 
 
 def _values(frame: pd.DataFrame, metric: str, run: str) -> np.ndarray:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -581,6 +581,26 @@ def default_run_name(path: PathLike) -> str:
         if name.lower().endswith(suf):
             name = name[: -len(suf)]
     return Path(name).stem
+
+
+def json_object_lines(path: PathLike) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """Iterate ``(line_number, text, object)`` over the non-blank lines of a JSONL file, each a JSON object;
+    anything else is a :class:`ParseError` naming the file, the line and its text."""
+    import json
+
+    where = os.fspath(path)
+    for n, line in read_text_lines(path):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ParseError(f"invalid JSON ({exc.msg})", path=where, line=n, text=line) from None
+        except RecursionError:
+            raise ParseError("JSON nested too deeply", path=where, line=n, text=line) from None
+        if not isinstance(obj, dict):
+            raise ParseError("each line must be a JSON object", path=where, line=n, text=line)
+        yield n, line, obj
 
 
 def read_text_lines(path: PathLike):

@@ -17,7 +17,6 @@ Column names are recognised case-insensitively from common spellings (``query``/
 from __future__ import annotations
 
 import io
-import json
 import os
 from collections.abc import Callable
 from typing import Any
@@ -50,6 +49,7 @@ from ragrade.io._common import (
     first_line,
     float_column,
     is_gzip,
+    json_object_lines,
     locate_nonblank,
     looks_like_header,
     open_binary,
@@ -230,17 +230,7 @@ def _jsonl_python(path: str) -> pa.Table:
     """Fallback JSONL reader: values are kept as written, ids normalised to strings."""
     rows: list[dict[str, Any]] = []
     where: list[tuple[int, str]] = []
-    for i, text in read_text_lines(path):
-        if not text.strip():
-            continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ParseError(f"invalid JSON ({exc.msg})", path=path, line=i, text=text) from None
-        except RecursionError:
-            raise ParseError("JSON nested too deeply", path=path, line=i, text=text) from None
-        if not isinstance(obj, dict):
-            raise ParseError("each line must be a JSON object", path=path, line=i, text=text)
+    for i, text, obj in json_object_lines(path):
         rows.append(obj)
         where.append((i, text))
     keys: list[str] = []

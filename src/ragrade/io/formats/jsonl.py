@@ -64,7 +64,7 @@ class JsonLines(TableFormat):
 
     def rows(self, path: str) -> Iterator[tuple[dict[str, Any], int | None]]:
         """Each object with its line; a file whose first non-blank character is ``[`` is one JSON array."""
-        from ragrade.io._common import first_line, read_text_lines
+        from ragrade.io._common import first_line, json_object_lines
 
         first = first_line(path)
         if first is not None and first.lstrip().startswith("["):
@@ -85,17 +85,7 @@ class JsonLines(TableFormat):
             for row in data:
                 yield row, None
             return
-        for n, line in read_text_lines(path):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ParseError(f"invalid JSON ({exc.msg})", path=path, line=n, text=line) from None
-            except RecursionError:
-                raise ParseError("JSON nested too deeply", path=path, line=n, text=line) from None
-            if not isinstance(row, dict):
-                raise ParseError("each line must be a JSON object", path=path, line=n, text=line)
+        for n, _, row in json_object_lines(path):
             yield row, n
 
     def batches(self, path: str, columns: list[str] | None = None, *, block_size: int = 1 << 20,
