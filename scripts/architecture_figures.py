@@ -18,7 +18,7 @@ ROUTES = {"Evaluator", "evaluate_diversity", "evaluate_large", "evaluate_budgete
 #: Modules allowed to call them: the executors themselves and the one dispatcher (``evaluation.py``; before
 #: issue 21, ``engine/api.py``'s evaluate held the if-chain and counts as the dispatcher).
 EXECUTORS = {"engine/core.py", "engine/lists.py", "engine/texts.py", "engine/diversity.py", "engine/outofcore.py",
-             "engine/executor.py", "evaluation.py", "engine/api.py", "spark.py", "scale"}
+             "engine/executor.py", "engine/peer_profiles.py", "evaluation.py", "engine/api.py", "spark.py", "scale"}
 
 
 def package_of(rel: str) -> str:

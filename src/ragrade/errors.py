@@ -21,6 +21,8 @@ was expected)::
     ├── OutputError             an LLM judge's or assessor's reply could not be read as the task's output
     ├── JudgeConfigError        the judge cannot work as configured (API key refused, no such model or URL)
     ├── MlflowLoggingError      MLflow refused what ragrade logged
+    ├── TrecEvalError           ``ragrade trec_eval`` stops where trec_eval 10 stops (a bad option, measure or
+    │                           parameter, a duplicate document, a judged query absent without -c): exit 2
     └── MissingDependencyError  an optional extra is not installed (the message gives the pip command)
 
 Only these classes (and :class:`RagradeWarning`) escape ragrade's public entry points: each public
@@ -29,7 +31,8 @@ function is wrapped by :func:`boundary`, which turns a foreign exception caused 
 function, the exception chained as its cause. tests/test_boundary.py feeds wrong types, wrong values and
 huge numbers to every public function and accepts nothing else.
 
-Warnings derive from :class:`RagradeWarning` (a ``UserWarning``): undefined cases that a policy resolved
+Warnings derive from :class:`RagradeWarning` (a ``UserWarning``; :class:`PolicyNote`, its subclass, carries
+the sentences of what the policies did in one evaluation): undefined cases that a policy resolved
 (queries without relevant judgments, duplicate items, queries missing on one side) are reported this way
 and are also counted in the result's summary, never silently.
 
@@ -154,6 +157,10 @@ class JudgeConfigError(RagradeError):
 
 class MlflowLoggingError(RagradeError):
     """MLflow refused what ragrade logged (a bad tracking URI, an unknown run id, a deleted experiment)."""
+
+
+class TrecEvalError(RagradeError):
+    """What trec_eval would stop on (bad option, measure, parameter or input): ``ragrade trec_eval`` exits 2."""
 
 
 class RetrieverConfigError(InputError):

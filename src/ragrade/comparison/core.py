@@ -24,7 +24,7 @@ def run_letters(n: int) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------- inputs
-def _per_query_frame(value: Any, name: str) -> pd.DataFrame:
+def per_query_frame(value: Any, name: str) -> pd.DataFrame:
     """Per-query scores of one run as a DataFrame (index = query id as str, columns = metrics)."""
     frame = getattr(value, "per_query", value)
     if isinstance(frame, pd.Series):
@@ -169,7 +169,7 @@ def compare_scores(
     names = [str(k) for k in scores]
     if len(set(names)) != len(names):
         raise InputError("run names must be distinct", value=names)
-    frames = {str(k): _per_query_frame(v, str(k)) for k, v in scores.items()}
+    frames = {str(k): per_query_frame(v, str(k)) for k, v in scores.items()}
     metric_list = _metric_list(frames, names, metrics)
     if baseline is not None and str(baseline) not in frames:
         raise InputError(f"baseline is not one of the runs {names}", value=baseline)

@@ -126,9 +126,9 @@ class Plan:
 def _frame(value: Any, name: str) -> pd.DataFrame:
     """Per-query scores of one run (a Result, a DataFrame or a mapping ``{metric: {qid: v}}``), indexed by
     query id as str: the comparison's own reading (:func:`ragrade.comparison.core.compare_scores`)."""
-    from ragrade.comparison.core import _per_query_frame
+    from ragrade.comparison.core import per_query_frame
 
-    return _per_query_frame(value, name)
+    return per_query_frame(value, name)
 
 
 def _values(frame: pd.DataFrame, metric: str, run: str) -> np.ndarray:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ragrade.errors import RagradeError
+from ragrade.errors import TrecEvalError
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -34,10 +34,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ragrade.metrics.parser import Metric
 
 VERSION = "10.0-rc3"
-
-
-class TrecEvalError(RagradeError):
-    """What trec_eval would stop on (bad option, measure, parameter or input)."""
 
 
 # -- trec_eval's measures, in the order it computes and prints them -------------------------------------------
