@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -578,9 +578,9 @@ def _format(planned: list[Planned], opts: Options, qids: list[str], columns: dic
 MISSING_ZSCORE = -1000000.0  # trec_eval's value for a query or measure the z-score file lacks
 
 
-def _read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
-    """trec_eval's -Z file: ``qid measure mean stddev`` lines (``#`` comments and blank lines skipped)."""
-    table: dict[str, dict[str, tuple[float, float]]] = {}
+def _four_field_lines(path: str, what: str, layout: str) -> Iterator[tuple[int, list[str]]]:
+    """``(line number, fields)`` of a whitespace-separated file of four fields per line (``#`` comments and
+    blank lines skipped), as trec_eval reads its -Z and qrels_jg files; anything else stops with the line."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             for number, line in enumerate(f, start=1):
@@ -588,11 +588,17 @@ def _read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
                 if not fields or fields[0].startswith("#"):
                     continue
                 if len(fields) != 4:
-                    raise TrecEvalError(f"{path}, line {number}: a z-score line is 'qid measure mean stddev', got "
-                                        f"{line.strip()!r}")
-                table.setdefault(fields[0], {})[fields[1]] = (_atof(fields[2]), _atof(fields[3]))
+                    raise TrecEvalError(f"{path}, line {number}: a {what} line is '{layout}', got {line.strip()!r}")
+                yield number, fields
     except OSError as err:
-        raise TrecEvalError(f"cannot read the z-score file {path!r}: {err.strerror}") from None
+        raise TrecEvalError(f"cannot read the {what} file {path!r}: {err.strerror}") from None
+
+
+def _read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
+    """trec_eval's -Z file: ``qid measure mean stddev`` lines (``#`` comments and blank lines skipped)."""
+    table: dict[str, dict[str, tuple[float, float]]] = {}
+    for _, fields in _four_field_lines(path, "z-score", "qid measure mean stddev"):
+        table.setdefault(fields[0], {})[fields[1]] = (_atof(fields[2]), _atof(fields[3]))
     return table
 
 
@@ -631,19 +637,12 @@ def _jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path
     from ragrade.io import read_run
 
     groups: dict[str, dict[str, dict[str, int]]] = {}
-    with open(qrels_path, encoding="utf-8", errors="replace") as f:
-        for number, line in enumerate(f, start=1):
-            fields = line.split()
-            if not fields or fields[0].startswith("#"):
-                continue
-            if len(fields) != 4:
-                raise TrecEvalError(f"{qrels_path}, line {number}: a qrels_jg line is 'qid group docno grade', got "
-                                    f"{line.strip()!r}")
-            docs = groups.setdefault(fields[0], {}).setdefault(fields[1], {})
-            if fields[2] in docs:
-                raise TrecEvalError(f"{qrels_path}, line {number}: document {fields[2]!r} judged twice for query "
-                                    f"{fields[0]!r} in group {fields[1]!r}")
-            docs[fields[2]] = _atol(fields[3])
+    for number, fields in _four_field_lines(qrels_path, "qrels_jg", "qid group docno grade"):
+        docs = groups.setdefault(fields[0], {}).setdefault(fields[1], {})
+        if fields[2] in docs:
+            raise TrecEvalError(f"{qrels_path}, line {number}: document {fields[2]!r} judged twice for query "
+                                f"{fields[0]!r} in group {fields[1]!r}")
+        docs[fields[2]] = _atol(fields[3])
     runobj = read_run(run_path, format="trec")
     ranked = runobj.to_dict()
     qids = sorted(groups, key=lambda q: q.encode("utf-8"))
