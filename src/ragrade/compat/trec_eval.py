@@ -13,8 +13,8 @@ judged query missing from the run without ``-c``), :func:`run` raises :class:`Tr
 message; the command prints it as one ``error:`` line and exits with status 2.
 
 ``-R qrels_jg`` reads judgment groups (``qid group docno grade``) for ``map_avgjg``, ``P_avgjg`` and
-``Rprec_mult_avgjg``. Not reproduced (an error says so): the preference formats (``-R prefs``,
-``-R qrels_prefs``) and their ``prefs_*`` measures.
+``Rprec_mult_avgjg``. ``-R prefs`` and ``-R qrels_prefs`` read preference judgments for the ``prefs_*``
+measures (:mod:`ragrade.compat.trec_eval_prefs`).
 """
 
 from __future__ import annotations
@@ -91,9 +91,10 @@ MEASURES: tuple[Measure, ...] = (
     Measure("set_map", "double"),
     Measure("set_F", "double_p", "1.0"),
     Measure("num_nonrel_judged_ret", "long"),
-    *(Measure(f"prefs_{n}", "double", supported=False) for n in (
-        "num_prefs_poss", "num_prefs_ful", "num_prefs_ful_ret", "simp", "pair", "avgjg", "avgjg_Rnonrel",
-        "simp_ret", "pair_ret", "avgjg_ret", "avgjg_Rnonrel_ret", "simp_imp", "pair_imp", "avgjg_imp")),
+    *(Measure(f"prefs_{n}", "long") for n in ("num_prefs_poss", "num_prefs_ful", "num_prefs_ful_ret")),
+    *(Measure(f"prefs_{n}", "double") for n in (  # -R prefs, qrels_prefs: compat/trec_eval_prefs.py
+        "simp", "pair", "avgjg", "avgjg_Rnonrel", "simp_ret", "pair_ret", "avgjg_ret", "avgjg_Rnonrel_ret",
+        "simp_imp", "pair_imp", "avgjg_imp")),
     Measure("map_avgjg", "double", base="map"),
     Measure("P_avgjg", "cut_long", _OFFICIAL_CUTS, base="P"),
     Measure("Rprec_mult_avgjg", "cut_double", "0.2,0.4,0.6,0.8,1.0,1.2,1.4,1.6,1.8,2.0", base="Rprec_mult"),
@@ -319,6 +320,7 @@ def _cut_values(m: Measure, params: str) -> list[Any]:
 
 def plan(opts: Options) -> list[Planned]:
     """The measures to compute, in trec_eval's order, with their output names and ragrade metrics."""
+    from ragrade.compat.trec_eval_prefs import key as prefs_key
     from ragrade.errors import MetricError
     from ragrade.metrics import parse_labelled
 
@@ -327,11 +329,12 @@ def plan(opts: Options) -> list[Planned]:
     for m in MEASURES:
         if m.name not in marked:
             continue
-        if not m.supported:
-            raise TrecEvalError(f"measure {m.name!r} needs preference judgments (-R prefs, qrels_prefs), which "
-                                "ragrade trec_eval does not read yet")
+        if (m.name.startswith("prefs_") != (opts.rel_format in ("prefs", "qrels_prefs"))
+                and m.kind not in ("runid", "count_q")):
+            raise TrecEvalError(f"measure {m.name!r} reads " + ("preferences: use -R prefs or -R qrels_prefs"
+                                if m.name.startswith("prefs_") else f"qrels, not -R {opts.rel_format}"))
         jg_format = opts.rel_format == "qrels_jg"
-        if bool(m.base) != jg_format and m.kind not in ("runid", "count_q"):
+        if bool(m.base) != jg_format and m.kind not in ("runid", "count_q") and not m.name.startswith("prefs_"):
             raise TrecEvalError(f"measure {m.name!r} reads " + ("judgment groups: use -R qrels_jg" if m.base else
                                 f"qrels, not -R {opts.rel_format} (the judgment-group measures are map_avgjg, "
                                 "P_avgjg, Rprec_mult_avgjg)"))
@@ -362,7 +365,8 @@ def plan(opts: Options) -> list[Planned]:
             else:
                 if given is not None:
                     raise TrecEvalError(f"measure {m.name!r} takes no parameters, got {m.name}.{given}")
-                out.append(Planned(m, [m.name], [parse_labelled(base, "trec_eval")[0][1]], None))
+                metric = prefs_key(m.name) if m.name.startswith("prefs_") else parse_labelled(base, "trec_eval")[0][1]
+                out.append(Planned(m, [m.name], [metric], None))
         except MetricError as err:
             raise TrecEvalError(f"bad parameters for measure {m.name!r}: {err}") from None
     return out
@@ -422,10 +426,8 @@ def run(argv: Sequence[str], out: TextIO | None = None, value_format: str = "%6.
     if len(opts.files) != 2:
         raise TrecEvalError("usage: ragrade trec_eval [-q] [-c] [-n] [-l LEVEL] [-M N] [-N N] [-J] [-m MEASURE[.PARAMS]]"
                             "... QRELS RUN  (exactly two files; `ragrade trec_eval -h` for help)")
-    if opts.rel_format not in ("qrels", "qrels_jg"):
-        if opts.rel_format in ("prefs", "qrels_prefs"):
-            raise TrecEvalError(f"-R {opts.rel_format}: ragrade trec_eval does not read this judgment format yet "
-                                "(only qrels and qrels_jg)")
+    prefs = opts.rel_format in ("prefs", "qrels_prefs")  # compat/trec_eval_prefs.py (-M0, -l0 are fine there)
+    if opts.rel_format not in ("qrels", "qrels_jg") and not prefs:
         raise TrecEvalError(f"illegal rel_format {opts.rel_format!r} (trec_eval knows qrels, prefs, qrels_prefs, "
                             "qrels_jg)")
     if opts.results_format != "trec_results":
@@ -433,10 +435,10 @@ def run(argv: Sequence[str], out: TextIO | None = None, value_format: str = "%6.
                             "trec_results)")
     if opts.zscores is not None and not os.path.isfile(opts.zscores):
         raise TrecEvalError(f"cannot read the z-score file {opts.zscores!r}: it does not exist")
-    if opts.max_docs is not None and opts.max_docs < 1:
+    if opts.max_docs is not None and opts.max_docs < 1 and not prefs:
         raise TrecEvalError(f"-M{opts.max_docs}: ragrade trec_eval reads at least one document per ranking (trec_eval "
                             "would score every ranking as empty)")
-    if opts.rel_level < 1:
+    if opts.rel_level < 1 and not prefs:
         raise TrecEvalError(f"-l{opts.rel_level}: the relevance level must be at least 1 in ragrade (trec_eval would "
                             "count every judged document, grade 0 included, as relevant)")
     planned = plan(opts)
@@ -460,6 +462,12 @@ def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, r
     if opts.rel_format == "qrels_jg":
         qids, jg_columns = _jg_columns(planned, opts, qrels_path, run_path)
         return _format(planned, opts, qids, jg_columns, {}, 0, run_path, value_format)
+    if opts.rel_format in ("prefs", "qrels_prefs"):
+        from ragrade.compat import trec_eval_prefs
+
+        names = [p.measure.name for p in planned if p.measure.name.startswith("prefs_")]
+        qids, prefs_columns = trec_eval_prefs.columns(names, opts, qrels_path, run_path)
+        return _format(planned, opts, qids, prefs_columns, {}, 0, run_path, value_format)
     qrels = read_qrels(qrels_path, format="trec")
     runobj = read_run(run_path, format="trec")
     run_ids = set(runobj.query_ids.tolist())
@@ -783,7 +791,7 @@ def help_text(opts: Options) -> str:
         "  -M N          read only the first N documents of each ranking",
         "  -N N          number of documents in the collection (utility)",
         "  -J            drop unjudged documents from the rankings before scoring",
-        "  -R FORMAT     judgment format (qrels, qrels_jg)",
+        "  -R FORMAT     judgment format (qrels, qrels_jg, prefs, qrels_prefs)",
         "  -Z FILE       z-scores: 'qid measure mean stddev' lines standardise each value",
         "  -T FORMAT     results format (trec_results)",
         "  -m MEASURE    a measure, a measure with parameters (P.5,10) or a set: official, all_trec, set, qrels_jg",

@@ -1,0 +1,526 @@
+"""Preference judgments for the ``ragrade trec_eval`` drop-in: ``-R prefs``, ``-R qrels_prefs`` and trec_eval
+10's fourteen ``prefs_*`` measures (``-m all_prefs``, ``-m prefs``), computed as trec_eval 10.0 computes them.
+
+A **prefs** file holds ``qid jg jsg docno rel_level`` lines: within one judgment sub-group (jsg) of a
+judgment group (jg), a document with a higher ``rel_level`` is preferred to one with a lower level (equal
+levels: no preference); the levels themselves only order documents, except that 0 means "not relevant". A
+**qrels_prefs** file is an ordinary qrels file (``qid iter docno grade``) read the same way, with ``iter`` as
+the judgment group and one sub-group per group.
+
+For each query, the documents named in its judgments are numbered in the order a ranking meets them: the
+retrieved ones first (by score descending, equal scores by document id ascending, as trec_eval orders them
+here; only the first ``-M`` documents count), then the others by document id. A group with one sub-group
+keeps its documents in classes of equal level (every document of a higher class preferred to every document
+of a lower one); a group with several sub-groups keeps a preference matrix, closed under transitivity
+(``a > b`` and ``b > c`` give ``a > c``). Each preference ``a > b`` of a group is then
+
+- *fulfilled* (both retrieved, ``a`` first) or *possible only* (both retrieved, ``b`` first): the ``_ret`` counts;
+- *implied fulfilled* (only ``a`` retrieved) or *implied failed* (only ``b`` retrieved): the ``_imp`` counts;
+- *not occurring* (neither retrieved).
+
+The measures combine these counts (docs/trec_eval.md gives each one). The definitions follow trec_eval
+10.0's code, including its accidents: a group whose last class of levels is not the only one at or below 0
+(negative levels) makes ``prefs_avgjg_Rnonrel`` read trec_eval's scratch memory beyond that class; where
+that memory holds what an earlier group or query wrote there, the value is reproduced; where it holds
+nothing trec_eval wrote, the value is undefined and :class:`TrecEvalError` says so.
+
+Where trec_eval stops (a malformed line, a document at two levels of one sub-group, a document both
+non-relevant and relevant in one group, contradictory preferences in one group, a duplicate document in a
+ranking, a judged query absent from the run without ``-c``), this module raises :class:`TrecEvalError` naming
+the file, line, query or document.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ragrade.errors import TrecEvalError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from ragrade.metrics.parser import Metric
+
+#: the preference formats of ``-R``
+FORMATS = ("prefs", "qrels_prefs")
+
+#: trec_eval 10's preference measures, in its table order (the counts print as integers)
+COUNTS = ("prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret")
+RATIOS = ("prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
+          "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp")
+NAMES = COUNTS + RATIOS
+
+BOGUS_DOC = "ceci_nest_pas_un_docno"  # trec_eval -c: the one document of a judged query missing from the run
+
+
+def key(name: str) -> Metric:
+    """The column key of a preference measure in the drop-in's per-query columns (not a registry metric)."""
+    from ragrade.metrics.parser import Metric
+
+    return Metric(f"trec_eval_{name}")
+
+
+def _b(text: str) -> bytes:
+    """The bytes trec_eval compares with strcmp."""
+    return text.encode("utf-8", "surrogateescape")
+
+
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _level(text: str, path: str, number: int) -> float:
+    """C's ``atof`` of a rel_level field: its longest decimal prefix (0 if none), ``inf``; NaN has no order
+    and is refused."""
+    body = text[1:] if text[:1] in "+-" else text
+    if body[:3].lower() == "nan":
+        raise TrecEvalError(f"{path}, line {number}: rel_level {text!r} is not a number (trec_eval's order of "
+                            "preferences is undefined with it)")
+    if body[:3].lower() == "inf":
+        return -math.inf if text.startswith("-") else math.inf
+    found = _DECIMAL.match(text)
+    return float(found.group(0)) if found else 0.0
+
+
+def read_prefs(path: str, fmt: str) -> dict[str, list[tuple[str, str, str, float]]]:
+    """``{qid: [(jg, jsg, docno, rel_level), ...]}`` from a prefs (``qid jg jsg docno rel``) or qrels_prefs
+    (``qid jg docno rel``, sub-group "0") file, read as trec_eval 10 reads it: whitespace-separated fields,
+    exactly five (four) per line, a line starting with ``#`` skipped as a comment unless the line before was a
+    skipped comment (trec_eval then reads it as data), blank lines malformed."""
+    fields_wanted = 5 if fmt == "prefs" else 4
+    layout = "qid jg jsg docno rel_level" if fmt == "prefs" else "qid jg docno rel_level"
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as err:
+        raise TrecEvalError(f"cannot read the {fmt} file {path!r}: {err.strerror}") from None
+    if not data:
+        raise TrecEvalError(f"cannot read the {fmt} file {path!r}: it is empty (trec_eval stops too)")
+    lines = data.split(b"\n")
+    if data.endswith(b"\n"):
+        lines.pop()
+    out: dict[str, list[tuple[str, str, str, float]]] = {}
+    after_comment = False
+    for number, raw in enumerate(lines, start=1):
+        if raw.startswith(b"#") and not after_comment:
+            after_comment = True
+            continue
+        was_comment, after_comment = after_comment, False
+        parts = raw.split()
+        if len(parts) != fields_wanted:
+            hint = (" (trec_eval reads a '#' line that follows a comment line as data)"
+                    if was_comment and raw.startswith(b"#") else "")
+            shown = raw.decode("utf-8", "replace").strip()
+            raise TrecEvalError(f"{path}, line {number}: malformed {fmt} line: want {fields_wanted} fields "
+                                f"'{layout}', got {shown!r}{hint}")
+        text = [p.decode("utf-8", "surrogateescape") for p in parts]
+        rel = _level(text[-1], path, number)
+        if fmt == "prefs":
+            out.setdefault(text[0], []).append((text[1], text[2], text[3], rel))
+        else:
+            out.setdefault(text[0], []).append((text[1], "0", text[2], rel))
+    if not out:
+        raise TrecEvalError(f"{path}: no judgments in the {fmt} file (only comments)")
+    return out
+
+
+# -- one query --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Group:
+    """One judgment group of one query, its preferences counted against the ranking."""
+
+    ful_ret: int = 0
+    poss_ret: int = 0  # fulfilled or not, both retrieved
+    ful_imp: int = 0
+    poss_imp: int = 0  # fulfilled or not, exactly one retrieved
+    notoccur: int = 0  # neither retrieved
+    rel: int = 0
+    rel_ret: int = 0
+    nonrel: int = 0
+    nonrel_ret: int = 0
+    classes: list[Any] = field(default_factory=list)  # classes of equal level: their numbers (ascending)
+    last_start: int = 0  # where the last class starts in the scratch pool (see _Pool)
+    matrix: Any = None  # several sub-groups: the closed preference matrix (bool, judged x judged)
+    levels: Any = None  # several sub-groups: each document's level in the group (-1: not in it)
+
+
+class _Pool:
+    """trec_eval's scratch array of document numbers (``rank_pool``), kept across queries: the classes of the
+    one-sub-group groups are written in it one after the other; it is reallocated (its content lost) when a
+    query has more judgment lines than it holds. prefs_avgjg_Rnonrel can read past a group's last class: what
+    an earlier group or query wrote there is read back; a cell trec_eval never wrote (or one past the array)
+    holds whatever its heap held, most often bytes of text, a number larger than any document number: ragrade
+    reads :data:`UNWRITTEN` there and notes (measure, query) in :attr:`guessed`."""
+
+    def __init__(self) -> None:
+        self.cells: list[int | None] = []
+        self.guessed: set[tuple[str, str]] = set()
+
+    def reserve(self, needed: int) -> None:
+        if needed > len(self.cells):
+            self.cells = [None] * (len(self.cells) + needed)
+
+    def read(self, start: int, count: int, who: tuple[str, str], until: int | None = None) -> list[int]:
+        """``count`` cells from ``start`` (``until``: stop before the first cell >= until)."""
+        out: list[int] = []
+        for i in range(start, start + count):
+            value = self.cells[i] if i < len(self.cells) else None
+            if value is None:
+                self.guessed.add(who)
+                value = UNWRITTEN
+            if until is not None and value >= until:
+                break
+            out.append(value)
+        return out
+
+
+#: what ragrade reads where trec_eval reads scratch memory it never wrote (see :class:`_Pool`)
+UNWRITTEN = 2**62
+
+
+@dataclass
+class _Query:
+    qid: str
+    groups: list[_Group]
+    counts: Any  # (judged x judged) int64: over the groups, how many prefer document i to document j (mod 2^16)
+    judged: int
+    judged_ret: int
+
+
+def _numbers(qid: str, lines: list[tuple[str, str, str, float]], rows: list[tuple[str, float]],
+             max_docs: int | None, run_path: str) -> tuple[dict[str, int], int]:
+    """Each judged document's number (retrieved judged documents in ranking order first, then the others by
+    id) and the number retrieved."""
+    ranked = sorted(rows, key=lambda r: (-r[1], _b(r[0])))
+    if max_docs is not None:
+        ranked = ranked[:max(max_docs, 0)]
+    seen: set[str] = set()
+    for doc, _ in ranked:
+        if doc in seen:
+            raise TrecEvalError(f"{run_path}: document {doc!r} is retrieved twice for query {qid!r} (trec_eval "
+                                "stops: duplicate docs)")
+        seen.add(doc)
+    judged = {d for _, _, d, _ in lines}
+    number: dict[str, int] = {}
+    for doc, _ in ranked:
+        if doc in judged:
+            number[doc] = len(number)
+    judged_ret = len(number)
+    for doc in sorted(judged - number.keys(), key=_b):
+        number[doc] = len(number)
+    return number, judged_ret
+
+
+def form_query(qid: str, lines: list[tuple[str, str, str, float]], rows: list[tuple[str, float]],
+               max_docs: int | None, pool: _Pool, run_path: str) -> _Query:
+    """trec_eval's preference counts of one query for one ranking (``rows``: (docno, score) as in the run)."""
+    import numpy as np
+
+    number, njr = _numbers(qid, lines, rows, max_docs, run_path)
+    nj = len(number)
+    pool.reserve(len(lines))
+    ordered = sorted(((jg, jsg, rel, number[doc], doc) for jg, jsg, doc, rel in lines),
+                     key=lambda t: (_b(t[0]), _b(t[1]), -t[2], t[3]))
+    counts = np.zeros((nj, nj), dtype=np.int64)
+    groups: list[_Group] = []
+    at = 0  # next free cell of the pool
+    start = 0
+    while start < len(ordered):
+        end = start
+        while end < len(ordered) and ordered[end][0] == ordered[start][0]:
+            end += 1
+        block = ordered[start:end]
+        if len({t[1] for t in block}) > 1:
+            groups.append(_matrix_group(qid, block, nj, njr, counts))
+        else:
+            g = _class_group(qid, block, njr, counts)
+            ranks = [t[3] for t in block]
+            pool.cells[at:at + len(ranks)] = ranks
+            g.last_start = at + len(ranks) - len(g.classes[-1])
+            at += len(ranks)
+            groups.append(g)
+        start = end
+    return _Query(qid, groups, counts % 65536, nj, njr)
+
+
+def _class_group(qid: str, block: list[tuple[str, str, float, int, str]], njr: int, counts: np.ndarray) -> _Group:
+    """A group with one sub-group: classes of equal level, each preferred to every lower class."""
+    import numpy as np
+
+    g = _Group()
+    levels = np.array([t[2] for t in block], dtype=np.float64)
+    ranks = np.array([t[3] for t in block], dtype=np.int64)
+    cls = np.concatenate([[0], np.cumsum(levels[1:] != levels[:-1])])
+    bounds = np.flatnonzero(np.concatenate([[True], levels[1:] != levels[:-1], [True]]))
+    g.classes = [ranks[a:b] for a, b in itertools.pairwise(bounds.tolist())]
+    for members, level in zip(g.classes, levels[bounds[:-1]].tolist(), strict=True):
+        ret = int((members < njr).sum())
+        if level > 0.0:
+            g.rel_ret += ret
+            g.rel += len(members)
+        else:
+            g.nonrel_ret += ret
+            g.nonrel += len(members)
+    above = cls[:, None] < cls[None, :]  # every pair (higher class, lower class)
+    i, j = np.nonzero(above)
+    r1, r2 = ranks[i], ranks[j]
+    clash = r1 == r2
+    if clash.any():
+        doc = block[int(i[np.argmax(clash)])][4]
+        raise TrecEvalError(f"query {qid!r}, judgment group {block[0][0]!r}: document {doc!r} has two different "
+                            "rel_levels in one sub-group (trec_eval stops)")
+    np.add.at(counts, (r1, r2), 1)
+    ful = r1 < r2
+    g.ful_ret = int((ful & (r2 < njr)).sum())
+    g.ful_imp = int((ful & (r2 >= njr) & (r1 < njr)).sum())
+    g.poss_ret = int((~ful & (r1 < njr)).sum()) + g.ful_ret
+    g.poss_imp = int((~ful & (r1 >= njr) & (r2 < njr)).sum()) + g.ful_imp
+    g.notoccur = int(((r1 >= njr) & (r2 >= njr)).sum())
+    return g
+
+
+def _closure(m: np.ndarray) -> np.ndarray:
+    """The reflexive-transitive closure of a boolean matrix."""
+    import numpy as np
+
+    reach = m | np.eye(len(m), dtype=bool)
+    while True:
+        f = reach.astype(np.float32)
+        nxt = (f @ f) > 0
+        if np.array_equal(nxt, reach):
+            return reach
+        reach = nxt
+
+
+def _matrix_group(qid: str, block: list[tuple[str, str, float, int, str]], nj: int, njr: int,
+                  counts: np.ndarray) -> _Group:
+    """A group with several sub-groups: a preference matrix over the query's judged documents, closed under
+    transitivity."""
+    import numpy as np
+
+    g = _Group()
+    levels = np.full(nj, -1.0)
+    m = np.zeros((nj, nj), dtype=bool)
+    for jg, _, rel, rank, doc in block:
+        now = levels[rank]
+        if (now > 0.0 and rel == 0.0) or (now == 0.0 and rel > 0.0):
+            raise TrecEvalError(f"query {qid!r}, judgment group {jg!r}: document {doc!r} has both rel_level 0 and "
+                                "a rel_level above 0 (trec_eval stops)")
+        levels[rank] = rel
+    start = 0
+    while start < len(block):
+        end = start
+        while end < len(block) and block[end][1] == block[start][1]:
+            end += 1
+        sub = np.array([t[2] for t in block[start:end]])
+        ranks = np.array([t[3] for t in block[start:end]], dtype=np.int64)
+        i, j = np.nonzero(sub[:, None] > sub[None, :])
+        m[ranks[i], ranks[j]] = True
+        start = end
+    m = _closure(m)
+    np.fill_diagonal(m, False)
+    both = m & m.T
+    if both.any():
+        a, b = (int(x[0]) for x in np.nonzero(both))
+        docs = {t[3]: t[4] for t in block}
+        raise TrecEvalError(f"query {qid!r}, judgment group {block[0][0]!r}: contradictory preferences between "
+                            f"documents {docs.get(a, a)!r} and {docs.get(b, b)!r} (trec_eval aborts)")
+    g.matrix, g.levels = m, levels
+    ret = np.arange(nj) < njr
+    g.rel_ret = int((ret & (levels > 0.0)).sum())
+    g.nonrel_ret = int((ret & (levels == 0.0)).sum())
+    g.rel = int((levels > 0.0).sum())
+    g.nonrel = int((levels == 0.0).sum())
+    counts += m
+    rr = m[:njr, :njr]
+    g.ful_ret = int(np.triu(rr, 1).sum())
+    g.poss_ret = int(np.tril(rr, -1).sum()) + g.ful_ret
+    g.ful_imp = int(m[:njr, njr:].sum())
+    g.poss_imp = int(m[njr:, :njr].sum()) + g.ful_imp
+    g.notoccur = int(m[njr:, njr:].sum())
+    return g
+
+
+# -- the measures --------------------------------------------------------------------------------------------
+
+
+def _pairs_fulfilled(a: np.ndarray, b: np.ndarray, limit: int | None = None) -> tuple[int, int]:
+    """Over every pair (x in a, y in b): (#x < y [and x < limit], #other pairs)."""
+    import numpy as np
+
+    if not len(a) or not len(b):
+        return 0, 0
+    sb = np.sort(b)
+    above = len(sb) - np.searchsorted(sb, a, side="right")  # per x: how many y > x
+    if limit is not None:
+        above = np.where(a < limit, above, 0)
+    ful = int(above.sum())
+    return ful, len(a) * len(b) - ful
+
+
+def _rnonrel(q: _Query, g: _Group, pool: _Pool, retrieved_only: bool) -> tuple[int, int]:
+    """prefs_avgjg_Rnonrel(_ret) of one group: (fulfilled, possible) once its non-relevant documents are cut to
+    as many as it has relevant ones (R, N: all judged, or the retrieved ones for _ret)."""
+    import numpy as np
+
+    njr = q.judged_ret
+    r, n = (g.rel_ret, g.nonrel_ret) if retrieved_only else (g.rel, g.nonrel)
+    if r >= n:
+        if retrieved_only:
+            return g.ful_ret + g.rel_ret * (r - n), g.poss_ret + g.rel * (r - n)
+        return (g.ful_ret + g.ful_imp + g.rel_ret * (r - n),
+                g.poss_ret + g.poss_imp + g.notoccur + g.rel * (r - n))
+    ful = poss = 0
+    if g.matrix is None:
+        classes = g.classes
+        if retrieved_only:
+            classes = [c[c < njr] for c in classes]
+            who = ("prefs_avgjg_Rnonrel_ret", q.qid)
+            cut = np.array(pool.read(g.last_start, g.rel_ret, who, until=njr), dtype=np.int64)
+        else:
+            cut = np.array(pool.read(g.last_start, g.rel, ("prefs_avgjg_Rnonrel", q.qid)), dtype=np.int64)
+        limit = None if retrieved_only else njr
+        for c1 in range(len(classes)):
+            for c2 in range(c1 + 1, len(classes) - 1):
+                f, p = _pairs_fulfilled(classes[c1], classes[c2], limit)
+                ful, poss = ful + f, poss + p
+        for c1 in range(len(classes)):
+            f, p = _pairs_fulfilled(classes[c1], cut, limit)
+            ful, poss = ful + f, poss + p
+        return ful, poss + ful
+    levels, m = g.levels, g.matrix
+    nonrel = levels == 0.0
+    scan = nonrel[:njr] if retrieved_only else nonrel
+    seen = np.cumsum(scan)
+    hit = np.flatnonzero(seen == g.rel + 1)
+    first_dropped = int(hit[0]) if len(hit) else len(scan)
+    keep = ~(nonrel & (np.arange(q.judged) >= first_dropped))
+    k = m & keep[:, None] & keep[None, :]
+    rr = k[:njr, :njr]
+    ful = int(np.triu(rr, 1).sum())
+    poss = int(np.tril(rr, -1).sum())
+    if not retrieved_only:
+        ful += int(k[:njr, njr:].sum())
+        poss += int(k[njr:, :].sum())
+    return ful, poss + ful
+
+
+def _pair(q: _Query, areas: int) -> float:
+    """prefs_pair (areas 3), _imp (2), _ret (1): the mean over document pairs with a preference of the share of
+    the groups' preferences for the pair that the ranking fulfils (pairs with neither retrieved count, as 0,
+    in prefs_pair only)."""
+    import numpy as np
+
+    c, njr, nj = q.counts, q.judged_ret, q.judged
+    ratios: list[Any] = []
+    pairs = 0
+    for rows, cols in ((slice(0, njr), slice(0, njr)), (slice(0, njr), slice(njr, nj)))[:min(areas, 2)]:
+        a, t = c[rows, cols], c.T[rows, cols]
+        mask = (a != 0) | (t != 0)
+        if rows == cols:
+            mask = np.triu(mask, 1)
+        pairs += int(mask.sum())
+        ratios.append(a[mask] / (a[mask] + t[mask]))
+    if areas == 3:
+        u = c[njr:, njr:]
+        pairs += int(np.triu((u != 0) | (u.T != 0), 1).sum())
+    if not pairs:
+        return 0.0
+    values = np.concatenate(ratios) if ratios else np.zeros(0)
+    total = float(np.cumsum(values)[-1]) if len(values) else 0.0
+    return total / pairs
+
+
+def query_values(q: _Query, pool: _Pool, wanted: set[str]) -> dict[str, float]:
+    """The preference measures of one query (trec_eval 10's definitions, in its order of operations)."""
+    out: dict[str, float] = {}
+    gs = q.groups
+    ful_ret = sum(g.ful_ret for g in gs)
+    ful = ful_ret + sum(g.ful_imp for g in gs)
+    poss_ret = sum(g.poss_ret for g in gs)
+    poss_imp = poss_ret + sum(g.poss_imp for g in gs)
+    poss = poss_imp + sum(g.notoccur for g in gs)
+    out["prefs_num_prefs_poss"] = float(poss)
+    out["prefs_num_prefs_ful"] = float(ful)
+    out["prefs_num_prefs_ful_ret"] = float(ful_ret)
+    out["prefs_simp"] = ful / poss if poss else 0.0
+    out["prefs_simp_ret"] = ful_ret / poss_ret if poss_ret else 0.0
+    out["prefs_simp_imp"] = ful / poss_imp if poss_imp else 0.0
+    for name, f_of, p_of in (
+            ("prefs_avgjg", lambda g: g.ful_ret + g.ful_imp, lambda g: g.poss_ret + g.poss_imp + g.notoccur),
+            ("prefs_avgjg_ret", lambda g: g.ful_ret, lambda g: g.poss_ret),
+            ("prefs_avgjg_imp", lambda g: g.ful_ret + g.ful_imp, lambda g: g.poss_ret + g.poss_imp)):
+        total = 0.0
+        for g in gs:
+            p = p_of(g)
+            if p:
+                total += f_of(g) / p
+        out[name] = total / len(gs) if total > 0.0 else 0.0
+    for name, ret_only in (("prefs_avgjg_Rnonrel", False), ("prefs_avgjg_Rnonrel_ret", True)):
+        if name not in wanted:
+            continue
+        total = 0.0
+        for g in gs:
+            f, p = _rnonrel(q, g, pool, ret_only)
+            total += f / p if p else math.nan  # trec_eval divides 0 by 0 here: NaN, and the value stays 0
+        out[name] = total / len(gs) if total > 0.0 else 0.0
+    for name, areas in (("prefs_pair", 3), ("prefs_pair_imp", 2), ("prefs_pair_ret", 1)):
+        if name in wanted:
+            out[name] = _pair(q, areas)
+    return out
+
+
+@dataclass
+class Result:
+    """The preference measures of every judged query, in trec_eval's order of queries."""
+
+    qids: list[str]
+    values: dict[str, Any]  # measure name -> float64 array, one value per query
+    guessed: set[tuple[str, str]]  # (measure, query): prefs_avgjg_Rnonrel(_ret) read memory trec_eval never wrote
+
+
+def columns(names: list[str], opts: Any, prefs_path: str, run_path: str) -> tuple[list[str], dict[Metric, Any]]:
+    """The drop-in's per-query columns (keys: :func:`key`) of the preference measures ``names`` and the query
+    ids in trec_eval's order (:func:`evaluate`)."""
+    res = evaluate(names, opts, prefs_path, run_path)
+    return res.qids, {key(n): v for n, v in res.values.items()}
+
+
+def evaluate(names: list[str], opts: Any, prefs_path: str, run_path: str) -> Result:
+    """The preference measures ``names`` for ``-R prefs`` or ``-R qrels_prefs`` (``opts``: the parsed
+    trec_eval options: ``rel_format``, ``complete``, ``max_docs``) on every judged query (one absent from
+    the run stops without ``-c``)."""
+    import numpy as np
+
+    from ragrade.io import read_run
+
+    judgments = read_prefs(prefs_path, opts.rel_format)
+    runobj = read_run(run_path, format="trec")
+    in_run = set(runobj.query_ids.tolist())
+    qids = sorted(judgments, key=_b)
+    missing = [q for q in qids if q not in in_run]
+    if missing and not opts.complete:
+        raise TrecEvalError(f"query {missing[0]!r} has judgments in {prefs_path} but no results in {run_path} "
+                            "(trec_eval stops here); use -c to score such queries")
+    if opts.max_docs is not None and opts.max_docs < 0:
+        raise TrecEvalError(f"-M{opts.max_docs}: a negative number of documents (trec_eval crashes)")
+    wanted = set(names)
+    values: dict[str, list[float]] = {n: [] for n in names}
+    pool = _Pool()
+    if names:
+        for qid in qids:
+            rows = [(d, float(s or 0.0)) for d, s in runobj.ranked(qid)] if qid in in_run else [(BOGUS_DOC, 1.0)]
+            q = form_query(qid, judgments[qid], rows, opts.max_docs, pool, run_path)
+            got = query_values(q, pool, wanted)
+            for n in names:
+                values[n].append(got[n])
+    return Result(qids, {n: np.array(v, dtype=np.float64) for n, v in values.items()}, pool.guessed)
+
+
+__all__ = ["COUNTS", "FORMATS", "NAMES", "RATIOS", "UNWRITTEN", "Result", "columns", "evaluate", "form_query", "key",
+           "query_values", "read_prefs"]
