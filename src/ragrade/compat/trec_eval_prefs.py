@@ -410,30 +410,27 @@ def _rnonrel(q: _Query, g: _Group, pool: _Pool, retrieved_only: bool) -> tuple[i
     return ful, poss + ful
 
 
-def _pair(q: _Query, areas: int) -> float:
-    """prefs_pair (areas 3), _imp (2), _ret (1): the mean over document pairs with a preference of the share of
-    the groups' preferences for the pair that the ranking fulfils (pairs with neither retrieved count, as 0,
-    in prefs_pair only)."""
+def _pairs(q: _Query) -> dict[str, float]:
+    """prefs_pair, prefs_pair_imp, prefs_pair_ret: the mean, over the document pairs some group has a preference
+    about, of the share of those preferences that the ranking fulfils. Pairs: both retrieved (_ret); at least
+    one retrieved (_imp); all (prefs_pair, where a pair with neither retrieved counts 0)."""
     import numpy as np
 
-    c, njr, nj = q.counts, q.judged_ret, q.judged
-    ratios: list[Any] = []
-    pairs = 0
-    for rows, cols in ((slice(0, njr), slice(0, njr)), (slice(0, njr), slice(njr, nj)))[:min(areas, 2)]:
-        a, t = c[rows, cols], c.T[rows, cols]
-        mask = (a != 0) | (t != 0)
-        if rows == cols:
-            mask = np.triu(mask, 1)
-        pairs += int(mask.sum())
-        ratios.append(a[mask] / (a[mask] + t[mask]))
-    if areas == 3:
-        u = c[njr:, njr:]
-        pairs += int(np.triu((u != 0) | (u.T != 0), 1).sum())
-    if not pairs:
-        return 0.0
-    values = np.concatenate(ratios) if ratios else np.zeros(0)
-    total = float(np.cumsum(values)[-1]) if len(values) else 0.0
-    return total / pairs
+    c, njr = q.counts, q.judged_ret
+    t = c.T
+    # area 1: both retrieved (i < j); area 2: i retrieved, j not; area 3: neither (i < j)
+    a1 = np.triu((c[:njr, :njr] != 0) | (t[:njr, :njr] != 0), 1)
+    a2 = (c[:njr, njr:] != 0) | (t[:njr, njr:] != 0)
+    u = c[njr:, njr:]
+    n3 = int(np.triu((u != 0) | (u.T != 0), 1).sum())
+    r1 = c[:njr, :njr][a1] / (c[:njr, :njr][a1] + t[:njr, :njr][a1])
+    r2 = c[:njr, njr:][a2] / (c[:njr, njr:][a2] + t[:njr, njr:][a2])
+    sums = np.cumsum(np.concatenate([r1, r2]))  # added one pair after the other, row by row, as trec_eval does
+    s1 = float(sums[len(r1) - 1]) if len(r1) else 0.0
+    s2 = float(sums[-1]) if len(sums) else 0.0
+    n1, n2 = len(r1), len(r1) + len(r2)
+    return {"prefs_pair_ret": s1 / n1 if n1 else 0.0, "prefs_pair_imp": s2 / n2 if n2 else 0.0,
+            "prefs_pair": s2 / (n2 + n3) if n2 + n3 else 0.0}
 
 
 def query_values(q: _Query, pool: _Pool, wanted: set[str]) -> dict[str, float]:
@@ -469,9 +466,8 @@ def query_values(q: _Query, pool: _Pool, wanted: set[str]) -> dict[str, float]:
             f, p = _rnonrel(q, g, pool, ret_only)
             total += f / p if p else math.nan  # trec_eval divides 0 by 0 here: NaN, and the value stays 0
         out[name] = total / len(gs) if total > 0.0 else 0.0
-    for name, areas in (("prefs_pair", 3), ("prefs_pair_imp", 2), ("prefs_pair_ret", 1)):
-        if name in wanted:
-            out[name] = _pair(q, areas)
+    if wanted & {"prefs_pair", "prefs_pair_imp", "prefs_pair_ret"}:
+        out.update(_pairs(q))
     return out
 
 
