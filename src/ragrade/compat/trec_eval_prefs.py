@@ -187,7 +187,7 @@ UNWRITTEN = 2**62
 class _Query:
     qid: str
     groups: list[_Group]
-    counts: Any  # (judged x judged) int64: over the groups, how many prefer document i to document j (mod 2^16)
+    counts: Any  # (judged x judged) uint16: over the groups, how many prefer document i to document j (mod 2^16)
     judged: int
     judged_ret: int
 
@@ -226,7 +226,7 @@ def form_query(qid: str, lines: list[tuple[str, str, str, float]], rows: list[tu
     pool.reserve(len(lines))
     ordered = sorted(((jg, jsg, rel, number[doc], doc) for jg, jsg, doc, rel in lines),
                      key=lambda t: (_b(t[0]), _b(t[1]), -t[2], t[3]))
-    counts = np.zeros((nj, nj), dtype=np.int64)
+    counts = np.zeros((nj, nj), dtype=np.uint16)  # wraps at 2^16 as trec_eval's unsigned short counts
     groups: list[_Group] = []
     at = 0  # next free cell of the pool
     start = 0
@@ -245,7 +245,7 @@ def form_query(qid: str, lines: list[tuple[str, str, str, float]], rows: list[tu
             at += len(ranks)
             groups.append(g)
         start = end
-    return _Query(qid, groups, counts % 65536, nj, njr)
+    return _Query(qid, groups, counts, nj, njr)
 
 
 def _class_group(qid: str, block: list[tuple[str, str, float, int, str]], njr: int, counts: np.ndarray) -> _Group:
@@ -255,7 +255,6 @@ def _class_group(qid: str, block: list[tuple[str, str, float, int, str]], njr: i
     g = _Group()
     levels = np.array([t[2] for t in block], dtype=np.float64)
     ranks = np.array([t[3] for t in block], dtype=np.int64)
-    cls = np.concatenate([[0], np.cumsum(levels[1:] != levels[:-1])])
     bounds = np.flatnonzero(np.concatenate([[True], levels[1:] != levels[:-1], [True]]))
     g.classes = [ranks[a:b] for a, b in itertools.pairwise(bounds.tolist())]
     for members, level in zip(g.classes, levels[bounds[:-1]].tolist(), strict=True):
@@ -266,21 +265,33 @@ def _class_group(qid: str, block: list[tuple[str, str, float, int, str]], njr: i
         else:
             g.nonrel_ret += ret
             g.nonrel += len(members)
-    above = cls[:, None] < cls[None, :]  # every pair (higher class, lower class)
-    i, j = np.nonzero(above)
-    r1, r2 = ranks[i], ranks[j]
-    clash = r1 == r2
-    if clash.any():
-        doc = block[int(i[np.argmax(clash)])][4]
+    # a document in two classes: trec_eval stops
+    members_of = np.concatenate([np.unique(c) for c in g.classes])
+    seen, times = np.unique(members_of, return_counts=True)
+    if (times > 1).any():
+        bad = int(seen[times > 1][0])
+        doc = next(t[4] for t in block if t[3] == bad)
         raise TrecEvalError(f"query {qid!r}, judgment group {block[0][0]!r}: document {doc!r} has two different "
                             "rel_levels in one sub-group (trec_eval stops)")
-    np.add.at(counts, (r1, r2), 1)
-    ful = r1 < r2
-    g.ful_ret = int((ful & (r2 < njr)).sum())
-    g.ful_imp = int((ful & (r2 >= njr) & (r1 < njr)).sum())
-    g.poss_ret = int((~ful & (r1 < njr)).sum()) + g.ful_ret
-    g.poss_imp = int((~ful & (r1 >= njr) & (r2 < njr)).sum()) + g.ful_imp
-    g.notoccur = int(((r1 >= njr) & (r2 >= njr)).sum())
+    # every pair (a in a higher class, b in a lower one), counted class by class without listing the pairs
+    higher = np.zeros(0, dtype=np.int64)  # the numbers of the higher classes' documents, sorted (repeats kept)
+    ful_ret = ful_imp = fail_ret = fail_imp = notoccur = 0
+    for members in g.classes:
+        if len(higher):
+            first = np.searchsorted(higher, members)  # per b: how many a come before it (a < b)
+            h_ret = int(np.searchsorted(higher, njr))  # how many a are retrieved
+            ret = members < njr
+            ful_ret += int(first[ret].sum())  # a before b, both retrieved
+            fail_ret += int((h_ret - first[ret]).sum())  # b before a, both retrieved
+            fail_imp += (len(higher) - h_ret) * int(ret.sum())  # only b retrieved
+            ful_imp += h_ret * int((~ret).sum())  # only a retrieved
+            notoccur += int((first[~ret] - h_ret).sum() + (len(higher) - first[~ret]).sum())  # neither
+            uh, mh = np.unique(higher, return_counts=True)
+            ub, mb = np.unique(members, return_counts=True)
+            counts[np.ix_(uh, ub)] += (mh[:, None] * mb[None, :]).astype(counts.dtype)
+        higher = np.sort(np.concatenate([higher, members]))
+    g.ful_ret, g.ful_imp, g.notoccur = ful_ret, ful_imp, notoccur
+    g.poss_ret, g.poss_imp = fail_ret + ful_ret, fail_imp + ful_imp
     return g
 
 
@@ -423,8 +434,9 @@ def _pairs(q: _Query) -> dict[str, float]:
     a2 = (c[:njr, njr:] != 0) | (t[:njr, njr:] != 0)
     u = c[njr:, njr:]
     n3 = int(np.triu((u != 0) | (u.T != 0), 1).sum())
-    r1 = c[:njr, :njr][a1] / (c[:njr, :njr][a1] + t[:njr, :njr][a1])
-    r2 = c[:njr, njr:][a2] / (c[:njr, njr:][a2] + t[:njr, njr:][a2])
+    x1, y1 = c[:njr, :njr][a1].astype(np.int64), t[:njr, :njr][a1].astype(np.int64)
+    x2, y2 = c[:njr, njr:][a2].astype(np.int64), t[:njr, njr:][a2].astype(np.int64)
+    r1, r2 = x1 / (x1 + y1), x2 / (x2 + y2)
     sums = np.cumsum(np.concatenate([r1, r2]))  # added one pair after the other, row by row, as trec_eval does
     s1 = float(sums[len(r1) - 1]) if len(r1) else 0.0
     s2 = float(sums[-1]) if len(sums) else 0.0
