@@ -23,12 +23,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_trec_eval_drop_in import collection
 
 from ragrade.cli import main
 from ragrade.compat.trec_eval import parse_args
 from ragrade.compat.trec_eval import run as trec_eval_run
 from ragrade.compat.trec_eval_prefs import NAMES, evaluate
+from ragrade.errors import TrecEvalError
 from trec_eval_bin import trec_eval_binary
 
 
@@ -277,3 +280,32 @@ def test_where_trec_eval_stops_on_preferences_ragrade_stops_with_exit_2(tmp_path
                 ["-R", "prefs", "-m", "prefs_simp.3"], ["-R", "prefs", "-M-1", "-m", "prefs"]):
         res = _cli([*bad, str(jp), str(run)])
         assert res.exit_code == 2 and res.output.startswith("error: "), (bad, res.output)
+
+
+_LINE = st.tuples(st.sampled_from(["1", "2", "10"]), st.sampled_from(["u", "v"]), st.sampled_from(["s", "t"]),
+                  st.sampled_from(["a", "b", "c", "d", "e"]), st.sampled_from(["-1", "0", "0.5", "1", "2", "3"]))
+_ROW = st.tuples(st.sampled_from(["1", "2", "10", "7"]), st.sampled_from(["a", "b", "c", "d", "e", "x"]),
+                 st.sampled_from(["1", "2", "2", "3"]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(_LINE, min_size=1, max_size=25), rows=st.lists(_ROW, max_size=15),
+       fmt=st.sampled_from(["prefs", "qrels_prefs"]),
+       options=st.sampled_from([[], ["-c"], ["-c", "-M2"], ["-c", "-M0"], ["-M1"]]))
+def test_small_collections_as_trec_eval_10(tmp_path, lines, rows, fmt, options):
+    """Small hypothesis-made collections (ties, single documents, empty rankings, contradictions, documents
+    at two levels, duplicates in the run): the same output as the binary, or both stop."""
+    binary = trec_eval_binary()
+    jp, rp = tmp_path / "j.txt", tmp_path / "r.txt"
+    if fmt == "prefs":
+        jp.write_text("".join(" ".join(t) + "\n" for t in lines))
+    else:
+        jp.write_text("".join(f"{q} {g} {d} {lv}\n" for q, g, _, d, lv in lines))
+    rp.write_text("".join(f"{q} Q0 {d} 1 {s} run\n" for q, d, s in rows) or "99 Q0 z 1 1 run\n")
+    args = ["-q", "-m", "all_prefs", "-R", fmt, *options]
+    proc = subprocess.run([str(binary), *args, str(jp), str(rp)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        with pytest.raises(TrecEvalError):
+            trec_eval_run([*args, str(jp), str(rp)], io.StringIO())
+        return
+    same_output(ours(args, jp, rp), proc.stdout, guessed(args, jp, rp))
