@@ -85,11 +85,13 @@ def _level(text: str, path: str, number: int) -> float:
     return float(found.group(0)) if found else 0.0
 
 
-def read_prefs(path: str, fmt: str) -> dict[str, list[tuple[str, str, str, float]]]:
+def read_prefs(path: str, fmt: str, where: dict[tuple[str, str, str], list[int]] | None = None,
+               ) -> dict[str, list[tuple[str, str, str, float]]]:
     """``{qid: [(jg, jsg, docno, rel_level), ...]}`` from a prefs (``qid jg jsg docno rel``) or qrels_prefs
     (``qid jg docno rel``, sub-group "0") file, read as trec_eval 10 reads it: whitespace-separated fields,
     exactly five (four) per line, a line starting with ``#`` skipped as a comment unless the line before was a
-    skipped comment (trec_eval then reads it as data), blank lines malformed."""
+    skipped comment (trec_eval then reads it as data), blank lines malformed. ``where`` (if given) receives the
+    line numbers of every (qid, jg, docno)."""
     fields_wanted = 5 if fmt == "prefs" else 4
     layout = "qid jg jsg docno rel_level" if fmt == "prefs" else "qid jg docno rel_level"
     try:
@@ -118,6 +120,8 @@ def read_prefs(path: str, fmt: str) -> dict[str, list[tuple[str, str, str, float
                                 f"'{layout}', got {shown!r}{hint}")
         text = [p.decode("utf-8", "surrogateescape") for p in parts]
         rel = _level(text[-1], path, number)
+        if where is not None:
+            where.setdefault((text[0], text[1], text[-2]), []).append(number)
         if fmt == "prefs":
             out.setdefault(text[0], []).append((text[1], text[2], text[3], rel))
         else:
@@ -128,6 +132,14 @@ def read_prefs(path: str, fmt: str) -> dict[str, list[tuple[str, str, str, float
 
 
 # -- one query --------------------------------------------------------------------------------------------------
+
+
+class _Stop(TrecEvalError):
+    """Judgments trec_eval stops on (``group``, ``docs``: where, for the lines to name)."""
+
+    def __init__(self, message: str, group: str, docs: list[str]) -> None:
+        super().__init__(message)
+        self.group, self.docs = group, docs
 
 
 @dataclass
@@ -271,8 +283,8 @@ def _class_group(qid: str, block: list[tuple[str, str, float, int, str]], njr: i
     if (times > 1).any():
         bad = int(seen[times > 1][0])
         doc = next(t[4] for t in block if t[3] == bad)
-        raise TrecEvalError(f"query {qid!r}, judgment group {block[0][0]!r}: document {doc!r} has two different "
-                            "rel_levels in one sub-group (trec_eval stops)")
+        raise _Stop(f"query {qid!r}, judgment group {block[0][0]!r}: document {doc!r} has two different "
+                    "rel_levels in one sub-group (trec_eval stops)", block[0][0], [doc])
     # every pair (a in a higher class, b in a lower one), counted class by class without listing the pairs
     higher = np.zeros(0, dtype=np.int64)  # the numbers of the higher classes' documents, sorted (repeats kept)
     ful_ret = ful_imp = fail_ret = fail_imp = notoccur = 0
@@ -320,8 +332,8 @@ def _matrix_group(qid: str, block: list[tuple[str, str, float, int, str]], nj: i
     for jg, _, rel, rank, doc in block:
         now = levels[rank]
         if (now > 0.0 and rel == 0.0) or (now == 0.0 and rel > 0.0):
-            raise TrecEvalError(f"query {qid!r}, judgment group {jg!r}: document {doc!r} has both rel_level 0 and "
-                                "a rel_level above 0 (trec_eval stops)")
+            raise _Stop(f"query {qid!r}, judgment group {jg!r}: document {doc!r} has both rel_level 0 and a "
+                        "rel_level above 0 (trec_eval stops)", jg, [doc])
         levels[rank] = rel
     start = 0
     while start < len(block):
@@ -339,8 +351,8 @@ def _matrix_group(qid: str, block: list[tuple[str, str, float, int, str]], nj: i
     if both.any():
         a, b = (int(x[0]) for x in np.nonzero(both))
         docs = {t[3]: t[4] for t in block}
-        raise TrecEvalError(f"query {qid!r}, judgment group {block[0][0]!r}: contradictory preferences between "
-                            f"documents {docs.get(a, a)!r} and {docs.get(b, b)!r} (trec_eval aborts)")
+        raise _Stop(f"query {qid!r}, judgment group {block[0][0]!r}: contradictory preferences between "
+                    f"documents {docs[a]!r} and {docs[b]!r} (trec_eval aborts)", block[0][0], [docs[a], docs[b]])
     g.matrix, g.levels = m, levels
     ret = np.arange(nj) < njr
     g.rel_ret = int((ret & (levels > 0.0)).sum())
@@ -507,7 +519,8 @@ def evaluate(names: list[str], opts: Any, prefs_path: str, run_path: str) -> Res
 
     from ragrade.io import read_run
 
-    judgments = read_prefs(prefs_path, opts.rel_format)
+    where: dict[tuple[str, str, str], list[int]] = {}
+    judgments = read_prefs(prefs_path, opts.rel_format, where)
     runobj = read_run(run_path, format="trec")
     in_run = set(runobj.query_ids.tolist())
     qids = sorted(judgments, key=_b)
@@ -523,7 +536,12 @@ def evaluate(names: list[str], opts: Any, prefs_path: str, run_path: str) -> Res
     if names:
         for qid in qids:
             rows = [(d, float(s or 0.0)) for d, s in runobj.ranked(qid)] if qid in in_run else [(BOGUS_DOC, 1.0)]
-            q = form_query(qid, judgments[qid], rows, opts.max_docs, pool, run_path)
+            try:
+                q = form_query(qid, judgments[qid], rows, opts.max_docs, pool, run_path)
+            except _Stop as err:
+                numbers = sorted({n for d in err.docs for n in where.get((qid, err.group, d), [])})
+                shown = ", ".join(str(n) for n in numbers[:6]) + (", ..." if len(numbers) > 6 else "")
+                raise TrecEvalError(f"{prefs_path}, line{'s' if len(numbers) > 1 else ''} {shown}: {err}") from None
             got = query_values(q, pool, wanted)
             for n in names:
                 values[n].append(got[n])
