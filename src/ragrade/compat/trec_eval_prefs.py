@@ -298,13 +298,37 @@ def _class_group(qid: str, block: list[tuple[str, str, float, int, str]], njr: i
             fail_imp += (len(higher) - h_ret) * int(ret.sum())  # only b retrieved
             ful_imp += h_ret * int((~ret).sum())  # only a retrieved
             notoccur += int((first[~ret] - h_ret).sum() + (len(higher) - first[~ret]).sum())  # neither
-            uh, mh = np.unique(higher, return_counts=True)
-            ub, mb = np.unique(members, return_counts=True)
-            counts[np.ix_(uh, ub)] += (mh[:, None] * mb[None, :]).astype(counts.dtype)
         higher = np.sort(np.concatenate([higher, members]))
+    _add_class_counts(g.classes, counts)
     g.ful_ret, g.ful_imp, g.notoccur = ful_ret, ful_imp, notoccur
     g.poss_ret, g.poss_imp = fail_ret + ful_ret, fail_imp + ful_imp
     return g
+
+
+def _add_class_counts(classes: list[Any], counts: np.ndarray) -> None:
+    """counts[a, b] += 1 for every a in a higher class and b in a lower one (a document listed twice in its
+    class counts twice)."""
+    import numpy as np
+
+    docs, times = np.unique(np.concatenate(classes), return_counts=True)
+    nj = len(counts)
+    rank_class = np.full(nj, len(classes), dtype=np.int64)  # documents not in the group: no pair
+    for k, members in enumerate(classes):
+        rank_class[members] = k
+    dense = 2 * len(docs) >= nj
+    cls = rank_class if dense else rank_class[docs]
+    inside = cls < len(classes)
+    pairs = (cls[:, None] < cls[None, :]) & inside[:, None] & inside[None, :]
+    if (times > 1).any():
+        weight = np.zeros(nj, dtype=np.int64) if dense else np.zeros(len(docs), dtype=np.int64)
+        weight[docs if dense else slice(None)] = times
+        add = (pairs * (weight[:, None] * weight[None, :])).astype(counts.dtype)
+    else:
+        add = pairs.astype(counts.dtype)
+    if dense:
+        counts += add
+    else:
+        counts[np.ix_(docs, docs)] += add
 
 
 def _closure(m: np.ndarray) -> np.ndarray:
