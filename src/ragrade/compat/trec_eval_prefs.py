@@ -14,7 +14,7 @@ keeps its documents in classes of equal level (every document of a higher class 
 of a lower one); a group with several sub-groups keeps a preference matrix, closed under transitivity
 (``a > b`` and ``b > c`` give ``a > c``). Each preference ``a > b`` of a group is then
 
-- *fulfilled* (both retrieved, ``a`` first) or *possible only* (both retrieved, ``b`` first): the ``_ret`` counts;
+- *fulfilled* (both retrieved, ``a`` first) or *failed* (both retrieved, ``b`` first): the ``_ret`` counts;
 - *implied fulfilled* (only ``a`` retrieved) or *implied failed* (only ``b`` retrieved): the ``_imp`` counts;
 - *not occurring* (neither retrieved).
 
@@ -22,12 +22,13 @@ The measures combine these counts (docs/trec_eval.md gives each one). The defini
 10.0's code, including its accidents: a group whose last class of levels is not the only one at or below 0
 (negative levels) makes ``prefs_avgjg_Rnonrel`` read trec_eval's scratch memory beyond that class; where
 that memory holds what an earlier group or query wrote there, the value is reproduced; where it holds
-nothing trec_eval wrote, the value is undefined and :class:`TrecEvalError` says so.
+nothing trec_eval wrote, trec_eval's value changes from run to run, and ragrade reads :data:`UNWRITTEN`
+there (:attr:`Result.guessed` lists the values concerned).
 
 Where trec_eval stops (a malformed line, a document at two levels of one sub-group, a document both
 non-relevant and relevant in one group, contradictory preferences in one group, a duplicate document in a
 ranking, a judged query absent from the run without ``-c``), this module raises :class:`TrecEvalError` naming
-the file, line, query or document.
+the file and lines, the query, group or document.
 """
 
 from __future__ import annotations
