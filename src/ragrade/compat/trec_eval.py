@@ -794,11 +794,13 @@ def help_text(opts: Options) -> str:
         "  -R FORMAT     judgment format (qrels, qrels_jg, prefs, qrels_prefs)",
         "  -Z FILE       z-scores: 'qid measure mean stddev' lines standardise each value",
         "  -T FORMAT     results format (trec_results)",
-        "  -m MEASURE    a measure, a measure with parameters (P.5,10) or a set: official, all_trec, set, qrels_jg",
+        "  -m MEASURE    a measure, a measure with parameters (P.5,10) or a set: official, all_trec, set, qrels_jg,"
+        " all_prefs",
         "  -v            the trec_eval version it follows",
         "  -h            this help",
         "",
-        "QRELS: 'query iteration document grade' lines; RUN: 'query Q0 document rank score run' lines;",
+        "QRELS: 'query iteration document grade' lines (prefs: 'query group subgroup document level'); RUN: "
+        "'query Q0 document rank score run' lines;",
         "lines starting with '#' are comments.",
         "",
         "Measures: " + ", ".join(m.name for m in MEASURES if m.supported),
