@@ -217,27 +217,44 @@ def test_prefs_zscores_as_trec_eval_10(tmp_path):
         same_output(ours(args, pp, rp), want, guessed(args, pp, rp))
 
 
+TEXTBOOK = {
+    "q1 u1 s1 docno1 3.0\nq1 u1 s1 docno2 2.0\nq1 u1 s1 docno3 0.0\nq1 u1 s1 docno4 6.0\nq1 u1 s1 docno5 0.0\n"
+    "q1 u1 s1 docno6 2.0\n": 13,
+    "q1 u1 s1 docno1 3.0\nq1 u1 s1 docno2 2.0\nq1 u1 s1 docno3 1.0\nq1 u1 s2 docno1 2.0\nq1 u1 s2 docno2 1.0\n"
+    "q1 u1 s2 docno4 3.0\n": 6,
+    "q1 u1 s1 docno1 3.0\nq1 u1 s1 docno2 2.0\nq1 u1 s1 docno3 1.0\nq1 u1 s2 docno2 5.0\nq1 u1 s2 docno4 4.0\n": 5,
+    "q1 u1 s1 docno1 3.0\nq1 u1 s1 docno2 2.0\nq1 u2 s1 docno1 0.0\nq1 u2 s1 docno3 6.0\nq1 u2 s1 docno4 2.0\n"
+    "q1 u2 s2 docno1 0.0\nq1 u2 s2 docno2 8.0\n": 5,
+}
+
+
+def test_textbook_examples_without_the_binary(tmp_path):
+    """The examples of trec_eval's description of the prefs format, by hand: 13 preferences from one ranked
+    sub-group; two partial sub-groups (the description says 5, a duplicate counted once, but transitivity adds
+    4 > 3, from 4 > 1 > 3: 6); 5 with one by transitivity; 5 from two groups. On a ranking docno1 ... docno6,
+    the fulfilled ones are those whose preferred document has the smaller number."""
+    run = tmp_path / "run.txt"
+    run.write_text("".join(f"q1 Q0 docno{i} {i} {10 - i} r\n" for i in range(1, 7)))
+    # 1st: docno4 above 1, 2, 3 fails, docno6 above 3, 5 fails (5 of 13); 2nd: 4 > 1, 4 > 2, 4 > 3 fail;
+    # 3rd: all hold; 4th: 1 > 2 and 3 > 4 hold, 3 > 1, 4 > 1, 2 > 1 fail
+    fulfilled = [8, 3, 5, 2]
+    for (text, possible), ful in zip(TEXTBOOK.items(), fulfilled, strict=True):
+        jp = tmp_path / "p.txt"
+        jp.write_text(text)
+        out = ours(["-q", "-R", "prefs", "-m", "prefs_num_prefs_poss", "-m", "prefs_num_prefs_ful"], jp, run)
+        lines = [line.split("\t") for line in out.splitlines()]
+        assert lines[0] == ["prefs_num_prefs_poss  ", "q1", str(possible)]
+        assert lines[1] == ["prefs_num_prefs_ful   ", "q1", str(ful)]
+
+
 def test_textbook_examples_of_trec_eval_prefs_format(tmp_path):
-    """The examples of trec_eval's description of the prefs format: 13 preferences from one ranked sub-group;
-    two partial sub-groups (the description says 5: a duplicate counted once, but trec_eval also adds 4 > 3,
-    from 4 > 1 > 3, so 6); 5 with one by transitivity; 5 from two groups. The binary agrees."""
+    """The same examples, every preference measure, against the binary."""
     binary = trec_eval_binary()
     run = tmp_path / "run.txt"
     run.write_text("".join(f"q1 Q0 docno{i} {i} {10 - i} r\n" for i in range(1, 7)))
-    cases = {
-        "q1 u1 s1 docno1 3.0\nq1 u1 s1 docno2 2.0\nq1 u1 s1 docno3 0.0\nq1 u1 s1 docno4 6.0\nq1 u1 s1 docno5 0.0\n"
-        "q1 u1 s1 docno6 2.0\n": 13,
-        "q1 u1 s1 docno1 3.0\nq1 u1 s1 docno2 2.0\nq1 u1 s1 docno3 1.0\nq1 u1 s2 docno1 2.0\nq1 u1 s2 docno2 1.0\n"
-        "q1 u1 s2 docno4 3.0\n": 6,
-        "q1 u1 s1 docno1 3.0\nq1 u1 s1 docno2 2.0\nq1 u1 s1 docno3 1.0\nq1 u1 s2 docno2 5.0\nq1 u1 s2 docno4 4.0\n": 5,
-        "q1 u1 s1 docno1 3.0\nq1 u1 s1 docno2 2.0\nq1 u2 s1 docno1 0.0\nq1 u2 s1 docno3 6.0\nq1 u2 s1 docno4 2.0\n"
-        "q1 u2 s2 docno1 0.0\nq1 u2 s2 docno2 8.0\n": 5,
-    }
-    for text, possible in cases.items():
+    for text in TEXTBOOK:
         jp = tmp_path / "p.txt"
         jp.write_text(text)
-        out = ours(["-q", "-R", "prefs", "-m", "prefs_num_prefs_poss"], jp, run)
-        assert out.splitlines()[0].split("\t") == ["prefs_num_prefs_poss  ", "q1", str(possible)]
         args = ["-q", "-R", "prefs", "-m", "all_prefs"]
         assert ours(args, jp, run) == binary_output(binary, args, jp, run)
 
