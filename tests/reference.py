@@ -170,20 +170,20 @@ def metric_value(metric: Metric, ranked: Sequence[str], grades: Mapping[str, flo
             if f:
                 return 1.0 / i
         return 0.0
-    if name in ("ap", "context_precision"):
+    if name in ("ap", "context_precision", "capped_ap"):
         found = 0
         total = 0.0
         for i, f in enumerate(top_flags, start=1):
             if f:
                 found += 1
                 total += found / i
-        denom = R if name == "ap" else found
+        denom = {"ap": R, "context_precision": found, "capped_ap": min(R, k or 0)}[name]
         return total / denom if denom else 0.0
     raise KeyError(f"reference has no metric {name!r}")  # a new registry metric needs a reference
 
 
 CORE = {"hits", "hit_rate", "precision", "recall", "f1", "recall_all", "r_precision", "rr", "ap", "dcg", "ndcg",
-        "context_precision", "ideal_dcg"}
+        "context_precision", "ideal_dcg", "capped_ap"}
 
 
 def _special(metric: Metric, ranked: Sequence[str], grades: Mapping[str, float],

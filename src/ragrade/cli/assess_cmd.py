@@ -98,19 +98,38 @@ def _stem(path: str) -> str:
 
 
 def _run(o: dict[str, Any], max_failed: tuple[float, bool]) -> int:
-    import asyncio
-
-    from ragrade.assessment import merged as merged_mod
-    from ragrade.assessment import provenance as prov
-    from ragrade.assessment.pooling import pool
-    from ragrade.assessment.readers import read_passages, read_queries
-    from ragrade.assessment.runner import aassess, plan
+    from ragrade.assessment.runner import plan
     from ragrade.cli._output import stderr_console
-    from ragrade.errors import InputError
-    from ragrade.io import read_qrels, read_run
 
     err = stderr_console()
-    from ragrade.cli._output import run_names
+    human, the_pool, queries, passages, missing_q = _read_inputs(o)
+    judge = _make_judge(o)
+    cache: Any = cache_arg(o)
+    _warn_missing(err, passages, missing_q)
+    if getattr(judge, "approximation", False):
+        err.print(f"note: the {judge.name} assessor is an offline approximation (word overlap / similarity, not "
+                  "reading); check its grades with `ragrade agreement`")
+    if o["dry_run"]:
+        p = plan(the_pool, queries, passages, judge=judge, cache=cache, retry_failed=o["retry_failed"])
+        _print_plan(p, the_pool, o["fmt"])
+        return 0
+    result = _assess(o, judge, cache, the_pool, queries, passages, err)
+    data, written = _write_outputs(o, result, human, the_pool, passages)
+    if o["fmt"] == "json":
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        _print_summary(result, the_pool, written)
+    return _exit_status(o, result, max_failed, err)
+
+
+def _read_inputs(o: dict[str, Any]) -> tuple[Any, Any, Any, Any, list[str]]:
+    """``(human qrels or None, the pool, the queries, the pooled passages, pooled queries without text)``;
+    an InputError when no pooled passage or no pooled query has a text."""
+    from ragrade.assessment.pooling import pool
+    from ragrade.assessment.readers import read_passages, read_queries
+    from ragrade.cli._output import reading, run_names
+    from ragrade.errors import InputError
+    from ragrade.io import read_qrels, read_run
 
     # runs are named by their file names, as in every command (a TREC tag is often shared)
     runs = {name: read_run(path) for name, path in zip(run_names(o["runs"], []), o["runs"], strict=True)}
@@ -118,8 +137,6 @@ def _run(o: dict[str, Any], max_failed: tuple[float, bool]) -> int:
     the_pool = pool(runs, o["depth"], qrels=human, holes_only=o["holes_only"])
     queries = read_queries(o["queries_path"], format=o["queries_format"], id_col=o["query_id_col"],
                            text_col=o["query_text_col"])
-    from ragrade.cli._output import reading
-
     with reading(o["corpus_path"], "corpus") as cb:
         passages = read_passages(o["corpus_path"], the_pool.doc_ids, format=o["corpus_format"], id_col=o["doc_id_col"],
                                  text_col=o["doc_text_col"], title_col=o["title_col"], progress=cb)
@@ -131,18 +148,15 @@ def _run(o: dict[str, Any], max_failed: tuple[float, bool]) -> int:
     if the_pool.query_ids and len(missing_q) == len(the_pool.query_ids):
         raise InputError(f"{o['queries_path']}: none of the {len(missing_q)} pooled queries has a text "
                          f"(first ids: {', '.join(missing_q[:5])}); check the file and --query-id-col")
-    judge = _make_judge(o)
-    approx = bool(getattr(judge, "approximation", False))
-    cache: Any = cache_arg(o)
-    _warn_missing(err, passages, missing_q)
-    if approx:
-        err.print(f"note: the {judge.name} assessor is an offline approximation (word overlap / similarity, not "
-                  "reading); check its grades with `ragrade agreement`")
+    return human, the_pool, queries, passages, missing_q
 
-    if o["dry_run"]:
-        p = plan(the_pool, queries, passages, judge=judge, cache=cache, retry_failed=o["retry_failed"])
-        _print_plan(p, the_pool, o["fmt"])
-        return 0
+
+def _assess(o: dict[str, Any], judge: Any, cache: Any, the_pool: Any, queries: Any, passages: Any, err: Any) -> Any:
+    """The assessor's grades of the pool, under the budget, with a progress bar on stderr when asked (default:
+    when stderr is a terminal); the judge is closed at the end."""
+    import asyncio
+
+    from ragrade.assessment.runner import aassess
 
     limits = budget(o)
     show = o["progress"] if o["progress"] is not None else sys.stderr.isatty()
@@ -152,20 +166,7 @@ def _run(o: dict[str, Any], max_failed: tuple[float, bool]) -> int:
             if not show:
                 return await aassess(the_pool, queries, passages, judge=judge, cache=cache, budget=limits,
                                      max_concurrency=o["max_concurrency"], retry_failed=o["retry_failed"])
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            bar = Progress(
-                TextColumn("[bold]assessing"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("calls {task.fields[calls]} · cache hits {task.fields[hits]} · failed {task.fields[failed]}"
-                           " · tokens {task.fields[tokens]} · cost {task.fields[cost]}"),
-                TimeElapsedColumn(), console=err, transient=False,
-            )
-            task = bar.add_task("assessing", total=None, calls=0, hits=0, failed=0, tokens=0, cost="0")
-
-            def on_progress(p: Any) -> None:
-                bar.update(task, total=p.total, completed=p.done, calls=p.calls, hits=p.cache_hits, failed=p.failures,
-                           tokens=p.tokens, cost=f"{p.cost:.4f}")
-
+            bar, on_progress = _progress_bar(err)
             with bar:
                 return await aassess(the_pool, queries, passages, judge=judge, cache=cache, budget=limits,
                                      max_concurrency=o["max_concurrency"], retry_failed=o["retry_failed"],
@@ -173,7 +174,34 @@ def _run(o: dict[str, Any], max_failed: tuple[float, bool]) -> int:
         finally:
             await judge.aclose()
 
-    result = asyncio.run(go())
+    return asyncio.run(go())
+
+
+def _progress_bar(err: Any) -> tuple[Any, Any]:
+    """A rich progress bar of the assessment and the callback that updates it."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn("[bold]assessing"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("calls {task.fields[calls]} · cache hits {task.fields[hits]} · failed {task.fields[failed]}"
+                   " · tokens {task.fields[tokens]} · cost {task.fields[cost]}"),
+        TimeElapsedColumn(), console=err, transient=False,
+    )
+    task = bar.add_task("assessing", total=None, calls=0, hits=0, failed=0, tokens=0, cost="0")
+
+    def on_progress(p: Any) -> None:
+        bar.update(task, total=p.total, completed=p.done, calls=p.calls, hits=p.cache_hits, failed=p.failures,
+                   tokens=p.tokens, cost=f"{p.cost:.4f}")
+
+    return bar, on_progress
+
+
+def _write_outputs(o: dict[str, Any], result: Any, human: Any, the_pool: Any, passages: Any
+                   ) -> tuple[dict[str, Any], dict[str, str]]:
+    """Write the qrels, the merged qrels (with --qrels or --merged) and the provenance file; return the
+    provenance and ``{what: path}`` of the files written."""
+    from ragrade.assessment import merged as merged_mod
+    from ragrade.assessment import provenance as prov
 
     out = o["output"]
     _write_qrels(result, out)
@@ -189,11 +217,11 @@ def _run(o: dict[str, Any], max_failed: tuple[float, bool]) -> int:
               "qrels": o["qrels_path"], "corpus_reader": passages.reader, "passages_scanned": passages.scanned}
     data = prov.build(result, the_pool, inputs=inputs, outputs=written, passages=passages)
     prov.write(ppath, data)
+    return data, written
 
-    if o["fmt"] == "json":
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        _print_summary(result, the_pool, written)
+
+def _exit_status(o: dict[str, Any], result: Any, max_failed: tuple[float, bool], err: Any) -> int:
+    """Notes on a reached budget and on failed pairs; 1 when more pairs failed than --max-failed allows."""
     if result.budget_reached:
         b = result.budget
         which = ", ".join(f"--budget-{k} {v}" for k, v in (("calls", b.calls), ("tokens", b.tokens), ("usd", b.usd))

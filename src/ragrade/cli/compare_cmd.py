@@ -79,9 +79,18 @@ def echo_warnings(caught: list[warnings.WarningMessage]) -> None:
 
 
 def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The options common to ``compare`` and ``report`` (shown in this order), plus those of an evaluation
-    (:func:`ragrade.cli._plan_options.evaluation_options`: the same as ``ragrade evaluate``'s)."""
-    options = [
+    """The options common to ``compare`` and ``report`` (shown in this order: the runs, the statistics, the
+    input formats), plus those of an evaluation (:func:`ragrade.cli._plan_options.evaluation_options`: the
+    same as ``ragrade evaluate``'s)."""
+    func = evaluation_options(func)
+    for option in reversed([*_run_options(), *_statistics_options(), *_format_options()]):
+        func = option(func)
+    return func
+
+
+def _run_options() -> list[Callable[..., Any]]:
+    """What is compared: the metrics, the runs' names and the baseline."""
+    return [
         click.option(
             "-m",
             "--metric",
@@ -99,6 +108,12 @@ def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
             default=None,
             help="Compare every run with this one (name or path); default: all pairs.",
         ),
+    ]
+
+
+def _statistics_options() -> list[Callable[..., Any]]:
+    """How runs are compared: the test, the intervals, the correction, the level, resamples and seed."""
+    return [
         click.option(
             "--test",
             type=AliasChoice(list(TESTS), TEST_ALIASES),
@@ -142,6 +157,12 @@ def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--seed", type=int, default=0, show_default=True, help="Random seed (same seed, same numbers)."
         ),
+    ]
+
+
+def _format_options() -> list[Callable[..., Any]]:
+    """The formats of the input files."""
+    return [
         click.option(
             "--qrels-format",
             type=click.Choice(FORMATS),
@@ -155,10 +176,6 @@ def comparison_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Format of the RUN files (default: from the extension).",
         ),
     ]
-    func = evaluation_options(func)
-    for option in reversed(options):
-        func = option(func)
-    return func
 
 
 @click.command(name="compare")
@@ -222,7 +239,7 @@ def command(
     A superscript letter marks a run significantly better than the run with that letter; when all pairs
     are compared, runs sharing a group letter (A, B, ...) cannot be told apart.
     """
-    from ragrade.comparison import compare, metric_labels
+    from ragrade.comparison import metric_labels
 
     if len(runs) < 2:
         raise click.UsageError("compare needs at least two runs")
@@ -234,26 +251,29 @@ def command(
         metric_list = metric_labels(list(metrics))  # fail on a typo before reading large files
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            q, loaded, keywords = plan_inputs(qrels, runs, labels, qrels_format, run_format, keywords)
-            cmp = compare(
-                q,
-                loaded,
-                metric_list,
-                baseline=base,
-                test=test,
-                correction=correction,
-                alpha=alpha,
-                n_resamples=n_resamples,
-                seed=seed,
-                confidence=confidence,
-                ci_method=cast("CIMethod", ci_method),
-                **keywords,
-            )
+            cmp = _compare(qrels, runs, labels, metric_list, qrels_format, run_format, keywords, baseline=base, test=test,
+                           correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed,
+                           confidence=confidence, ci_method=cast("CIMethod", ci_method))
             if slice_labels is not None:
                 from ragrade.comparison.slice_compare import by_slices
 
                 cmp = by_slices(cmp, slice_labels, slice_correction)
     echo_warnings(caught)
+    _write_comparison(cmp, fmt, which, digits, output)
+
+
+def _compare(qrels: str, runs: Sequence[str], labels: Sequence[str], metric_list: Any,
+             qrels_format: str | None, run_format: str | None, keywords: dict[str, Any], **statistics: Any) -> Any:
+    """The comparison of the runs' files on the qrels file, through the plan (read here, or piece by piece
+    by the evaluation with ``--max-memory``)."""
+    from ragrade.comparison import compare
+
+    q, loaded, keywords = plan_inputs(qrels, runs, labels, qrels_format, run_format, keywords)
+    return compare(q, loaded, metric_list, **statistics, **keywords)
+
+
+def _write_comparison(cmp: Any, fmt: str, which: str, digits: int, output: str | None) -> None:
+    """Print the comparison (or write it to ``output``) as a rich table, Markdown, LaTeX, CSV or JSON."""
     if fmt == "table":
         from ragrade.cli._output import make_console
 

@@ -126,39 +126,16 @@ def evaluate_diversity(qrels: Any, run: Any, metrics: MetricsArg, *, missing_run
     qids = list(dict.fromkeys(judged["query"].tolist()))
     qindex = {q: i for i, q in enumerate(qids)}
     nq = len(qids)
-    # Ranked run rows: (query index, position, doc), first copy of each document only.
-    perm, _ = runs.ranking_sparse(pol.ties)
-    order = np.arange(runs.n_rows) if perm is None else perm
-    counts = np.diff(runs.offsets)
-    pos = np.arange(runs.n_rows) - np.repeat(runs.offsets[:-1], counts)
-    rq = pd.Series(runs.query_ids[np.repeat(np.arange(runs.n_queries), counts)]).map(qindex).to_numpy()
-    rows = pd.DataFrame({"q": rq, "pos": pos, "doc": runs.docs_at(order)})
-    in_run = np.zeros(nq, dtype=bool)
-    in_run[pd.Series(runs.query_ids).map(qindex).dropna().astype(np.int64).to_numpy()] = True
-    rows = rows[rows["q"].notna()]
-    rows = rows.drop_duplicates(["q", "doc"], keep="first")
-    if pol.max_docs is not None:
-        rows = rows[rows["pos"] < pol.max_docs]
-    rows = rows.astype({"q": np.int64})
+    rows, in_run = _ranked_rows(runs, qindex, pol)
     only_in_run = [q for q in runs.query_ids.tolist() if q not in qindex]
     missing = [q for i, q in enumerate(qids) if not in_run[i]]
     if missing and pol.missing_run == "error":
         raise PolicyError(f"{len(missing)} ground-truth queries are missing from the run (e.g. {missing[0]!r})")
-    judged = judged.assign(q=judged["query"].map(qindex).astype(np.int64))
-    subtopic_ids = pd.factorize(pd.MultiIndex.from_frame(judged[["q", "subtopic"]]))[0]
-    judged = judged.assign(sub=subtopic_ids)
-    # Which run rows are judged (any subtopic, any grade), and the hole rate of the top k.
-    seen = judged.drop_duplicates(["q", "doc"])[["q", "doc"]].assign(is_judged=True)
-    rows = rows.merge(seen, on=["q", "doc"], how="left", sort=False)
-    rows["is_judged"] = rows["is_judged"].fillna(False).astype(bool)
+    judged = _with_subtopic_codes(judged, qindex)
+    rows = _mark_judged(rows, judged)
     cuts = [m.k for _, m in labels if m.k is not None]
     k = max(cuts) if cuts else 10
-    top = rows[rows["pos"] < k]
-    n_top = np.bincount(top["q"].to_numpy(np.int64), minlength=nq).astype(np.float64)
-    n_top_judged = np.bincount(top["q"].to_numpy(np.int64), weights=top["is_judged"].to_numpy(np.float64),
-                               minlength=nq)
-    holes = np.full(nq, np.nan)
-    holes[n_top > 0] = 1.0 - n_top_judged[n_top > 0] / n_top[n_top > 0]
+    holes = _hole_rates(rows, k, nq)
     if pol.unjudged == "condensed":
         rows = rows[rows["is_judged"]]
         rows = rows.assign(pos=rows.groupby("q").cumcount().to_numpy())
@@ -166,18 +143,7 @@ def evaluate_diversity(qrels: Any, run: Any, metrics: MetricsArg, *, missing_run
                       only_in_run=only_in_run)
     counted = in_run if pol.missing_run == "drop" else np.ones(nq, dtype=bool)
     data = _score(labels, rows, judged, nq, qids, summary, pol, counted)
-    upper = None
-    if pol.unjudged == "bounds":
-        # Each unjudged retrieved document relevant to every subtopic of its query (grade: the highest).
-        grade = max(float(judged["grade"].max()) if len(judged) else 1.0, 1.0) if pol.upper_grade is None \
-            else max(float(pol.upper_grade), float(judged["grade"].max()) if len(judged) else 1.0)
-        subs = judged.drop_duplicates("sub")[["q", "subtopic", "sub"]]
-        extra = rows[~rows["is_judged"]][["q", "doc"]].merge(subs, on="q")
-        extra = extra.assign(query=[qids[i] for i in extra["q"].to_numpy()], grade=grade)
-        more = pd.concat([judged, extra[judged.columns]], ignore_index=True)
-        upper = pd.DataFrame(_score(labels, rows, more, nq, qids, Summary(qrels_queries=nq, run_queries=0,
-                                                                            evaluated=0), pol, counted),
-                             index=pd.Index(qids, name="query", dtype=object))
+    upper = _upper_bound(labels, rows, judged, qids, pol, counted) if pol.unjudged == "bounds" else None
     index = pd.Index(qids, name="query", dtype=object)
     frame = pd.DataFrame(data, index=index)
     hole_series = pd.Series(holes, index=index, name=f"hole_rate@{k}")
@@ -192,6 +158,66 @@ def evaluate_diversity(qrels: Any, run: Any, metrics: MetricsArg, *, missing_run
     return Result(frame, dict(labels), summary, pol, run_name=runs.name,
                   nan_means={lab for lab in data if pol.no_relevant == "nan" and lab in summary.no_relevant},
                   hole_rate=hole, upper=upper)
+
+
+def _ranked_rows(runs: Any, qindex: dict[Any, int], pol: Policies) -> tuple[pd.DataFrame, np.ndarray]:
+    """The run's rows of the judged queries in rank order as ``(q, pos, doc)`` (``q``: the query's index in
+    the judgments; the first copy of each document only; cut at ``max_docs``), and which judged queries the
+    run has."""
+    perm, _ = runs.ranking_sparse(pol.ties)
+    order = np.arange(runs.n_rows) if perm is None else perm
+    counts = np.diff(runs.offsets)
+    pos = np.arange(runs.n_rows) - np.repeat(runs.offsets[:-1], counts)
+    rq = pd.Series(runs.query_ids[np.repeat(np.arange(runs.n_queries), counts)]).map(qindex).to_numpy()
+    rows = pd.DataFrame({"q": rq, "pos": pos, "doc": runs.docs_at(order)})
+    in_run = np.zeros(len(qindex), dtype=bool)
+    in_run[pd.Series(runs.query_ids).map(qindex).dropna().astype(np.int64).to_numpy()] = True
+    rows = rows[rows["q"].notna()]
+    rows = rows.drop_duplicates(["q", "doc"], keep="first")
+    if pol.max_docs is not None:
+        rows = rows[rows["pos"] < pol.max_docs]
+    return rows.astype({"q": np.int64}), in_run
+
+
+def _with_subtopic_codes(judged: pd.DataFrame, qindex: dict[Any, int]) -> pd.DataFrame:
+    """The judgments with ``q`` (the query's index) and ``sub`` (one code per (query, subtopic))."""
+    judged = judged.assign(q=judged["query"].map(qindex).astype(np.int64))
+    subtopic_ids = pd.factorize(pd.MultiIndex.from_frame(judged[["q", "subtopic"]]))[0]
+    return judged.assign(sub=subtopic_ids)
+
+
+def _mark_judged(rows: pd.DataFrame, judged: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with ``is_judged``: whether any subtopic judgment of the query (any grade) names the document."""
+    seen = judged.drop_duplicates(["q", "doc"])[["q", "doc"]].assign(is_judged=True)
+    rows = rows.merge(seen, on=["q", "doc"], how="left", sort=False)
+    rows["is_judged"] = rows["is_judged"].fillna(False).astype(bool)
+    return rows
+
+
+def _hole_rates(rows: pd.DataFrame, k: int, nq: int) -> np.ndarray:
+    """Per query, the share of the top ``k`` retrieved documents without a judgment (NaN without any)."""
+    top = rows[rows["pos"] < k]
+    n_top = np.bincount(top["q"].to_numpy(np.int64), minlength=nq).astype(np.float64)
+    n_top_judged = np.bincount(top["q"].to_numpy(np.int64), weights=top["is_judged"].to_numpy(np.float64),
+                               minlength=nq)
+    holes = np.full(nq, np.nan)
+    holes[n_top > 0] = 1.0 - n_top_judged[n_top > 0] / n_top[n_top > 0]
+    return holes
+
+
+def _upper_bound(labels: list[tuple[str, Any]], rows: pd.DataFrame, judged: pd.DataFrame, qids: list[Any],
+                 pol: Policies, counted: np.ndarray) -> pd.DataFrame:
+    """The per-query values when each unjudged retrieved document is relevant to every subtopic of its query
+    (at the highest grade, or ``upper_grade`` when higher): ``unjudged="bounds"``."""
+    nq = len(qids)
+    grade = max(float(judged["grade"].max()) if len(judged) else 1.0, 1.0) if pol.upper_grade is None \
+        else max(float(pol.upper_grade), float(judged["grade"].max()) if len(judged) else 1.0)
+    subs = judged.drop_duplicates("sub")[["q", "subtopic", "sub"]]
+    extra = rows[~rows["is_judged"]][["q", "doc"]].merge(subs, on="q")
+    extra = extra.assign(query=[qids[i] for i in extra["q"].to_numpy()], grade=grade)
+    more = pd.concat([judged, extra[judged.columns]], ignore_index=True)
+    return pd.DataFrame(_score(labels, rows, more, nq, qids, Summary(qrels_queries=nq, run_queries=0, evaluated=0),
+                               pol, counted), index=pd.Index(qids, name="query", dtype=object))
 
 
 def _score(labels: list[tuple[str, Any]], rows: pd.DataFrame, judged: pd.DataFrame, nq: int, qids: list[Any],

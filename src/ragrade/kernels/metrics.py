@@ -230,6 +230,12 @@ def context_precision(m: Metric, j: Judged) -> np.ndarray:
     return safe_div(_weighted_precision(m, j), hits(m, j))
 
 
+def capped_ap(m: Metric, j: Judged) -> np.ndarray:
+    """AP@k over min(k, R) instead of R: the ideal ranking scores 1 at every k (Spark's
+    ``meanAveragePrecisionAt``). The family's cutoff is required, so ``m.k`` is set."""
+    return safe_div(_weighted_precision(m, j), np.minimum(j.n_relevant(m.rel), float(m.k or 0)))
+
+
 def gain_rows(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(q, pos, gain)`` of the retrieved rows that earn a non-zero gain under ``m``'s ``rel``, ``gain``
     and ``gains`` parameters (credited rows only), sorted by (q, pos)."""

@@ -151,121 +151,160 @@ async def execute(judge: Judge, requests: Mapping[str, tuple[str, Mapping[str, s
     (the caller's order: a budget then leaves the last ones unasked). ``worst``: the worst case (tokens,
     cost) of one judgment, for the budget and for replies without usage; None for an offline judge.
     Raises :class:`JudgeConfigError` at the first configuration error."""
-    budget = budget or Budget()
-    redactor = redactor_of(judge)
-    ex = Execution(results={}, needed=len(requests))
-    results = ex.results
-    if cache is not None and requests:
-        for key, j in cache.get_many(requests).items():
-            if reusable(j, retry_failed):
-                results[key] = j
-    ex.cache_hits = len(results)
-    ex.failed = sum(1 for j in results.values() if not j.ok)
-    todo = [k for k in requests if k not in results]
+    run = _Run(judge, requests, cache, retry_failed, budget or Budget(), worst, progress)
+    run.take_from_cache()
+    todo = [k for k in requests if k not in run.ex.results]
     if order == "rotated":
         todo = rotate(todo, os.getpid())
     limit = max(1, int(max_concurrency or getattr(judge, "max_concurrency", 1) or 1))
-    state: dict[str, Any] = {"reserved_tokens": 0, "reserved_cost": 0.0, "started": 0,
-                             "success": any(j.ok for j in results.values())}
-    fatal: list[str] = []
+    run.report()
+    await run.ask_all(todo, limit)
+    if run.fatal:
+        raise JudgeConfigError(f"{run.fatal[0]} (stopped; {len(run.ex.results)} judgments done are cached, nothing "
+                               "else was kept)")
+    if run.budget.calls is not None and run.started >= run.budget.calls and len(run.ex.results) < len(requests):
+        run.ex.budget_reached = True
+    return run.ex
 
-    def report() -> None:
-        if progress is not None:
-            progress(ex)
 
-    def cost_of(key: str) -> tuple[int, float]:
-        return worst(key) if worst is not None else (0, 0.0)
+class _Run:
+    """The state of one :func:`execute`: the counters (:class:`Execution`), what is reserved for the
+    judgments in flight, how many were started, whether any succeeded, and the first fatal error."""
 
-    def fits(key: str) -> bool:
-        if budget.calls is not None and state["started"] + 1 > budget.calls:
+    def __init__(self, judge: Judge, requests: Mapping[str, tuple[str, Mapping[str, str]]],
+                 cache: JudgmentCache | None, retry_failed: bool, budget: Budget,
+                 worst: Callable[[str], tuple[int, float]] | None,
+                 progress: Callable[[Execution], None] | None) -> None:
+        self.judge, self.requests, self.cache, self.retry_failed = judge, requests, cache, retry_failed
+        self.budget, self.worst, self.progress = budget, worst, progress
+        self.redactor = redactor_of(judge)
+        self.ex = Execution(results={}, needed=len(requests))
+        self.reserved_tokens = 0
+        self.reserved_cost = 0.0
+        self.started = 0
+        self.success = False
+        self.fatal: list[str] = []
+
+    def report(self) -> None:
+        if self.progress is not None:
+            self.progress(self.ex)
+
+    def take_from_cache(self) -> None:
+        """The judgments the cache holds and may be reused, counted as cache hits (and failures)."""
+        results = self.ex.results
+        if self.cache is not None and self.requests:
+            for key, j in self.cache.get_many(self.requests).items():
+                if reusable(j, self.retry_failed):
+                    results[key] = j
+        self.ex.cache_hits = len(results)
+        self.ex.failed = sum(1 for j in results.values() if not j.ok)
+        self.success = any(j.ok for j in results.values())
+
+    def cost_of(self, key: str) -> tuple[int, float]:
+        return self.worst(key) if self.worst is not None else (0, 0.0)
+
+    def fits(self, key: str) -> bool:
+        """Whether the budget covers one more call, and its worst case on top of what was spent and what is
+        reserved for the judgments in flight."""
+        budget, ex = self.budget, self.ex
+        if budget.calls is not None and self.started + 1 > budget.calls:
             return False
         if budget.tokens is None and budget.usd is None:
             return True
-        t, c = cost_of(key)
-        if budget.tokens is not None and ex.tokens + state["reserved_tokens"] + t > budget.tokens:
+        t, c = self.cost_of(key)
+        if budget.tokens is not None and ex.tokens + self.reserved_tokens + t > budget.tokens:
             return False
-        return not (budget.usd is not None and ex.cost + state["reserved_cost"] + c > budget.usd + 1e-12)
+        return not (budget.usd is not None and ex.cost + self.reserved_cost + c > budget.usd + 1e-12)
 
-    async def one(key: str, reserve: tuple[int, float]) -> None:
-        task, inputs = requests[key]
+    async def ask_all(self, todo: list[str], limit: int) -> None:
+        """Start the judgments of ``todo`` in order, at most ``limit`` in flight and the first alone, each
+        when the budget covers it; stop at the first fatal error or when the budget is spent."""
+        inflight: set[asyncio.Future[None]] = set()
         try:
-            if cache is not None:  # another process may have answered it meanwhile
-                seen = cache.get(key)
-                if seen is not None and reusable(seen, retry_failed):
-                    results[key] = seen
-                    ex.cache_hits += 1
-                    ex.failed += 0 if seen.ok else 1
-                    state["started"] -= 1  # no call was made
-                    return
+            for key in todo:
+                while len(inflight) >= limit and not self.fatal:
+                    _, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
+                while not self.fatal and not self.fits(key):
+                    if not inflight:
+                        self.ex.budget_reached = True
+                        break
+                    _, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
+                if self.fatal or self.ex.budget_reached:
+                    break
+                reserve = self.cost_of(key)
+                self.reserved_tokens += reserve[0]
+                self.reserved_cost += reserve[1]
+                self.started += 1
+                inflight.add(asyncio.ensure_future(self.ask(key, reserve)))
+                if self.ex.calls == 0 and not self.success:
+                    # The first call is asked alone: a wrong key or URL stops the run after one request.
+                    _, inflight = await asyncio.wait(inflight)
+            while inflight and not self.fatal:
+                _, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in inflight:
+                t.cancel()
+            if inflight:
+                await asyncio.gather(*inflight, return_exceptions=True)
+
+    async def ask(self, key: str, reserve: tuple[int, float]) -> None:
+        """One judgment: from the cache if another process answered it meanwhile, else from the judge; a
+        configuration error is recorded as fatal (nothing cached), anything else is counted and cached."""
+        task, inputs = self.requests[key]
+        try:
+            if self.answered_meanwhile(key):
+                return
             try:
-                j = await judge.judge(task, inputs)
+                j = await self.judge.judge(task, inputs)
             except RagradeError as exc:  # JudgeConfigError, or a judge that cannot work as configured
-                fatal.append(redactor.text(str(exc)))
+                self.fatal.append(self.redactor.text(str(exc)))
                 return
             except Exception as exc:  # a judge must not raise; if one does, the run still goes on
                 j = Judgment.failed(f"judge raised {type(exc).__name__}: {exc}", transient=True)
-            ex.calls += 1
-            reason = fatal_reason(j, bool(state["success"]))
+            self.ex.calls += 1
+            reason = fatal_reason(j, self.success)
             if reason is not None:
-                fatal.append(redactor.text(reason))
+                self.fatal.append(self.redactor.text(reason))
                 return
-            j = redact_judgment(j, redactor)
-            u = j.usage
-            if worst is not None and u.total_tokens == 0:
-                ex.tokens_estimated += 1
-                ex.prompt_tokens += reserve[0]
-                ex.cost += reserve[1]
-            else:
-                ex.prompt_tokens += u.prompt_tokens
-                ex.completion_tokens += u.completion_tokens
-                ex.cost += u.cost
-            if j.ok:
-                state["success"] = True
-            else:
-                ex.failed += 1
-            if cache is not None:
-                cache.put(key, judge=judge.name, model=judge.model, prompt_version=judge.prompt_version, task=task,
-                          judgment=j)
-            results[key] = j
+            self.record(key, task, redact_judgment(j, self.redactor), reserve)
         finally:
-            state["reserved_tokens"] -= reserve[0]
-            state["reserved_cost"] -= reserve[1]
-            report()
+            self.reserved_tokens -= reserve[0]
+            self.reserved_cost -= reserve[1]
+            self.report()
 
-    report()
-    inflight: set[asyncio.Future[None]] = set()
-    try:
-        for key in todo:
-            while len(inflight) >= limit and not fatal:
-                _, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
-            while not fatal and not fits(key):
-                if not inflight:
-                    ex.budget_reached = True
-                    break
-                _, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
-            if fatal or ex.budget_reached:
-                break
-            reserve = cost_of(key)
-            state["reserved_tokens"] += reserve[0]
-            state["reserved_cost"] += reserve[1]
-            state["started"] += 1
-            inflight.add(asyncio.ensure_future(one(key, reserve)))
-            if ex.calls == 0 and not state["success"]:
-                # The first call is asked alone: a wrong key or URL stops the run after one request.
-                _, inflight = await asyncio.wait(inflight)
-        while inflight and not fatal:
-            _, inflight = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for t in inflight:
-            t.cancel()
-        if inflight:
-            await asyncio.gather(*inflight, return_exceptions=True)
-    if fatal:
-        raise JudgeConfigError(f"{fatal[0]} (stopped; {len(results)} judgments done are cached, nothing else "
-                               "was kept)")
-    if budget.calls is not None and state["started"] >= budget.calls and len(results) < len(requests):
-        ex.budget_reached = True
-    return ex
+    def answered_meanwhile(self, key: str) -> bool:
+        """Take a reusable judgment another process sharing the cache stored since the start (no call made)."""
+        if self.cache is None:
+            return False
+        seen = self.cache.get(key)
+        if seen is None or not reusable(seen, self.retry_failed):
+            return False
+        self.ex.results[key] = seen
+        self.ex.cache_hits += 1
+        self.ex.failed += 0 if seen.ok else 1
+        self.started -= 1  # no call was made
+        return True
+
+    def record(self, key: str, task: str, j: Judgment, reserve: tuple[int, float]) -> None:
+        """Count a (redacted) judgment's usage (its worst case when the server reported none), cache and keep it."""
+        ex, u = self.ex, j.usage
+        if self.worst is not None and u.total_tokens == 0:
+            ex.tokens_estimated += 1
+            ex.prompt_tokens += reserve[0]
+            ex.cost += reserve[1]
+        else:
+            ex.prompt_tokens += u.prompt_tokens
+            ex.completion_tokens += u.completion_tokens
+            ex.cost += u.cost
+        if j.ok:
+            self.success = True
+        else:
+            ex.failed += 1
+        if self.cache is not None:
+            judge = self.judge
+            self.cache.put(key, judge=judge.name, model=judge.model, prompt_version=judge.prompt_version, task=task,
+                           judgment=j)
+        ex.results[key] = j
 
 
 __all__ = ["TEMPLATE_TOKENS_PER_MESSAGE", "Execution", "config_failure", "execute", "fatal_reason", "redactor_of",

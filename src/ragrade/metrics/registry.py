@@ -499,6 +499,18 @@ REGISTRY += (
 )
 
 
+# -- AP@k over min(k, R), the MAP@k of Spark MLlib and of recommender libraries (the misc work: issue 21) ---
+REGISTRY += (
+    _id("capped_ap", "Average precision at k divided by min(k, R) instead of R, so that a perfect top k scores 1 "
+        "even when more than k units are relevant (plain ap@k cannot exceed k / R); its mean is the MAP@k of "
+        "Spark MLlib and of recommender-system libraries.",
+        "capped_AP@k = (1 / min(k, R)) sum_{i<=k, d_i relevant} P@i", aliases=("ap_capped", "capped_map"),
+        params=(REL, JUDGED_ONLY), cutoff="required", ideal_is_one=True, mean_name="capped MAP",
+        kernel=K.capped_ap, source="Spark MLlib RankingMetrics.meanAveragePrecisionAt and RankingEvaluator "
+        "meanAveragePrecisionAtK; Kaggle's and recommender libraries' MAP@k"),
+)
+
+
 def _index(families: tuple[Family, ...]) -> dict[str, Family]:
     out: dict[str, Family] = {}
     for fam in families:

@@ -435,62 +435,17 @@ def build_payload(
         prepared = prepare_items(qrels, {n: runs[n] for n in names}, depth, ties, ranked)
     qids = report_queries(per_query, metrics)
     qindex = _object_index(qids)
-    nq = len(qids)
 
-    arrays: dict[str, np.ndarray] = {}
-    for mi, metric in enumerate(metrics):
-        for ri, run in enumerate(names):
-            arrays[f"s{mi}_{ri}"] = per_query[run][metric].reindex(qindex).to_numpy(dtype=np.float64, na_value=np.nan)
-
-    j_qids, j_off, j_doc, j_grade, units = prepared.judged
-    jpos = np.repeat(_positions(j_qids, qindex), np.diff(j_off))  # report position of every judgment
-    keep = jpos >= 0
-    jpos, j_doc, j_grade = jpos[keep], j_doc[keep], j_grade[keep]
-    rel = j_grade > 0
-    if units is None:
-        n_relevant = np.bincount(jpos[rel], minlength=nq)
-    else:  # AutoRAG groups: a query needs each group once
-        pairs_u = np.unique(np.column_stack([jpos[rel], units[keep][rel]]), axis=0) if rel.any() else np.zeros((0, 2), np.int64)
-        n_relevant = np.bincount(pairs_u[:, 0], minlength=nq)
-
-    # One vocabulary over the judged documents and every shown one (codes from prepare_items).
-    codes, vocab = prepared.codes, prepared.vocab
-    width = len(vocab) + 1
-    judged = (jpos, j_doc, j_grade, codes[: len(keep)][keep])
-    items: dict[str, RunItems] = {}
-    start = len(keep)
-    for run, (rows, seg, docs, scores) in prepared.tops.items():
-        n = len(docs)
-        if run in names:  # the top rows of the report's queries
-            rpos = _positions(rows.query_ids, qindex)
-            row_pos = rpos[seg]
-            mine = row_pos >= 0
-            shown = _Shown(rows=rows, rpos=rpos, seg=seg[mine], qpos=row_pos[mine], docs=docs[mine], scores=scores[mine])
-            items[run] = run_items(shown, codes[start : start + n][mine], nq, judged, width, runs[run])
-        start += n
-    items = {run: items[run] for run in names}
-    # Keep only the documents the page shows, numbered in order of first use.
-    used = np.concatenate([np.concatenate([it.top_docs, it.missed_docs]) for it in items.values()])
-    kept, first_use = np.unique(used, return_index=True)
-    kept = kept[np.argsort(first_use, kind="stable")]
-    renumber = np.full(width, -1, dtype=np.int64)
-    renumber[kept] = np.arange(len(kept))
+    arrays = _score_arrays(per_query, metrics, names, qindex)
+    judged, n_relevant = _report_judgments(prepared, qindex)
+    items = _items_of_runs(prepared, names, runs, qindex, judged)
+    kept, renumber = _shown_documents(items, len(prepared.vocab) + 1)
     for ri, run in enumerate(names):
-        it = items[run]
-        arrays[f"to{ri}"] = it.top_offsets
-        arrays[f"td{ri}"] = renumber[it.top_docs].astype(np.int32)
-        arrays[f"ts{ri}"] = it.top_scores
-        arrays[f"tg{ri}"] = it.top_grades
-        arrays[f"mo{ri}"] = it.missed_offsets
-        arrays[f"md{ri}"] = renumber[it.missed_docs].astype(np.int32)
-        arrays[f"mg{ri}"] = it.missed_grades
-        arrays[f"mr{ri}"] = it.missed_ranks
+        arrays.update(_item_arrays(items[run], ri, renumber))
 
-    doc_ids = np.asarray(vocab, dtype=object)[kept]
-    doc_list = doc_ids.tolist()
+    doc_list = np.asarray(prepared.vocab, dtype=object)[kept].tolist()
     doc_texts = _texts_for(doc_list, texts, max_text_chars) if texts else None
     query_texts = _texts_for(qids, queries, None) if queries else None
-
     header = {
         "format": FORMAT,
         "runs": names,
@@ -505,6 +460,80 @@ def build_payload(
         "doctext": doc_texts,
     }
     return header, arrays
+
+
+def _score_arrays(per_query: Mapping[str, pd.DataFrame], metrics: Sequence[str], names: list[str],
+                  qindex: pd.Index) -> dict[str, np.ndarray]:
+    """``s{metric}_{run}``: the per-query scores of each metric and run over the report's queries (NaN where
+    a run has none)."""
+    arrays: dict[str, np.ndarray] = {}
+    for mi, metric in enumerate(metrics):
+        for ri, run in enumerate(names):
+            arrays[f"s{mi}_{ri}"] = per_query[run][metric].reindex(qindex).to_numpy(dtype=np.float64, na_value=np.nan)
+    return arrays
+
+
+def _report_judgments(prepared: Prepared, qindex: pd.Index
+                      ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """The judgments of the report's queries as ``(report position, document, grade, document code)``, and
+    the number of relevant units per query (AutoRAG groups counted once)."""
+    nq = len(qindex)
+    j_qids, j_off, j_doc, j_grade, units = prepared.judged
+    jpos = np.repeat(_positions(j_qids, qindex), np.diff(j_off))  # report position of every judgment
+    keep = jpos >= 0
+    jpos, j_doc, j_grade = jpos[keep], j_doc[keep], j_grade[keep]
+    rel = j_grade > 0
+    if units is None:
+        n_relevant = np.bincount(jpos[rel], minlength=nq)
+    else:  # AutoRAG groups: a query needs each group once
+        pairs_u = np.unique(np.column_stack([jpos[rel], units[keep][rel]]), axis=0) if rel.any() else np.zeros((0, 2), np.int64)
+        n_relevant = np.bincount(pairs_u[:, 0], minlength=nq)
+    return (jpos, j_doc, j_grade, prepared.codes[: len(keep)][keep]), n_relevant
+
+
+def _items_of_runs(prepared: Prepared, names: list[str], runs: Mapping[str, Any], qindex: pd.Index,
+                   judged: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> dict[str, RunItems]:
+    """Per run of the report, in its order: the top rows of the report's queries and the relevant items
+    outside them. The document codes of the prepared runs follow the judged ones, run after run."""
+    codes, width, nq = prepared.codes, len(prepared.vocab) + 1, len(qindex)
+    items: dict[str, RunItems] = {}
+    start = len(prepared.judged[2])
+    for run, (rows, seg, docs, scores) in prepared.tops.items():
+        n = len(docs)
+        if run in names:  # the top rows of the report's queries
+            rpos = _positions(rows.query_ids, qindex)
+            row_pos = rpos[seg]
+            mine = row_pos >= 0
+            shown = _Shown(rows=rows, rpos=rpos, seg=seg[mine], qpos=row_pos[mine], docs=docs[mine], scores=scores[mine])
+            items[run] = run_items(shown, codes[start : start + n][mine], nq, judged, width, runs[run])
+        start += n
+    return {run: items[run] for run in names}
+
+
+def _shown_documents(items: Mapping[str, RunItems], width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The codes of the documents the page shows, in order of first use, and the map from a code to its
+    number on the page (-1 for the others)."""
+    used = np.concatenate([np.concatenate([it.top_docs, it.missed_docs]) for it in items.values()])
+    kept, first_use = np.unique(used, return_index=True)
+    kept = kept[np.argsort(first_use, kind="stable")]
+    renumber = np.full(width, -1, dtype=np.int64)
+    renumber[kept] = np.arange(len(kept))
+    return kept, renumber
+
+
+def _item_arrays(it: RunItems, ri: int, renumber: np.ndarray) -> dict[str, np.ndarray]:
+    """The arrays of run number ``ri``: its top items (offsets, documents, scores, grades) and the relevant
+    items it missed (offsets, documents, grades, rank of first retrieval)."""
+    return {
+        f"to{ri}": it.top_offsets,
+        f"td{ri}": renumber[it.top_docs].astype(np.int32),
+        f"ts{ri}": it.top_scores,
+        f"tg{ri}": it.top_grades,
+        f"mo{ri}": it.missed_offsets,
+        f"md{ri}": renumber[it.missed_docs].astype(np.int32),
+        f"mg{ri}": it.missed_grades,
+        f"mr{ri}": it.missed_ranks,
+    }
 
 
 _DTYPES = {"f8": "<f8", "f4": "<f4", "i4": "<i4"}

@@ -230,11 +230,7 @@ def difference_plot(
     sd = d[order]
     wins, losses = int((d > _TIE_TOL).sum()), int((d < -_TIE_TOL).sum())
     mean = float(d.mean()) if n else 0.0
-    extreme = float(np.abs(d).max()) if n else 1.0
-    lim = max(extreme, abs(mean), *(abs(v) for v in (ci or ()) if np.isfinite(v)), 1e-9)
-    ticks = nice_ticks(-lim, lim)
-    step = ticks[1] - ticks[0] if len(ticks) > 1 else lim
-    lim = math.ceil(lim / step - 1e-9) * step
+    lim = _symmetric_limit(d, mean, ci)
     width, height = 360.0, 220.0
     fig = Figure(
         width=72 + width + 24,
@@ -256,26 +252,9 @@ def difference_plot(
         y1, y2 = float(ax.sy(max(ci))), float(ax.sy(min(ci)))
         fig.add(Rect(ax.left, y1, width, max(y2 - y1, 1.0), fill="#000000", opacity=0.14))
     if n and n <= BAR_LIMIT:
-        bw = width / n
-        for colour, sel in ((WIN, sd > _TIE_TOL), (LOSS, sd < -_TIE_TOL)):
-            group = fig.add(Group(fill=colour))
-            for i in np.flatnonzero(sel).tolist():
-                y = float(ax.sy(sd[i]))
-                group.add(Rect(ax.left + i * bw, min(y, zero), max(bw - (0.3 if bw > 2 else 0), 0.4), max(abs(zero - y), 0.6),
-                               fill=None))
+        _difference_bars(fig, ax, sd, zero)
     elif n:
-        cols = int(width)
-        edges = np.linspace(0, n, cols + 1).astype(np.int64)
-        first, last = edges[:-1], np.maximum(edges[1:] - 1, edges[:-1])
-        top, bottom = sd[first], sd[last]  # sorted descending: the first is the highest of its column
-        xs = ax.left + np.arange(cols + 1) * (width / cols)
-        for colour, values in ((WIN, np.maximum(top, 0)), (LOSS, np.minimum(bottom, 0))):
-            if not (np.abs(values) > _TIE_TOL).any():
-                continue
-            ys = ax.sy(values)
-            upper = np.column_stack([np.repeat(xs, 2)[1:-1], np.repeat(ys, 2)])
-            pts = np.vstack([[xs[0], zero], upper, [xs[-1], zero]])
-            fig.add(Polyline(pts, stroke=None, fill=colour, closed=True))
+        _difference_curve(fig, ax, sd, zero)
     fig.add(Line(ax.left, zero, ax.right, zero, stroke=INK, width=0.8))
     fig.add(Line(ax.left, float(ax.sy(mean)), ax.right, float(ax.sy(mean)), stroke=INK, width=1.2, dash="5 3"))
     if key_arr is not None:
@@ -283,6 +262,51 @@ def difference_plot(
         fig.add(Rect(ax.left, ax.top, width, height, attrs={
             "class": "hit", "pointer-events": "all", "data-order": " ".join(map(str, members.tolist())),
         }))
+    _difference_legend(fig, ax, metric, control_name, treatment_name, n, wins, losses, mean, ci, confidence)
+    return fig
+
+
+def _symmetric_limit(d: np.ndarray, mean: float, ci: tuple[float, float] | None) -> float:
+    """The half-height of the y axis: the largest |difference|, |mean| or finite CI bound, up to the next tick."""
+    extreme = float(np.abs(d).max()) if d.size else 1.0
+    lim = max(extreme, abs(mean), *(abs(v) for v in (ci or ()) if np.isfinite(v)), 1e-9)
+    ticks = nice_ticks(-lim, lim)
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else lim
+    return math.ceil(lim / step - 1e-9) * step
+
+
+def _difference_bars(fig: Figure, ax: Axes, sd: np.ndarray, zero: float) -> None:
+    """One bar per query of the sorted differences ``sd``: gains blue, losses vermillion, ties not drawn."""
+    bw = ax.width / sd.size
+    for colour, sel in ((WIN, sd > _TIE_TOL), (LOSS, sd < -_TIE_TOL)):
+        group = fig.add(Group(fill=colour))
+        for i in np.flatnonzero(sel).tolist():
+            y = float(ax.sy(sd[i]))
+            group.add(Rect(ax.left + i * bw, min(y, zero), max(bw - (0.3 if bw > 2 else 0), 0.4), max(abs(zero - y), 0.6),
+                           fill=None))
+
+
+def _difference_curve(fig: Figure, ax: Axes, sd: np.ndarray, zero: float) -> None:
+    """The sorted differences ``sd`` at pixel resolution: per pixel column, the highest gain and the lowest
+    loss of its queries, as two filled areas."""
+    n, width = sd.size, ax.width
+    cols = int(width)
+    edges = np.linspace(0, n, cols + 1).astype(np.int64)
+    first, last = edges[:-1], np.maximum(edges[1:] - 1, edges[:-1])
+    top, bottom = sd[first], sd[last]  # sorted descending: the first is the highest of its column
+    xs = ax.left + np.arange(cols + 1) * (width / cols)
+    for colour, values in ((WIN, np.maximum(top, 0)), (LOSS, np.minimum(bottom, 0))):
+        if not (np.abs(values) > _TIE_TOL).any():
+            continue
+        ys = ax.sy(values)
+        upper = np.column_stack([np.repeat(xs, 2)[1:-1], np.repeat(ys, 2)])
+        pts = np.vstack([[xs[0], zero], upper, [xs[-1], zero]])
+        fig.add(Polyline(pts, stroke=None, fill=colour, closed=True))
+
+
+def _difference_legend(fig: Figure, ax: Axes, metric: str, control_name: str, treatment_name: str, n: int,
+                       wins: int, losses: int, mean: float, ci: tuple[float, float] | None, confidence: float) -> None:
+    """The legend under the plot (mean difference and its CI, gains, losses and ties) and the text description."""
     level = f"{confidence * 100:.4g}%"
     ci_text = f", {level} CI [{signed(ci[0], 4)}, {signed(ci[1], 4)}]" if ci is not None else ""
     entries: list[tuple[Shape | None, str]] = [
@@ -297,7 +321,6 @@ def difference_plot(
         f"largest gain to the largest loss: {_queries(wins)} gain, {losses} lose, {n - wins - losses} tie. "
         f"Mean difference {signed(mean, 4)}{ci_text}."
     )
-    return fig
 
 
 # ------------------------------------------------------------------------------------------- metric@k curves

@@ -160,6 +160,26 @@ def retrieve(retriever: Any, queries: Any, k: int = 20, *, id_key: str | None = 
     (0, 2)
     """
     qs = as_queries(queries)
+    k, concurrency, limit = _checked_arguments(k, concurrency, mode, timeout)
+    adapter = Adapter(retriever, id_key=id_key, name=name)
+    use_async = _uses_asyncio(adapter, mode)
+    answers = _ask(adapter, qs, k, id_key, concurrency, use_async, limit, cache, progress)
+    order = [q for q in qs if q in answers.results]
+    lists = [answers.results[q] for q in order]
+    ordered = [_descending(hits) for hits in lists]
+    run = _as_run(lists, order, ordered, texts, adapter.name)
+    summary = _summarise(adapter, qs, k, "asyncio" if use_async else "threads", concurrency, answers, order, lists,
+                         ordered)
+    lat = pd.Series([answers.latency.get(q, math.nan) for q in qs],
+                    index=pd.Index(list(qs), name="query", dtype=object), name="latency_seconds", dtype=np.float64)
+    out = RetrievedRun._of(run, lat, dict(summary.failures), summary)
+    if qrels is not None:
+        check_ids(out, qrels, id_key=id_key, kind=adapter.kind)
+    return out
+
+
+def _checked_arguments(k: Any, concurrency: Any, mode: Any, timeout: Any) -> tuple[int, int, float | None]:
+    """``(k, concurrency, timeout in seconds or None)`` after the checks of :func:`retrieve`."""
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
         raise InputError("k must be a positive integer", value=k)
     if isinstance(concurrency, bool) or not isinstance(concurrency, int | np.integer) or concurrency < 1:
@@ -170,23 +190,39 @@ def retrieve(retriever: Any, queries: Any, k: int = 20, *, id_key: str | None = 
                                                                              | np.floating)
                                 or not 0 < float(timeout) < math.inf):
         raise InputError("timeout must be a positive number of seconds (or None: no limit)", value=timeout)
-    limit = None if timeout is None else float(timeout)
-    k, concurrency = int(k), int(concurrency)
-    adapter = Adapter(retriever, id_key=id_key, name=name)
-    use_async = adapter.is_async or mode == "asyncio"
+    return int(k), int(concurrency), None if timeout is None else float(timeout)
+
+
+def _uses_asyncio(adapter: Adapter, mode: Mode) -> bool:
+    """Whether the calls run as asyncio tasks (else in threads); a mode the retriever cannot take is refused."""
     if mode == "asyncio" and not adapter.supports_asyncio():
         raise InputError(f"mode='asyncio' needs an async retriever (a coroutine function, or ainvoke/aretrieve); "
                          f"{adapter.name} is a blocking {adapter.kind}: use mode='threads'")
     if mode == "threads" and adapter.is_async:
         raise InputError("an async callable is awaited: use mode='auto' or 'asyncio'")
+    return adapter.is_async or mode == "asyncio"
 
+
+@dataclass
+class _Answers:
+    """What the retriever (or the cache) answered: hits and latency per query, the failures, how many
+    answers came from the cache, and the wall time of the whole."""
+
+    results: dict[str, list[Hit]] = field(default_factory=dict)
+    latency: dict[str, float] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+    cached: int = 0
+    wall: float = 0.0
+
+
+def _ask(adapter: Adapter, qs: dict[str, str], k: int, id_key: str | None, concurrency: int, use_async: bool,
+         limit: float | None, cache: Any, progress: bool | None) -> _Answers:
+    """Every query answered from the cache or by a call (those stored in the cache as they come); a
+    :class:`RetrieverConfigError` stops the whole, any other failure is recorded per query."""
     from ragrade.retrieval.cache import RetrievalCache
 
     store = None if cache is None else (cache if isinstance(cache, RetrievalCache) else RetrievalCache(cache))
-    results: dict[str, list[Hit]] = {}
-    latency: dict[str, float] = {}
-    failures: dict[str, str] = {}
-    cached = 0
+    answers = _Answers()
     start = time.perf_counter()
     try:
         pending: list[str] = []
@@ -195,22 +231,22 @@ def retrieve(retriever: Any, queries: Any, k: int = 20, *, id_key: str | None = 
             if hit is None:
                 pending.append(q)
             else:
-                results[q], latency[q] = hit
-                cached += 1
+                answers.results[q], answers.latency[q] = hit
+                answers.cached += 1
 
         def done(q: str, hits: list[Hit] | None, seconds: float, error: BaseException | None) -> None:
-            latency[q] = seconds
+            answers.latency[q] = seconds
             if error is not None:
                 if isinstance(error, RetrieverConfigError):
                     raise error
-                failures[q] = _message(error)
+                answers.failures[q] = _message(error)
             else:
                 assert hits is not None
-                results[q] = hits
+                answers.results[q] = hits
                 if store is not None:
                     store.put(adapter.name, id_key, k, qs[q], hits, seconds)
 
-        with _progress_bar(progress, len(qs), cached, adapter.name) as advance:
+        with _progress_bar(progress, len(qs), answers.cached, adapter.name) as advance:
             if pending:
                 calls = [(q, qs[q]) for q in pending]
                 if use_async:
@@ -220,36 +256,37 @@ def retrieve(retriever: Any, queries: Any, k: int = 20, *, id_key: str | None = 
     finally:
         if store is not None and store is not cache:
             store.close()
-    wall = time.perf_counter() - start
+    answers.wall = time.perf_counter() - start
+    return answers
 
-    order = [q for q in qs if q in results]
-    lists = [results[q] for q in order]
-    ordered = [_descending(hits) for hits in lists]
+
+def _as_run(lists: list[list[Hit]], order: list[str], ordered: list[bool], texts: bool, name: str) -> Run:
+    """The answered queries as a Run: with the retriever's scores only when they strictly descend in every
+    list (otherwise the order alone is the ranking), with the texts when asked for and any were returned."""
     with_scores = all(ordered) and any(len(h) for h in lists)
-    run = Run.from_lists([[h.doc for h in hits] for hits in lists], query_ids=order,
-                         scores=[[float(h.score) for h in hits] for hits in lists] if with_scores else None,  # type: ignore[arg-type]
-                         texts=([[h.text for h in hits] for hits in lists]
-                                if texts and any(h.text is not None for hits in lists for h in hits) else None),
-                         name=adapter.name)
-    answered = np.array([latency[q] for q in order], dtype=np.float64)
+    return Run.from_lists([[h.doc for h in hits] for hits in lists], query_ids=order,
+                          scores=[[float(h.score) for h in hits] for hits in lists] if with_scores else None,  # type: ignore[arg-type]
+                          texts=([[h.text for h in hits] for hits in lists]
+                                 if texts and any(h.text is not None for hits in lists for h in hits) else None),
+                          name=name)
+
+
+def _summarise(adapter: Adapter, qs: dict[str, str], k: int, mode: str, concurrency: int, answers: _Answers,
+               order: list[str], lists: list[list[Hit]], ordered: list[bool]) -> RetrievalSummary:
+    """Counts and latency percentiles of the answered queries (failed ones left out of the percentiles)."""
+    answered = np.array([answers.latency[q] for q in order], dtype=np.float64)
     pct = np.percentile(answered, [50, 95, 99]) if len(answered) else np.full(3, np.nan)
-    summary = RetrievalSummary(
-        retriever=adapter.name, kind=adapter.kind, k=k, mode="asyncio" if use_async else "threads",
-        concurrency=concurrency, queries=len(qs), answered=len(order), failed=len(failures), cached=cached,
-        calls=len(qs) - cached, empty=sum(1 for hits in lists if not hits), wall_seconds=wall,
-        latency_p50=float(pct[0]), latency_p95=float(pct[1]), latency_p99=float(pct[2]),
+    return RetrievalSummary(
+        retriever=adapter.name, kind=adapter.kind, k=k, mode=mode,
+        concurrency=concurrency, queries=len(qs), answered=len(order), failed=len(answers.failures),
+        cached=answers.cached, calls=len(qs) - answers.cached, empty=sum(1 for hits in lists if not hits),
+        wall_seconds=answers.wall, latency_p50=float(pct[0]), latency_p95=float(pct[1]), latency_p99=float(pct[2]),
         latency_mean=float(answered.mean()) if len(answered) else math.nan,
         latency_max=float(answered.max()) if len(answered) else math.nan,
         unordered_scores=sum(1 for hits, ok in zip(lists, ordered, strict=True)
                              if not ok and all(h.score is not None for h in hits)),
-        failures={q: failures[q] for q in qs if q in failures},
+        failures={q: answers.failures[q] for q in qs if q in answers.failures},
     )
-    lat = pd.Series([latency.get(q, math.nan) for q in qs], index=pd.Index(list(qs), name="query", dtype=object),
-                    name="latency_seconds", dtype=np.float64)
-    out = RetrievedRun._of(run, lat, dict(summary.failures), summary)
-    if qrels is not None:
-        check_ids(out, qrels, id_key=id_key, kind=adapter.kind)
-    return out
 
 
 def check_ids(run: Any, qrels: Any, *, id_key: str | None = None, kind: str | None = None) -> None:
