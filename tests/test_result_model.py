@@ -24,7 +24,15 @@ import pandas as pd
 import pytest
 
 import ragrade
-from ragrade.engine.result import DeferredValues, HoleRate, JudgeInfo, LocalValues, QueryColumns, Result, Summary
+from ragrade.engine.result import (
+    DeferredValues,
+    HoleRate,
+    JudgeInfo,
+    LocalValues,
+    QueryColumns,
+    Result,
+    Summary,
+)
 from ragrade.policies import Policies
 
 ROOT = Path(__file__).resolve().parents[1]
