@@ -1,8 +1,12 @@
 """The one result model: :class:`Result` (per-query values, aggregates, counts, summary) and :class:`Summary`.
 
-Every evaluation path (ids, groups, texts, engine profiles, list profiles) returns a :class:`Result`, and
-the CLI prints a :class:`Result` in every output format through the methods here (``to_dict``,
-``to_json``, ``to_csv``, ``to_markdown``, ``summary_lines``).
+Every evaluation path (ids, groups, texts, engine profiles, list profiles, diversity, out of core, judge
+metrics, Spark) returns a :class:`Result`, and the CLI prints a :class:`Result` in every output format
+through the methods here (``to_dict``, ``to_json``, ``to_csv``, ``to_markdown``, ``summary_lines``). What
+is particular to a path is data held by the result, not a subclass: where its per-query values live
+(:class:`QueryColumns`, a DataFrame, or :class:`DeferredValues` kept on Spark and collected once), and a
+judged evaluation's :class:`JudgeInfo` (in its :class:`Summary`) and ``details``. A result, its summary and
+its hole rate are immutable: ``replace`` gives modified copies.
 
 Metrics are keyed by the parsed :class:`~ragrade.metrics.Metric`: two spellings of one metric (``P@2``
 and ``precision@2``) are one column, labelled as the user first wrote it, and ``means`` / ``counts`` /
