@@ -270,3 +270,13 @@ def test_summary_reads_as_its_export():
     assert judged["judgments"] == {"calls": 2} and judged["queries"] == 2 and "cache_note" not in judged
     assert not math.isnan(float(judged["judgments"]["calls"]))
     assert pd.Series(dict(judged)).index.tolist() == list(judged.to_dict())
+
+
+def test_a_judged_result_notes_failed_and_unasked_judgments():
+    info = JudgeInfo("scripted", "none", "default", {}, {"needed": 5, "failed": 2, "unasked": 1})
+    res = Result(QueryColumns(["a"], {"context_recall": [np.nan]}), {}, Summary(1, 1, 1, judge=info), Policies())
+    notes = res.notes()
+    assert notes[0].startswith("2 judgments failed") and "1 judgment left unasked" in notes[1]
+    assert res.summary_lines()[1:] == notes
+    clean = res.replace(summary=res.summary.replace(judge=dataclasses.replace(info, judgments={"failed": 0})))
+    assert clean.notes() == []

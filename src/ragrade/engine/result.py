@@ -298,6 +298,20 @@ class JudgeInfo:
     cache: str | None = None
     cache_note: str | None = None
 
+    def notes(self) -> list[str]:
+        """The sentences a judged result adds to :meth:`Result.notes`: failed and unasked judgments (their
+        metrics are NaN where they were needed)."""
+        j = self.judgments
+        out: list[str] = []
+        failed, unasked = int(j.get("failed", 0)), int(j.get("unasked", 0))
+        if failed:
+            out.append(f"{plural(failed, 'judgment', 'judgments')} failed: the metrics "
+                       f"that needed them are NaN for those queries (reasons in details)")
+        if unasked:
+            out.append(f"budget reached: {plural(unasked, 'judgment', 'judgments')} left unasked (their metrics "
+                       f"are NaN); run again to resume from the cache")
+        return out
+
     def to_dict(self, queries: int) -> dict[str, Any]:
         """The judged evaluation's entries of the summary export (as ``ragrade judge --format json`` has
         always written them): ``queries``, ``metrics`` (the outcomes), ``judgments``, ``cache``
@@ -800,6 +814,8 @@ class Result:
             out.append({"condensed": "unjudged documents removed before scoring (condensed lists)",
                         "bounds": "values are lower bounds (unjudged = non-relevant); upper bounds count every "
                                   "unjudged document as relevant"}[pol.unjudged])
+        if s.judge is not None:
+            out += s.judge.notes()
         return out
 
     def _missing_outcome(self) -> str:
