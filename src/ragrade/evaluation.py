@@ -98,7 +98,7 @@ def _on_spark(plan: EvalPlan, run: Any) -> Result:
             session.sparkContext.setLogLevel("ERROR")
         res = rs.evaluate(plan.qrels, run, list(plan.labels), spark=session, profile=plan.profile,
                           qrels_format=plan.qrels_format, run_format=plan.run_format, **dict(plan.policies))
-        result = res.to_result()
+        result = res.collect()  # the session stops below: the values come to this process first
         res.unpersist()
         return result
     finally:

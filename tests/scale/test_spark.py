@@ -319,3 +319,43 @@ def test_boolean_grades_are_refused_on_spark(spark):
     r = spark.createDataFrame([("q1", "d1", 1.0)], ["query_id", "doc_id", "score"])
     with pytest.raises(InputError, match="booleans"):
         rs.evaluate(q, r, ["ndcg@10"], spark=spark)
+
+
+# -- issue 21 item 5: one result model -----------------------------------------------------------------------
+def test_a_spark_evaluation_returns_the_one_result_model(spark):
+    """ragrade.spark.evaluate returns a ragrade.Result (immutable) whose per_query and upper stay on Spark;
+    means, counts, the hole rate and the exports are collected once and equal those of collect() (the old
+    to_result()), and collect() of a local result is itself."""
+    import pickle
+
+    from ragrade import spark as rs
+
+    case = random_case(np.random.default_rng(21), 60)
+    qt, rt = tables(case)
+    res = rs.evaluate(spark.createDataFrame(qt), spark.createDataFrame(rt), ["ndcg@10", "P@5"], partitions=3,
+                      unjudged="bounds")
+    assert isinstance(res, ragrade.Result) and res.deferred
+    assert type(res.per_query).__name__ == "DataFrame" and res.per_query.columns[0] == "query_id"
+    assert res.upper is not None and res.upper.columns == ["query_id", "ndcg@10", "P@5"]
+    for name in ("per_query", "means", "summary", "hole_rate", "run_name"):
+        with pytest.raises(AttributeError, match="immutable"):
+            setattr(res, name, None)
+    local = res.collect()
+    assert not local.deferred and local.collect() is local and res.to_result().to_json() == local.to_json()
+    assert res.to_json(per_query=True) == local.to_json(per_query=True)
+    assert res.to_csv(per_query=True) == local.to_csv(per_query=True)
+    assert res.summary_lines() == local.summary_lines() and dict(res.counts) == dict(local.counts)
+    assert json.dumps(res.hole_rate.to_dict(per_query=True)) == json.dumps(local.hole_rate.to_dict(per_query=True))
+    assert repr(res) == f"Spark{local!r}"
+    copy = res.replace(run_name="bm25")  # a modified copy, still on Spark
+    assert copy.deferred and copy.run_name == "bm25" and res.run_name is None
+    assert pickle.loads(pickle.dumps(res)).to_json() == local.to_json()  # pickles its collected values
+    want = quiet(ragrade.evaluate, qt, rt, ["ndcg@10", "P@5"], unjudged="bounds")
+    from ragrade.comparison import compare_scores
+
+    cmp = compare_scores({"spark": res, "local": want}, ["ndcg@10"], n_resamples=200)
+    assert cmp.to_json() == compare_scores({"spark": local, "local": want}, ["ndcg@10"], n_resamples=200).to_json()
+    res.unpersist()
+    assert res.means == local.means  # the collected values stay usable
+    with pytest.warns(DeprecationWarning, match="ragrade.Result"):
+        assert rs.SparkResult is ragrade.Result

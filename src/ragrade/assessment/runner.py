@@ -65,9 +65,10 @@ class AssessProgress:
     cost: float
 
 
-@dataclass
+@dataclass(frozen=True)
 class AssessResult:
-    """What an assessment produced.
+    """What an assessment produced: a set of grades (not an evaluation: no per-query values, so not a
+    :class:`ragrade.Result`). Immutable (``dataclasses.replace`` gives a modified copy).
 
     ``grades``: DataFrame ``query, doc, grade`` of the graded pairs in pool order. ``failures``: one dict
     per failed pair (``query``, ``doc``, ``reason``). ``not_judged``: pairs that could not be asked

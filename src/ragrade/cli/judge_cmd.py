@@ -89,8 +89,10 @@ def command(**o: Any) -> None:
     # The judge already redacts what it returns; this also covers a custom judge and the key of any judge.
     redact = Redactor([key])
     details = redact(result.details)
-    if o["fmt"] == "json":
-        click.echo(json.dumps(redact({k: v for k, v in result.to_dict().items() if k != "details"}), indent=2))
+    if o["fmt"] == "json":  # the result's export (NaN as null), details apart (--details)
+        payload = json.loads(result.to_json(per_query=True))
+        payload.pop("details", None)
+        click.echo(json.dumps(redact(payload), indent=2))
     else:
         _print_table(result, o["per_query"])
     if o["details_path"]:
@@ -98,7 +100,7 @@ def command(**o: Any) -> None:
             for qid, d in details.items():
                 f.write(json.dumps({"query_id": qid, **d}, ensure_ascii=False) + "\n")
     max_failed = o["max_failed"]
-    j = result.summary["judgments"]
+    j = result.judge.judgments
     if j.get("budget_reached"):
         click.echo(f"note: budget reached: {j['unasked']} judgments left unasked (their metrics are NaN); re-run "
                    "the same command to resume from the cache", err=True)
@@ -176,27 +178,28 @@ def _print_table(result: Any, per_query: bool) -> None:
     from ragrade.cli._output import make_console
 
     console = make_console()
+    info = result.judge
     t = Table(
-        title=f"ragrade judge · {result.judge} ({result.model}) · profile {result.profile}",
+        title=f"ragrade judge · {info.name} ({info.model}) · profile {info.profile}",
         box=box.SIMPLE_HEAD,
         caption="no ctx: no retrieved context, scored 0 without a call; undef: the formula is undefined (NaN)",
     )
-    width = max([len(str(m)) for m in result.means.index] + [6])
+    width = max([len(str(m)) for m in result.means] + [6])
     t.add_column("metric", no_wrap=True, min_width=width)
     for col in ("mean", "scored", "failed", "missing", "no ctx", "undef"):
         t.add_column(col, justify="right", min_width=len(col))
     for m, v in result.means.items():
-        c = result.summary["metrics"][m]
+        c = info.outcomes[m]
         t.add_row(m, _fmt(v), *(str(c[k]) for k in ("scored", "failed", "missing", "degenerate", "undefined")))
     console.print(t)
-    j = result.summary["judgments"]
+    j = info.judgments
     console.print(
-        f"queries {result.summary['queries']} · judgments {j['needed']} · calls {j['calls']} · "
+        f"queries {result.summary.evaluated} · judgments {j['needed']} · calls {j['calls']} · "
         f"cache hits {j['cache_hits']} · failed {j['failed']} · tokens {j['prompt_tokens']}+{j['completion_tokens']}"
         + (f" · cost {j['cost']:.4f}" if j["cost"] else "")
     )
-    if result.summary.get("cache_note"):
-        console.print(f"note: {result.summary['cache_note']}")
+    if info.cache_note:
+        console.print(f"note: {info.cache_note}")
     if per_query:
         q = Table(title="per query", box=box.SIMPLE_HEAD)
         q.add_column("query_id", overflow="fold")

@@ -15,6 +15,7 @@ import pandas as pd
 import ragrade.comparison.stats as stats
 from ragrade.comparison.power import COMPARE_POWER, paired_mde
 from ragrade.comparison.result import Comparison
+from ragrade.engine.result import Result
 from ragrade.errors import InputError, RagradeWarning, boundary
 
 
@@ -26,6 +27,8 @@ def run_letters(n: int) -> list[str]:
 # --------------------------------------------------------------------------------------------- inputs
 def per_query_frame(value: Any, name: str) -> pd.DataFrame:
     """Per-query scores of one run as a DataFrame (index = query id as str, columns = metrics)."""
+    if isinstance(value, Result):
+        value = value.collect()  # a Spark result's values, on the driver
     frame = getattr(value, "per_query", value)
     if isinstance(frame, pd.Series):
         frame = frame.to_frame()

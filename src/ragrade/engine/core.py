@@ -114,10 +114,8 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
     qrels = index.qrels
     nq = qrels.n_queries
     a = j.alignment
-    summary = Summary(qrels_queries=nq, run_queries=a.run_queries, evaluated=0,
-                      missing_from_run=a.missing_from_run, only_in_run=a.only_in_run, empty_lists=a.empty_lists,
-                      duplicate_items=j.duplicate_items, identical_ids_dropped=j.identical_ids_dropped,
-                      duplicates_judged_only=j.duplicates_judged_only, nonfinite_scores=j.nonfinite_scores)
+    no_relevant: dict[str, list[str]] = {}  # label -> queries without a relevant judgment (the summary's)
+    ties_at_cutoff: dict[int, int] = {}
     grade = qrels.grades[j.qrow]
     unit = index.row_unit[j.qrow]
     # Credit each unit once, at its best rank: sort by (qrels query, position).
@@ -161,10 +159,10 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
         values = fam.kernel(m, jv)
         undefined = (np.isnan(values) if fam.defined == "value" else ~defined_mask(m, judged)) & counted_rows
         if undefined.any():
-            summary.no_relevant[label] = qrels.query_ids[undefined].tolist()
+            no_relevant[label] = qrels.query_ids[undefined].tolist()
             if pol.no_relevant == "error":
                 raise PolicyError(f"{label}: {int(undefined.sum())} queries have no relevant judgments "
-                                  f"(e.g. {summary.no_relevant[label][0]!r})")
+                                  f"(e.g. {no_relevant[label][0]!r})")
         fill = 0.0 if pol.no_relevant == "zero" else np.nan
         if pol.no_relevant == "nan" and undefined.any():
             nan_means.add(label)
@@ -182,7 +180,6 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
         upper = {c: v[counted_rows] for c, v in upper.items()}
     frame = QueryColumns(query_ids, data)
     upper_frame = QueryColumns(query_ids, upper) if pol.unjudged == "bounds" else None
-    summary.evaluated = len(query_ids)
     holes = hole_rate(judged, max(cutoffs) if cutoffs else 10, index, query_ids,
                       keep=counted_rows if pol.missing_run == "drop" else None,
                       extra_cutoffs=hole_cutoffs) if all_judged else None
@@ -190,7 +187,12 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
         for k in sorted(cutoffs):
             t = ties_straddling(j.sorted_scores, j.offsets, k, j.evaluated_segments)
             if t:
-                summary.ties_at_cutoff[k] = t
+                ties_at_cutoff[k] = t
+    summary = Summary(qrels_queries=nq, run_queries=a.run_queries, evaluated=len(query_ids),
+                      missing_from_run=a.missing_from_run, only_in_run=a.only_in_run, no_relevant=no_relevant,
+                      empty_lists=a.empty_lists, duplicate_items=j.duplicate_items,
+                      identical_ids_dropped=j.identical_ids_dropped, ties_at_cutoff=ties_at_cutoff,
+                      duplicates_judged_only=j.duplicates_judged_only, nonfinite_scores=j.nonfinite_scores)
     result = Result(frame, dict(labels), summary, pol, run_name=name or j.run_name, nan_means=nan_means,
                     hole_rate=holes, upper=upper_frame)
     notes = result.notes()

@@ -154,7 +154,7 @@ def evaluate_diversity(qrels: Any, run: Any, metrics: MetricsArg, *, missing_run
     valid = hole_series.dropna()
     hole = HoleRate(k, hole_series, not bool((judged["grade"] <= 0).any()),
                     {k: float(valid.mean())} if len(valid) else {})
-    summary.evaluated = len(frame)
+    summary = summary.replace(evaluated=len(frame))  # (Summary is frozen)
     return Result(frame, dict(labels), summary, pol, run_name=runs.name,
                   nan_means={lab for lab in data if pol.no_relevant == "nan" and lab in summary.no_relevant},
                   hole_rate=hole, upper=upper)

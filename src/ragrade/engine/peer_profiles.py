@@ -102,6 +102,7 @@ def evaluate_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: 
     missing = np.isin(np.asarray(index, dtype=object), np.asarray(base.summary.missing_from_run, dtype=object))
     columns: dict[str, np.ndarray] = {}
     upper: dict[str, np.ndarray] = {}
+    no_relevant = dict(base.summary.no_relevant)  # every provider's, in one new summary
     for prov, res in results:
         frame = res.per_query
         for label in frame.columns:
@@ -117,13 +118,13 @@ def evaluate_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: 
             columns[label] = vals
             if res.upper is not None:
                 upper[label] = res.upper[label].reindex(index).to_numpy(dtype=np.float64)
-        for label, queries in res.summary.no_relevant.items():
-            base.summary.no_relevant[label] = queries
+        no_relevant.update(res.summary.no_relevant)
     frame = pd.DataFrame({label: columns[label] for label, _ in labels}, index=index)
     upper_frame = pd.DataFrame({label: upper[label] for label, _ in labels if label in upper}, index=index) \
         if upper else None
     metrics_map = {label: m for label, m in labels}
-    return Result(frame, metrics_map, base.summary, base.policies, run_name=base.run_name, profile=prof,
+    return Result(frame, metrics_map, base.summary.replace(no_relevant=no_relevant), base.policies,
+                  run_name=base.run_name, profile=prof,
                   nan_means=set().union(*(r.nan_means for _, r in results)), hole_rate=base.hole_rate,
                   upper=upper_frame)
 

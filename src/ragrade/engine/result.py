@@ -1,8 +1,12 @@
 """The one result model: :class:`Result` (per-query values, aggregates, counts, summary) and :class:`Summary`.
 
-Every evaluation path (ids, groups, texts, engine profiles, list profiles) returns a :class:`Result`, and
-the CLI prints a :class:`Result` in every output format through the methods here (``to_dict``,
-``to_json``, ``to_csv``, ``to_markdown``, ``summary_lines``).
+Every evaluation path (ids, groups, texts, engine profiles, list profiles, diversity, out of core, judge
+metrics, Spark) returns a :class:`Result`, and the CLI prints a :class:`Result` in every output format
+through the methods here (``to_dict``, ``to_json``, ``to_csv``, ``to_markdown``, ``summary_lines``). What
+is particular to a path is data held by the result, not a subclass: where its per-query values live
+(:class:`QueryColumns`, a DataFrame, or :class:`DeferredValues` kept on Spark and collected once), and a
+judged evaluation's :class:`JudgeInfo` (in its :class:`Summary`) and ``details``. A result, its summary and
+its hole rate are immutable: ``replace`` gives modified copies.
 
 Metrics are keyed by the parsed :class:`~ragrade.metrics.Metric`: two spellings of one metric (``P@2``
 and ``precision@2``) are one column, labelled as the user first wrote it, and ``means`` / ``counts`` /
@@ -12,12 +16,15 @@ and ``precision@2``) are one column, labelled as the user first wrote it, and ``
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
-from collections.abc import Iterable, Mapping
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -167,19 +174,44 @@ class HoleRate:
     is NaN for an empty list. When the ground truth holds no judged non-relevant item at all (the usual
     RAG case: only gold items are listed), every non-gold item is a hole, and ``only_relevant_judged`` says
     so. ``per_query`` may be given as a Series or as ``(query ids, rates)`` arrays (no pandas needed until
-    the Series is asked for)."""
+    the Series is asked for). Immutable, as the :class:`Result` that holds it: :meth:`subset` gives a
+    modified copy."""
+
+    __slots__ = ("_arrays", "_by_k", "_series", "k", "only_relevant_judged")
+    k: int
+    only_relevant_judged: bool
+    _series: pd.Series | None
+    _arrays: tuple[np.ndarray, np.ndarray] | None
+    _by_k: Mapping[int, float]
 
     def __init__(self, k: int, per_query: Any, only_relevant_judged: bool = False,
-                 by_k: dict[int, float] | None = None) -> None:
-        self.k = k
-        self._series: pd.Series | None = per_query if is_pandas(per_query) else None
-        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+                 by_k: Mapping[int, float] | None = None) -> None:
+        init = object.__setattr__  # the one place the fields are set (assignment raises afterwards)
+        init(self, "k", k)
+        init(self, "_series", per_query if is_pandas(per_query) else None)
+        arrays = None
         if self._series is None:
             index, values = per_query
-            self._arrays = (np.asarray(index, dtype=object), np.asarray(values, dtype=np.float64))
-        self.only_relevant_judged = only_relevant_judged
-        #: The mean hole rate at k and at the evaluator's ``hole_cutoffs`` (the report's), ``{k: mean}``.
-        self.by_k: dict[int, float] = {} if by_k is None else by_k
+            arrays = (np.asarray(index, dtype=object), np.asarray(values, dtype=np.float64))
+        init(self, "_arrays", arrays)
+        init(self, "only_relevant_judged", only_relevant_judged)
+        init(self, "_by_k", MappingProxyType({} if by_k is None else dict(by_k)))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a HoleRate is immutable (cannot set {name!r})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("a HoleRate is immutable")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        per_query = self._arrays if self._arrays is not None else self._series
+        return (HoleRate, (self.k, per_query, self.only_relevant_judged, dict(self._by_k)))
+
+    @property
+    def by_k(self) -> Mapping[int, float]:
+        """The mean hole rate at k and at the evaluator's ``hole_cutoffs`` (the report's), ``{k: mean}``
+        (read-only)."""
+        return self._by_k
 
     @property
     def per_query(self) -> pd.Series:
@@ -188,14 +220,11 @@ class HoleRate:
 
             assert self._arrays is not None
             index, values = self._arrays
-            self._series = pd.Series(values, index=pd.Index(index, name="query", dtype=object),
-                                     name=f"hole_rate@{self.k}")
-            self._arrays = None
+            series = pd.Series(values, index=pd.Index(index, name="query", dtype=object),
+                               name=f"hole_rate@{self.k}")
+            object.__setattr__(self, "_series", series)  # made once, on first use (a cache, not a change)
+        assert self._series is not None
         return self._series
-
-    @per_query.setter
-    def per_query(self, series: pd.Series) -> None:
-        self._series, self._arrays = series, None
 
     def _values(self) -> np.ndarray:
         return self._arrays[1] if self._arrays is not None else self.per_query.to_numpy(dtype=np.float64)
@@ -215,7 +244,7 @@ class HoleRate:
     def queries(self) -> int:
         return int((~np.isnan(self._values())).sum())
 
-    def subset(self, mask: np.ndarray, by_k: dict[int, float] | None = None) -> HoleRate:
+    def subset(self, mask: np.ndarray, by_k: Mapping[int, float] | None = None) -> HoleRate:
         kept: Any = ((self._arrays[0][mask], self._arrays[1][mask]) if self._arrays is not None
                      else self.per_query[mask])
         return HoleRate(self.k, kept, self.only_relevant_judged, self.by_k if by_k is None else by_k)
@@ -248,9 +277,60 @@ class HoleRate:
         return not self.only_relevant_judged and not math.isnan(mean) and mean > threshold
 
 
-@dataclass
-class Summary:
-    """What happened to the queries: counts and examples for every policy that applied."""
+@dataclass(frozen=True)
+class JudgeInfo:
+    """Who judged a judged evaluation (:func:`ragrade.judges.evaluate_judged`) and how its judgments went:
+    data held by the :class:`Summary` of its :class:`Result` (``result.judge``), no behaviour of its own.
+
+    ``name``, ``model``: the judge (``lexical``, ``openai`` ...) and its model. ``profile``: the judge profile
+    the formulas followed (``default``, ``ragas``, ``deepeval``). ``outcomes``: per metric label, how many
+    queries were ``scored``, ``failed``, ``missing`` (an empty question or reference), ``degenerate`` (no
+    retrieved context: 0 without a call) and ``undefined`` (NaN by the formula). ``judgments``: needed,
+    cache hits, calls, failed, prompt and completion tokens, cost (with a budget: ``unasked``,
+    ``budget_reached``). ``cache``: the cache file (None: off or not used); ``cache_note``: why judgments
+    were not cached, if they were not."""
+
+    name: str
+    model: str
+    profile: str
+    outcomes: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    judgments: Mapping[str, Any] = field(default_factory=dict)
+    cache: str | None = None
+    cache_note: str | None = None
+
+    def notes(self) -> list[str]:
+        """The sentences a judged result adds to :meth:`Result.notes`: failed and unasked judgments (their
+        metrics are NaN where they were needed)."""
+        j = self.judgments
+        out: list[str] = []
+        failed, unasked = int(j.get("failed", 0)), int(j.get("unasked", 0))
+        if failed:
+            out.append(f"{plural(failed, 'judgment', 'judgments')} failed: the metrics "
+                       f"that needed them are NaN for those queries (reasons in details)")
+        if unasked:
+            out.append(f"budget reached: {plural(unasked, 'judgment', 'judgments')} left unasked (their metrics "
+                       f"are NaN); run again to resume from the cache")
+        return out
+
+    def to_dict(self, queries: int) -> dict[str, Any]:
+        """The judged evaluation's entries of the summary export (as ``ragrade judge --format json`` has
+        always written them): ``queries``, ``metrics`` (the outcomes), ``judgments``, ``cache``
+        (+ ``cache_note``)."""
+        out: dict[str, Any] = {"queries": queries, "metrics": {k: dict(v) for k, v in self.outcomes.items()},
+                               "judgments": dict(self.judgments), "cache": self.cache}
+        if self.cache_note is not None:
+            out["cache_note"] = self.cache_note
+        return out
+
+
+@dataclass(frozen=True)
+class Summary(Mapping[str, Any]):
+    """What happened to the queries: counts and examples for every policy that applied (and, for a judged
+    evaluation, ``judge``: who judged and how the judgments went).
+
+    Immutable (``dataclasses.replace`` gives a modified copy). It also reads as the mapping of its export
+    :meth:`to_dict` (``summary["evaluated"]``, ``summary["judgments"]["calls"]``): the attributes hold the
+    query lists, the mapping their counts, as the JSON output does."""
 
     qrels_queries: int
     run_queries: int
@@ -264,9 +344,10 @@ class Summary:
     ties_at_cutoff: dict[int, int] = field(default_factory=dict)  # k -> queries with a tie across k
     duplicates_judged_only: bool = False  # duplicates were counted among judged items only
     nonfinite_scores: int = 0  # scores of +inf or -inf (ranked as given)
+    judge: JudgeInfo | None = None  # a judged evaluation: the judge and its counters
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "qrels_queries": self.qrels_queries,
             "run_queries": self.run_queries,
             "evaluated": self.evaluated,
@@ -279,38 +360,115 @@ class Summary:
             "ties_at_cutoff": {str(k): v for k, v in self.ties_at_cutoff.items()},
             "nonfinite_scores": self.nonfinite_scores,
         }
+        if self.judge is not None:
+            out.update(self.judge.to_dict(self.evaluated))
+        return out
+
+    def replace(self, **changes: Any) -> Summary:
+        """A copy with some fields changed (as ``dataclasses.replace``)."""
+        return dataclasses.replace(self, **changes)
+
+    # -- read as the mapping of to_dict() ----------------------------------------------------------
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
+
+    __hash__ = None  # type: ignore[assignment]  # holds lists and dicts
+
+
+class LocalValues(NamedTuple):
+    """What a :class:`DeferredValues` hands back when collected: the per-query values, the upper bounds
+    (``unjudged="bounds"``) and the hole rate, on this machine."""
+
+    per_query: pd.DataFrame | QueryColumns
+    upper: pd.DataFrame | QueryColumns | None = None
+    hole_rate: HoleRate | None = None
+
+
+class DeferredValues(ABC):
+    """Per-query values kept where they were computed (a Spark cluster: :mod:`ragrade.scale.spark`) behind
+    a :class:`Result`: the result's ``per_query`` and ``upper`` are :attr:`frame` and :attr:`upper_frame`
+    (e.g. Spark DataFrames); its means, counts, hole rate and exports read the values collected to this
+    machine by :meth:`collect`, once, on first need. ``columns`` are the metric labels, in order.
+
+    A subclass implements :meth:`collect` (and :meth:`release`, to free what it holds elsewhere); the
+    collected values are kept by this object (a cache: the result never changes)."""
+
+    #: Shown before ``Result(...)`` in the repr (``SparkResult(...)``).
+    where: str = ""
+
+    def __init__(self, frame: Any, columns: Iterable[str], upper_frame: Any = None) -> None:
+        self.frame = frame
+        self.upper_frame = upper_frame
+        self.columns = list(columns)
+        self._local: LocalValues | None = None
+
+    @abstractmethod
+    def collect(self) -> LocalValues:
+        """The values on this machine (called once, by :meth:`local`)."""
+
+    def local(self) -> LocalValues:
+        """The collected values (collected on the first call)."""
+        if self._local is None:
+            self._local = self.collect()
+        return self._local
+
+    def release(self) -> None:  # noqa: B027 - optional: nothing to free by default
+        """Free what is held elsewhere (the collected values stay usable)."""
 
 
 class Result:
     """The outcome of one evaluation: per-query values, means with the number of queries counted, and a
-    :class:`Summary` of what the policies did.
+    :class:`Summary` of what the policies did. Every evaluation returns one: ids, texts, lists, diversity,
+    judge metrics (:func:`ragrade.judges.evaluate_judged`) and Spark (:func:`ragrade.spark.evaluate`).
 
     ``per_query`` is a DataFrame with one row per query (index ``query``) and one column per metric,
     labelled as the metric was first written. NaN marks a query the metric does not count (e.g. no
     relevant judgments under the default policy). ``metrics`` maps each label to its parsed
     :class:`~ragrade.metrics.Metric`; ``profile`` is the profile the values follow (None: the default
-    convention).
+    convention). ``details`` (``{query: {label: {...}}}``, empty unless the evaluation keeps them) is the
+    account behind each value: a judge's verdicts, statements and failure reasons. ``judge`` (the
+    summary's :class:`JudgeInfo`) says who judged a judged evaluation, None otherwise.
+
+    A result of :func:`ragrade.spark.evaluate` keeps its per-query values on Spark
+    (:class:`DeferredValues`): ``per_query`` and ``upper`` are then Spark DataFrames (column ``query_id``
+    plus one per label), everything else is collected to the driver once, on first need, and
+    :meth:`collect` gives the local (pandas-backed) result.
+
+    Immutable: assignment raises; :meth:`replace` and :meth:`with_columns` give modified copies.
     """
 
-    __slots__ = ("_nan_means", "_table", "_upper_table", "hole_rate", "metrics", "policies", "profile",
-                 "run_name", "summary")
-    _table: pd.DataFrame | QueryColumns
+    __slots__ = ("_hole_rate", "_nan_means", "_table", "_upper_table", "details", "metrics", "policies",
+                 "profile", "run_name", "summary")
+    _table: pd.DataFrame | QueryColumns | DeferredValues
     _upper_table: pd.DataFrame | QueryColumns | None
     _nan_means: frozenset[str]
+    _hole_rate: HoleRate | None
     metrics: dict[str, Metric]
     summary: Summary
     policies: Policies
     run_name: str | None
     profile: Profile | None
-    hole_rate: HoleRate | None
+    details: Mapping[str, Mapping[str, Any]]
 
-    def __init__(self, per_query: pd.DataFrame | QueryColumns, metrics: Mapping[str, Metric], summary: Summary,
-                 policies: Policies, run_name: str | None = None, nan_means: Iterable[str] = (),
+    def __init__(self, per_query: pd.DataFrame | QueryColumns | DeferredValues, metrics: Mapping[str, Metric],
+                 summary: Summary, policies: Policies, run_name: str | None = None, nan_means: Iterable[str] = (),
                  profile: Profile | None = None, hole_rate: HoleRate | None = None,
-                 upper: pd.DataFrame | QueryColumns | None = None) -> None:
-        if not (isinstance(per_query, QueryColumns) or is_frame(per_query)):
-            raise InputError("per_query must be a pandas DataFrame or QueryColumns", value=type(per_query).__name__)
-        init = object.__setattr__
+                 upper: pd.DataFrame | QueryColumns | None = None,
+                 details: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        deferred = isinstance(per_query, DeferredValues)
+        if not (deferred or isinstance(per_query, QueryColumns) or is_frame(per_query)):
+            raise InputError("per_query must be a pandas DataFrame, QueryColumns or DeferredValues",
+                             value=type(per_query).__name__)
+        if deferred and (upper is not None or hole_rate is not None):
+            raise InputError("a result whose per-query values are deferred takes its upper bounds and hole rate "
+                             "from them (give neither upper= nor hole_rate=)")
+        init = object.__setattr__  # the one place the fields are set (assignment raises afterwards)
         init(self, "_table", per_query)
         init(self, "_upper_table", upper)
         init(self, "metrics", dict(metrics))
@@ -319,10 +477,8 @@ class Result:
         init(self, "run_name", run_name)
         init(self, "profile", profile)
         init(self, "_nan_means", frozenset(nan_means))
-        #: The share of unjudged documents in each query's top k (with ground-truth lists, as list profiles
-        #: read them, every retrieved item matching no listed item counts as unjudged). None only for a
-        #: result built by hand without one.
-        init(self, "hole_rate", hole_rate)
+        init(self, "_hole_rate", hole_rate)
+        init(self, "details", {} if details is None else dict(details))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"a Result is immutable: use result.replace({name}=...) for a modified copy")
@@ -331,12 +487,16 @@ class Result:
         raise AttributeError("a Result is immutable")
 
     def __reduce__(self) -> tuple[Any, ...]:  # pickling and copying go through the constructor
+        if isinstance(self._table, DeferredValues):  # a Spark frame does not travel: its values do
+            return self.collect().__reduce__()
         return (Result, (self._table, self.metrics, self.summary, self.policies, self.run_name, self._nan_means,
-                         self.profile, self.hole_rate, self._upper_table))
+                         self.profile, self._hole_rate, self._upper_table, self.details))
 
     def replace(self, **changes: Any) -> Result:
         """A copy with some fields changed: ``per_query``, ``metrics``, ``summary``, ``policies``,
-        ``run_name``, ``nan_means``, ``profile``, ``hole_rate``, ``upper`` (the constructor's arguments).
+        ``run_name``, ``nan_means``, ``profile``, ``hole_rate``, ``upper``, ``details`` (the constructor's
+        arguments). A result whose values are deferred (Spark) changes its per-query values, ``upper`` or
+        ``hole_rate`` on its collected copy (:meth:`collect`).
 
         >>> r = Result(QueryColumns(["q1"], {"P@1": [1.0]}), {}, Summary(1, 1, 1), Policies())
         >>> r.replace(run_name="bm25").run_name, r.run_name
@@ -345,37 +505,102 @@ class Result:
         fields: dict[str, Any] = {"per_query": self._table, "metrics": self.metrics, "summary": self.summary,
                                   "policies": self.policies, "run_name": self.run_name,
                                   "nan_means": self._nan_means, "profile": self.profile,
-                                  "hole_rate": self.hole_rate, "upper": self._upper_table}
+                                  "hole_rate": self._hole_rate, "upper": self._upper_table, "details": self.details}
         unknown = [k for k in changes if k not in fields]
         if unknown:
             from ragrade.errors import UnknownNameError
 
             raise UnknownNameError("Result field", unknown[0], fields)
+        if self.deferred and {"per_query", "upper", "hole_rate"} & set(changes):
+            return self.collect().replace(**changes)
         fields.update(changes)
         return Result(**fields)
 
     def with_columns(self, values: Mapping[str, Any], metrics: Mapping[str, Metric]) -> Result:
         """A copy with the per-query ``values`` (``{label: array in row order}``) added as columns (or
-        replacing the columns of those labels), each label's metric given by ``metrics``."""
-        frame = self.per_query.copy()
+        replacing the columns of those labels), each label's metric given by ``metrics`` (on the collected
+        values of a deferred result)."""
+        base = self.collect()
+        frame = base.per_query.copy()
         for label, v in values.items():
             frame[label] = np.asarray(v, dtype=np.float64)
-        return self.replace(per_query=frame, metrics={**self.metrics, **metrics})
+        return base.replace(per_query=frame, metrics={**base.metrics, **metrics})
+
+    # -- where the per-query values are ------------------------------------------------------------
+    @property
+    def deferred(self) -> bool:
+        """Whether the per-query values are kept elsewhere (on Spark): ``per_query`` is then not a pandas
+        DataFrame, and :meth:`collect` gives the local result."""
+        return isinstance(self._table, DeferredValues)
+
+    def collect(self) -> Result:
+        """The result with its per-query values on this machine (pandas-backed): this result itself unless
+        it is :attr:`deferred`; then a copy built from the values collected (once) to the driver."""
+        t = self._table
+        if not isinstance(t, DeferredValues):
+            return self
+        loc = t.local()
+        return Result(loc.per_query, self.metrics, self.summary, self.policies, run_name=self.run_name,
+                      nan_means=self._nan_means, profile=self.profile, hole_rate=loc.hole_rate, upper=loc.upper,
+                      details=self.details)
+
+    def to_result(self) -> Result:
+        """:meth:`collect` (the name ``ragrade.spark``'s results have had)."""
+        return self.collect()
+
+    def unpersist(self) -> None:
+        """Free the per-query values a deferred result keeps on the cluster (Spark's cache); the values
+        collected already stay usable. Nothing to do for a local result."""
+        if isinstance(self._table, DeferredValues):
+            self._table.release()
+
+    @property
+    def _values(self) -> pd.DataFrame | QueryColumns:
+        """The per-query values on this machine (collected first when deferred)."""
+        t = self._table
+        return t.local().per_query if isinstance(t, DeferredValues) else t
+
+    @property
+    def _upper_values(self) -> pd.DataFrame | QueryColumns | None:
+        t = self._table
+        return t.local().upper if isinstance(t, DeferredValues) else self._upper_table
 
     @property
     def per_query(self) -> pd.DataFrame:
-        """One row per query (index ``query``), one column per metric label."""
-        if isinstance(self._table, QueryColumns):
-            object.__setattr__(self, "_table", self._table.to_frame())  # made once, on first use
-        return self._table
+        """One row per query (index ``query``), one column per metric label (a Spark DataFrame with a
+        ``query_id`` column when the result is :attr:`deferred`)."""
+        t = self._table
+        if isinstance(t, DeferredValues):
+            return t.frame
+        if isinstance(t, QueryColumns):
+            t = t.to_frame()
+            object.__setattr__(self, "_table", t)  # made once, on first use (a cache, not a change)
+        return t
 
     @property
     def upper(self) -> pd.DataFrame | None:
         """With ``unjudged="bounds"``: the per-query upper bounds (every unjudged retrieved document relevant
         at ``upper_grade``); ``per_query`` then holds the lower bounds. None otherwise."""
+        t = self._table
+        if isinstance(t, DeferredValues):
+            return t.upper_frame
         if isinstance(self._upper_table, QueryColumns):
             object.__setattr__(self, "_upper_table", self._upper_table.to_frame())
         return self._upper_table
+
+    @property
+    def hole_rate(self) -> HoleRate | None:
+        """The share of unjudged documents in each query's top k (with ground-truth lists, as list profiles
+        read them, every retrieved item matching no listed item counts as unjudged). None for a result
+        without one (judge metrics, a result built by hand)."""
+        t = self._table
+        return t.local().hole_rate if isinstance(t, DeferredValues) else self._hole_rate
+
+    @property
+    def judge(self) -> JudgeInfo | None:
+        """A judged evaluation's :class:`JudgeInfo` (``summary.judge``): the judge, its model, the judge
+        profile and the judgments' counters. None for every other evaluation."""
+        return self.summary.judge
 
     @property
     def columns(self) -> list[str]:
@@ -385,7 +610,7 @@ class Result:
     def per_query_rows(self, upper: bool = False) -> list[tuple[Any, tuple[float, ...]]]:
         """``[(query, (value of each column))]`` in row order: :attr:`per_query` (or :attr:`upper`) as
         plain tuples, without building a DataFrame."""
-        table = self._upper_table if upper else self._table
+        table = self._upper_values if upper else self._values
         return [] if table is None else _table_rows(table)
 
     @property
@@ -397,7 +622,7 @@ class Result:
     @property
     def counts(self) -> MetricValues:
         """Number of queries counted in each metric's mean."""
-        t = self._table
+        t = self._values
         return MetricValues({c: int((~np.isnan(_table_column(t, c))).sum()) for c in _table_columns(t)},
                             self.metrics)
 
@@ -405,12 +630,12 @@ class Result:
     def means(self) -> MetricValues:
         """Each metric aggregated over its counted queries: the mean, or what its family says (trec_eval's
         counts are summed, ``gm_map`` is a geometric mean); rounded as the profile says, if it does."""
-        return self._aggregate(self._table)
+        return self._aggregate(self._values)
 
     @property
     def upper_means(self) -> MetricValues | None:
         """With ``unjudged="bounds"``: the aggregated upper bounds (``means`` are the lower bounds)."""
-        return None if self._upper_table is None else self._aggregate(self._upper_table)
+        return None if self._upper_values is None else self._aggregate(self._upper_values)
 
     def _aggregate(self, table: pd.DataFrame | QueryColumns) -> MetricValues:
         rounding = None if self.profile is None else self.profile.rounding
@@ -426,7 +651,7 @@ class Result:
     @property
     def n_queries(self) -> int:
         """Queries counted by at least one metric."""
-        t = self._table
+        t = self._values
         cols = _table_columns(t)
         if not cols:
             return 0
@@ -455,13 +680,21 @@ class Result:
         changed."""
         from ragrade.engine.slices import slice_result
 
-        return slice_result(self, labels, aggregate)
+        return slice_result(self.collect(), labels, aggregate)
 
     # -- outputs -----------------------------------------------------------------------------------
     def to_dict(self, per_query: bool = False) -> dict[str, Any]:
-        """``{"run", "metrics", "counts", "queries", "summary"}`` (+ ``"per_query"``); NaN stays NaN
-        here (``to_json`` writes it as null)."""
-        out: dict[str, Any] = {
+        """``{"run", "metrics", "counts", "queries", "summary"}`` (+ ``"per_query"``, and with
+        ``per_query`` the ``"details"`` an evaluation kept); NaN stays NaN here (``to_json`` writes it as
+        null). A judged evaluation also has ``"profile"`` (the judge profile), ``"judge"``, ``"model"`` and
+        ``"means"`` (the same values as ``"metrics"``) first, and its summary has the judge's entries
+        (:meth:`JudgeInfo.to_dict`): the keys ``ragrade judge --format json`` has always written."""
+        out: dict[str, Any] = {}
+        judge = self.judge
+        if judge is not None:
+            out.update({"profile": judge.profile, "judge": judge.name, "model": judge.model,
+                        "means": dict(self.means)})
+        out |= {
             "run": self.run_name,
             "metrics": dict(self.means),
             "counts": dict(self.counts),
@@ -473,16 +706,18 @@ class Result:
         if self.hole_rate is not None:
             out["hole_rate"] = self.hole_rate.to_dict(per_query=per_query)
         upper = self.upper_means
-        if upper is not None and self._upper_table is not None:
+        if upper is not None and self._upper_values is not None:
             out["upper"] = dict(upper)
             if per_query:
-                cols_u = _table_columns(self._upper_table)
+                cols_u = _table_columns(self._upper_values)
                 out["per_query_upper"] = {str(q): {c: float(v) for c, v in zip(cols_u, row, strict=True)}
                                           for q, row in self.per_query_rows(upper=True)}
         if per_query:
             cols = self.columns
             out["per_query"] = {str(q): {c: float(v) for c, v in zip(cols, row, strict=True)}
                                 for q, row in self.per_query_rows()}
+            if self.details:
+                out["details"] = {str(q): d for q, d in self.details.items()}
         return out
 
     def to_json(self, per_query: bool = False, indent: int | None = 2) -> str:
@@ -579,12 +814,14 @@ class Result:
             out.append({"condensed": "unjudged documents removed before scoring (condensed lists)",
                         "bounds": "values are lower bounds (unjudged = non-relevant); upper bounds count every "
                                   "unjudged document as relevant"}[pol.unjudged])
+        if s.judge is not None:
+            out += s.judge.notes()
         return out
 
     def _missing_outcome(self) -> str:
         """What the values of the queries missing from the run are, in words: 0 under the default
         engine; NaN (left out of the mean) where a list profile's empty-list rule says so."""
-        table = self._table
+        table = self._values
         index = table.index if isinstance(table, QueryColumns) else np.asarray(table.index, dtype=object)
         rows = np.isin(index, np.asarray(self.summary.missing_from_run, dtype=object))
         if not rows.any():
@@ -600,7 +837,11 @@ class Result:
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={format_number(v, 4)}" for k, v in self.means.items())
         prefix = "" if self.profile is None or self.profile.name == "default" else f"{self.profile.name}:"
-        return f"{prefix}Result({inner}; {self.n_queries} queries)"
+        if isinstance(self._table, DeferredValues):
+            prefix = self._table.where + prefix
+        judge = self.judge
+        by = "" if judge is None else f"; judge {judge.name} ({judge.model}), profile {judge.profile}"
+        return f"{prefix}Result({inner}; {self.n_queries} queries{by})"
 
 
 def plural(n: int, one: str, many: str) -> str:

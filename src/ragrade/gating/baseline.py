@@ -97,6 +97,7 @@ class Baseline:
 
         if not isinstance(result, Result):
             raise InputError(f"a baseline is made from a ragrade Result, not a {type(result).__name__}")
+        result = result.collect()  # a Spark result's values, on the driver
         profile = None if result.profile is None or result.profile.name == "default" else result.profile.name
         return cls(run=result.run_name, metrics={label: str(m) for label, m in result.metrics.items()},
                    profile=profile, policies=dict(asdict(result.policies)), qrels=qrels_stats(qrels),

@@ -17,6 +17,7 @@ meaningless: other qrels (unless allowed), other conventions, a metric the basel
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import warnings
@@ -40,9 +41,9 @@ from ragrade.gating.baseline import Baseline, load_baseline, qrels_stats
 GATE_TESTS = stats.PAIRED_TESTS
 
 
-@dataclass
+@dataclass(frozen=True)
 class MetricVerdict:
-    """The gate's finding for one metric."""
+    """The gate's finding for one metric (immutable)."""
 
     metric: str
     definition: str
@@ -65,10 +66,12 @@ class MetricVerdict:
         return "pass" if self.passed else "fail"
 
 
-@dataclass
+@dataclass(frozen=True)
 class GateResult:
     """What :func:`gate` found: one :class:`MetricVerdict` per metric, notes, and the settings used.
-    ``exit_code`` is 0 when every metric passes, 1 otherwise."""
+    ``exit_code`` is 0 when every metric passes, 1 otherwise. A verdict, not an evaluation (the candidate's
+    :class:`ragrade.Result` is not kept), so a type of its own; immutable: :meth:`by` and
+    ``dataclasses.replace`` give modified copies."""
 
     verdicts: list[MetricVerdict]
     baseline: Baseline
@@ -500,19 +503,18 @@ def _verdicts(b: Baseline, result: Any, chosen: list[str], defined: dict[str, An
     corr = settings["correction"]
     adjusted = stats.adjust_pvalues(np.asarray(raw_p), None if corr == "none" else corr)
     alpha = settings["alpha"]
+    final: list[MetricVerdict] = []
     for v, p in zip(verdicts, adjusted.tolist(), strict=True):
-        v.p_value = float(p)
         shown = "" if v.margin == 0 else f" {v.margin:g}"
+        reasons: list[str] = []
         if strict and not p < alpha:
-            v.passed = False
-            v.reasons.append(f"not shown within{shown or ' 0'} of the baseline (p = {stats_p(p)})")
+            reasons.append(f"not shown within{shown or ' 0'} of the baseline (p = {stats_p(p)})")
         elif not strict and p < alpha:
-            v.passed = False
-            v.reasons.append(f"worse than the baseline by more than{shown or ' 0'} (p = {stats_p(p)})")
+            reasons.append(f"worse than the baseline by more than{shown or ' 0'} (p = {stats_p(p)})")
         if v.floor is not None and not v.candidate >= v.floor:
-            v.passed = False
-            v.reasons.append(f"below the floor {v.floor:g}")
-    return verdicts, differences
+            reasons.append(f"below the floor {v.floor:g}")
+        final.append(dataclasses.replace(v, p_value=float(p), passed=not reasons, reasons=reasons))
+    return final, differences
 
 
 def _interval(x: np.ndarray, confidence: float, n_resamples: int, rng: np.random.Generator) -> tuple[float, float]:

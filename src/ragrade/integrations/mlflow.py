@@ -77,6 +77,7 @@ def log_result(result: Any, *, qrels: Any = None, run: Any = None, compare_with:
 
     if not isinstance(result, Result):
         raise InputError(f"log_result takes a ragrade Result, not a {type(result).__name__}")
+    result = result.collect()  # a Spark result's values, on the driver
     mlflow = require("mlflow", package="mlflow-skinny", extra="mlflow", purpose="Logging to MLflow")
     from mlflow.exceptions import MlflowException
 

@@ -12,7 +12,8 @@ of the reference does the context support?"). Backends:
   (``semantic`` extra);
 * :class:`ScriptedJudge` — fixed answers, for tests.
 
-Run them with :func:`evaluate_judged`. Judgments are cached in SQLite (:class:`JudgmentCache`). Nothing
+Run them with :func:`evaluate_judged`, which returns a :class:`ragrade.Result` (``JudgeResult`` is a
+deprecated name of it). Judgments are cached in SQLite (:class:`JudgmentCache`). Nothing
 heavy is imported until it is used.
 """
 
@@ -25,7 +26,6 @@ from ragrade.judges.cache import JudgmentCache, default_cache_path
 from ragrade.judges.metrics import JUDGE_METRICS, PROFILES, JudgeMetric, parse, parse_many
 from ragrade.judges.runner import (
     Example,
-    JudgeResult,
     Progress,
     aevaluate_judged,
     evaluate_judged,
@@ -43,6 +43,14 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "JudgeResult":  # judged evaluations return the one result model now
+        import warnings
+
+        from ragrade.engine.result import Result
+
+        warnings.warn("ragrade.judges.JudgeResult is ragrade.Result now (judged evaluations return the one "
+                      "result model); use ragrade.Result", DeprecationWarning, stacklevel=2)
+        return Result
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'ragrade.judges' has no attribute {name!r}")
@@ -58,7 +66,6 @@ __all__ = [
     "Example",
     "Judge",
     "JudgeMetric",
-    "JudgeResult",
     "Judgment",
     "JudgmentCache",
     "LexicalJudge",

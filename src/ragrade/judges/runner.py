@@ -2,7 +2,10 @@
 score every query, and say what failed.
 
 Entry points: :func:`evaluate_judged` (synchronous) and :func:`aevaluate_judged` (inside a running event
-loop). Both return a :class:`JudgeResult`.
+loop). Both return a :class:`ragrade.Result` (the one result model): ``per_query``, ``means``, ``counts``,
+``details`` (the judge's account behind every value), and ``summary`` whose ``judge``
+(:class:`~ragrade.engine.result.JudgeInfo`, also ``result.judge``) names the judge, its model and profile
+and counts the outcomes and the judgments. ``JudgeResult`` is a deprecated name of :class:`ragrade.Result`.
 
 Policies (documented in ``docs/judges.md``):
 
@@ -36,6 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ragrade.engine.result import JudgeInfo, QueryColumns, Result, Summary
 from ragrade.errors import InputError, RagradeError
 from ragrade.judges.base import Judge, Judgment, Usage, judgment_key
 from ragrade.judges.cache import JudgmentCache, open_cache
@@ -52,6 +56,7 @@ from ragrade.judges.metrics import (
 from ragrade.llm.budget import Budget
 from ragrade.llm.runner import Execution, config_failure, execute, worst_of
 from ragrade.llm.runner import rotate as _rotate  # noqa: F401  (its old name)
+from ragrade.policies import Policies
 
 
 @dataclass(frozen=True)
@@ -75,52 +80,6 @@ class Progress:
     cache_hits: int
     failures: int
     tokens: int
-
-
-@dataclass
-class JudgeResult:
-    """Scores of a judged evaluation.
-
-    ``per_query``: DataFrame indexed by query id, one float column per metric (NaN = no score).
-    ``means``: mean of each column over the queries that have a score (NaN skipped).
-    ``details``: ``details[qid][metric]`` is the judge's intermediate output behind the score (verdicts,
-    statements, entities, reasons) or the failure reason.
-    ``summary``: per-metric counts (scored, failed, missing, degenerate, undefined) and judgment counters
-    (needed, calls, cache hits, failures, tokens, cost).
-    """
-
-    per_query: pd.DataFrame
-    means: pd.Series
-    details: dict[str, dict[str, dict[str, Any]]]
-    summary: dict[str, Any]
-    profile: str
-    judge: str
-    model: str
-
-    def __repr__(self) -> str:
-        means = ", ".join(f"{k}={v:.4f}" for k, v in self.means.items())
-        j = self.summary.get("judgments", {})
-        return (
-            f"JudgeResult(judge={self.judge!r}, model={self.model!r}, profile={self.profile!r}, "
-            f"queries={self.summary.get('queries')}, means: {means}; judgments={j.get('needed')}, "
-            f"calls={j.get('calls')}, cache_hits={j.get('cache_hits')}, failed={j.get('failed')})"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        def clean(x: float) -> float | None:
-            return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
-
-        return {
-            "profile": self.profile,
-            "judge": self.judge,
-            "model": self.model,
-            "means": {k: clean(v) for k, v in self.means.items()},
-            "per_query": {
-                str(q): {c: clean(row[c]) for c in self.per_query.columns} for q, row in self.per_query.iterrows()
-            },
-            "summary": self.summary,
-            "details": self.details,
-        }
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -446,7 +405,7 @@ async def aevaluate_judged(
     progress: Callable[[Progress], None] | None = None,
     columns: Mapping[str, str] | None = None,
     budget: Budget | None = None,
-) -> JudgeResult:
+) -> Result:
     """Asynchronous :func:`evaluate_judged`."""
     profile = check_profile(profile)
     mlist = parse_many(metrics)
@@ -476,23 +435,20 @@ async def aevaluate_judged(
         per_metric[str(m)] = counts
         for q, d in zip(ids, dets, strict=True):
             details[q][str(m)] = d
-    per_query = pd.DataFrame(table, index=pd.Index(ids, name="query_id"), dtype=np.float64)
-    means = per_query.mean(axis=0, skipna=True) if len(per_query) else pd.Series(np.nan, index=list(table))
-    summary = {
-        "queries": len(examples),
-        "metrics": per_metric,
-        "judgments": counters,
-        "cache": str(store.path) if store is not None and store.path else None,
-    }
+    cache_note = None
     if not judge.cacheable:
-        summary["cache_note"] = (f"judgments of the {judge.name} judge are not cached: it answers one in about the "
-                                 "time storing it would take (the LLM and semantic judges use the cache)")
+        cache_note = (f"judgments of the {judge.name} judge are not cached: it answers one in about the "
+                      "time storing it would take (the LLM and semantic judges use the cache)")
     elif store is None:
-        summary["cache_note"] = "the cache is off (--no-cache / cache=False): every judgment was asked"
-    return JudgeResult(per_query, means, details, summary, profile, judge.name, judge.model)
+        cache_note = "the cache is off (--no-cache / cache=False): every judgment was asked"
+    info = JudgeInfo(name=judge.name, model=judge.model, profile=profile, outcomes=per_metric, judgments=counters,
+                     cache=str(store.path) if store is not None and store.path else None, cache_note=cache_note)
+    n = len(examples)
+    return Result(QueryColumns(ids, table), {str(m): m for m in mlist},
+                  Summary(qrels_queries=n, run_queries=n, evaluated=n, judge=info), Policies(), details=details)
 
 
-def evaluate_judged(data: Any, metrics: Iterable[str | JudgeMetric] | str | None = None, **kwargs: Any) -> JudgeResult:
+def evaluate_judged(data: Any, metrics: Iterable[str | JudgeMetric] | str | None = None, **kwargs: Any) -> Result:
     """Score judge-based context metrics over a dataset.
 
     ``data``: a DataFrame or a list of rows with a question, a reference answer and the retrieved contexts
@@ -504,6 +460,8 @@ def evaluate_judged(data: Any, metrics: Iterable[str | JudgeMetric] | str | None
     only with ``retry_failed=True``. ``budget``: a :class:`ragrade.llm.budget.Budget` (calls, tokens, cost)
     never exceeded; judgments it leaves unasked make their metrics NaN (counted as failed, reason "not
     asked"; ``summary["judgments"]["unasked"]``), and a re-run resumes from the cache.
+
+    Returns a :class:`ragrade.Result` (see the module docstring).
     """
     try:
         asyncio.get_running_loop()
@@ -515,4 +473,14 @@ def evaluate_judged(data: Any, metrics: Iterable[str | JudgeMetric] | str | None
     )
 
 
-__all__ = ["Example", "JudgeResult", "Progress", "Usage", "aevaluate_judged", "evaluate_judged", "examples_from"]
+def __getattr__(name: str) -> Any:
+    if name == "JudgeResult":  # the judged evaluations' own result class, before the one result model
+        import warnings
+
+        warnings.warn("ragrade.judges.JudgeResult is ragrade.Result now (judged evaluations return the one "
+                      "result model); use ragrade.Result", DeprecationWarning, stacklevel=2)
+        return Result
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["Example", "Progress", "Usage", "aevaluate_judged", "evaluate_judged", "examples_from"]

@@ -36,12 +36,13 @@ import pandas as pd
 from ragrade.engine.result import HoleRate, Result, Summary
 from ragrade.errors import InputError, PolicyNote
 
-Rule = Literal["sum", "any", "qrels_list", "run_list", "qrels_lists_by_label", "sum_by_key"]
+Rule = Literal["sum", "any", "qrels_list", "run_list", "qrels_lists_by_label", "sum_by_key", "absent"]
 
 #: How each field of :class:`Summary` is merged across parts: ``sum`` (counts), ``any`` (a flag true when
 #: it is true in a part), ``qrels_list`` (query ids
 #: in ground-truth order), ``run_list`` (query ids in run order), ``qrels_lists_by_label`` (a dict of
-#: ground-truth-ordered lists, keyed as the metrics are ordered), ``sum_by_key`` (a dict of counts).
+#: ground-truth-ordered lists, keyed as the metrics are ordered), ``sum_by_key`` (a dict of counts),
+#: ``absent`` (None in every part: what no split evaluation has, a judged evaluation's judge).
 SUMMARY_RULES: dict[str, Rule] = {
     "qrels_queries": "sum",
     "run_queries": "sum",
@@ -55,13 +56,15 @@ SUMMARY_RULES: dict[str, Rule] = {
     "ties_at_cutoff": "sum_by_key",
     "duplicates_judged_only": "any",
     "nonfinite_scores": "sum",
+    "judge": "absent",
 }
 
 #: The arguments of :class:`Result` that :func:`combine` sets (a new one must be added here, with its rule):
 #: ``per_query`` and ``upper`` (the upper bounds of ``unjudged="bounds"``) concatenated and put in the whole's
-#: order, ``hole_rate`` merged by :func:`merge_hole_rates`, ``nan_means`` united, the rest from the first part.
+#: order, ``hole_rate`` merged by :func:`merge_hole_rates`, ``nan_means`` and ``details`` (per query) united,
+#: the rest from the first part.
 RESULT_ARGUMENTS = frozenset({"per_query", "metrics", "summary", "policies", "run_name", "nan_means", "profile",
-                              "hole_rate", "upper"})
+                              "hole_rate", "upper", "details"})
 
 
 def check_rules() -> None:
@@ -126,8 +129,10 @@ def combine(parts: Sequence[Result], *, qrels_order: pd.Series | None = None, ru
     nan_means: set[str] = set()
     for p in parts:
         nan_means |= p.nan_means
+    details = {q: d for p in parts for q, d in p.details.items()}
     result = Result(frame, first.metrics, summary, first.policies, run_name=first.run_name, nan_means=nan_means,
-                    profile=first.profile, hole_rate=merge_hole_rates(parts, qrels_order), upper=upper)
+                    profile=first.profile, hole_rate=merge_hole_rates(parts, qrels_order), upper=upper,
+                    details=details)
     if warn:
         notes = result.notes()  # the engine's own warning text (the hole rate is not a policy note)
         if notes:
@@ -157,6 +162,10 @@ def merge_summaries(summaries: Sequence[Summary], labels: Sequence[str] = (), *,
             keys = list(dict.fromkeys([*labels, *(k for d in got for k in d)]))
             merged = {k: _ordered([q for d in got for q in d.get(k, [])], qrels_order, f.name) for k in keys}
             values[f.name] = {k: v for k, v in merged.items() if v}
+        elif rule == "absent":
+            if any(v is not None for v in got):
+                raise InputError(f"the parts hold a {f.name!r}: such an evaluation is not combined from parts")
+            values[f.name] = None
         else:  # sum_by_key
             total: dict[Any, int] = {}
             for d in got:

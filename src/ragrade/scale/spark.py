@@ -4,10 +4,16 @@
 
     from ragrade import spark as rs
     res = rs.evaluate(qrels_df, run_df, ["ndcg@10", "map@100", "recall@[10,100]"], no_relevant="zero")
+    res             # a ragrade.Result (the one result model) whose per-query values stay on Spark
     res.per_query   # a Spark DataFrame: query_id + one double column per metric label
     res.means       # {label: float}, equal to ragrade.evaluate on the same data
     res.counts      # {label: queries in the mean}
     res.summary     # what the policies did (missing queries, R = 0, duplicates, ties at cutoffs)
+    res.collect()   # the same Result with its per-query values on the driver (pandas)
+
+``means``, ``counts``, ``hole_rate``, the exports and :meth:`~ragrade.Result.collect` read the per-query
+values collected to the driver, once, on first need (:class:`SparkValues`); ``unpersist()`` frees them on
+the cluster.
 
 Both inputs are sent to partitions by a hash of the query id (``xxhash64`` of the id in the one id form, so
 ``10``, ``10.0`` and ``"10"`` meet), and each partition's two sides meet in one task
@@ -21,7 +27,7 @@ Inputs: Spark DataFrames with the column names of ragrade's table readers (``que
 reads (Parquet files or directories, Delta tables when Delta Lake is installed, CSV/TSV with a header, TREC
 text files). Rows within a query keep the order Spark reads them in (what ``ties="input"`` and
 ``duplicates="keep_last"`` see); lists in the summary are sorted by query id, as are the per-query rows of
-:meth:`SparkResult.to_result`.
+:meth:`Result.collect() <ragrade.Result.collect>` (``to_result()``, its old name).
 
 ``pyspark`` is an extra: ``pip install 'ragrade[spark]'``.
 """
@@ -31,14 +37,21 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ragrade.engine.result import MetricsArg, MetricValues, Result, Summary, metric_labels
+from ragrade.engine.result import (
+    DeferredValues,
+    HoleRate,
+    LocalValues,
+    MetricsArg,
+    Result,
+    Summary,
+    metric_labels,
+)
 from ragrade.errors import InputError, RagradeError, RagradeWarning, require
 
 #: Names of the columns the tasks use (kept apart from any metric label).
@@ -52,83 +65,55 @@ def _pyspark() -> Any:
     return require("pyspark", extra="spark", purpose="Evaluation on Spark (ragrade.spark)")
 
 
-class SparkResult:
-    """The outcome of :func:`evaluate`: ``per_query`` stays on Spark; the rest is on the driver.
+class SparkValues(DeferredValues):
+    """The per-query values of a Spark evaluation, kept on Spark behind its :class:`ragrade.Result`:
+    ``frame`` (the result's ``per_query``: ``query_id`` + one double column per label) and ``upper_frame``
+    (``unjudged="bounds"``) are Spark DataFrames over ``cached`` (the tasks' output, persisted);
+    :meth:`collect` brings the values, upper bounds and hole rates to the driver, in query-id order."""
 
-    ``means``, ``counts``, ``hole_rate`` and :meth:`to_result` collect the per-query values (one number per
-    query and metric) to the driver, once, in query-id order: :meth:`to_result` is a :class:`ragrade.Result`
-    that ``ragrade.compare`` and the report take as they take any other. ``upper`` (with
-    ``unjudged="bounds"``) is a Spark DataFrame of the per-query upper bounds, as ``per_query``."""
+    where = "Spark"
 
-    def __init__(self, per_query: Any, metrics: Mapping[str, Any], summary: Summary, policies: Any,
-                 nan_means: set[str], run_name: str | None, profile: Any, cached: Any,
-                 hole: tuple[int, bool] | None = None, upper: Any = None) -> None:
-        self.per_query = per_query
-        self.upper = upper
-        self.metrics = dict(metrics)
-        self.summary = summary
-        self.policies = policies
-        self.run_name = run_name
-        self.profile = profile
-        self._nan_means = nan_means
+    def __init__(self, frame: Any, labels: list[str], cached: Any, hole: tuple[int, bool] | None = None,
+                 upper_frame: Any = None) -> None:
+        super().__init__(frame, labels, upper_frame)
         self._cached = cached
         self._hole = hole
-        self._local: Result | None = None
 
-    def to_result(self) -> Result:
-        """The per-query values collected (sorted by query id) as a :class:`ragrade.Result`."""
-        if self._local is None:
-            labels = list(self.metrics)
-            values = self._cached.where(self._cached[STATE].isNull()).drop(STATE)
-            # (toArrow: Spark 4; toPandas before)
-            frame = values.toArrow().to_pandas() if hasattr(values, "toArrow") else values.toPandas()
-            frame = frame.sort_values("query_id", kind="stable")
-            index = pd.Index(frame["query_id"].to_numpy(dtype=object), name="query", dtype=object)
-            per_query = pd.DataFrame({c: frame[c].to_numpy(dtype=np.float64) for c in labels}, index=index,
-                                     columns=labels)
-            upper = None
-            if self.upper is not None:
-                upper = pd.DataFrame({c: frame[f"{UPPER}{i}"].to_numpy(dtype=np.float64) for i, c in enumerate(labels)},
-                                     index=index, columns=labels)
-            holes = None
-            if self._hole is not None:
-                from ragrade.engine.result import HoleRate
+    def collect(self) -> LocalValues:
+        labels = self.columns
+        values = self._cached.where(self._cached[STATE].isNull()).drop(STATE)
+        # (toArrow: Spark 4; toPandas before)
+        frame = values.toArrow().to_pandas() if hasattr(values, "toArrow") else values.toPandas()
+        frame = frame.sort_values("query_id", kind="stable")
+        index = pd.Index(frame["query_id"].to_numpy(dtype=object), name="query", dtype=object)
+        per_query = pd.DataFrame({c: frame[c].to_numpy(dtype=np.float64) for c in labels}, index=index,
+                                 columns=labels)
+        upper = None
+        if self.upper_frame is not None:
+            upper = pd.DataFrame({c: frame[f"{UPPER}{i}"].to_numpy(dtype=np.float64) for i, c in enumerate(labels)},
+                                 index=index, columns=labels)
+        holes = None
+        if self._hole is not None:
+            k, only = self._hole
+            rates = frame[HOLE].to_numpy(dtype=np.float64)
+            listed = rates != _NOT_LISTED
+            rates = rates[listed]
+            valid = rates[~np.isnan(rates)]
+            holes = HoleRate(k, pd.Series(rates, index=index[listed], name=f"hole_rate@{k}"), only,
+                             {k: float(valid.mean())} if len(valid) else {})
+        return LocalValues(per_query, upper, holes)
 
-                k, only = self._hole
-                rates = frame[HOLE].to_numpy(dtype=np.float64)
-                listed = rates != _NOT_LISTED
-                rates = rates[listed]
-                valid = rates[~np.isnan(rates)]
-                holes = HoleRate(k, pd.Series(rates, index=index[listed], name=f"hole_rate@{k}"), only,
-                                 {k: float(valid.mean())} if len(valid) else {})
-            self._local = Result(per_query, self.metrics, self.summary, self.policies, run_name=self.run_name,
-                                 nan_means=self._nan_means, profile=self.profile, hole_rate=holes, upper=upper)
-        return self._local
-
-    @property
-    def hole_rate(self) -> Any:
-        """The share of each query's top-k documents without a judgment (:class:`ragrade.HoleRate`)."""
-        return self.to_result().hole_rate
-
-    @property
-    def upper_means(self) -> MetricValues | None:
-        """With ``unjudged="bounds"``: the aggregated upper bounds (``means`` are the lower bounds)."""
-        return self.to_result().upper_means
-
-    @property
-    def means(self) -> MetricValues:
-        return self.to_result().means
-
-    @property
-    def counts(self) -> MetricValues:
-        return self.to_result().counts
-
-    def unpersist(self) -> None:
+    def release(self) -> None:
         """Free the cached per-query values on the cluster."""
         self._cached.unpersist()
 
-    def __repr__(self) -> str:
-        return f"Spark{self.to_result()!r}"
+
+def __getattr__(name: str) -> Any:
+    if name == "SparkResult":  # Spark evaluations return the one result model now
+        warnings.warn("ragrade.spark.SparkResult is ragrade.Result now (a Spark evaluation returns a Result whose "
+                      "per_query is a Spark DataFrame); use ragrade.Result", DeprecationWarning, stacklevel=2)
+        return Result
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # -- inputs ----------------------------------------------------------------------------------------------
@@ -379,7 +364,7 @@ def _schema_spark(labels: list[tuple[str, Any]]) -> Any:
 def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, partitions: int | None = None, profile: Any = None,
              spark: Any = None, qrels_format: str | None = None, run_format: str | None = None,
              run_name: str | None = None, names: Any = "ragrade", rel_level: int | None = None,
-             **policies: Any) -> SparkResult:
+             **policies: Any) -> Result:
     """Score ``run`` against ``qrels`` on Spark; see the module docstring.
 
     ``qrels``, ``run``: Spark DataFrames or paths Spark reads. ``metrics``, ``profile`` and the policy
@@ -433,7 +418,7 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, partitions: int | Non
 
 
 def _evaluate_frames(q: Any, r: Any, labels: list[tuple[str, Any]], options: dict[str, Any], probe: Any,
-                     run_name: str | None, n: int, q_where: str) -> SparkResult:
+                     run_name: str | None, n: int, q_where: str) -> Result:
     from pyspark.sql import functions as F
 
     from ragrade.scale.combine import merge_summaries, summary_from_state
@@ -479,8 +464,9 @@ def _evaluate_frames(q: Any, r: Any, labels: list[tuple[str, Any]], options: dic
     holes = [p["hole_rate"] for p in parts if p.get("hole_rate") is not None]
     if holes:
         hole = (int(holes[0]["k"]), all(bool(h["only_relevant_judged"]) for h in holes))
-    return SparkResult(per_query, dict(labels), summary, probe.policies, nan_means, run_name, probe.profile, out,
-                       hole=hole, upper=upper)
+    deferred = SparkValues(per_query, [lab for lab, _ in labels], out, hole=hole, upper_frame=upper)
+    return Result(deferred, dict(labels), summary, probe.policies, run_name=run_name, nan_means=nan_means,
+                  profile=probe.profile)
 
 
 def _pandas_task(fn: Any) -> Any:  # pragma: no cover - Spark 3.x only
@@ -526,4 +512,4 @@ def _ragrade_error(exc: Exception) -> Exception:
     return cls(message)
 
 
-__all__ = ["SparkResult", "evaluate", "read", "session"]
+__all__ = ["SparkValues", "evaluate", "read", "session"]
