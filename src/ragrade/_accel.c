@@ -1075,6 +1075,239 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ==== pyspeed: ragrade.compat.pytrec_eval's fast path (begin) ======================================
+ *
+ * pytrec_join(runs, judged, starts, rows_out, pos_out, counts_out, float32) -> (status, found, infinite)
+ *     runs[i] is one query's ranking {doc: score}, judged[i] that query's judgments {doc: grade} (two
+ *     lists of equal length; judged[i] must be a dict with exactly-str keys, else ValueError). For every
+ *     judgment t of judged[i] (t counts its items in iteration order) whose doc is in runs[i]: its qrels
+ *     row starts[i] + t and its 0-based rank in runs[i] under trec_eval's order (score descending, equal
+ *     scores by doc id descending, compared by code points as strcmp compares UTF-8) are appended to
+ *     rows_out / pos_out, each query's judgments in rank order; counts_out[i] = len(runs[i]). With
+ *     float32, scores are rounded to float32 first (pytrec_eval stores them so), and a score beyond
+ *     float32's range is status 3. Status 0 ok; 1 runs[i] is not exactly a dict; 2 one of its keys is not
+ *     exactly str; 3 a score is not exactly float or int, is NaN, or an int beyond float64. Only exact
+ *     types are read, so no Python code runs during the call. `found` is the number of rows written,
+ *     `infinite` the number of infinite scores. Buffers (int64, C-contiguous) are checked first:
+ *     ValueError when too small.
+ *
+ * nested_dicts(qids, names, values) -> {qids[i]: {names[j]: values[i, j]}}
+ *     values: float64, C-contiguous, len(qids) * len(names) items (row-major); qids and names lists of
+ *     exactly-str (TypeError otherwise). Equal keys: the last one wins, as dict(zip(...)). Every row's
+ *     dict starts as a copy of the first row's (the key table is copied, not rebuilt); 0.0 and 1.0 share
+ *     one float object each.
+ */
+
+typedef struct { double s; PyObject *k; int64_t row; } PtFound;
+typedef struct { double s; PyObject *k; } PtItem;
+
+/* 1 and *out: v's score (exact float or int, not NaN; float32-rounded with f32); 0 otherwise. */
+static inline int pt_score(PyObject *v, int f32, double *out) {
+    double x;
+    if (PyFloat_CheckExact(v)) {
+        x = PyFloat_AS_DOUBLE(v);
+    } else if (PyLong_CheckExact(v)) {
+        x = PyLong_AsDouble(v);
+        if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    } else {
+        return 0;
+    }
+    if (isnan(x)) return 0;
+    if (f32) {
+        if (isinf(x)) { *out = x; return 1; }
+        if (x > 3.4028234663852886e38 || x < -3.4028234663852886e38) return 0;  /* FLT_MAX: no cast overflow */
+        x = (double)(float)x;
+    }
+    *out = x;
+    return 1;
+}
+
+/* trec_eval's order: a ranks before b. Exact str only: PyUnicode_Compare cannot fail. */
+static inline int pt_before(double sa, PyObject *ka, double sb, PyObject *kb) {
+    if (sa != sb) return sa > sb;
+    return PyUnicode_Compare(ka, kb) > 0;
+}
+
+static int pt_cmp_found(const void *x, const void *y) {
+    const PtFound *a = (const PtFound *)x, *b = (const PtFound *)y;
+    if (pt_before(a->s, a->k, b->s, b->k)) return -1;
+    if (pt_before(b->s, b->k, a->s, a->k)) return 1;
+    return 0;
+}
+
+static PyObject *pytrec_join(PyObject *self, PyObject *args) {
+    PyObject *runs, *judged, *objs[4];
+    int f32;
+    if (!PyArg_ParseTuple(args, "O!O!OOOOp", &PyList_Type, &runs, &PyList_Type, &judged, &objs[0], &objs[1],
+                          &objs[2], &objs[3], &f32)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(runs);
+    if (PyList_GET_SIZE(judged) != n) {
+        PyErr_SetString(PyExc_ValueError, "pytrec_join: runs and judged differ in length");
+        return NULL;
+    }
+    Py_buffer b[4];
+    if (get_buffers(objs, b, 4, 1) < 0) return NULL;
+    const int64_t *starts = (const int64_t *)b[0].buf;
+    int64_t *rows_out = (int64_t *)b[1].buf, *pos_out = (int64_t *)b[2].buf, *counts = (int64_t *)b[3].buf;
+    Py_ssize_t cap = b[1].len / 8 < b[2].len / 8 ? b[1].len / 8 : b[2].len / 8;
+    PtFound *found = NULL;
+    PtItem *items = NULL;
+    int64_t *diff = NULL;
+    const char *err = NULL;
+    long status = 0;
+    Py_ssize_t nfound = 0, ninf = 0;
+    if (b[0].len / 8 < n || b[3].len / 8 < n) { err = "pytrec_join: starts or counts_out too small"; goto done; }
+    /* sizes first: every judged entry a dict of str keys, the outputs large enough */
+    Py_ssize_t jmax = 0, rmax = 0, jtotal = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *J = PyList_GET_ITEM(judged, i), *R = PyList_GET_ITEM(runs, i);
+        if (!PyDict_CheckExact(J)) { err = "pytrec_join: judged[i] is not a dict"; goto done; }
+        Py_ssize_t lj = PyDict_GET_SIZE(J);
+        jtotal += lj;
+        if (lj > jmax) jmax = lj;
+        if (PyDict_CheckExact(R) && PyDict_GET_SIZE(R) > rmax) rmax = PyDict_GET_SIZE(R);
+    }
+    if (jtotal > cap) { err = "pytrec_join: rows_out or pos_out too small"; goto done; }
+    found = (PtFound *)PyMem_Malloc(sizeof(PtFound) * (size_t)(jmax + 1));
+    items = (PtItem *)PyMem_Malloc(sizeof(PtItem) * (size_t)(rmax + 1));
+    diff = (int64_t *)PyMem_Malloc(sizeof(int64_t) * (size_t)(jmax + 2));
+    if (found == NULL || items == NULL || diff == NULL) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t i = 0; i < n && status == 0; i++) {
+        PyObject *R = PyList_GET_ITEM(runs, i), *J = PyList_GET_ITEM(judged, i), *k, *v;
+        if (!PyDict_CheckExact(R)) { status = 1; break; }
+        Py_ssize_t nr = 0, p = 0;
+        while (PyDict_Next(R, &p, &k, &v)) {  /* every key exact str: the lookups below run no Python code */
+            if (!PyUnicode_CheckExact(k)) { status = 2; break; }
+            double x;
+            if (!pt_score(v, f32, &x)) { status = 3; break; }
+            if (nr >= rmax) { err = "pytrec_join: a ranking changed size"; goto done; }
+            if (isinf(x)) ninf++;
+            items[nr].s = x;
+            items[nr].k = k;
+            nr++;
+        }
+        if (status != 0) break;
+        counts[i] = nr;
+        Py_ssize_t m = 0, t = 0;
+        p = 0;
+        while (PyDict_Next(J, &p, &k, &v)) {
+            if (!PyUnicode_CheckExact(k)) { err = "pytrec_join: a judged doc id is not str"; goto done; }
+            if (m >= jmax || t >= jmax) { err = "pytrec_join: judgments changed size"; goto done; }
+            PyObject *sv = nr ? PyDict_GetItemWithError(R, k) : NULL;
+            if (sv == NULL && PyErr_Occurred()) goto done;
+            if (sv != NULL) {
+                double x;
+                if (!pt_score(sv, f32, &x)) { status = 3; break; }
+                found[m].s = x;
+                found[m].k = k;
+                found[m].row = starts[i] + t;
+                m++;
+            }
+            t++;
+        }
+        if (status != 0) break;
+        if (m == 0) continue;
+        if (m > 1) qsort(found, (size_t)m, sizeof(PtFound), pt_cmp_found);
+        memset(diff, 0, sizeof(int64_t) * (size_t)(m + 1));
+        /* item e ranks before found[u] for every u >= (number of found entries at or above e) */
+        double top = found[0].s, bottom = found[m - 1].s;
+        for (Py_ssize_t e = 0; e < nr; e++) {
+            double s = items[e].s;
+            Py_ssize_t lo;
+            if (s > top) lo = 0;
+            else if (s < bottom) lo = m;
+            else {
+                Py_ssize_t hi = m;
+                lo = 0;
+                while (lo < hi) {
+                    Py_ssize_t mid = lo + (hi - lo) / 2;
+                    if (!pt_before(s, items[e].k, found[mid].s, found[mid].k)) lo = mid + 1; else hi = mid;
+                }
+            }
+            diff[lo]++;
+        }
+        int64_t above = 0;
+        for (Py_ssize_t u = 0; u < m; u++) {
+            above += diff[u];
+            if (nfound >= cap) { err = "pytrec_join: rows_out or pos_out too small"; goto done; }
+            rows_out[nfound] = found[u].row;
+            pos_out[nfound] = above;
+            nfound++;
+        }
+    }
+done:
+    PyMem_Free(found);
+    PyMem_Free(items);
+    PyMem_Free(diff);
+    for (int j = 0; j < 4; j++) PyBuffer_Release(&b[j]);
+    if (err != NULL) { PyErr_SetString(PyExc_ValueError, err); return NULL; }
+    if (PyErr_Occurred()) return NULL;
+    return Py_BuildValue("lnn", status, nfound, ninf);
+}
+
+static PyObject *nested_dicts(PyObject *self, PyObject *args) {
+    PyObject *qids, *names, *vals;
+    if (!PyArg_ParseTuple(args, "O!O!O", &PyList_Type, &qids, &PyList_Type, &names, &vals)) return NULL;
+    Py_ssize_t nq = PyList_GET_SIZE(qids), nm = PyList_GET_SIZE(names);
+    for (Py_ssize_t i = 0; i < nq; i++)
+        if (!PyUnicode_CheckExact(PyList_GET_ITEM(qids, i))) {
+            PyErr_SetString(PyExc_TypeError, "nested_dicts: query ids must be str");
+            return NULL;
+        }
+    for (Py_ssize_t j = 0; j < nm; j++)
+        if (!PyUnicode_CheckExact(PyList_GET_ITEM(names, j))) {
+            PyErr_SetString(PyExc_TypeError, "nested_dicts: names must be str");
+            return NULL;
+        }
+    Py_buffer b;
+    if (PyObject_GetBuffer(vals, &b, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (nm != 0 && nq > PY_SSIZE_T_MAX / 8 / nm) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "nested_dicts: too many values");
+        return NULL;
+    }
+    if (b.len != nq * nm * 8) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "nested_dicts: values must hold len(qids) * len(names) float64");
+        return NULL;
+    }
+    const double *x = (const double *)b.buf;
+    PyObject *out = PyDict_New(), *zero = PyFloat_FromDouble(0.0), *one = PyFloat_FromDouble(1.0);
+    PyObject *first = NULL;
+    if (out == NULL || zero == NULL || one == NULL) goto fail;
+    for (Py_ssize_t i = 0; i < nq; i++) {
+        /* the names list cannot change here: no Python code runs (exact str keys, float values) */
+        PyObject *d = first == NULL ? PyDict_New() : PyDict_Copy(first);
+        if (d == NULL) goto fail;
+        for (Py_ssize_t j = 0; j < nm; j++) {
+            double y = x[i * nm + j];
+            PyObject *f;
+            if (y == 0.0 && !signbit(y)) { f = zero; Py_INCREF(f); }
+            else if (y == 1.0) { f = one; Py_INCREF(f); }
+            else if ((f = PyFloat_FromDouble(y)) == NULL) { Py_DECREF(d); goto fail; }
+            int rc = PyDict_SetItem(d, PyList_GET_ITEM(names, j), f);
+            Py_DECREF(f);
+            if (rc < 0) { Py_DECREF(d); goto fail; }
+        }
+        if (PyDict_SetItem(out, PyList_GET_ITEM(qids, i), d) < 0) { Py_DECREF(d); goto fail; }
+        if (first == NULL) first = d;  /* out holds a reference too */
+        else Py_DECREF(d);
+    }
+    Py_XDECREF(first);
+    Py_DECREF(zero);
+    Py_DECREF(one);
+    PyBuffer_Release(&b);
+    return out;
+fail:
+    Py_XDECREF(first);
+    Py_XDECREF(out);
+    Py_XDECREF(zero);
+    Py_XDECREF(one);
+    PyBuffer_Release(&b);
+    return NULL;
+}
+/* ==== pyspeed (end) ================================================================================ */
+
 static PyObject *features(PyObject *self, PyObject *unused) {
 #if defined(HAVE_SSE2)
     int sse2 = 1;
@@ -1113,6 +1346,8 @@ static PyMethodDef methods[] = {
     {"scan_trec", scan_trec, METH_VARARGS, "Tokenize TREC run/qrels lines into columnar buffers."},
     {"rank_in_segments", rank_in_segments, METH_VARARGS, "Binary searches within descending segments."},
     {"numba_argsort_segments", numba_argsort_segments, METH_VARARGS, "numba's quicksort argsort within segments."},
+    {"pytrec_join", pytrec_join, METH_VARARGS, "pytrec_eval fast path: judged ranks of dict runs."},
+    {"nested_dicts", nested_dicts, METH_VARARGS, "{qid: {name: value}} from a 2-D float64 array."},
     {"features", features, METH_NOARGS, "What this build has: SIMD, the file mapping, page release."},
     {NULL, NULL, 0, NULL},
 };

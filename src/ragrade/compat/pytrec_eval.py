@@ -105,7 +105,14 @@ def _combine(measures: Iterable[str]) -> dict[str, set[str]]:
 
 
 class RelevanceEvaluator:
-    """pytrec_eval's evaluator: ``RelevanceEvaluator(qrels, {"map", "ndcg_cut.10"}).evaluate(run)``."""
+    """pytrec_eval's evaluator: ``RelevanceEvaluator(qrels, {"map", "ndcg_cut.10"}).evaluate(run)``.
+
+    The qrels are indexed once, here (as pytrec_eval does), and every :meth:`evaluate` reuses them. A run of
+    plain dicts (``str`` ids, ``float``/``int`` scores) takes the fast path: one pass in C over each ranking
+    finds the rank of each judged document (trec_eval's order on float32 scores), the kernels compute only
+    the measures asked for, and the nested output dicts are built in C (``RAGRADE_NO_ACCEL=1``: the same
+    steps in Python, the same dicts). Anything else (NaN or non-numeric scores, non-``str`` document ids)
+    takes the general path (:func:`ragrade.evaluate`), which reads every input ragrade reads."""
 
     def __init__(self, query_relevance: Mapping[str, Mapping[str, int]], measures: Iterable[str],
                  relevance_level: int = 1, judged_docs_only_flag: bool = False) -> None:
@@ -124,23 +131,6 @@ class RelevanceEvaluator:
                        for q, docs in query_relevance.items() if len(docs) > 0}
         self.relevance_level = int(relevance_level)
         self.judged_docs_only_flag = bool(judged_docs_only_flag)
-
-    def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
-        """Per-query values ``{query: {measure: value}}`` of the queries in both the qrels and ``scores``."""
-        import warnings
-
-        import numpy as np
-
-        import ragrade
-        from ragrade.errors import RagradeWarning
-        from ragrade.kernels.measures import _cut_by_share, recall_levels
-
-        if not scores:
-            return {}
-        run = scores if all(isinstance(q, str) for q in scores) else {str(q): docs for q, docs in scores.items()}
-        queries = [q for q in run if q in self._qrels]
-        if not queries:
-            return {}
         metrics: list[Any] = []
         seen: set[Any] = set()
         for p in self._planned:
@@ -148,36 +138,38 @@ class RelevanceEvaluator:
                 if m is not None and m not in seen:
                     seen.add(m)
                     metrics.append(m)
-        helper = None
+        self._helper = None
         if any(m.name in ("iprec", "iprec_11pt") for m in metrics):
             from ragrade.metrics import parse_labelled
 
-            helper = [parse_labelled(n, "trec_eval")[0][1] for n in ("num_ret", "num_rel")]
-            metrics += [h for h in helper if h not in seen]
+            self._helper = [parse_labelled(n, "trec_eval")[0][1] for n in ("num_ret", "num_rel")]
+            metrics += [h for h in self._helper if h not in seen]
+        self._metrics = metrics
+        self._fast = _FastPath(self._qrels, metrics, self._options()) if metrics and self._qrels else None
+
+    def _options(self) -> dict[str, Any]:
+        return {"profile": "pytrec_eval", "missing_run": "zero",
+                "rel_level": self.relevance_level if self.relevance_level != 1 else None,
+                "unjudged": "condensed" if self.judged_docs_only_flag else None}
+
+    def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
+        """Per-query values ``{query: {measure: value}}`` of the queries in both the qrels and ``scores``."""
+        import numpy as np
+
+        if not scores:
+            return {}
+        run = scores if all(type(q) is str for q in scores) else {str(q): docs for q, docs in scores.items()}
+        queries = [q for q in run if q in self._qrels]
+        if not queries:
+            return {}
         values: dict[Any, np.ndarray] = {}
-        if metrics:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RagradeWarning)
-                res = ragrade.evaluate(
-                    {q: self._qrels[q] for q in queries}, {q: run[q] for q in queries},
-                    [(str(m), m) for m in metrics], profile="pytrec_eval", missing_run="zero",
-                    rel_level=self.relevance_level if self.relevance_level != 1 else None,
-                    unjudged="condensed" if self.judged_docs_only_flag else None)
-            frame = res.per_query.reindex(queries)
-            for m in metrics:
-                values[m] = frame[str(m)].to_numpy(dtype=np.float64)
-        if helper is not None:  # trec_eval 9 divides 0 by 0 for the interpolated precision of an empty ranking
-            empty = values[helper[0]] == 0
-            r = values[helper[1]].astype(np.int64)
-            for m in metrics:
-                if m.name in ("iprec", "iprec_11pt") and empty.any():
-                    levels = [float(m.get("recall"))] if m.name == "iprec" else list(recall_levels(m))
-                    zero = np.zeros(len(r), dtype=bool)
-                    for x in levels:
-                        zero |= _cut_by_share(x, r) == 0
-                    col = values[m].copy()
-                    col[empty & zero] = np.nan
-                    values[m] = col
+        got = self._fast.evaluate(run, queries) if self._fast is not None else None
+        if got is not None:
+            values = got
+        elif self._metrics:
+            values = self._general(run, queries)
+        if self._helper is not None:  # trec_eval 9 divides 0 by 0 for the interpolated precision of an empty ranking
+            _empty_ranking_nan(values, self._metrics, self._helper)
         names: list[str] = []
         cols: list[np.ndarray] = []
         for p in self._planned:
@@ -190,6 +182,183 @@ class RelevanceEvaluator:
                     cols.append(np.log(np.maximum(values[m], _MIN_GEO_MEAN)))
                 else:
                     cols.append(values[m])
-        rows = np.column_stack(cols).tolist() if cols else [[] for _ in queries]
-        out = {q: dict(zip(names, row, strict=True)) for q, row in zip(queries, rows, strict=True)}
-        return out
+        table = np.column_stack(cols) if cols else np.zeros((len(queries), 0))
+        return nested_dicts(queries, names, table)
+
+    def _general(self, run: Mapping[str, Any], queries: list[str]) -> dict[Any, Any]:
+        """The measures through :func:`ragrade.evaluate` (any input it reads)."""
+        import warnings
+
+        import numpy as np
+
+        import ragrade
+        from ragrade.errors import RagradeWarning
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RagradeWarning)
+            res = ragrade.evaluate({q: self._qrels[q] for q in queries}, {q: run[q] for q in queries},
+                                   [(str(m), m) for m in self._metrics], **self._options())
+        frame = res.per_query.reindex(queries)
+        return {m: frame[str(m)].to_numpy(dtype=np.float64) for m in self._metrics}
+
+
+def _empty_ranking_nan(values: dict[Any, Any], metrics: list[Any], helper: list[Any]) -> None:
+    """trec_eval 9's interpolated precision at a recall level whose cutoff is 0 on an empty ranking: 0 / 0."""
+    import numpy as np
+
+    from ragrade.kernels.measures import _cut_by_share, recall_levels
+
+    empty = values[helper[0]] == 0
+    if not empty.any():
+        return
+    r = values[helper[1]].astype(np.int64)
+    for m in metrics:
+        if m.name in ("iprec", "iprec_11pt"):
+            levels = [float(m.get("recall"))] if m.name == "iprec" else list(recall_levels(m))
+            zero = np.zeros(len(r), dtype=bool)
+            for x in levels:
+                zero |= _cut_by_share(x, r) == 0
+            col = values[m].copy()
+            col[empty & zero] = np.nan
+            values[m] = col
+
+
+class _FastPath:
+    """The qrels indexed once (ragrade's :class:`~ragrade.engine.core.Evaluator` under the pytrec_eval
+    profile) and the join of plain-dict runs against them (:func:`pytrec_join`)."""
+
+    def __init__(self, qrels: dict[str, dict[str, int]], metrics: list[Any], options: dict[str, Any]) -> None:
+        import numpy as np
+
+        from ragrade.engine.core import Evaluator
+        from ragrade.engine.plan import build_plan
+        from ragrade.engine.result import metric_labels
+        from ragrade.policies import Policies
+
+        plan = build_plan(qrels, {}, [(str(m), m) for m in metrics], **options)
+        prof = plan.profile
+        assert prof is not None and prof.mrr_variant != "beir" and prof.score_dtype == "float32"
+        self.labels = [(lab, prof.adapt(m)) for lab, m in metric_labels(list(plan.labels))]
+        self.metrics = metrics
+        self.policies = Policies().update(**prof.policy_overrides()).update(**dict(plan.policies))
+        self.evaluator = Evaluator(qrels, self.labels, policies=self.policies)
+        index = self.evaluator.index
+        self.qpos = dict(zip(index.query_ids, range(len(index.query_ids)), strict=True))
+        self.judged = qrels
+        self.starts = np.asarray(index.qrels.offsets[:-1], dtype=np.int64)
+        # the rows the join reports are each query's judgments in dict order: check the index kept it
+        ok = index.query_ids == list(qrels)
+        if ok:
+            docs = index.qrels.docs_at(np.arange(index.qrels.n_rows, dtype=np.int64))
+            ok = docs.tolist() == [d for judged in qrels.values() for d in judged]
+        self.ok = ok
+
+    def evaluate(self, run: Mapping[str, Any], queries: list[str]) -> dict[Any, Any] | None:
+        """The metrics' values for ``queries`` (in that order), or None when the run is not plain dicts."""
+        import warnings
+
+        import numpy as np
+
+        from ragrade.engine.core import finish
+        from ragrade.engine.join import Joined, align
+        from ragrade.engine.result import QueryColumns
+        from ragrade.errors import RagradeWarning
+
+        if not self.ok:
+            return None
+        index = self.evaluator.index
+        qpos = np.fromiter(map(self.qpos.__getitem__, queries), dtype=np.int64, count=len(queries))
+        runs = [run[q] for q in queries]
+        joined = pytrec_join(runs, [self.judged[q] for q in queries], self.starts[qpos])
+        if joined is None:
+            return None
+        rows, pos, counts, n_inf = joined
+        alignment = align(index, np.asarray(queries, dtype=object), counts, self.policies, qmap=qpos)
+        j = Joined(qq=index.row_q[rows], pos=pos, qrow=rows, alignment=alignment, sorted_scores=None,
+                   offsets=np.zeros(1, dtype=np.int64), unique_docs=True, nonfinite_scores=n_inf)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RagradeWarning)
+            res = finish(index, self.labels, self.policies, j, None)
+        table = res._table
+        assert isinstance(table, QueryColumns)
+        return {m: table.data[lab][qpos] for m, (lab, _) in zip(self.metrics, self.labels, strict=True)}
+
+
+def pytrec_join(runs: list[Any], judged: list[dict[str, int]], starts: Any,
+                use_accel: bool | None = None) -> tuple[Any, Any, Any, int] | None:
+    """``(rows, pos, counts, infinite)`` for rankings ``runs[i]`` (``{doc: score}``) and judgments ``judged[i]``:
+    the qrels row (``starts[i]`` + the judgment's place in ``judged[i]``) and the 0-based rank of every judged
+    document the ranking holds (trec_eval's order on float32 scores: score descending, then doc id descending),
+    each query's in rank order; each ranking's length; the number of infinite scores. None when a ranking is
+    not a dict of ``str`` -> ``float``/``int`` (NaN, bools, a score beyond float32's range: the general path).
+    The C helper's ``pytrec_join`` when it is built (``use_accel``), else the same in Python."""
+    import numpy as np
+
+    from ragrade._ingest import _accel
+
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    accel = _accel if use_accel is None or use_accel else None
+    if accel is not None:
+        total = sum(map(len, judged))
+        rows = np.empty(total, dtype=np.int64)
+        pos = np.empty(total, dtype=np.int64)
+        counts = np.empty(len(runs), dtype=np.int64)
+        status, n, n_inf = accel.pytrec_join(runs, judged, starts, rows, pos, counts, True)
+        if status != 0:
+            return None
+        return rows[:n], pos[:n], counts, int(n_inf)
+    return _pytrec_join_py(runs, judged, starts)
+
+
+_F32_MAX = 3.4028234663852886e38  # float32's largest finite value
+
+
+def _pytrec_join_py(runs: list[Any], judged: list[dict[str, int]], starts: Any) -> tuple[Any, Any, Any, int] | None:
+    import numpy as np
+
+    out_rows: list[int] = []
+    out_pos: list[int] = []
+    counts = np.zeros(len(runs), dtype=np.int64)
+    n_inf = 0
+    for i, (ranking, judgments) in enumerate(zip(runs, judged, strict=True)):
+        if type(ranking) is not dict:
+            return None
+        keys = list(ranking)
+        raw = list(ranking.values())
+        if not all(type(k) is str for k in keys) or not all(type(v) is float or type(v) is int for v in raw):
+            return None
+        try:
+            s64 = np.array(raw, dtype=np.float64)
+        except OverflowError:
+            return None
+        if np.isnan(s64).any() or (np.isfinite(s64) & (np.abs(s64) > _F32_MAX)).any():
+            return None
+        s = s64.astype(np.float32).astype(np.float64)
+        n_inf += int(np.isinf(s).sum())
+        counts[i] = len(keys)
+        where = dict(zip(keys, range(len(keys)), strict=True))
+        found = [(float(s[where[d]]), d, int(starts[i]) + t) for t, d in enumerate(judgments) if d in where]
+        ranked = []
+        for score, doc, row in found:
+            tied = np.flatnonzero(s == score).tolist()
+            ranked.append((int(np.count_nonzero(s > score)) + sum(keys[e] > doc for e in tied), row))
+        ranked.sort()
+        out_rows += [row for _, row in ranked]
+        out_pos += [p for p, _ in ranked]
+    return (np.asarray(out_rows, dtype=np.int64), np.asarray(out_pos, dtype=np.int64), counts, n_inf)
+
+
+def nested_dicts(queries: list[str], names: list[str], table: Any,
+                 use_accel: bool | None = None) -> dict[str, dict[str, float]]:
+    """``{queries[i]: {names[j]: table[i, j]}}`` (float values): in C when the helper is built, else
+    ``dict(zip(...))`` (the same dicts)."""
+    import numpy as np
+
+    from ragrade._ingest import _accel
+
+    table = np.ascontiguousarray(table, dtype=np.float64)
+    accel = _accel if use_accel is None or use_accel else None
+    if (accel is not None and type(queries) is list and type(names) is list
+            and all(type(q) is str for q in queries) and all(type(n) is str for n in names)):
+        return accel.nested_dicts(queries, names, table)  # type: ignore[no-any-return]
+    return dict(zip(queries, [dict(zip(names, row, strict=True)) for row in table.tolist()], strict=True))

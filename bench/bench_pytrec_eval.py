@@ -1,0 +1,107 @@
+"""Speed of ``ragrade.compat.pytrec_eval`` against pytrec_eval, side by side in one process.
+
+The collection is built in memory as Python dicts (the input both take): ``--rows`` run rows (``--depth``
+documents for each of rows / depth queries, scores with ties), qrels judging 20 documents per query (grades
+0..3, some retrieved, most not). For each call (``all_trec``; BEIR's ``EvaluateRetrieval.evaluate``, i.e.
+``map_cut``, ``ndcg_cut``, ``recall`` and ``P`` at 1,3,5,10,100,1000; MTEB's), it times
+
+- ``init+evaluate``: ``RelevanceEvaluator(qrels, measures).evaluate(run)`` (what BEIR and MTEB do), and
+- ``evaluate``: ``evaluate(run)`` alone on an evaluator built once (pytrec_eval's intended reuse),
+
+as the best of ``--repeats`` runs of each, alternating the two libraries, and checks that the dicts are equal
+(same keys, values to 1e-12).
+
+Usage:  python bench/bench_pytrec_eval.py [--rows 1000000] [--depth 100] [--repeats 5] [--calls all_trec,beir]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import math
+import time
+
+import numpy as np
+
+K = "1,3,5,10,100,1000"
+CALLS = {
+    "all_trec": {"all_trec"},
+    "beir": {f"map_cut.{K}", f"ndcg_cut.{K}", f"recall.{K}", f"P.{K}"},
+    "mteb": {"map_cut", "ndcg_cut", "recall", "P", "recip_rank"},
+    "map": {"map"},
+}
+
+
+def collection(rows: int, depth: int, seed: int = 7) -> tuple[dict, dict]:
+    rng = np.random.default_rng(seed)
+    nq = max(rows // depth, 1)
+    pool = depth * 3
+    run: dict[str, dict[str, float]] = {}
+    qrels: dict[str, dict[str, int]] = {}
+    for q in range(nq):
+        docs = np.sort(rng.choice(pool, depth, replace=False))
+        scores = np.round(rng.random(depth) * 50, 1)
+        run[f"q{q}"] = {f"d{d}": s for d, s in zip(docs.tolist(), scores.tolist(), strict=True)}
+        judged = rng.choice(pool, 20, replace=False).tolist()
+        grades = rng.choice([0, 0, 1, 2, 3], 20).tolist()
+        qrels[f"q{q}"] = {f"d{d}": g for d, g in zip(judged, grades, strict=True)}
+    return qrels, run
+
+
+def best(fn, repeats: int) -> tuple[float, object]:
+    t_best, out = math.inf, None
+    for _ in range(repeats):
+        out = None
+        gc.collect()
+        t = time.perf_counter()
+        out = fn()
+        t_best = min(t_best, time.perf_counter() - t)
+    return t_best, out
+
+
+def worst_difference(want: dict, got: dict) -> float:
+    assert sorted(want) == sorted(got), "different queries"
+    worst = 0.0
+    for q, values in want.items():
+        g = got[q]
+        assert sorted(values) == sorted(g), (q, set(values) ^ set(g))
+        for k, v in values.items():
+            if math.isnan(v) and math.isnan(g[k]):
+                continue
+            worst = max(worst, abs(v - g[k]))
+    return worst
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--depth", type=int, default=100)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--calls", default="all_trec,beir")
+    a = ap.parse_args()
+
+    import pytrec_eval
+
+    import ragrade.compat.pytrec_eval as compat
+
+    qrels, run = collection(a.rows, a.depth)
+    print(f"collection: {a.rows:,} run rows, {len(run):,} queries, {sum(map(len, qrels.values())):,} judgments")
+    compat.RelevanceEvaluator({"q": {"d": 1}}, {"map"}).evaluate({"q": {"d": 1.0}})  # imports, as pytrec_eval's
+    for call in a.calls.split(","):
+        measures = CALLS[call]
+        t_pe, want = best(lambda: pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run), a.repeats)
+        t_rg, got = best(lambda: compat.RelevanceEvaluator(qrels, measures).evaluate(run), a.repeats)
+        worst = worst_difference(want, got)  # type: ignore[arg-type]
+        n = sum(map(len, want.values()))  # type: ignore[union-attr]
+        want = got = None
+        ev_pe = pytrec_eval.RelevanceEvaluator(qrels, measures)
+        ev_rg = compat.RelevanceEvaluator(qrels, measures)
+        e_pe, _ = best(lambda: ev_pe.evaluate(run), a.repeats)
+        e_rg, _ = best(lambda: ev_rg.evaluate(run), a.repeats)
+        print(f"{call:9s} init+evaluate: pytrec_eval {t_pe:6.3f} s, ragrade {t_rg:6.3f} s, ratio {t_pe / t_rg:5.2f}x"
+              f" | evaluate: pytrec_eval {e_pe:6.3f} s, ragrade {e_rg:6.3f} s, ratio {e_pe / e_rg:5.2f}x"
+              f" | {n:,} values, max difference {worst:.2g}")
+
+
+if __name__ == "__main__":
+    main()
