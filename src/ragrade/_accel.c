@@ -1216,7 +1216,14 @@ static PyObject *pytrec_join(PyObject *self, PyObject *args) {
             Py_ssize_t lo;
             if (s > top) lo = 0;
             else if (s < bottom) lo = m;
-            else {
+            else if (m <= 32) {  /* few judged: a branch-free count beats a binary search */
+                Py_ssize_t c = 0, tie = 0;
+                for (Py_ssize_t u = 0; u < m; u++) { c += found[u].s > s; tie += found[u].s == s; }
+                if (tie)
+                    for (Py_ssize_t u = 0; u < m; u++)
+                        if (found[u].s == s) c += PyUnicode_Compare(found[u].k, items[e].k) >= 0;
+                lo = c;
+            } else {
                 Py_ssize_t hi = m;
                 lo = 0;
                 while (lo < hi) {

@@ -225,7 +225,12 @@ def _empty_ranking_nan(values: dict[Any, Any], metrics: list[Any], helper: list[
 
 class _FastPath:
     """The qrels indexed once (ragrade's :class:`~ragrade.engine.core.Evaluator` under the pytrec_eval
-    profile) and the join of plain-dict runs against them (:func:`pytrec_join`)."""
+    profile), the join of plain-dict runs against them (:func:`pytrec_join`) and the kernels over the joined
+    rows, what depends on the qrels alone (R, ideal DCG, where each measure is defined) computed once."""
+
+    #: Keys of the kernels' per-call cache (:class:`ragrade.kernels.metrics.Judged`) that depend on the qrels
+    #: alone: kept from one evaluate() to the next.
+    QRELS_ONLY = frozenset({"R", "N", "ugain", "ideal", "idcg"})
 
     def __init__(self, qrels: dict[str, dict[str, int]], metrics: list[Any], options: dict[str, Any]) -> None:
         import numpy as np
@@ -240,21 +245,50 @@ class _FastPath:
         assert prof is not None and prof.mrr_variant != "beir" and prof.score_dtype == "float32"
         self.labels = [(lab, prof.adapt(m)) for lab, m in metric_labels(list(plan.labels))]
         self.metrics = metrics
-        self.policies = Policies().update(**prof.policy_overrides()).update(**dict(plan.policies))
-        self.evaluator = Evaluator(qrels, self.labels, policies=self.policies)
+        pol = self.policies = Policies().update(**prof.policy_overrides()).update(**dict(plan.policies))
+        self.evaluator = Evaluator(qrels, self.labels, policies=pol)
         index = self.evaluator.index
         self.qpos = dict(zip(index.query_ids, range(len(index.query_ids)), strict=True))
         self.judged = qrels
         self.starts = np.asarray(index.qrels.offsets[:-1], dtype=np.int64)
+        # The kernels below are finish()'s (ragrade.engine.core) for the policies of this profile: anything
+        # else goes through finish() itself.
+        self.own_kernels = (pol.no_relevant == "zero" and pol.missing_run == "zero" and pol.max_docs is None
+                            and pol.unjudged in ("nonrelevant", "condensed") and not index.qrels.has_groups)
+        self.qrels_cache: dict[Any, Any] = {}
+        self.defined: dict[str, Any] = {}
         # the rows the join reports are each query's judgments in dict order: check the index kept it
         ok = index.query_ids == list(qrels)
         if ok:
+            from itertools import chain
+
             docs = index.qrels.docs_at(np.arange(index.qrels.n_rows, dtype=np.int64))
-            ok = docs.tolist() == [d for judged in qrels.values() for d in judged]
+            mine = np.fromiter(chain.from_iterable(qrels.values()), dtype=object, count=len(docs))
+            ok = bool((docs == mine).all())
         self.ok = ok
 
     def evaluate(self, run: Mapping[str, Any], queries: list[str]) -> dict[Any, Any] | None:
         """The metrics' values for ``queries`` (in that order), or None when the run is not plain dicts."""
+        import numpy as np
+
+        if not self.ok:
+            return None
+        qpos = np.fromiter(map(self.qpos.__getitem__, queries), dtype=np.int64, count=len(queries))
+        order = np.argsort(qpos, kind="stable")  # the join in the qrels' order: its rows sorted by (query, rank)
+        in_order = qpos[order]
+        ordered = [queries[i] for i in order.tolist()]
+        joined = pytrec_join([run[q] for q in ordered], [self.judged[q] for q in ordered], self.starts[in_order])
+        if joined is None:
+            return None
+        rows, pos, counts, n_inf = joined
+        if self.own_kernels:
+            values = self._kernels(rows, pos, counts, in_order)
+        else:
+            values = self._finish(rows, pos, counts, n_inf, ordered, in_order)
+        return {m: values[lab][qpos] for m, (lab, _) in zip(self.metrics, self.labels, strict=True)}
+
+    def _finish(self, rows: Any, pos: Any, counts: Any, n_inf: int, ordered: list[str],
+                in_order: Any) -> dict[str, Any]:
         import warnings
 
         import numpy as np
@@ -264,16 +298,8 @@ class _FastPath:
         from ragrade.engine.result import QueryColumns
         from ragrade.errors import RagradeWarning
 
-        if not self.ok:
-            return None
         index = self.evaluator.index
-        qpos = np.fromiter(map(self.qpos.__getitem__, queries), dtype=np.int64, count=len(queries))
-        runs = [run[q] for q in queries]
-        joined = pytrec_join(runs, [self.judged[q] for q in queries], self.starts[qpos])
-        if joined is None:
-            return None
-        rows, pos, counts, n_inf = joined
-        alignment = align(index, np.asarray(queries, dtype=object), counts, self.policies, qmap=qpos)
+        alignment = align(index, np.asarray(ordered, dtype=object), counts, self.policies, qmap=in_order)
         j = Joined(qq=index.row_q[rows], pos=pos, qrow=rows, alignment=alignment, sorted_scores=None,
                    offsets=np.zeros(1, dtype=np.int64), unique_docs=True, nonfinite_scores=n_inf)
         with warnings.catch_warnings():
@@ -281,7 +307,47 @@ class _FastPath:
             res = finish(index, self.labels, self.policies, j, None)
         table = res._table
         assert isinstance(table, QueryColumns)
-        return {m: table.data[lab][qpos] for m, (lab, _) in zip(self.metrics, self.labels, strict=True)}
+        return table.data
+
+    def _kernels(self, rows: Any, pos: Any, counts: Any, in_order: Any) -> dict[str, Any]:
+        """finish()'s kernels and definedness rule (no_relevant="zero") on every qrels query (those not in
+        the run have an empty list), without the summary, hole rate and notes a Result carries."""
+        import numpy as np
+
+        from ragrade.engine.core import _param, condensed, defined_mask, judged_view
+
+        index = self.evaluator.index
+        nq = index.n_queries
+        n_ret = np.zeros(nq, dtype=np.int64)
+        n_ret[in_order] = counts
+        qq = index.row_q[rows]
+        grade = index.qrels.grades[rows]
+        first = np.ones(len(rows), dtype=bool)  # a dict ranks each document once; no unit groups
+        judged = judged_view(nq, n_ret, qq, pos, grade, index.row_unit[rows], first, index, self.policies.num_docs)
+        views = {"nonrelevant": judged}
+        out: dict[str, Any] = {}
+        for label, m in self.labels:
+            fam = m.family
+            assert fam.kernel is not None
+            kind = "condensed" if self.policies.unjudged == "condensed" or _param(m, "judged_only", False) \
+                else "nonrelevant"
+            if kind not in views:
+                views[kind] = condensed(judged)
+            jv = views[kind]
+            jv._cache.update(self.qrels_cache)
+            values = fam.kernel(m, jv)
+            if fam.defined == "value":
+                undefined = np.isnan(values)
+            else:
+                if label not in self.defined:
+                    self.defined[label] = ~defined_mask(m, judged)
+                undefined = self.defined[label]
+            out[label] = np.where(undefined, 0.0, values) if undefined.any() else values
+        for jv in views.values():
+            for key, value in jv._cache.items():
+                if key[0] in self.QRELS_ONLY:
+                    self.qrels_cache.setdefault(key, value)
+        return out
 
 
 def pytrec_join(runs: list[Any], judged: list[dict[str, int]], starts: Any,
