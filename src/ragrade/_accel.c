@@ -1094,8 +1094,8 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
  * nested_dicts(qids, names, values) -> {qids[i]: {names[j]: values[i, j]}}
  *     values: float64, C-contiguous, len(qids) * len(names) items (row-major); qids and names lists of
  *     exactly-str (TypeError otherwise). Equal keys: the last one wins, as dict(zip(...)). Every row's
- *     dict starts as a copy of the first row's (the key table is copied, not rebuilt); 0.0 and 1.0 share
- *     one float object each.
+ *     dict starts as a copy of the first row's (the key table is copied, not rebuilt); equal values often
+ *     share one float object (a small direct-mapped cache keyed by the value's bits).
  */
 
 typedef struct { double s; PyObject *k; int64_t row; } PtFound;
@@ -1252,6 +1252,8 @@ done:
     return Py_BuildValue("lnn", status, nfound, ninf);
 }
 
+#define PT_CACHE 4096  /* a power of two */
+
 static PyObject *nested_dicts(PyObject *self, PyObject *args) {
     PyObject *qids, *names, *vals;
     if (!PyArg_ParseTuple(args, "O!O!O", &PyList_Type, &qids, &PyList_Type, &names, &vals)) return NULL;
@@ -1279,39 +1281,44 @@ static PyObject *nested_dicts(PyObject *self, PyObject *args) {
         return NULL;
     }
     const double *x = (const double *)b.buf;
-    PyObject *out = PyDict_New(), *zero = PyFloat_FromDouble(0.0), *one = PyFloat_FromDouble(1.0);
-    PyObject *first = NULL;
-    if (out == NULL || zero == NULL || one == NULL) goto fail;
+    uint64_t *bits = (uint64_t *)PyMem_Calloc(PT_CACHE, sizeof(uint64_t));
+    PyObject **cached = (PyObject **)PyMem_Calloc(PT_CACHE, sizeof(PyObject *));
+    PyObject *out = PyDict_New(), *first = NULL;
+    if (bits == NULL || cached == NULL) { PyErr_NoMemory(); goto fail; }
+    if (out == NULL) goto fail;
     for (Py_ssize_t i = 0; i < nq; i++) {
-        /* the names list cannot change here: no Python code runs (exact str keys, float values) */
+        /* the lists cannot change here: no Python code runs (exact str keys, float values) */
         PyObject *d = first == NULL ? PyDict_New() : PyDict_Copy(first);
         if (d == NULL) goto fail;
         for (Py_ssize_t j = 0; j < nm; j++) {
             double y = x[i * nm + j];
-            PyObject *f;
-            if (y == 0.0 && !signbit(y)) { f = zero; Py_INCREF(f); }
-            else if (y == 1.0) { f = one; Py_INCREF(f); }
-            else if ((f = PyFloat_FromDouble(y)) == NULL) { Py_DECREF(d); goto fail; }
-            int rc = PyDict_SetItem(d, PyList_GET_ITEM(names, j), f);
-            Py_DECREF(f);
-            if (rc < 0) { Py_DECREF(d); goto fail; }
+            uint64_t u;
+            memcpy(&u, &y, 8);
+            size_t slot = (size_t)((u * 0x9E3779B97F4A7C15ULL) >> 52) & (PT_CACHE - 1);
+            PyObject *f = cached[slot];
+            if (f == NULL || bits[slot] != u) {
+                if ((f = PyFloat_FromDouble(y)) == NULL) { Py_DECREF(d); goto fail; }
+                Py_XDECREF(cached[slot]);
+                cached[slot] = f;  /* the cache holds the new reference */
+                bits[slot] = u;
+            }
+            if (PyDict_SetItem(d, PyList_GET_ITEM(names, j), f) < 0) { Py_DECREF(d); goto fail; }
         }
         if (PyDict_SetItem(out, PyList_GET_ITEM(qids, i), d) < 0) { Py_DECREF(d); goto fail; }
         if (first == NULL) first = d;  /* out holds a reference too */
         else Py_DECREF(d);
     }
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
     Py_XDECREF(first);
-    Py_DECREF(zero);
-    Py_DECREF(one);
+    if (cached != NULL)
+        for (size_t k = 0; k < PT_CACHE; k++) Py_XDECREF(cached[k]);
+    PyMem_Free(cached);
+    PyMem_Free(bits);
     PyBuffer_Release(&b);
     return out;
-fail:
-    Py_XDECREF(first);
-    Py_XDECREF(out);
-    Py_XDECREF(zero);
-    Py_XDECREF(one);
-    PyBuffer_Release(&b);
-    return NULL;
 }
 /* ==== pyspeed (end) ================================================================================ */
 

@@ -127,8 +127,7 @@ class RelevanceEvaluator:
             self._planned = plan(opts)
         except TrecEvalError as err:
             raise ValueError(str(err)) from None
-        self._qrels = {str(q): {str(d): int(g) for d, g in docs.items()}
-                       for q, docs in query_relevance.items() if len(docs) > 0}
+        self._qrels = _copy_qrels(query_relevance)
         self.relevance_level = int(relevance_level)
         self.judged_docs_only_flag = bool(judged_docs_only_flag)
         metrics: list[Any] = []
@@ -202,6 +201,19 @@ class RelevanceEvaluator:
         return {m: frame[str(m)].to_numpy(dtype=np.float64) for m in self._metrics}
 
 
+def _copy_qrels(qrels: Mapping[Any, Mapping[Any, Any]]) -> dict[str, dict[str, int]]:
+    """The qrels as pytrec_eval keeps them: ``str`` ids, ``int`` grades, queries without judgments left out (a
+    copy: later changes to the caller's dicts change nothing). Plain ``str`` -> ``int`` dicts are copied whole."""
+    from itertools import chain
+
+    values = list(qrels.values())
+    if (all(type(q) is str for q in qrels) and all(type(d) is dict for d in values)
+            and set(map(type, chain.from_iterable(values))) <= {str}
+            and set(map(type, chain.from_iterable(map(dict.values, values)))) <= {int}):
+        return {q: dict(docs) for q, docs in qrels.items() if len(docs) > 0}
+    return {str(q): {str(d): int(g) for d, g in docs.items()} for q, docs in qrels.items() if len(docs) > 0}
+
+
 def _empty_ranking_nan(values: dict[Any, Any], metrics: list[Any], helper: list[Any]) -> None:
     """trec_eval 9's interpolated precision at a recall level whose cutoff is 0 on an empty ranking: 0 / 0."""
     import numpy as np
@@ -258,14 +270,9 @@ class _FastPath:
         self.qrels_cache: dict[Any, Any] = {}
         self.defined: dict[str, Any] = {}
         # the rows the join reports are each query's judgments in dict order: check the index kept it
-        ok = index.query_ids == list(qrels)
-        if ok:
-            from itertools import chain
-
-            docs = index.qrels.docs_at(np.arange(index.qrels.n_rows, dtype=np.int64))
-            mine = np.fromiter(chain.from_iterable(qrels.values()), dtype=object, count=len(docs))
-            ok = bool((docs == mine).all())
-        self.ok = ok
+        # (Qrels keeps each query's ids as the dict lists them: tests/compat/test_pytrec_eval_fast.py)
+        sizes = np.fromiter(map(len, qrels.values()), dtype=np.int64, count=len(qrels))
+        self.ok = index.query_ids == list(qrels) and bool(np.array_equal(np.diff(index.qrels.offsets), sizes))
 
     def evaluate(self, run: Mapping[str, Any], queries: list[str]) -> dict[Any, Any] | None:
         """The metrics' values for ``queries`` (in that order), or None when the run is not plain dicts."""
