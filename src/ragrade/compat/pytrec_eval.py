@@ -209,7 +209,7 @@ def _copy_qrels(qrels: Mapping[Any, Mapping[Any, Any]]) -> dict[str, dict[str, i
     values = list(qrels.values())
     if (all(type(q) is str for q in qrels) and all(type(d) is dict for d in values)
             and set(map(type, chain.from_iterable(values))) <= {str}
-            and set(map(type, chain.from_iterable(map(dict.values, values)))) <= {int}):
+            and set(map(type, chain.from_iterable(d.values() for d in values))) <= {int}):
         return {q: dict(docs) for q, docs in qrels.items() if len(docs) > 0}
     return {str(q): {str(d): int(g) for d, g in docs.items()} for q, docs in qrels.items() if len(docs) > 0}
 
@@ -433,5 +433,5 @@ def nested_dicts(queries: list[str], names: list[str], table: Any,
     accel = _accel if use_accel is None or use_accel else None
     if (accel is not None and type(queries) is list and type(names) is list
             and all(type(q) is str for q in queries) and all(type(n) is str for n in names)):
-        return accel.nested_dicts(queries, names, table)  # type: ignore[no-any-return]
+        return accel.nested_dicts(queries, names, table)
     return dict(zip(queries, [dict(zip(names, row, strict=True)) for row in table.tolist()], strict=True))
