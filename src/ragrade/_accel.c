@@ -1091,6 +1091,12 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
  *     `infinite` the number of infinite scores. Buffers (int64, C-contiguous) are checked first:
  *     ValueError when too small.
  *
+ * pytrec_qrels(dicts, counts_out, grades_out) -> (status, copies)
+ *     Judgments {doc: grade} of each query: status 0 when every element is exactly a dict of exactly-str keys
+ *     and exactly-int grades (within int64), and then copies (a list: a shallow copy of each dict), counts_out
+ *     (int64) its sizes and grades_out (float64) every grade in iteration order; else status 1 (not a dict),
+ *     2 (a key) or 3 (a grade) and copies None. ValueError when an output is too small.
+ *
  * nested_dicts(qids, names, values) -> {qids[i]: {names[j]: values[i, j]}}
  *     values: float64, C-contiguous, len(qids) * len(names) items (row-major); qids and names lists of
  *     exactly-str (TypeError otherwise). Equal keys: the last one wins, as dict(zip(...)). Every row's
@@ -1252,6 +1258,56 @@ done:
     return Py_BuildValue("lnn", status, nfound, ninf);
 }
 
+static PyObject *pytrec_qrels(PyObject *self, PyObject *args) {
+    PyObject *dicts, *objs[2];
+    if (!PyArg_ParseTuple(args, "O!OO", &PyList_Type, &dicts, &objs[0], &objs[1])) return NULL;
+    Py_buffer b[2];
+    if (get_buffers(objs, b, 2, 0) < 0) return NULL;
+    int64_t *counts = (int64_t *)b[0].buf;
+    double *grades = (double *)b[1].buf;
+    Py_ssize_t n = PyList_GET_SIZE(dicts), cap = b[1].len / 8, w = 0;
+    long status = 0;
+    PyObject *copies = NULL;
+    const char *err = NULL;
+    if (b[0].len / 8 < n) { err = "pytrec_qrels: counts_out too small"; goto done; }
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *d = PyList_GET_ITEM(dicts, i);
+        if (!PyDict_CheckExact(d)) { status = 1; goto done; }
+        total += PyDict_GET_SIZE(d);
+    }
+    if (total > cap) { err = "pytrec_qrels: grades_out too small"; goto done; }
+    copies = PyList_New(n);
+    if (copies == NULL) goto done;
+    for (Py_ssize_t i = 0; i < n && status == 0; i++) {
+        PyObject *d = PyList_GET_ITEM(dicts, i), *k, *v;
+        Py_ssize_t p = 0, c = 0;
+        while (PyDict_Next(d, &p, &k, &v)) {
+            if (!PyUnicode_CheckExact(k)) { status = 2; break; }
+            if (!PyLong_CheckExact(v)) { status = 3; break; }
+            int overflow = 0;
+            long long g = PyLong_AsLongLongAndOverflow(v, &overflow);
+            if (overflow || (g == -1 && PyErr_Occurred())) { PyErr_Clear(); status = 3; break; }
+            if (w >= cap) { err = "pytrec_qrels: a dict changed size"; goto done; }
+            grades[w++] = (double)g;
+            c++;
+        }
+        if (status != 0) break;
+        counts[i] = c;
+        PyObject *copy = PyDict_Copy(d);
+        if (copy == NULL) goto done;
+        PyList_SET_ITEM(copies, i, copy);
+    }
+done:
+    for (int j = 0; j < 2; j++) PyBuffer_Release(&b[j]);
+    if (err != NULL) { Py_XDECREF(copies); PyErr_SetString(PyExc_ValueError, err); return NULL; }
+    if (PyErr_Occurred()) { Py_XDECREF(copies); return NULL; }
+    if (status != 0) { Py_XDECREF(copies); return Py_BuildValue("lO", status, Py_None); }
+    PyObject *res = Py_BuildValue("lO", status, copies);
+    Py_DECREF(copies);
+    return res;
+}
+
 #define PT_CACHE 4096  /* a power of two */
 
 static PyObject *nested_dicts(PyObject *self, PyObject *args) {
@@ -1361,6 +1417,7 @@ static PyMethodDef methods[] = {
     {"rank_in_segments", rank_in_segments, METH_VARARGS, "Binary searches within descending segments."},
     {"numba_argsort_segments", numba_argsort_segments, METH_VARARGS, "numba's quicksort argsort within segments."},
     {"pytrec_join", pytrec_join, METH_VARARGS, "pytrec_eval fast path: judged ranks of dict runs."},
+    {"pytrec_qrels", pytrec_qrels, METH_VARARGS, "pytrec_eval fast path: qrels dicts copied and read."},
     {"nested_dicts", nested_dicts, METH_VARARGS, "{qid: {name: value}} from a 2-D float64 array."},
     {"features", features, METH_NOARGS, "What this build has: SIMD, the file mapping, page release."},
     {NULL, NULL, 0, NULL},

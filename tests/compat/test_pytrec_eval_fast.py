@@ -68,7 +68,7 @@ def test_one_evaluator_over_several_runs_equals_pytrec_eval(level, judged_only):
         ours = compat.RelevanceEvaluator(truth, measures, relevance_level=level, judged_docs_only_flag=judged_only)
         theirs = pytrec_eval.RelevanceEvaluator(truth, measures, relevance_level=level,
                                                 judged_docs_only_flag=judged_only)
-        assert ours._fast is not None and ours._fast.ok and ours._fast.own_kernels
+        assert ours._fast is not None and ours._fast.own_kernels
         for run in runs + runs[:1]:  # the first run again, after the qrels caches were filled
             n += same(theirs.evaluate(run), ours.evaluate(run))
     assert n > 40_000
@@ -104,8 +104,9 @@ def test_without_the_c_helper_the_dicts_are_identical(monkeypatch):
 def test_the_index_keeps_each_querys_judgments_in_dict_order():
     qrels, _ = collection(9)
     fast = compat.RelevanceEvaluator(qrels, {"map"})._fast
-    assert fast is not None and fast.ok
-    index = fast.evaluator.index
+    assert fast is not None
+    index = fast.evaluator.index  # (checks the rows too)
+    assert np.array_equal(index.row_q, fast.row_q) and np.array_equal(index.unit_grade, fast.unit_grade)
     docs = index.qrels.docs_at(np.arange(index.qrels.n_rows, dtype=np.int64)).tolist()
     assert docs == [d for judged in qrels.values() for d in judged]
 
@@ -136,3 +137,11 @@ def test_ids_that_are_not_str_are_read_as_pytrec_eval_reads_them():
     run = {1: {"a": 0.5, "b": 0.7}, "2": {"c": 0.1}}
     got = compat.RelevanceEvaluator(qrels, {"map", "P_1"}).evaluate(run)
     assert got == {"1": {"map": 0.5, "P_1": 0.0}, "2": {"map": 1.0, "P_1": 1.0}}
+
+
+def test_bool_grades_are_read_as_pytrec_eval_reads_them():
+    qrels = {"q": {"a": True, "b": 0, "c": 2}}
+    run = {"q": {"a": 1.0, "b": 2.0, "c": 0.5}}
+    measures = {"map", "ndcg", "P_2"}
+    same(pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run),
+         compat.RelevanceEvaluator(qrels, measures).evaluate(run))

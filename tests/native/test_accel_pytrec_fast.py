@@ -157,6 +157,28 @@ def test_join_property(runs, judged):
             ).all()
 
 
+@needs_accel
+@pytest.mark.parametrize("qrels,status", [
+    ([{"a": 1, "b": -2}, {}, {"c": 3}], 0), ([{"a": 1}, [("b", 1)]], 1), ([{"a": 1}, {2: 1}], 2),
+    ([{"a": True}], 3), ([{"a": 1.0}], 3), ([{"a": 2 ** 70}], 3), ([{"a": np.int64(1)}], 3),
+])
+def test_qrels_reader(qrels, status):
+    assert accel is not None
+    counts = np.full(len(qrels), -1, dtype=np.int64)
+    grades = np.full(8, np.nan)
+    got, copies = accel.pytrec_qrels(qrels, counts, grades)
+    assert got == status
+    if status == 0:
+        assert copies == qrels and all(c is not d for c, d in zip(copies, qrels, strict=True))
+        assert counts.tolist() == [2, 0, 1] and grades[:3].tolist() == [1.0, -2.0, 3.0]
+    else:
+        assert copies is None
+    with pytest.raises(ValueError):
+        accel.pytrec_qrels([{"a": 1, "b": 2}], np.empty(1, np.int64), np.empty(1))
+    with pytest.raises(ValueError):
+        accel.pytrec_qrels([{"a": 1}], np.empty(0, np.int64), np.empty(1))
+
+
 @pytest.mark.parametrize("shape", [(3, 4), (0, 4), (3, 0), (1, 1)])
 def test_nested_dicts_equal_the_fallback(shape):
     rng = np.random.default_rng(1)

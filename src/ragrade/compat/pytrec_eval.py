@@ -127,7 +127,7 @@ class RelevanceEvaluator:
             self._planned = plan(opts)
         except TrecEvalError as err:
             raise ValueError(str(err)) from None
-        self._qrels = _copy_qrels(query_relevance)
+        self._qrels, counts, grades = _read_qrels(query_relevance)
         self.relevance_level = int(relevance_level)
         self.judged_docs_only_flag = bool(judged_docs_only_flag)
         metrics: list[Any] = []
@@ -144,7 +144,8 @@ class RelevanceEvaluator:
             self._helper = [parse_labelled(n, "trec_eval")[0][1] for n in ("num_ret", "num_rel")]
             metrics += [h for h in self._helper if h not in seen]
         self._metrics = metrics
-        self._fast = _FastPath(self._qrels, metrics, self._options()) if metrics and self._qrels else None
+        self._fast = (_FastPath(self._qrels, counts, grades, metrics, self._options())
+                      if metrics and self._qrels else None)
 
     def _options(self) -> dict[str, Any]:
         return {"profile": "pytrec_eval", "missing_run": "zero",
@@ -201,17 +202,36 @@ class RelevanceEvaluator:
         return {m: frame[str(m)].to_numpy(dtype=np.float64) for m in self._metrics}
 
 
-def _copy_qrels(qrels: Mapping[Any, Mapping[Any, Any]]) -> dict[str, dict[str, int]]:
-    """The qrels as pytrec_eval keeps them: ``str`` ids, ``int`` grades, queries without judgments left out (a
-    copy: later changes to the caller's dicts change nothing). Plain ``str`` -> ``int`` dicts are copied whole."""
+def _read_qrels(qrels: Mapping[Any, Mapping[Any, Any]]) -> tuple[dict[str, dict[str, int]], Any, Any]:
+    """The qrels as pytrec_eval keeps them (``str`` ids, ``int`` grades, queries without judgments left out; a
+    copy: later changes to the caller's dicts change nothing), each query's number of judgments and every grade
+    (float64) in iteration order. Plain ``str`` -> ``int`` dicts are copied and read in one C pass."""
+    import numpy as np
+
+    from ragrade._ingest import _accel
+
+    qids = list(qrels)
+    values = list(qrels.values())
+    if _accel is not None and all(type(q) is str for q in qids):
+        try:
+            total = sum(map(len, values))
+        except TypeError:
+            total = -1
+        if total >= 0:
+            counts = np.empty(len(values), dtype=np.int64)
+            grades = np.empty(total, dtype=np.float64)
+            status, copies = _accel.pytrec_qrels(values, counts, grades)
+            if status == 0:
+                keep = counts > 0
+                out = {q: d for q, d, k in zip(qids, copies, keep.tolist(), strict=True) if k}
+                return out, counts[keep], grades
     from itertools import chain
 
-    values = list(qrels.values())
-    if (all(type(q) is str for q in qrels) and all(type(d) is dict for d in values)
-            and set(map(type, chain.from_iterable(values))) <= {str}
-            and set(map(type, chain.from_iterable(d.values() for d in values))) <= {int}):
-        return {q: dict(docs) for q, docs in qrels.items() if len(docs) > 0}
-    return {str(q): {str(d): int(g) for d, g in docs.items()} for q, docs in qrels.items() if len(docs) > 0}
+    out = {str(q): {str(d): int(g) for d, g in docs.items()} for q, docs in qrels.items() if len(docs) > 0}
+    counts = np.fromiter(map(len, out.values()), dtype=np.int64, count=len(out))
+    grades = np.fromiter(chain.from_iterable(d.values() for d in out.values()), dtype=np.float64,
+                         count=int(counts.sum()))
+    return out, counts, grades
 
 
 def _empty_ranking_nan(values: dict[Any, Any], metrics: list[Any], helper: list[Any]) -> None:
@@ -236,18 +256,19 @@ def _empty_ranking_nan(values: dict[Any, Any], metrics: list[Any], helper: list[
 
 
 class _FastPath:
-    """The qrels indexed once (ragrade's :class:`~ragrade.engine.core.Evaluator` under the pytrec_eval
-    profile), the join of plain-dict runs against them (:func:`pytrec_join`) and the kernels over the joined
-    rows, what depends on the qrels alone (R, ideal DCG, where each measure is defined) computed once."""
+    """The qrels indexed once (the rows, queries and grades ragrade's :class:`~ragrade.engine.core.Evaluator`
+    holds for them, under the pytrec_eval profile), the join of plain-dict runs against them
+    (:func:`pytrec_join`) and the kernels over the joined rows, what depends on the qrels alone (R, ideal DCG,
+    where each measure is defined) computed once."""
 
     #: Keys of the kernels' per-call cache (:class:`ragrade.kernels.metrics.Judged`) that depend on the qrels
     #: alone: kept from one evaluate() to the next.
     QRELS_ONLY = frozenset({"R", "N", "ugain", "ideal", "idcg"})
 
-    def __init__(self, qrels: dict[str, dict[str, int]], metrics: list[Any], options: dict[str, Any]) -> None:
+    def __init__(self, qrels: dict[str, dict[str, int]], counts: Any, grades: Any, metrics: list[Any],
+                 options: dict[str, Any]) -> None:
         import numpy as np
 
-        from ragrade.engine.core import Evaluator
         from ragrade.engine.plan import build_plan
         from ragrade.engine.result import metric_labels
         from ragrade.policies import Policies
@@ -258,28 +279,46 @@ class _FastPath:
         self.labels = [(lab, prof.adapt(m)) for lab, m in metric_labels(list(plan.labels))]
         self.metrics = metrics
         pol = self.policies = Policies().update(**prof.policy_overrides()).update(**dict(plan.policies))
-        self.evaluator = Evaluator(qrels, self.labels, policies=pol)
-        index = self.evaluator.index
-        self.qpos = dict(zip(index.query_ids, range(len(index.query_ids)), strict=True))
+        self.qrels = qrels
+        self.qpos = dict(zip(qrels, range(len(qrels)), strict=True))
         self.judged = qrels
-        self.starts = np.asarray(index.qrels.offsets[:-1], dtype=np.int64)
+        # The qrels rows, each query's judgments in dict order (what TruthIndex holds for such qrels: one unit
+        # per row, its query and grade). The join reports these rows.
+        self.nq = len(qrels)
+        self.starts = np.zeros(self.nq, dtype=np.int64)
+        np.cumsum(counts[:-1], out=self.starts[1:])
+        self.row_q = np.repeat(np.arange(self.nq, dtype=np.int64), counts)
+        self.grades = grades
+        self.row_unit = np.arange(len(grades), dtype=np.int64)
+        self.unit_q, self.unit_grade = self.row_q, grades
+        self._evaluator: Any = None
         # The kernels below are finish()'s (ragrade.engine.core) for the policies of this profile: anything
         # else goes through finish() itself.
         self.own_kernels = (pol.no_relevant == "zero" and pol.missing_run == "zero" and pol.max_docs is None
-                            and pol.unjudged in ("nonrelevant", "condensed") and not index.qrels.has_groups)
+                            and pol.unjudged in ("nonrelevant", "condensed"))
         self.qrels_cache: dict[Any, Any] = {}
         self.defined: dict[str, Any] = {}
-        # the rows the join reports are each query's judgments in dict order: check the index kept it
-        # (Qrels keeps each query's ids as the dict lists them: tests/compat/test_pytrec_eval_fast.py)
-        sizes = np.fromiter(map(len, qrels.values()), dtype=np.int64, count=len(qrels))
-        self.ok = index.query_ids == list(qrels) and bool(np.array_equal(np.diff(index.qrels.offsets), sizes))
+
+    @property
+    def evaluator(self) -> Any:
+        """ragrade's :class:`~ragrade.engine.core.Evaluator` over the same qrels (for finish()), made on first
+        use; its rows are these rows (checked)."""
+        if self._evaluator is None:
+            import numpy as np
+
+            from ragrade.engine.core import Evaluator
+
+            ev = Evaluator(self.qrels, self.labels, policies=self.policies)
+            q = ev.index.qrels
+            assert ev.index.query_ids == list(self.qrels) and np.array_equal(q.grades, self.grades)
+            assert q.docs_at(self.row_unit).tolist() == [d for judged in self.qrels.values() for d in judged]
+            self._evaluator = ev
+        return self._evaluator
 
     def evaluate(self, run: Mapping[str, Any], queries: list[str]) -> dict[Any, Any] | None:
         """The metrics' values for ``queries`` (in that order), or None when the run is not plain dicts."""
         import numpy as np
 
-        if not self.ok:
-            return None
         qpos = np.fromiter(map(self.qpos.__getitem__, queries), dtype=np.int64, count=len(queries))
         order = np.argsort(qpos, kind="stable")  # the join in the qrels' order: its rows sorted by (query, rank)
         in_order = qpos[order]
@@ -323,14 +362,12 @@ class _FastPath:
 
         from ragrade.engine.core import _param, condensed, defined_mask, judged_view
 
-        index = self.evaluator.index
-        nq = index.n_queries
+        nq = self.nq
         n_ret = np.zeros(nq, dtype=np.int64)
         n_ret[in_order] = counts
-        qq = index.row_q[rows]
-        grade = index.qrels.grades[rows]
         first = np.ones(len(rows), dtype=bool)  # a dict ranks each document once; no unit groups
-        judged = judged_view(nq, n_ret, qq, pos, grade, index.row_unit[rows], first, index, self.policies.num_docs)
+        judged = judged_view(nq, n_ret, self.row_q[rows], pos, self.grades[rows], self.row_unit[rows], first,
+                             self, self.policies.num_docs)  # type: ignore[arg-type]
         views = {"nonrelevant": judged}
         out: dict[str, Any] = {}
         for label, m in self.labels:
