@@ -158,8 +158,8 @@ class RelevanceEvaluator:
 
         if not scores:
             return {}
-        run = scores if all(type(q) is str for q in scores) else {str(q): docs for q, docs in scores.items()}
-        queries = [q for q in run if q in self._qrels]
+        run = scores if set(map(type, scores)) == {str} else {str(q): docs for q, docs in scores.items()}
+        queries = list(filter(self._qrels.__contains__, run))
         if not queries:
             return {}
         values: dict[Any, np.ndarray] = {}
@@ -263,7 +263,7 @@ class _FastPath:
 
     #: Keys of the kernels' per-call cache (:class:`ragrade.kernels.metrics.Judged`) that depend on the qrels
     #: alone: kept from one evaluate() to the next.
-    QRELS_ONLY = frozenset({"R", "N", "ugain", "ideal", "idcg"})
+    QRELS_ONLY = frozenset({"R", "N", "ugain", "ideal", "idcg", "ilevels"})
 
     def __init__(self, qrels: dict[str, dict[str, int]], counts: Any, grades: Any, metrics: list[Any],
                  options: dict[str, Any]) -> None:
@@ -320,10 +320,14 @@ class _FastPath:
         import numpy as np
 
         qpos = np.fromiter(map(self.qpos.__getitem__, queries), dtype=np.int64, count=len(queries))
-        order = np.argsort(qpos, kind="stable")  # the join in the qrels' order: its rows sorted by (query, rank)
-        in_order = qpos[order]
-        ordered = [queries[i] for i in order.tolist()]
-        joined = pytrec_join([run[q] for q in ordered], [self.judged[q] for q in ordered], self.starts[in_order])
+        if len(qpos) < 2 or bool((qpos[1:] > qpos[:-1]).all()):
+            in_order, ordered = qpos, queries
+        else:  # the join in the qrels' order: its rows come sorted by (query, rank)
+            order = np.argsort(qpos, kind="stable")
+            in_order = qpos[order]
+            ordered = list(map(queries.__getitem__, order.tolist()))
+        joined = pytrec_join(list(map(run.__getitem__, ordered)), list(map(self.judged.__getitem__, ordered)),
+                             self.starts[in_order])
         if joined is None:
             return None
         rows, pos, counts, n_inf = joined
