@@ -263,7 +263,7 @@ class _FastPath:
 
     #: Keys of the kernels' per-call cache (:class:`ragrade.kernels.metrics.Judged`) that depend on the qrels
     #: alone: kept from one evaluate() to the next.
-    QRELS_ONLY = frozenset({"R", "N", "ugain", "ideal", "idcg", "ilevels"})
+    QRELS_ONLY = frozenset({"R", "N", "ugain", "ideal", "idcg", "ilevels", "iprefix", "icost"})
 
     def __init__(self, qrels: dict[str, dict[str, int]], counts: Any, grades: Any, metrics: list[Any],
                  options: dict[str, Any]) -> None:
