@@ -1,8 +1,8 @@
 """Speed of ``ragrade.compat.pytrec_eval`` against pytrec_eval, side by side in one process.
 
 The collection is built in memory as Python dicts (the input both take): ``--rows`` run rows (``--depth``
-documents for each of rows / depth queries, scores with ties), qrels judging 20 documents per query (grades
-0..3, some retrieved, most not). For each call (``all_trec``; BEIR's ``EvaluateRetrieval.evaluate``, i.e.
+documents for each of rows / depth queries, ids of one shared corpus, scores with ties), qrels judging 20
+documents per query (grades 0..3, 5 of them retrieved). For each call (``all_trec``; BEIR's ``EvaluateRetrieval.evaluate``, i.e.
 ``map_cut``, ``ndcg_cut``, ``recall`` and ``P`` at 1,3,5,10,100,1000; MTEB's), it times
 
 - ``init+evaluate``: ``RelevanceEvaluator(qrels, measures).evaluate(run)`` (what BEIR and MTEB do), and
@@ -33,18 +33,21 @@ CALLS = {
 
 
 def collection(rows: int, depth: int, seed: int = 7) -> tuple[dict, dict]:
+    """BEIR-like dicts: the document ids are str objects of one corpus (as a retriever's results reuse the
+    corpus's ids), drawn at random for each query; scores rounded to 0.1 (ties), 20 judgments per query (grades
+    0..3), a quarter of them among the retrieved documents."""
     rng = np.random.default_rng(seed)
     nq = max(rows // depth, 1)
-    pool = depth * 3
+    corpus = [f"doc{i}" for i in range(max(rows, 1000))]
     run: dict[str, dict[str, float]] = {}
     qrels: dict[str, dict[str, int]] = {}
     for q in range(nq):
-        docs = np.sort(rng.choice(pool, depth, replace=False))
-        scores = np.round(rng.random(depth) * 50, 1)
-        run[f"q{q}"] = {f"d{d}": s for d, s in zip(docs.tolist(), scores.tolist(), strict=True)}
-        judged = rng.choice(pool, 20, replace=False).tolist()
-        grades = rng.choice([0, 0, 1, 2, 3], 20).tolist()
-        qrels[f"q{q}"] = {f"d{d}": g for d, g in zip(judged, grades, strict=True)}
+        docs = rng.choice(len(corpus), depth + 15, replace=False).tolist()
+        scores = np.round(rng.random(depth) * 50, 1).tolist()
+        run[f"q{q}"] = {corpus[d]: s for d, s in zip(docs[:depth], scores, strict=True)}
+        judged = docs[depth - 5:]  # 5 retrieved, 15 not
+        grades = rng.choice([0, 0, 1, 2, 3], len(judged)).tolist()
+        qrels[f"q{q}"] = {corpus[d]: g for d, g in zip(judged, grades, strict=True)}
     return qrels, run
 
 

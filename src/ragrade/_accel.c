@@ -1105,7 +1105,12 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
  */
 
 typedef struct { double s; PyObject *k; int64_t row; } PtFound;
-typedef struct { double s; PyObject *k; } PtItem;
+typedef struct { double s; PyObject *k; PyObject *v; } PtItem;
+#if defined(__GNUC__) || defined(__clang__)
+#define PT_PREFETCH(ptr) __builtin_prefetch((const void *)(ptr))
+#else
+#define PT_PREFETCH(ptr) ((void)(ptr))
+#endif
 
 /* 1 and *out: v's score (exact float or int, not NaN; float32-rounded with f32); 0 otherwise. */
 static inline int pt_score(PyObject *v, int f32, double *out) {
@@ -1182,15 +1187,22 @@ static PyObject *pytrec_join(PyObject *self, PyObject *args) {
         PyObject *R = PyList_GET_ITEM(runs, i), *J = PyList_GET_ITEM(judged, i), *k, *v;
         if (!PyDict_CheckExact(R)) { status = 1; break; }
         Py_ssize_t nr = 0, p = 0;
-        while (PyDict_Next(R, &p, &k, &v)) {  /* every key exact str: the lookups below run no Python code */
-            if (!PyUnicode_CheckExact(k)) { status = 2; break; }
-            double x;
-            if (!pt_score(v, f32, &x)) { status = 3; break; }
+        /* the entries first (the dict's own array, in order), the key and value objects they point to
+           fetched ahead; then their types and scores. No Python code runs in between. */
+        while (PyDict_Next(R, &p, &k, &v)) {
             if (nr >= rmax) { err = "pytrec_join: a ranking changed size"; goto done; }
-            if (isinf(x)) ninf++;
-            items[nr].s = x;
+            PT_PREFETCH(k);
+            PT_PREFETCH(v);
             items[nr].k = k;
+            items[nr].v = v;
             nr++;
+        }
+        for (Py_ssize_t e = 0; e < nr; e++) {  /* every key exact str: the lookups below run no Python code */
+            if (!PyUnicode_CheckExact(items[e].k)) { status = 2; break; }
+            double x;
+            if (!pt_score(items[e].v, f32, &x)) { status = 3; break; }
+            if (isinf(x)) ninf++;
+            items[e].s = x;
         }
         if (status != 0) break;
         counts[i] = nr;
