@@ -1197,6 +1197,13 @@ static PyObject *pytrec_join(PyObject *self, PyObject *args) {
             items[nr].v = v;
             nr++;
         }
+        Py_ssize_t nj = 0;  /* the judged ids, fetched ahead too (found[] holds them until the lookups) */
+        p = 0;
+        while (PyDict_Next(J, &p, &k, &v)) {
+            if (nj >= jmax) { err = "pytrec_join: judgments changed size"; goto done; }
+            PT_PREFETCH(k);
+            found[nj++].k = k;
+        }
         for (Py_ssize_t e = 0; e < nr; e++) {  /* every key exact str: the lookups below run no Python code */
             if (!PyUnicode_CheckExact(items[e].k)) { status = 2; break; }
             double x;
@@ -1206,12 +1213,11 @@ static PyObject *pytrec_join(PyObject *self, PyObject *args) {
         }
         if (status != 0) break;
         counts[i] = nr;
-        Py_ssize_t m = 0, t = 0;
-        p = 0;
-        while (PyDict_Next(J, &p, &k, &v)) {
+        Py_ssize_t m = 0;
+        for (Py_ssize_t t = 0; t < nj && nr > 0; t++) {  /* found[m..] is rewritten behind the reads (m <= t) */
+            k = found[t].k;
             if (!PyUnicode_CheckExact(k)) { err = "pytrec_join: a judged doc id is not str"; goto done; }
-            if (m >= jmax || t >= jmax) { err = "pytrec_join: judgments changed size"; goto done; }
-            PyObject *sv = nr ? PyDict_GetItemWithError(R, k) : NULL;
+            PyObject *sv = PyDict_GetItemWithError(R, k);
             if (sv == NULL && PyErr_Occurred()) goto done;
             if (sv != NULL) {
                 double x;
@@ -1221,7 +1227,6 @@ static PyObject *pytrec_join(PyObject *self, PyObject *args) {
                 found[m].row = starts[i] + t;
                 m++;
             }
-            t++;
         }
         if (status != 0) break;
         if (m == 0) continue;
