@@ -1284,22 +1284,34 @@ static PyObject *pytrec_qrels(PyObject *self, PyObject *args) {
     double *grades = (double *)b[1].buf;
     Py_ssize_t n = PyList_GET_SIZE(dicts), cap = b[1].len / 8, w = 0;
     long status = 0;
-    PyObject *copies = NULL;
+    PyObject *copies = NULL, **kv = NULL;
     const char *err = NULL;
     if (b[0].len / 8 < n) { err = "pytrec_qrels: counts_out too small"; goto done; }
-    Py_ssize_t total = 0;
+    Py_ssize_t total = 0, dmax = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *d = PyList_GET_ITEM(dicts, i);
         if (!PyDict_CheckExact(d)) { status = 1; goto done; }
         total += PyDict_GET_SIZE(d);
+        if (PyDict_GET_SIZE(d) > dmax) dmax = PyDict_GET_SIZE(d);
     }
     if (total > cap) { err = "pytrec_qrels: grades_out too small"; goto done; }
+    kv = (PyObject **)PyMem_Malloc(sizeof(PyObject *) * 2 * (size_t)(dmax + 1));
+    if (kv == NULL) { PyErr_NoMemory(); goto done; }
     copies = PyList_New(n);
     if (copies == NULL) goto done;
     for (Py_ssize_t i = 0; i < n && status == 0; i++) {
         PyObject *d = PyList_GET_ITEM(dicts, i), *k, *v;
-        Py_ssize_t p = 0, c = 0;
-        while (PyDict_Next(d, &p, &k, &v)) {
+        Py_ssize_t p = 0, c = 0, nd = 0;
+        while (PyDict_Next(d, &p, &k, &v)) {  /* the entries first, their ids fetched ahead */
+            if (nd >= dmax) { err = "pytrec_qrels: a dict changed size"; goto done; }
+            PT_PREFETCH(k);
+            kv[2 * nd] = k;
+            kv[2 * nd + 1] = v;
+            nd++;
+        }
+        for (Py_ssize_t e = 0; e < nd; e++) {
+            k = kv[2 * e];
+            v = kv[2 * e + 1];
             if (!PyUnicode_CheckExact(k)) { status = 2; break; }
             if (!PyLong_CheckExact(v)) { status = 3; break; }
             int overflow = 0;
@@ -1316,6 +1328,7 @@ static PyObject *pytrec_qrels(PyObject *self, PyObject *args) {
         PyList_SET_ITEM(copies, i, copy);
     }
 done:
+    PyMem_Free(kv);
     for (int j = 0; j < 2; j++) PyBuffer_Release(&b[j]);
     if (err != NULL) { Py_XDECREF(copies); PyErr_SetString(PyExc_ValueError, err); return NULL; }
     if (PyErr_Occurred()) { Py_XDECREF(copies); return NULL; }
