@@ -14,6 +14,7 @@ cutoffs), ``"ndcg_cut.10"``, ``"ndcg_cut_10"``, ``"P.5,10"``, nicknames (``"all_
 from __future__ import annotations
 
 import collections
+import functools
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -116,41 +117,20 @@ class RelevanceEvaluator:
 
     def __init__(self, query_relevance: Mapping[str, Mapping[str, int]], measures: Iterable[str],
                  relevance_level: int = 1, judged_docs_only_flag: bool = False) -> None:
-        from ragrade.compat.trec_eval import Options, TrecEvalError, plan
-
         if isinstance(measures, str):
             raise TypeError("measures must be a set (or list) of measure names, e.g. {'map', 'ndcg_cut.10'}")
-        combined = _combine(measures)
-        opts = Options(marked=list(combined),
-                       params={m: ",".join(sorted(p)) for m, p in combined.items() if p})
-        try:
-            self._planned = plan(opts)
-        except TrecEvalError as err:
-            raise ValueError(str(err)) from None
-        self._qrels, counts, grades = _read_qrels(query_relevance)
         self.relevance_level = int(relevance_level)
         self.judged_docs_only_flag = bool(judged_docs_only_flag)
-        metrics: list[Any] = []
-        seen: set[Any] = set()
-        for p in self._planned:
-            for m in p.metrics:
-                if m is not None and m not in seen:
-                    seen.add(m)
-                    metrics.append(m)
-        self._helper = None
-        if any(m.name in ("iprec", "iprec_11pt") for m in metrics):
-            from ragrade.metrics import parse_labelled
-
-            self._helper = [parse_labelled(n, "trec_eval")[0][1] for n in ("num_ret", "num_rel")]
-            metrics += [h for h in self._helper if h not in seen]
-        self._metrics = metrics
-        self._fast = (_FastPath(self._qrels, counts, grades, metrics, self._options())
+        prepared = _prepare(frozenset(measures), self.relevance_level, self.judged_docs_only_flag)
+        self._planned, metrics, helper, labels, policies = prepared
+        self._metrics = list(metrics)
+        self._helper = None if helper is None else list(helper)
+        self._qrels, counts, grades = _read_qrels(query_relevance)
+        self._fast = (_FastPath(self._qrels, counts, grades, self._metrics, labels, policies)
                       if metrics and self._qrels else None)
 
     def _options(self) -> dict[str, Any]:
-        return {"profile": "pytrec_eval", "missing_run": "zero",
-                "rel_level": self.relevance_level if self.relevance_level != 1 else None,
-                "unjudged": "condensed" if self.judged_docs_only_flag else None}
+        return _options(self.relevance_level, self.judged_docs_only_flag)
 
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
         """Per-query values ``{query: {measure: value}}`` of the queries in both the qrels and ``scores``."""
@@ -200,6 +180,57 @@ class RelevanceEvaluator:
                                    [(str(m), m) for m in self._metrics], **self._options())
         frame = res.per_query.reindex(queries)
         return {m: frame[str(m)].to_numpy(dtype=np.float64) for m in self._metrics}
+
+
+def _options(relevance_level: int, judged_docs_only_flag: bool) -> dict[str, Any]:
+    """ragrade.evaluate's keywords for pytrec_eval's options."""
+    return {"profile": "pytrec_eval", "missing_run": "zero",
+            "rel_level": relevance_level if relevance_level != 1 else None,
+            "unjudged": "condensed" if judged_docs_only_flag else None}
+
+
+@functools.lru_cache(maxsize=64)
+def _prepare(measures: frozenset[str], relevance_level: int,
+             judged_docs_only_flag: bool) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...] | None,
+                                                   tuple[Any, ...], Any]:
+    """What a measure set means, read once per (measures, options) and reused by every evaluator asking the
+    same (the parsed values are immutable): trec_eval's plan of the names, the metrics to compute (each once),
+    the two helper metrics of trec_eval 9's empty-ranking rule (or None), their labels under the profile and
+    the policies."""
+    from ragrade.compat.trec_eval import Options, TrecEvalError, plan
+
+    combined = _combine(measures)
+    opts = Options(marked=list(combined), params={m: ",".join(sorted(p)) for m, p in combined.items() if p})
+    try:
+        planned = plan(opts)
+    except TrecEvalError as err:
+        raise ValueError(str(err)) from None
+    metrics: list[Any] = []
+    seen: set[Any] = set()
+    for p in planned:
+        for m in p.metrics:
+            if m is not None and m not in seen:
+                seen.add(m)
+                metrics.append(m)
+    helper = None
+    if any(m.name in ("iprec", "iprec_11pt") for m in metrics):
+        from ragrade.metrics import parse_labelled
+
+        helper = [parse_labelled(n, "trec_eval")[0][1] for n in ("num_ret", "num_rel")]
+        metrics += [h for h in helper if h not in seen]
+    labels: tuple[Any, ...] = ()
+    policies = None
+    if metrics:
+        from ragrade.engine.plan import build_plan
+        from ragrade.engine.result import metric_labels
+        from ragrade.policies import Policies
+
+        plan_ = build_plan({}, {}, [(str(m), m) for m in metrics], **_options(relevance_level, judged_docs_only_flag))
+        prof = plan_.profile
+        assert prof is not None and prof.mrr_variant != "beir" and prof.score_dtype == "float32"
+        labels = tuple((lab, prof.adapt(m)) for lab, m in metric_labels(list(plan_.labels)))
+        policies = Policies().update(**prof.policy_overrides()).update(**dict(plan_.policies))
+    return tuple(planned), tuple(metrics), None if helper is None else tuple(helper), labels, policies
 
 
 def _read_qrels(qrels: Mapping[Any, Mapping[Any, Any]]) -> tuple[dict[str, dict[str, int]], Any, Any]:
@@ -266,19 +297,12 @@ class _FastPath:
     QRELS_ONLY = frozenset({"R", "N", "ugain", "ideal", "idcg", "ilevels", "iprefix", "icost"})
 
     def __init__(self, qrels: dict[str, dict[str, int]], counts: Any, grades: Any, metrics: list[Any],
-                 options: dict[str, Any]) -> None:
+                 labels: tuple[Any, ...], policies: Any) -> None:
         import numpy as np
 
-        from ragrade.engine.plan import build_plan
-        from ragrade.engine.result import metric_labels
-        from ragrade.policies import Policies
-
-        plan = build_plan(qrels, {}, [(str(m), m) for m in metrics], **options)
-        prof = plan.profile
-        assert prof is not None and prof.mrr_variant != "beir" and prof.score_dtype == "float32"
-        self.labels = [(lab, prof.adapt(m)) for lab, m in metric_labels(list(plan.labels))]
+        self.labels = list(labels)
         self.metrics = metrics
-        pol = self.policies = Policies().update(**prof.policy_overrides()).update(**dict(plan.policies))
+        pol = self.policies = policies
         self.qrels = qrels
         self.qpos = dict(zip(qrels, range(len(qrels)), strict=True))
         self.judged = qrels
