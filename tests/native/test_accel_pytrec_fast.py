@@ -222,3 +222,21 @@ def test_nested_dicts_checks_its_arguments():
         accel.nested_dicts(["a"], [None], np.zeros(1))
     with pytest.raises(TypeError):
         accel.nested_dicts(("a",), ["x"], np.zeros(1))
+
+
+@pytest.mark.parametrize("measures", [{"all_trec"}, {"map_cut.1,10,1000", "ndcg_cut.1,10,1000", "P.5", "recall.10"}])
+def test_the_evaluator_with_and_without_the_helper(measures, monkeypatch):
+    from ragrade.compat.pytrec_eval import RelevanceEvaluator
+
+    rng = np.random.default_rng(11)
+    runs, judged, _ = random_case(rng, 30, many=True)
+    qrels = {f"q{i}": {d: max(g, 0) for d, g in j.items()} for i, j in enumerate(judged)}
+    run = {f"q{i}": r for i, r in enumerate(runs)}
+    with_c = RelevanceEvaluator(qrels, measures).evaluate(run)
+    monkeypatch.setattr(_ingest, "_accel", None)
+    without = RelevanceEvaluator(qrels, measures).evaluate(run)
+    assert list(with_c) == list(without)
+    for q, values in with_c.items():
+        assert list(values) == list(without[q])
+        for k, v in values.items():
+            assert v == without[q][k] or (math.isnan(v) and math.isnan(without[q][k])), (q, k)
