@@ -240,3 +240,8 @@ def test_the_evaluator_with_and_without_the_helper(measures, monkeypatch):
         assert list(values) == list(without[q])
         for k, v in values.items():
             assert v == without[q][k] or (math.isnan(v) and math.isnan(without[q][k])), (q, k)
+
+
+def test_nested_dicts_with_keys_that_are_not_str_take_the_fallback():
+    assert nested_dicts(["a", "b"], [1, "x"], np.array([[1.0, 2.0], [3.0, 4.0]])) == {"a": {1: 1.0, "x": 2.0},
+                                                                                      "b": {1: 3.0, "x": 4.0}}

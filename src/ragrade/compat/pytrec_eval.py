@@ -497,7 +497,9 @@ def nested_dicts(queries: list[str], names: list[str], table: Any,
 
     table = np.ascontiguousarray(table, dtype=np.float64)
     accel = _accel if use_accel is None or use_accel else None
-    if (accel is not None and type(queries) is list and type(names) is list
-            and all(type(q) is str for q in queries) and all(type(n) is str for n in names)):
-        return accel.nested_dicts(queries, names, table)
+    if accel is not None and type(queries) is list and type(names) is list:
+        try:
+            return accel.nested_dicts(queries, names, table)
+        except TypeError:  # an id or a name that is not exactly str
+            pass
     return dict(zip(queries, [dict(zip(names, row, strict=True)) for row in table.tolist()], strict=True))
