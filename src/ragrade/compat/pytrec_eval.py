@@ -244,7 +244,7 @@ def _read_qrels(qrels: Mapping[Any, Mapping[Any, Any]]) -> tuple[dict[str, dict[
 
     qids = list(qrels)
     values = list(qrels.values())
-    if _accel is not None and all(type(q) is str for q in qids):
+    if _accel is not None and set(map(type, qids)) <= {str}:
         try:
             total = sum(map(len, values))
         except TypeError:
