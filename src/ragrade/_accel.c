@@ -1077,11 +1077,10 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
 
 /* ==== pyspeed: ragrade.compat.pytrec_eval's fast path (begin) ======================================
  *
- * pytrec_join(runs, judged, starts, rows_out, pos_out, counts_out, float32) -> (status, found, infinite)
- *     runs[i] is one query's ranking {doc: score}, judged[i] that query's judgments {doc: grade} (two
- *     lists of equal length; judged[i] must be a dict with exactly-str keys, else ValueError). For every
- *     judgment t of judged[i] (t counts its items in iteration order) whose doc is in runs[i]: its qrels
- *     row starts[i] + t and its 0-based rank in runs[i] under trec_eval's order (score descending, equal
+ * pytrec_join(runs, docs, starts, jcounts, rows_out, pos_out, counts_out, float32) -> (status, found, infinite)
+ *     runs[i] is one query's ranking {doc: score}; its judged ids are docs[starts[i] + t] for t < jcounts[i]
+ *     (docs a list of exactly-str, else ValueError; ranges outside docs: ValueError). For every judged id
+ *     t in runs[i]: its qrels row starts[i] + t and its 0-based rank in runs[i] under trec_eval's order (score descending, equal
  *     scores by doc id descending, compared by code points as strcmp compares UTF-8) are appended to
  *     rows_out / pos_out, each query's judgments in rank order; counts_out[i] = len(runs[i]). With
  *     float32, scores are rounded to float32 first (pytrec_eval stores them so), and a score beyond
@@ -1091,11 +1090,11 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
  *     `infinite` the number of infinite scores. Buffers (int64, C-contiguous) are checked first:
  *     ValueError when too small.
  *
- * pytrec_qrels(dicts, counts_out, grades_out) -> (status, copies)
+ * pytrec_qrels(dicts, counts_out, grades_out) -> (status, docs)
  *     Judgments {doc: grade} of each query: status 0 when every element is exactly a dict of exactly-str keys
- *     and exactly-int grades (within int64), and then copies (a list: a shallow copy of each dict), counts_out
- *     (int64) its sizes and grades_out (float64) every grade in iteration order; else status 1 (not a dict),
- *     2 (a key) or 3 (a grade) and copies None. ValueError when an output is too small.
+ *     and exactly-int grades (within int64), and then docs (a list of every id, dict after dict, in iteration
+ *     order), counts_out (int64) each dict's size and grades_out (float64) every grade in the same order; else
+ *     status 1 (not a dict), 2 (a key) or 3 (a grade) and docs None. ValueError when an output is too small.
  *
  * nested_dicts(qids, names, values) -> {qids[i]: {names[j]: values[i, j]}}
  *     values: float64, C-contiguous, len(qids) * len(names) items (row-major); qids and names lists of
@@ -1147,35 +1146,37 @@ static int pt_cmp_found(const void *x, const void *y) {
 }
 
 static PyObject *pytrec_join(PyObject *self, PyObject *args) {
-    PyObject *runs, *judged, *objs[4];
+    PyObject *runs, *docs, *objs[5];
     int f32;
-    if (!PyArg_ParseTuple(args, "O!O!OOOOp", &PyList_Type, &runs, &PyList_Type, &judged, &objs[0], &objs[1],
-                          &objs[2], &objs[3], &f32)) return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(runs);
-    if (PyList_GET_SIZE(judged) != n) {
-        PyErr_SetString(PyExc_ValueError, "pytrec_join: runs and judged differ in length");
-        return NULL;
-    }
-    Py_buffer b[4];
-    if (get_buffers(objs, b, 4, 1) < 0) return NULL;
-    const int64_t *starts = (const int64_t *)b[0].buf;
-    int64_t *rows_out = (int64_t *)b[1].buf, *pos_out = (int64_t *)b[2].buf, *counts = (int64_t *)b[3].buf;
-    Py_ssize_t cap = b[1].len / 8 < b[2].len / 8 ? b[1].len / 8 : b[2].len / 8;
+    if (!PyArg_ParseTuple(args, "O!O!OOOOOp", &PyList_Type, &runs, &PyList_Type, &docs, &objs[0], &objs[1],
+                          &objs[2], &objs[3], &objs[4], &f32)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(runs), ndocs = PyList_GET_SIZE(docs);
+    Py_buffer b[5];
+    if (get_buffers(objs, b, 5, 2) < 0) return NULL;
+    const int64_t *starts = (const int64_t *)b[0].buf, *jcounts = (const int64_t *)b[1].buf;
+    int64_t *rows_out = (int64_t *)b[2].buf, *pos_out = (int64_t *)b[3].buf, *counts = (int64_t *)b[4].buf;
+    Py_ssize_t cap = b[2].len / 8 < b[3].len / 8 ? b[2].len / 8 : b[3].len / 8;
     PtFound *found = NULL;
     PtItem *items = NULL;
     int64_t *diff = NULL;
     const char *err = NULL;
     long status = 0;
     Py_ssize_t nfound = 0, ninf = 0;
-    if (b[0].len / 8 < n || b[3].len / 8 < n) { err = "pytrec_join: starts or counts_out too small"; goto done; }
-    /* sizes first: every judged entry a dict of str keys, the outputs large enough */
+    if (b[0].len / 8 < n || b[1].len / 8 < n || b[4].len / 8 < n) {
+        err = "pytrec_join: starts, jcounts or counts_out too small";
+        goto done;
+    }
+    /* sizes first: every query's judgments within docs, the outputs large enough */
     Py_ssize_t jmax = 0, rmax = 0, jtotal = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *J = PyList_GET_ITEM(judged, i), *R = PyList_GET_ITEM(runs, i);
-        if (!PyDict_CheckExact(J)) { err = "pytrec_join: judged[i] is not a dict"; goto done; }
-        Py_ssize_t lj = PyDict_GET_SIZE(J);
-        jtotal += lj;
-        if (lj > jmax) jmax = lj;
+        PyObject *R = PyList_GET_ITEM(runs, i);
+        int64_t a = starts[i], c = jcounts[i];
+        if (a < 0 || c < 0 || a > ndocs || c > ndocs - a) {
+            err = "pytrec_join: a judgment range outside docs";
+            goto done;
+        }
+        jtotal += c;
+        if (c > jmax) jmax = c;
         if (PyDict_CheckExact(R) && PyDict_GET_SIZE(R) > rmax) rmax = PyDict_GET_SIZE(R);
     }
     if (jtotal > cap) { err = "pytrec_join: rows_out or pos_out too small"; goto done; }
@@ -1184,7 +1185,7 @@ static PyObject *pytrec_join(PyObject *self, PyObject *args) {
     diff = (int64_t *)PyMem_Malloc(sizeof(int64_t) * (size_t)(jmax + 2));
     if (found == NULL || items == NULL || diff == NULL) { PyErr_NoMemory(); goto done; }
     for (Py_ssize_t i = 0; i < n && status == 0; i++) {
-        PyObject *R = PyList_GET_ITEM(runs, i), *J = PyList_GET_ITEM(judged, i), *k, *v;
+        PyObject *R = PyList_GET_ITEM(runs, i), *k, *v;
         if (!PyDict_CheckExact(R)) { status = 1; break; }
         Py_ssize_t nr = 0, p = 0;
         /* the entries first (the dict's own array, in order), the key and value objects they point to
@@ -1197,13 +1198,12 @@ static PyObject *pytrec_join(PyObject *self, PyObject *args) {
             items[nr].v = v;
             nr++;
         }
-        Py_ssize_t nj = 0;  /* the judged ids, fetched ahead too (found[] holds them until the lookups) */
-        p = 0;
-        while (PyDict_Next(J, &p, &k, &v)) {
-            if (nj >= jmax) { err = "pytrec_join: judgments changed size"; goto done; }
-            PT_PREFETCH(k);
-            found[nj++].k = k;
-        }
+        /* the judged ids (docs[starts[i] .. starts[i] + jcounts[i]), checked above; the list cannot change:
+           no Python code runs), fetched ahead too */
+        Py_ssize_t nj = (Py_ssize_t)jcounts[i];
+        PyObject **jd = nj > 0 ? ((PyListObject *)docs)->ob_item + starts[i] : NULL;
+        if (nr > 0)
+            for (Py_ssize_t t = 0; t < nj; t++) PT_PREFETCH(jd[t]);
         for (Py_ssize_t e = 0; e < nr; e++) {  /* every key exact str: the lookups below run no Python code */
             if (!PyUnicode_CheckExact(items[e].k)) { status = 2; break; }
             double x;
@@ -1214,8 +1214,8 @@ static PyObject *pytrec_join(PyObject *self, PyObject *args) {
         if (status != 0) break;
         counts[i] = nr;
         Py_ssize_t m = 0;
-        for (Py_ssize_t t = 0; t < nj && nr > 0; t++) {  /* found[m..] is rewritten behind the reads (m <= t) */
-            k = found[t].k;
+        for (Py_ssize_t t = 0; t < nj && nr > 0; t++) {
+            k = jd[t];
             if (!PyUnicode_CheckExact(k)) { err = "pytrec_join: a judged doc id is not str"; goto done; }
             PyObject *sv = PyDict_GetItemWithError(R, k);
             if (sv == NULL && PyErr_Occurred()) goto done;
@@ -1269,7 +1269,7 @@ done:
     PyMem_Free(found);
     PyMem_Free(items);
     PyMem_Free(diff);
-    for (int j = 0; j < 4; j++) PyBuffer_Release(&b[j]);
+    for (int j = 0; j < 5; j++) PyBuffer_Release(&b[j]);
     if (err != NULL) { PyErr_SetString(PyExc_ValueError, err); return NULL; }
     if (PyErr_Occurred()) return NULL;
     return Py_BuildValue("lnn", status, nfound, ninf);
@@ -1297,7 +1297,7 @@ static PyObject *pytrec_qrels(PyObject *self, PyObject *args) {
     if (total > cap) { err = "pytrec_qrels: grades_out too small"; goto done; }
     kv = (PyObject **)PyMem_Malloc(sizeof(PyObject *) * 2 * (size_t)(dmax + 1));
     if (kv == NULL) { PyErr_NoMemory(); goto done; }
-    copies = PyList_New(n);
+    copies = PyList_New(total);  /* every id, in order */
     if (copies == NULL) goto done;
     for (Py_ssize_t i = 0; i < n && status == 0; i++) {
         PyObject *d = PyList_GET_ITEM(dicts, i), *k, *v;
@@ -1317,16 +1317,16 @@ static PyObject *pytrec_qrels(PyObject *self, PyObject *args) {
             int overflow = 0;
             long long g = PyLong_AsLongLongAndOverflow(v, &overflow);
             if (overflow || (g == -1 && PyErr_Occurred())) { PyErr_Clear(); status = 3; break; }
-            if (w >= cap) { err = "pytrec_qrels: a dict changed size"; goto done; }
+            if (w >= cap || w >= total) { err = "pytrec_qrels: a dict changed size"; goto done; }
+            Py_INCREF(k);
+            PyList_SET_ITEM(copies, w, k);
             grades[w++] = (double)g;
             c++;
         }
         if (status != 0) break;
         counts[i] = c;
-        PyObject *copy = PyDict_Copy(d);
-        if (copy == NULL) goto done;
-        PyList_SET_ITEM(copies, i, copy);
     }
+    if (status == 0 && w != total) { err = "pytrec_qrels: a dict changed size"; goto done; }
 done:
     PyMem_Free(kv);
     for (int j = 0; j < 2; j++) PyBuffer_Release(&b[j]);

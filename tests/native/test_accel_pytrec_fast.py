@@ -23,9 +23,18 @@ needs_accel = pytest.mark.skipif(accel is None, reason="the C helper is not buil
 IDS = ["a", "b", "c", "d", "é", "z", "ab", "B", "\u4e2d", "d10", "d9", "d1"]
 
 
-def both(runs, judged, starts):
-    fast = pytrec_join(runs, judged, starts, use_accel=True) if accel is not None else None
-    slow = pytrec_join(runs, judged, starts, use_accel=False)
+def layout(judged, offset=0):
+    """The judged ids as the join takes them: one list (after ``offset`` unrelated ids), each query's range."""
+    docs = [f"pad{i}" for i in range(offset)] + [d for j in judged for d in j]
+    jcounts = np.array([len(j) for j in judged], dtype=np.int64)
+    starts = offset + np.concatenate([[0], np.cumsum(jcounts)[:-1]]).astype(np.int64)
+    return docs, starts, jcounts
+
+
+def both(runs, judged, offset=0):
+    docs, starts, jcounts = layout(judged, offset)
+    fast = pytrec_join(runs, docs, starts, jcounts, use_accel=True) if accel is not None else None
+    slow = pytrec_join(runs, docs, starts, jcounts, use_accel=False)
     return fast, slow
 
 
@@ -51,15 +60,15 @@ def random_case(rng: np.random.Generator, n_queries: int, many: bool):
                      for d in docs})
         jd = rng.choice(pool, int(rng.integers(1, 90 if many else 12)), replace=False).tolist()
         judged.append({d: int(rng.integers(-1, 4)) for d in jd})
-    starts = np.cumsum([0] + [len(j) for j in judged[:-1]]).astype(np.int64)
-    return runs, judged, starts
+    return runs, judged
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_join_equals_the_fallback_on_random_rankings(seed):
     rng = np.random.default_rng(seed)
-    runs, judged, starts = random_case(rng, 40, many=seed % 2 == 1)  # odd seeds: > 32 judged (binary search)
-    fast, slow = both(runs, judged, starts)
+    runs, judged = random_case(rng, 40, many=seed % 2 == 1)  # odd seeds: > 32 judged (binary search)
+    fast, slow = both(runs, judged)
+    _, starts, _ = layout(judged)
     assert slow is not None
     assert_same(fast, slow)
     rows, pos, counts, _ = slow
@@ -77,7 +86,7 @@ def test_join_equals_the_fallback_on_random_rankings(seed):
 def test_join_ranks_ties_by_id_descending_in_code_point_order():
     runs = [{"a": 1.0, "é": 1.0, "z": 1.0, "\u4e2d": 1.0, "b": 2.0}]
     judged = [{"a": 1, "é": 1, "z": 0, "\u4e2d": 2, "x": 1}]
-    fast, slow = both(runs, judged, [0])
+    fast, slow = both(runs, judged)
     assert_same(fast, slow)
     rows, pos, _, _ = slow
     # b (2.0) first, then the tied ids descending: 中 > é > z > a
@@ -86,8 +95,7 @@ def test_join_ranks_ties_by_id_descending_in_code_point_order():
 
 def test_join_rounds_scores_to_float32():
     runs = [{"a": 1.0, "b": 1.0 + 1e-12}]  # equal in float32: the tie goes by id (b before a)
-    _, slow = both(runs, [{"a": 1, "b": 1}], [0])
-    fast, _ = both(runs, [{"a": 1, "b": 1}], [0])
+    fast, slow = both(runs, [{"a": 1, "b": 1}])
     assert_same(fast, slow)
     assert slow is not None and slow[1].tolist() == [0, 1] and slow[0].tolist() == [1, 0]
 
@@ -97,19 +105,18 @@ def test_join_rounds_scores_to_float32():
     {"a": np.float64(1.0)},
 ])
 def test_join_refuses_what_the_general_path_reads(ranking):
-    fast, slow = both([{"x": 1.0}, ranking], [{"x": 1}, {"a": 1}], [0, 1])
+    fast, slow = both([{"x": 1.0}, ranking], [{"x": 1}, {"a": 1}])
     assert slow is None
     assert_same(fast, slow)
 
 
 def test_join_refuses_a_ranking_that_is_not_a_dict():
-    assert pytrec_join([[("a", 1.0)]], [{"a": 1}], [0], use_accel=False) is None
-    if accel is not None:
-        assert pytrec_join([[("a", 1.0)]], [{"a": 1}], [0], use_accel=True) is None
+    fast, slow = both([[("a", 1.0)]], [{"a": 1}])
+    assert slow is None and fast is None
 
 
 def test_join_counts_infinities_and_takes_ints():
-    fast, slow = both([{"a": math.inf, "b": -math.inf, "c": 3, "d": 2.5}], [{"b": 1, "c": 1, "a": 0}], [5])
+    fast, slow = both([{"a": math.inf, "b": -math.inf, "c": 3, "d": 2.5}], [{"b": 1, "c": 1, "a": 0}], offset=5)
     assert_same(fast, slow)
     assert slow is not None
     rows, pos, counts, n_inf = slow
@@ -119,26 +126,26 @@ def test_join_counts_infinities_and_takes_ints():
 @needs_accel
 def test_join_checks_its_buffers():
     assert accel is not None
-    ok = dict(rows_out=np.empty(2, np.int64), pos_out=np.empty(2, np.int64), counts=np.empty(1, np.int64))
-    runs, judged = [{"a": 1.0}], [{"a": 1, "b": 0}]
-    assert accel.pytrec_join(runs, judged, np.zeros(1, np.int64), *ok.values(), True) == (0, 1, 0)
+    runs, docs = [{"a": 1.0}], ["a", "b"]
+    i64 = np.int64
+
+    def call(docs=docs, starts=(0,), jcounts=(2,), rows=2, pos=2, counts=1):
+        return accel.pytrec_join(runs, docs, np.array(starts, i64), np.array(jcounts, i64), np.empty(rows, i64),
+                                 np.empty(pos, i64), np.empty(counts, i64), True)
+
+    assert call() == (0, 1, 0)
+    for bad in (dict(rows=1), dict(pos=1), dict(counts=0), dict(starts=()), dict(jcounts=()), dict(starts=(1,)),
+                dict(starts=(-1,)), dict(jcounts=(3,)), dict(jcounts=(-1,)), dict(starts=(3,), jcounts=(0,))):
+        with pytest.raises(ValueError):
+            call(**bad)
     with pytest.raises(ValueError):
-        accel.pytrec_join(runs, judged, np.zeros(1, np.int64), np.empty(1, np.int64), np.empty(1, np.int64),
-                          np.empty(1, np.int64), True)
-    with pytest.raises(ValueError):
-        accel.pytrec_join(runs, judged, np.zeros(0, np.int64), *ok.values(), True)
-    with pytest.raises(ValueError):
-        accel.pytrec_join(runs, judged, np.zeros(1, np.int64), ok["rows_out"], ok["pos_out"], np.empty(0, np.int64),
-                          True)
-    with pytest.raises(ValueError):
-        accel.pytrec_join(runs, [], np.zeros(1, np.int64), *ok.values(), True)
-    with pytest.raises(ValueError):
-        accel.pytrec_join(runs, [[("a", 1)]], np.zeros(1, np.int64), *ok.values(), True)
-    with pytest.raises(ValueError):
-        accel.pytrec_join(runs, [{1: 1}], np.zeros(1, np.int64), *ok.values(), True)
+        call(docs=["a", 1])
     with pytest.raises(BufferError):  # a read-only output
-        accel.pytrec_join(runs, judged, np.zeros(1, np.int64), b"readonly-bytes-16", ok["pos_out"], ok["counts"],
-                          True)
+        accel.pytrec_join(runs, docs, np.zeros(1, i64), np.full(1, 2, i64), b"readonly-bytes-16", np.empty(2, i64),
+                          np.empty(1, i64), True)
+    with pytest.raises(TypeError):
+        accel.pytrec_join(runs, ("a", "b"), np.zeros(1, i64), np.full(1, 2, i64), np.empty(2, i64), np.empty(2, i64),
+                          np.empty(1, i64), True)
 
 
 @settings(max_examples=60, deadline=None)
@@ -147,8 +154,7 @@ def test_join_checks_its_buffers():
        st.lists(st.dictionaries(st.sampled_from(IDS), st.integers(-1, 3), max_size=8), min_size=4, max_size=4))
 def test_join_property(runs, judged):
     judged = judged[:len(runs)]
-    starts = np.cumsum([0] + [len(j) for j in judged[:-1]]).astype(np.int64)
-    fast, slow = both(runs, judged, starts)
+    fast, slow = both(runs, judged)
     assert_same(fast, slow)
     assert slow is not None
     rows, pos, counts, _ = slow
@@ -166,13 +172,13 @@ def test_qrels_reader(qrels, status):
     assert accel is not None
     counts = np.full(len(qrels), -1, dtype=np.int64)
     grades = np.full(8, np.nan)
-    got, copies = accel.pytrec_qrels(qrels, counts, grades)
+    got, docs = accel.pytrec_qrels(qrels, counts, grades)
     assert got == status
     if status == 0:
-        assert copies == qrels and all(c is not d for c, d in zip(copies, qrels, strict=True))
+        assert docs == ["a", "b", "c"]
         assert counts.tolist() == [2, 0, 1] and grades[:3].tolist() == [1.0, -2.0, 3.0]
     else:
-        assert copies is None
+        assert docs is None
     with pytest.raises(ValueError):
         accel.pytrec_qrels([{"a": 1, "b": 2}], np.empty(1, np.int64), np.empty(1))
     with pytest.raises(ValueError):
@@ -229,7 +235,7 @@ def test_the_evaluator_with_and_without_the_helper(measures, monkeypatch):
     from ragrade.compat.pytrec_eval import RelevanceEvaluator
 
     rng = np.random.default_rng(11)
-    runs, judged, _ = random_case(rng, 30, many=True)
+    runs, judged = random_case(rng, 30, many=True)
     qrels = {f"q{i}": {d: max(g, 0) for d, g in j.items()} for i, j in enumerate(judged)}
     run = {f"q{i}": r for i, r in enumerate(runs)}
     with_c = RelevanceEvaluator(qrels, measures).evaluate(run)

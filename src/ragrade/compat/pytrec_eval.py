@@ -126,9 +126,9 @@ class RelevanceEvaluator:
         self._planned, metrics, helper, labels, policies = prepared
         self._metrics = list(metrics)
         self._helper = None if helper is None else list(helper)
-        self._qrels, counts, grades = _read_qrels(query_relevance)
-        self._fast = (_FastPath(self._qrels, counts, grades, self._metrics, labels, policies)
-                      if metrics and self._qrels else None)
+        self._judgments = _read_qrels(query_relevance)
+        self._fast = (_FastPath(self._judgments, self._metrics, labels, policies)
+                      if metrics and self._judgments.qids else None)
 
     def _options(self) -> dict[str, Any]:
         return _options(self.relevance_level, self.judged_docs_only_flag)
@@ -140,7 +140,7 @@ class RelevanceEvaluator:
         if not scores:
             return {}
         run = scores if set(map(type, scores)) == {str} else {str(q): docs for q, docs in scores.items()}
-        queries = list(filter(self._qrels.__contains__, run))
+        queries = list(filter(self._judgments.qpos.__contains__, run))
         if not queries:
             return {}
         values: dict[Any, np.ndarray] = {}
@@ -177,7 +177,8 @@ class RelevanceEvaluator:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RagradeWarning)
-            res = ragrade.evaluate({q: self._qrels[q] for q in queries}, {q: run[q] for q in queries},
+            qrels = self._judgments.dicts()
+            res = ragrade.evaluate({q: qrels[q] for q in queries}, {q: run[q] for q in queries},
                                    [(str(m), m) for m in self._metrics], **self._options())
         frame = res.per_query.reindex(queries)
         return {m: frame[str(m)].to_numpy(dtype=np.float64) for m in self._metrics}
@@ -234,10 +235,36 @@ def _prepare(measures: frozenset[str], relevance_level: int,
     return tuple(planned), tuple(metrics), None if helper is None else tuple(helper), labels, policies
 
 
-def _read_qrels(qrels: Mapping[Any, Mapping[Any, Any]]) -> tuple[dict[str, dict[str, int]], Any, Any]:
-    """The qrels as pytrec_eval keeps them (``str`` ids, ``int`` grades, queries without judgments left out; a
-    copy: later changes to the caller's dicts change nothing), each query's number of judgments and every grade
-    (float64) in iteration order. Plain ``str`` -> ``int`` dicts are copied and read in one C pass."""
+class _Judgments:
+    """pytrec_eval's copy of the qrels: the queries that have judgments (``qids``, ``qpos``: their places), each
+    one's ids and grades in its dict's order, query after query (``docs``, ``grades``: float64; ``starts``,
+    ``counts``: each query's rows). Later changes to the caller's dicts change nothing."""
+
+    __slots__ = ("_dicts", "counts", "docs", "grades", "qids", "qpos", "starts")
+
+    def __init__(self, qids: list[str], docs: list[str], counts: Any, grades: Any) -> None:
+        import numpy as np
+
+        self.qids, self.docs, self.counts, self.grades = qids, docs, counts, grades
+        self.qpos = dict(zip(qids, range(len(qids)), strict=True))
+        self.starts = np.zeros(len(qids), dtype=np.int64)
+        np.cumsum(counts[:-1], out=self.starts[1:])
+        self._dicts: dict[str, dict[str, int]] | None = None
+
+    def dicts(self) -> dict[str, dict[str, int]]:
+        """``{query: {doc: grade}}`` (built on first use: the general path's input)."""
+        if self._dicts is None:
+            from itertools import islice
+
+            docs, grades = iter(self.docs), iter(self.grades.astype("int64").tolist())
+            self._dicts = {q: dict(zip(islice(docs, n), islice(grades, n), strict=True))
+                           for q, n in zip(self.qids, self.counts.tolist(), strict=True)}
+        return self._dicts
+
+
+def _read_qrels(qrels: Mapping[Any, Mapping[Any, Any]]) -> _Judgments:
+    """The qrels as pytrec_eval keeps them (``str`` ids, ``int`` grades, queries without judgments left out).
+    Plain ``str`` -> ``int`` dicts are read in one C pass."""
     import numpy as np
 
     from ragrade._ingest import _accel
@@ -252,18 +279,19 @@ def _read_qrels(qrels: Mapping[Any, Mapping[Any, Any]]) -> tuple[dict[str, dict[
         if total >= 0:
             counts = np.empty(len(values), dtype=np.int64)
             grades = np.empty(total, dtype=np.float64)
-            status, copies = _accel.pytrec_qrels(values, counts, grades)
+            status, docs = _accel.pytrec_qrels(values, counts, grades)
             if status == 0:
                 keep = counts > 0
-                out = {q: d for q, d, k in zip(qids, copies, keep.tolist(), strict=True) if k}
-                return out, counts[keep], grades
+                if not keep.all():
+                    qids = [q for q, k in zip(qids, keep.tolist(), strict=True) if k]
+                return _Judgments(qids, docs, counts[keep], grades)
     from itertools import chain
 
     out = {str(q): {str(d): int(g) for d, g in docs.items()} for q, docs in qrels.items() if len(docs) > 0}
     counts = np.fromiter(map(len, out.values()), dtype=np.int64, count=len(out))
     grades = np.fromiter(chain.from_iterable(d.values() for d in out.values()), dtype=np.float64,
                          count=int(counts.sum()))
-    return out, counts, grades
+    return _Judgments(list(out), list(chain.from_iterable(out.values())), counts, grades)
 
 
 def _empty_ranking_nan(values: dict[Any, Any], metrics: list[Any], helper: list[Any]) -> None:
@@ -297,23 +325,20 @@ class _FastPath:
     #: alone: kept from one evaluate() to the next.
     QRELS_ONLY = frozenset({"R", "N", "ugain", "ideal", "idcg", "ilevels", "iprefix", "icost"})
 
-    def __init__(self, qrels: dict[str, dict[str, int]], counts: Any, grades: Any, metrics: list[Any],
-                 labels: tuple[Any, ...], policies: Any) -> None:
+    def __init__(self, judgments: _Judgments, metrics: list[Any], labels: tuple[Any, ...], policies: Any) -> None:
         import numpy as np
 
         self.labels = list(labels)
         self.metrics = metrics
         pol = self.policies = policies
-        self.qrels = qrels
-        self.qpos = dict(zip(qrels, range(len(qrels)), strict=True))
-        self.judged = qrels
+        self.judgments = judgments
+        self.qpos = judgments.qpos
         # The qrels rows, each query's judgments in dict order (what TruthIndex holds for such qrels: one unit
         # per row, its query and grade). The join reports these rows.
-        self.nq = len(qrels)
-        self.starts = np.zeros(self.nq, dtype=np.int64)
-        np.cumsum(counts[:-1], out=self.starts[1:])
-        self.row_q = np.repeat(np.arange(self.nq, dtype=np.int64), counts)
-        self.grades = grades
+        self.nq = len(judgments.qids)
+        self.starts, self.counts = judgments.starts, judgments.counts
+        self.row_q = np.repeat(np.arange(self.nq, dtype=np.int64), judgments.counts)
+        grades = self.grades = judgments.grades
         self.row_unit = np.arange(len(grades), dtype=np.int64)
         self.unit_q, self.unit_grade = self.row_q, grades
         self._evaluator: Any = None
@@ -333,10 +358,10 @@ class _FastPath:
 
             from ragrade.engine.core import Evaluator
 
-            ev = Evaluator(self.qrels, self.labels, policies=self.policies)
+            ev = Evaluator(self.judgments.dicts(), self.labels, policies=self.policies)
             q = ev.index.qrels
-            assert ev.index.query_ids == list(self.qrels) and np.array_equal(q.grades, self.grades)
-            assert q.docs_at(self.row_unit).tolist() == [d for judged in self.qrels.values() for d in judged]
+            assert ev.index.query_ids == self.judgments.qids and np.array_equal(q.grades, self.grades)
+            assert q.docs_at(self.row_unit).tolist() == self.judgments.docs
             self._evaluator = ev
         return self._evaluator
 
@@ -351,8 +376,8 @@ class _FastPath:
             order = np.argsort(qpos, kind="stable")
             in_order = qpos[order]
             ordered = list(map(queries.__getitem__, order.tolist()))
-        joined = pytrec_join(list(map(run.__getitem__, ordered)), list(map(self.judged.__getitem__, ordered)),
-                             self.starts[in_order])
+        joined = pytrec_join(list(map(run.__getitem__, ordered)), self.judgments.docs, self.starts[in_order],
+                             self.counts[in_order])
         if joined is None:
             return None
         rows, pos, counts, n_inf = joined
@@ -423,43 +448,44 @@ class _FastPath:
         return out
 
 
-def pytrec_join(runs: list[Any], judged: list[dict[str, int]], starts: Any,
+def pytrec_join(runs: list[Any], docs: list[str], starts: Any, jcounts: Any,
                 use_accel: bool | None = None) -> tuple[Any, Any, Any, int] | None:
-    """``(rows, pos, counts, infinite)`` for rankings ``runs[i]`` (``{doc: score}``) and judgments ``judged[i]``:
-    the qrels row (``starts[i]`` + the judgment's place in ``judged[i]``) and the 0-based rank of every judged
-    document the ranking holds (trec_eval's order on float32 scores: score descending, then doc id descending),
-    each query's in rank order; each ranking's length; the number of infinite scores. None when a ranking is
-    not a dict of ``str`` -> ``float``/``int`` (NaN, bools, a score beyond float32's range: the general path).
-    The C helper's ``pytrec_join`` when it is built (``use_accel``), else the same in Python."""
+    """``(rows, pos, counts, infinite)`` for rankings ``runs[i]`` (``{doc: score}``) whose judged ids are
+    ``docs[starts[i]:starts[i] + jcounts[i]]``: the row (``starts[i]`` + its place) and the 0-based rank of every
+    judged document the ranking holds (trec_eval's order on float32 scores: score descending, then doc id
+    descending), each query's in rank order; each ranking's length; the number of infinite scores. None when a
+    ranking is not a dict of ``str`` -> ``float``/``int`` (NaN, bools, a score beyond float32's range: the
+    general path). The C helper's ``pytrec_join`` when it is built (``use_accel``), else the same in Python."""
     import numpy as np
 
     from ragrade._ingest import _accel
 
     starts = np.ascontiguousarray(starts, dtype=np.int64)
+    jcounts = np.ascontiguousarray(jcounts, dtype=np.int64)
     accel = _accel if use_accel is None or use_accel else None
     if accel is not None:
-        total = sum(map(len, judged))
+        total = int(jcounts.sum())
         rows = np.empty(total, dtype=np.int64)
         pos = np.empty(total, dtype=np.int64)
         counts = np.empty(len(runs), dtype=np.int64)
-        status, n, n_inf = accel.pytrec_join(runs, judged, starts, rows, pos, counts, True)
+        status, n, n_inf = accel.pytrec_join(runs, docs, starts, jcounts, rows, pos, counts, True)
         if status != 0:
             return None
         return rows[:n], pos[:n], counts, int(n_inf)
-    return _pytrec_join_py(runs, judged, starts)
+    return _pytrec_join_py(runs, docs, starts, jcounts)
 
 
 _F32_MAX = 3.4028234663852886e38  # float32's largest finite value
 
 
-def _pytrec_join_py(runs: list[Any], judged: list[dict[str, int]], starts: Any) -> tuple[Any, Any, Any, int] | None:
+def _pytrec_join_py(runs: list[Any], docs: list[str], starts: Any, jcounts: Any) -> tuple[Any, Any, Any, int] | None:
     import numpy as np
 
     out_rows: list[int] = []
     out_pos: list[int] = []
     counts = np.zeros(len(runs), dtype=np.int64)
     n_inf = 0
-    for i, (ranking, judgments) in enumerate(zip(runs, judged, strict=True)):
+    for i, ranking in enumerate(runs):
         if type(ranking) is not dict:
             return None
         keys = list(ranking)
@@ -476,7 +502,9 @@ def _pytrec_join_py(runs: list[Any], judged: list[dict[str, int]], starts: Any) 
         n_inf += int(np.isinf(s).sum())
         counts[i] = len(keys)
         where = dict(zip(keys, range(len(keys)), strict=True))
-        found = [(float(s[where[d]]), d, int(starts[i]) + t) for t, d in enumerate(judgments) if d in where]
+        a = int(starts[i])
+        judged = docs[a:a + int(jcounts[i])]
+        found = [(float(s[where[d]]), d, a + t) for t, d in enumerate(judged) if d in where]
         ranked = []
         for score, doc, row in found:
             tied = np.flatnonzero(s == score).tolist()
