@@ -1096,8 +1096,9 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
  *     order), counts_out (int64) each dict's size and grades_out (float64) every grade in the same order; else
  *     status 1 (not a dict), 2 (a key) or 3 (a grade) and docs None. ValueError when an output is too small.
  *
- * nested_dicts(qids, names, values) -> {qids[i]: {names[j]: values[i, j]}}
- *     values: float64, C-contiguous, len(qids) * len(names) items (row-major); qids and names lists of
+ * nested_dicts(qids, names, values, by_name=False) -> {qids[i]: {names[j]: values[i, j]}}
+ *     values: float64, C-contiguous, len(qids) * len(names) items (row-major; with by_name, one row per
+ *     name: the value is values[j, i]); qids and names lists of
  *     exactly-str (TypeError otherwise). Equal keys: the last one wins, as dict(zip(...)). Every row's
  *     dict starts as a copy of the first row's (the key table is copied, not rebuilt); equal values often
  *     share one float object (a small direct-mapped cache keyed by the value's bits).
@@ -1342,7 +1343,8 @@ done:
 
 static PyObject *nested_dicts(PyObject *self, PyObject *args) {
     PyObject *qids, *names, *vals;
-    if (!PyArg_ParseTuple(args, "O!O!O", &PyList_Type, &qids, &PyList_Type, &names, &vals)) return NULL;
+    int by_name = 0;
+    if (!PyArg_ParseTuple(args, "O!O!O|p", &PyList_Type, &qids, &PyList_Type, &names, &vals, &by_name)) return NULL;
     Py_ssize_t nq = PyList_GET_SIZE(qids), nm = PyList_GET_SIZE(names);
     for (Py_ssize_t i = 0; i < nq; i++)
         if (!PyUnicode_CheckExact(PyList_GET_ITEM(qids, i))) {
@@ -1377,7 +1379,7 @@ static PyObject *nested_dicts(PyObject *self, PyObject *args) {
         PyObject *d = first == NULL ? PyDict_New() : PyDict_Copy(first);
         if (d == NULL) goto fail;
         for (Py_ssize_t j = 0; j < nm; j++) {
-            double y = x[i * nm + j];
+            double y = by_name ? x[j * nq + i] : x[i * nm + j];
             uint64_t u;
             memcpy(&u, &y, 8);
             size_t slot = (size_t)((u * 0x9E3779B97F4A7C15ULL) >> 52) & (PT_CACHE - 1);

@@ -185,14 +185,17 @@ def test_qrels_reader(qrels, status):
         accel.pytrec_qrels([{"a": 1}], np.empty(0, np.int64), np.empty(1))
 
 
+@pytest.mark.parametrize("by_name", [False, True])
 @pytest.mark.parametrize("shape", [(3, 4), (0, 4), (3, 0), (1, 1)])
-def test_nested_dicts_equal_the_fallback(shape):
+def test_nested_dicts_equal_the_fallback(shape, by_name):
     rng = np.random.default_rng(1)
     table = rng.choice([0.0, -0.0, 1.0, 0.5, math.nan, math.inf, 1 / 3, 0.25], shape)
     queries = [f"q{i}" for i in range(shape[0])]
     names = [f"m{j}" for j in range(shape[1])]
     slow = nested_dicts(queries, names, table, use_accel=False)
-    fast = nested_dicts(queries, names, table)
+    fast = nested_dicts(queries, names, table.T.copy() if by_name else table, by_name=by_name)
+    assert fast == nested_dicts(queries, names, table.T.copy() if by_name else table, use_accel=False,
+                                by_name=by_name) or any(v != v for d in slow.values() for v in d.values())
     assert list(fast) == list(slow)
     for q in slow:
         assert list(fast[q]) == list(slow[q])

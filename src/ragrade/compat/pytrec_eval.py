@@ -163,8 +163,8 @@ class RelevanceEvaluator:
                     cols.append(np.log(np.maximum(values[m], _MIN_GEO_MEAN)))
                 else:
                     cols.append(values[m])
-        table = np.column_stack(cols) if cols else np.zeros((len(queries), 0))
-        return nested_dicts(queries, names, table)
+        table = np.stack(cols) if cols else np.zeros((0, len(queries)))  # one row per name
+        return nested_dicts(queries, names, table, by_name=True)
 
     def _general(self, run: Mapping[str, Any], queries: list[str]) -> dict[Any, Any]:
         """The measures through :func:`ragrade.evaluate` (any input it reads)."""
@@ -515,10 +515,10 @@ def _pytrec_join_py(runs: list[Any], docs: list[str], starts: Any, jcounts: Any)
     return (np.asarray(out_rows, dtype=np.int64), np.asarray(out_pos, dtype=np.int64), counts, n_inf)
 
 
-def nested_dicts(queries: list[str], names: list[str], table: Any,
-                 use_accel: bool | None = None) -> dict[str, dict[str, float]]:
-    """``{queries[i]: {names[j]: table[i, j]}}`` (float values): in C when the helper is built, else
-    ``dict(zip(...))`` (the same dicts)."""
+def nested_dicts(queries: list[str], names: list[str], table: Any, use_accel: bool | None = None,
+                 by_name: bool = False) -> dict[str, dict[str, float]]:
+    """``{queries[i]: {names[j]: table[i, j]}}`` (``by_name``: ``table[j, i]``), float values: in C when the
+    helper is built, else ``dict(zip(...))`` (the same dicts)."""
     import numpy as np
 
     from ragrade._ingest import _accel
@@ -527,7 +527,8 @@ def nested_dicts(queries: list[str], names: list[str], table: Any,
     accel = _accel if use_accel is None or use_accel else None
     if accel is not None and type(queries) is list and type(names) is list:
         try:
-            return accel.nested_dicts(queries, names, table)
+            return accel.nested_dicts(queries, names, table, by_name)
         except TypeError:  # an id or a name that is not exactly str
             pass
-    return dict(zip(queries, [dict(zip(names, row, strict=True)) for row in table.tolist()], strict=True))
+    rows = (table.T if by_name else table).tolist()
+    return dict(zip(queries, [dict(zip(names, row, strict=True)) for row in rows], strict=True))
