@@ -1080,8 +1080,9 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
  * pytrec_join(runs, docs, starts, jcounts, rows_out, pos_out, counts_out, float32) -> (status, found, infinite)
  *     runs[i] is one query's ranking {doc: score}; its judged ids are docs[starts[i] + t] for t < jcounts[i]
  *     (docs a list of exactly-str, else ValueError; ranges outside docs: ValueError). For every judged id
- *     t in runs[i]: its qrels row starts[i] + t and its 0-based rank in runs[i] under trec_eval's order (score descending, equal
- *     scores by doc id descending, compared by code points as strcmp compares UTF-8) are appended to
+ *     t in runs[i]: its qrels row starts[i] + t and its 0-based rank in runs[i] under trec_eval's order
+ *     (score descending, equal scores by doc id descending, compared by code points as strcmp compares
+ *     UTF-8) are appended to
  *     rows_out / pos_out, each query's judgments in rank order; counts_out[i] = len(runs[i]). With
  *     float32, scores are rounded to float32 first (pytrec_eval stores them so), and a score beyond
  *     float32's range is status 3. Status 0 ok; 1 runs[i] is not exactly a dict; 2 one of its keys is not
@@ -1098,8 +1099,7 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
  *
  * nested_dicts(qids, names, values, by_name=False) -> {qids[i]: {names[j]: values[i, j]}}
  *     values: float64, C-contiguous, len(qids) * len(names) items (row-major; with by_name, one row per
- *     name: the value is values[j, i]); qids and names lists of
- *     exactly-str (TypeError otherwise). Equal keys: the last one wins, as dict(zip(...)). Every row's
+ *     name: the value is values[j, i]); qids and names lists of exactly-str (TypeError otherwise). Equal keys: the last one wins, as dict(zip(...)). Every row's
  *     dict starts as a copy of the first row's (the key table is copied, not rebuilt); equal values often
  *     share one float object (a small direct-mapped cache keyed by the value's bits).
  */
