@@ -1075,6 +1075,341 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ==== pyspeed: ragrade.compat.pytrec_eval's fast path (begin) ======================================
+ *
+ * pytrec_join(runs, docs, starts, jcounts, rows_out, pos_out, counts_out, float32) -> (status, found, infinite)
+ *     runs[i] is one query's ranking {doc: score}; its judged ids are docs[starts[i] + t] for t < jcounts[i]
+ *     (docs a list of exactly-str, else ValueError; ranges outside docs: ValueError). For every judged id
+ *     t in runs[i]: its qrels row starts[i] + t and its 0-based rank in runs[i] under trec_eval's order
+ *     (score descending, equal scores by doc id descending, compared by code points as strcmp compares
+ *     UTF-8) are appended to
+ *     rows_out / pos_out, each query's judgments in rank order; counts_out[i] = len(runs[i]). With
+ *     float32, scores are rounded to float32 first (pytrec_eval stores them so), and a score beyond
+ *     float32's range is status 3. Status 0 ok; 1 runs[i] is not exactly a dict; 2 one of its keys is not
+ *     exactly str; 3 a score is not exactly float or int, is NaN, or an int beyond float64. Only exact
+ *     types are read, so no Python code runs during the call. `found` is the number of rows written,
+ *     `infinite` the number of infinite scores. Buffers (int64, C-contiguous) are checked first:
+ *     ValueError when too small.
+ *
+ * pytrec_qrels(dicts, counts_out, grades_out) -> (status, docs)
+ *     Judgments {doc: grade} of each query: status 0 when every element is exactly a dict of exactly-str keys
+ *     and exactly-int grades (within int64), and then docs (a list of every id, dict after dict, in iteration
+ *     order), counts_out (int64) each dict's size and grades_out (float64) every grade in the same order; else
+ *     status 1 (not a dict), 2 (a key) or 3 (a grade) and docs None. ValueError when an output is too small.
+ *
+ * nested_dicts(qids, names, values, by_name=False) -> {qids[i]: {names[j]: values[i, j]}}
+ *     values: float64, C-contiguous, len(qids) * len(names) items (row-major; with by_name, one row per
+ *     name: the value is values[j, i]); qids and names lists of exactly-str (TypeError otherwise). Equal keys: the last one wins, as dict(zip(...)). Every row's
+ *     dict starts as a copy of the first row's (the key table is copied, not rebuilt); equal values often
+ *     share one float object (a small direct-mapped cache keyed by the value's bits).
+ */
+
+typedef struct { double s; PyObject *k; int64_t row; } PtFound;
+typedef struct { double s; PyObject *k; PyObject *v; } PtItem;
+#if defined(__GNUC__) || defined(__clang__)
+#define PT_PREFETCH(ptr) __builtin_prefetch((const void *)(ptr))
+#else
+#define PT_PREFETCH(ptr) ((void)(ptr))
+#endif
+
+/* 1 and *out: v's score (exact float or int, not NaN; float32-rounded with f32); 0 otherwise. */
+static inline int pt_score(PyObject *v, int f32, double *out) {
+    double x;
+    if (PyFloat_CheckExact(v)) {
+        x = PyFloat_AS_DOUBLE(v);
+    } else if (PyLong_CheckExact(v)) {
+        x = PyLong_AsDouble(v);
+        if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    } else {
+        return 0;
+    }
+    if (isnan(x)) return 0;
+    if (f32) {
+        if (isinf(x)) { *out = x; return 1; }
+        if (x > 3.4028234663852886e38 || x < -3.4028234663852886e38) return 0;  /* FLT_MAX: no cast overflow */
+        x = (double)(float)x;
+    }
+    *out = x;
+    return 1;
+}
+
+/* trec_eval's order: a ranks before b. Exact str only: PyUnicode_Compare cannot fail. */
+static inline int pt_before(double sa, PyObject *ka, double sb, PyObject *kb) {
+    if (sa != sb) return sa > sb;
+    return PyUnicode_Compare(ka, kb) > 0;
+}
+
+static int pt_cmp_found(const void *x, const void *y) {
+    const PtFound *a = (const PtFound *)x, *b = (const PtFound *)y;
+    if (pt_before(a->s, a->k, b->s, b->k)) return -1;
+    if (pt_before(b->s, b->k, a->s, a->k)) return 1;
+    return 0;
+}
+
+static PyObject *pytrec_join(PyObject *self, PyObject *args) {
+    PyObject *runs, *docs, *objs[5];
+    int f32;
+    if (!PyArg_ParseTuple(args, "O!O!OOOOOp", &PyList_Type, &runs, &PyList_Type, &docs, &objs[0], &objs[1],
+                          &objs[2], &objs[3], &objs[4], &f32)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(runs), ndocs = PyList_GET_SIZE(docs);
+    Py_buffer b[5];
+    if (get_buffers(objs, b, 5, 2) < 0) return NULL;
+    const int64_t *starts = (const int64_t *)b[0].buf, *jcounts = (const int64_t *)b[1].buf;
+    int64_t *rows_out = (int64_t *)b[2].buf, *pos_out = (int64_t *)b[3].buf, *counts = (int64_t *)b[4].buf;
+    Py_ssize_t cap = b[2].len / 8 < b[3].len / 8 ? b[2].len / 8 : b[3].len / 8;
+    PtFound *found = NULL;
+    PtItem *items = NULL;
+    int64_t *diff = NULL;
+    const char *err = NULL;
+    long status = 0;
+    Py_ssize_t nfound = 0, ninf = 0;
+    if (b[0].len / 8 < n || b[1].len / 8 < n || b[4].len / 8 < n) {
+        err = "pytrec_join: starts, jcounts or counts_out too small";
+        goto done;
+    }
+    /* sizes first: every query's judgments within docs, the outputs large enough */
+    Py_ssize_t jmax = 0, rmax = 0, jtotal = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *R = PyList_GET_ITEM(runs, i);
+        int64_t a = starts[i], c = jcounts[i];
+        if (a < 0 || c < 0 || a > ndocs || c > ndocs - a) {
+            err = "pytrec_join: a judgment range outside docs";
+            goto done;
+        }
+        jtotal += c;
+        if (c > jmax) jmax = c;
+        if (PyDict_CheckExact(R) && PyDict_GET_SIZE(R) > rmax) rmax = PyDict_GET_SIZE(R);
+    }
+    if (jtotal > cap) { err = "pytrec_join: rows_out or pos_out too small"; goto done; }
+    found = (PtFound *)PyMem_Malloc(sizeof(PtFound) * (size_t)(jmax + 1));
+    items = (PtItem *)PyMem_Malloc(sizeof(PtItem) * (size_t)(rmax + 1));
+    diff = (int64_t *)PyMem_Malloc(sizeof(int64_t) * (size_t)(jmax + 2));
+    if (found == NULL || items == NULL || diff == NULL) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t i = 0; i < n && status == 0; i++) {
+        PyObject *R = PyList_GET_ITEM(runs, i), *k, *v;
+        if (!PyDict_CheckExact(R)) { status = 1; break; }
+        Py_ssize_t nr = 0, p = 0;
+        /* the entries first (the dict's own array, in order), the key and value objects they point to
+           fetched ahead; then their types and scores. No Python code runs in between. */
+        while (PyDict_Next(R, &p, &k, &v)) {
+            if (nr >= rmax) { err = "pytrec_join: a ranking changed size"; goto done; }
+            PT_PREFETCH(k);
+            PT_PREFETCH(v);
+            items[nr].k = k;
+            items[nr].v = v;
+            nr++;
+        }
+        /* the judged ids (docs[starts[i] .. starts[i] + jcounts[i]), checked above; the list cannot change:
+           no Python code runs), fetched ahead too */
+        Py_ssize_t nj = (Py_ssize_t)jcounts[i];
+        PyObject **jd = nj > 0 ? ((PyListObject *)docs)->ob_item + starts[i] : NULL;
+        if (nr > 0)
+            for (Py_ssize_t t = 0; t < nj; t++) PT_PREFETCH(jd[t]);
+        for (Py_ssize_t e = 0; e < nr; e++) {  /* every key exact str: the lookups below run no Python code */
+            if (!PyUnicode_CheckExact(items[e].k)) { status = 2; break; }
+            double x;
+            if (!pt_score(items[e].v, f32, &x)) { status = 3; break; }
+            if (isinf(x)) ninf++;
+            items[e].s = x;
+        }
+        if (status != 0) break;
+        counts[i] = nr;
+        Py_ssize_t m = 0;
+        for (Py_ssize_t t = 0; t < nj && nr > 0; t++) {
+            k = jd[t];
+            if (!PyUnicode_CheckExact(k)) { err = "pytrec_join: a judged doc id is not str"; goto done; }
+            PyObject *sv = PyDict_GetItemWithError(R, k);
+            if (sv == NULL && PyErr_Occurred()) goto done;
+            if (sv != NULL) {
+                double x;
+                if (!pt_score(sv, f32, &x)) { status = 3; break; }
+                found[m].s = x;
+                found[m].k = k;
+                found[m].row = starts[i] + t;
+                m++;
+            }
+        }
+        if (status != 0) break;
+        if (m == 0) continue;
+        if (m > 1) qsort(found, (size_t)m, sizeof(PtFound), pt_cmp_found);
+        memset(diff, 0, sizeof(int64_t) * (size_t)(m + 1));
+        /* item e ranks before found[u] for every u >= (number of found entries at or above e) */
+        double top = found[0].s, bottom = found[m - 1].s;
+        for (Py_ssize_t e = 0; e < nr; e++) {
+            double s = items[e].s;
+            Py_ssize_t lo;
+            if (s > top) lo = 0;
+            else if (s < bottom) lo = m;
+            else if (m <= 32) {  /* few judged: a branch-free count beats a binary search */
+                Py_ssize_t c = 0, tie = 0;
+                for (Py_ssize_t u = 0; u < m; u++) { c += found[u].s > s; tie += found[u].s == s; }
+                if (tie)
+                    for (Py_ssize_t u = 0; u < m; u++)
+                        if (found[u].s == s) c += PyUnicode_Compare(found[u].k, items[e].k) >= 0;
+                lo = c;
+            } else {
+                Py_ssize_t hi = m;
+                lo = 0;
+                while (lo < hi) {
+                    Py_ssize_t mid = lo + (hi - lo) / 2;
+                    if (!pt_before(s, items[e].k, found[mid].s, found[mid].k)) lo = mid + 1; else hi = mid;
+                }
+            }
+            diff[lo]++;
+        }
+        int64_t above = 0;
+        for (Py_ssize_t u = 0; u < m; u++) {
+            above += diff[u];
+            if (nfound >= cap) { err = "pytrec_join: rows_out or pos_out too small"; goto done; }
+            rows_out[nfound] = found[u].row;
+            pos_out[nfound] = above;
+            nfound++;
+        }
+    }
+done:
+    PyMem_Free(found);
+    PyMem_Free(items);
+    PyMem_Free(diff);
+    for (int j = 0; j < 5; j++) PyBuffer_Release(&b[j]);
+    if (err != NULL) { PyErr_SetString(PyExc_ValueError, err); return NULL; }
+    if (PyErr_Occurred()) return NULL;
+    return Py_BuildValue("lnn", status, nfound, ninf);
+}
+
+static PyObject *pytrec_qrels(PyObject *self, PyObject *args) {
+    PyObject *dicts, *objs[2];
+    if (!PyArg_ParseTuple(args, "O!OO", &PyList_Type, &dicts, &objs[0], &objs[1])) return NULL;
+    Py_buffer b[2];
+    if (get_buffers(objs, b, 2, 0) < 0) return NULL;
+    int64_t *counts = (int64_t *)b[0].buf;
+    double *grades = (double *)b[1].buf;
+    Py_ssize_t n = PyList_GET_SIZE(dicts), cap = b[1].len / 8, w = 0;
+    long status = 0;
+    PyObject *copies = NULL, **kv = NULL;
+    const char *err = NULL;
+    if (b[0].len / 8 < n) { err = "pytrec_qrels: counts_out too small"; goto done; }
+    Py_ssize_t total = 0, dmax = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *d = PyList_GET_ITEM(dicts, i);
+        if (!PyDict_CheckExact(d)) { status = 1; goto done; }
+        total += PyDict_GET_SIZE(d);
+        if (PyDict_GET_SIZE(d) > dmax) dmax = PyDict_GET_SIZE(d);
+    }
+    if (total > cap) { err = "pytrec_qrels: grades_out too small"; goto done; }
+    kv = (PyObject **)PyMem_Malloc(sizeof(PyObject *) * 2 * (size_t)(dmax + 1));
+    if (kv == NULL) { PyErr_NoMemory(); goto done; }
+    copies = PyList_New(total);  /* every id, in order */
+    if (copies == NULL) goto done;
+    for (Py_ssize_t i = 0; i < n && status == 0; i++) {
+        PyObject *d = PyList_GET_ITEM(dicts, i), *k, *v;
+        Py_ssize_t p = 0, c = 0, nd = 0;
+        while (PyDict_Next(d, &p, &k, &v)) {  /* the entries first, their ids fetched ahead */
+            if (nd >= dmax) { err = "pytrec_qrels: a dict changed size"; goto done; }
+            PT_PREFETCH(k);
+            kv[2 * nd] = k;
+            kv[2 * nd + 1] = v;
+            nd++;
+        }
+        for (Py_ssize_t e = 0; e < nd; e++) {
+            k = kv[2 * e];
+            v = kv[2 * e + 1];
+            if (!PyUnicode_CheckExact(k)) { status = 2; break; }
+            if (!PyLong_CheckExact(v)) { status = 3; break; }
+            int overflow = 0;
+            long long g = PyLong_AsLongLongAndOverflow(v, &overflow);
+            if (overflow || (g == -1 && PyErr_Occurred())) { PyErr_Clear(); status = 3; break; }
+            if (w >= cap || w >= total) { err = "pytrec_qrels: a dict changed size"; goto done; }
+            Py_INCREF(k);
+            PyList_SET_ITEM(copies, w, k);
+            grades[w++] = (double)g;
+            c++;
+        }
+        if (status != 0) break;
+        counts[i] = c;
+    }
+    if (status == 0 && w != total) { err = "pytrec_qrels: a dict changed size"; goto done; }
+done:
+    PyMem_Free(kv);
+    for (int j = 0; j < 2; j++) PyBuffer_Release(&b[j]);
+    if (err != NULL) { Py_XDECREF(copies); PyErr_SetString(PyExc_ValueError, err); return NULL; }
+    if (PyErr_Occurred()) { Py_XDECREF(copies); return NULL; }
+    if (status != 0) { Py_XDECREF(copies); return Py_BuildValue("lO", status, Py_None); }
+    PyObject *res = Py_BuildValue("lO", status, copies);
+    Py_DECREF(copies);
+    return res;
+}
+
+#define PT_CACHE 4096  /* a power of two */
+
+static PyObject *nested_dicts(PyObject *self, PyObject *args) {
+    PyObject *qids, *names, *vals;
+    int by_name = 0;
+    if (!PyArg_ParseTuple(args, "O!O!O|p", &PyList_Type, &qids, &PyList_Type, &names, &vals, &by_name)) return NULL;
+    Py_ssize_t nq = PyList_GET_SIZE(qids), nm = PyList_GET_SIZE(names);
+    for (Py_ssize_t i = 0; i < nq; i++)
+        if (!PyUnicode_CheckExact(PyList_GET_ITEM(qids, i))) {
+            PyErr_SetString(PyExc_TypeError, "nested_dicts: query ids must be str");
+            return NULL;
+        }
+    for (Py_ssize_t j = 0; j < nm; j++)
+        if (!PyUnicode_CheckExact(PyList_GET_ITEM(names, j))) {
+            PyErr_SetString(PyExc_TypeError, "nested_dicts: names must be str");
+            return NULL;
+        }
+    Py_buffer b;
+    if (PyObject_GetBuffer(vals, &b, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (nm != 0 && nq > PY_SSIZE_T_MAX / 8 / nm) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "nested_dicts: too many values");
+        return NULL;
+    }
+    if (b.len != nq * nm * 8) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "nested_dicts: values must hold len(qids) * len(names) float64");
+        return NULL;
+    }
+    const double *x = (const double *)b.buf;
+    uint64_t *bits = (uint64_t *)PyMem_Calloc(PT_CACHE, sizeof(uint64_t));
+    PyObject **cached = (PyObject **)PyMem_Calloc(PT_CACHE, sizeof(PyObject *));
+    PyObject *out = PyDict_New(), *first = NULL;
+    if (bits == NULL || cached == NULL) { PyErr_NoMemory(); goto fail; }
+    if (out == NULL) goto fail;
+    for (Py_ssize_t i = 0; i < nq; i++) {
+        /* the lists cannot change here: no Python code runs (exact str keys, float values) */
+        PyObject *d = first == NULL ? PyDict_New() : PyDict_Copy(first);
+        if (d == NULL) goto fail;
+        for (Py_ssize_t j = 0; j < nm; j++) {
+            double y = by_name ? x[j * nq + i] : x[i * nm + j];
+            uint64_t u;
+            memcpy(&u, &y, 8);
+            size_t slot = (size_t)((u * 0x9E3779B97F4A7C15ULL) >> 52) & (PT_CACHE - 1);
+            PyObject *f = cached[slot];
+            if (f == NULL || bits[slot] != u) {
+                if ((f = PyFloat_FromDouble(y)) == NULL) { Py_DECREF(d); goto fail; }
+                Py_XDECREF(cached[slot]);
+                cached[slot] = f;  /* the cache holds the new reference */
+                bits[slot] = u;
+            }
+            if (PyDict_SetItem(d, PyList_GET_ITEM(names, j), f) < 0) { Py_DECREF(d); goto fail; }
+        }
+        if (PyDict_SetItem(out, PyList_GET_ITEM(qids, i), d) < 0) { Py_DECREF(d); goto fail; }
+        if (first == NULL) first = d;  /* out holds a reference too */
+        else Py_DECREF(d);
+    }
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    Py_XDECREF(first);
+    if (cached != NULL)
+        for (size_t k = 0; k < PT_CACHE; k++) Py_XDECREF(cached[k]);
+    PyMem_Free(cached);
+    PyMem_Free(bits);
+    PyBuffer_Release(&b);
+    return out;
+}
+/* ==== pyspeed (end) ================================================================================ */
+
 static PyObject *features(PyObject *self, PyObject *unused) {
 #if defined(HAVE_SSE2)
     int sse2 = 1;
@@ -1113,6 +1448,9 @@ static PyMethodDef methods[] = {
     {"scan_trec", scan_trec, METH_VARARGS, "Tokenize TREC run/qrels lines into columnar buffers."},
     {"rank_in_segments", rank_in_segments, METH_VARARGS, "Binary searches within descending segments."},
     {"numba_argsort_segments", numba_argsort_segments, METH_VARARGS, "numba's quicksort argsort within segments."},
+    {"pytrec_join", pytrec_join, METH_VARARGS, "pytrec_eval fast path: judged ranks of dict runs."},
+    {"pytrec_qrels", pytrec_qrels, METH_VARARGS, "pytrec_eval fast path: qrels dicts copied and read."},
+    {"nested_dicts", nested_dicts, METH_VARARGS, "{qid: {name: value}} from a 2-D float64 array."},
     {"features", features, METH_NOARGS, "What this build has: SIMD, the file mapping, page release."},
     {NULL, NULL, 0, NULL},
 };

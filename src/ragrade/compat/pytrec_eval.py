@@ -8,12 +8,14 @@ trec_eval 9's interpolated precision), per-query ``gm_map``/``gm_bpref`` as ``lo
 ``runid``/``relstring`` as 0.0, only the queries present on both sides, ``{}`` for an empty run, queries whose
 qrels are empty left out. Measure names are read as pytrec_eval reads them: ``"ndcg_cut"`` (trec_eval's
 cutoffs), ``"ndcg_cut.10"``, ``"ndcg_cut_10"``, ``"P.5,10"``, nicknames (``"all_trec"``, ``"official"``,
-``"set"``). No C extension to build: it works wherever ragrade does.
+``"set"``). No C extension to build: it works wherever ragrade does; ragrade's optional C helper makes it
+several times faster than pytrec_eval (docs/trec_eval.md, bench/bench_pytrec_eval.py).
 """
 
 from __future__ import annotations
 
 import collections
+import functools
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -105,79 +107,50 @@ def _combine(measures: Iterable[str]) -> dict[str, set[str]]:
 
 
 class RelevanceEvaluator:
-    """pytrec_eval's evaluator: ``RelevanceEvaluator(qrels, {"map", "ndcg_cut.10"}).evaluate(run)``."""
+    """pytrec_eval's evaluator: ``RelevanceEvaluator(qrels, {"map", "ndcg_cut.10"}).evaluate(run)``.
+
+    The qrels are indexed once, here (as pytrec_eval does), and every :meth:`evaluate` reuses them. A run of
+    plain dicts (``str`` ids, ``float``/``int`` scores) takes the fast path: one pass in C over each ranking
+    finds the rank of each judged document (trec_eval's order on float32 scores), the kernels compute only
+    the measures asked for, and the nested output dicts are built in C (``RAGRADE_NO_ACCEL=1``: the same
+    steps in Python, the same dicts). Anything else (NaN or non-numeric scores, non-``str`` document ids)
+    takes the general path (:func:`ragrade.evaluate`), which reads every input ragrade reads."""
 
     def __init__(self, query_relevance: Mapping[str, Mapping[str, int]], measures: Iterable[str],
                  relevance_level: int = 1, judged_docs_only_flag: bool = False) -> None:
-        from ragrade.compat.trec_eval import Options, TrecEvalError, plan
-
         if isinstance(measures, str):
             raise TypeError("measures must be a set (or list) of measure names, e.g. {'map', 'ndcg_cut.10'}")
-        combined = _combine(measures)
-        opts = Options(marked=list(combined),
-                       params={m: ",".join(sorted(p)) for m, p in combined.items() if p})
-        try:
-            self._planned = plan(opts)
-        except TrecEvalError as err:
-            raise ValueError(str(err)) from None
-        self._qrels = {str(q): {str(d): int(g) for d, g in docs.items()}
-                       for q, docs in query_relevance.items() if len(docs) > 0}
         self.relevance_level = int(relevance_level)
         self.judged_docs_only_flag = bool(judged_docs_only_flag)
+        prepared = _prepare(frozenset(measures), self.relevance_level, self.judged_docs_only_flag)
+        self._planned, metrics, helper, labels, policies = prepared
+        self._metrics = list(metrics)
+        self._helper = None if helper is None else list(helper)
+        self._judgments = _read_qrels(query_relevance)
+        self._fast = (_FastPath(self._judgments, self._metrics, labels, policies)
+                      if metrics and self._judgments.qids else None)
+
+    def _options(self) -> dict[str, Any]:
+        return _options(self.relevance_level, self.judged_docs_only_flag)
 
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
         """Per-query values ``{query: {measure: value}}`` of the queries in both the qrels and ``scores``."""
-        import warnings
-
         import numpy as np
-
-        import ragrade
-        from ragrade.errors import RagradeWarning
-        from ragrade.kernels.measures import _cut_by_share, recall_levels
 
         if not scores:
             return {}
-        run = scores if all(isinstance(q, str) for q in scores) else {str(q): docs for q, docs in scores.items()}
-        queries = [q for q in run if q in self._qrels]
+        run = scores if set(map(type, scores)) == {str} else {str(q): docs for q, docs in scores.items()}
+        queries = list(filter(self._judgments.qpos.__contains__, run))
         if not queries:
             return {}
-        metrics: list[Any] = []
-        seen: set[Any] = set()
-        for p in self._planned:
-            for m in p.metrics:
-                if m is not None and m not in seen:
-                    seen.add(m)
-                    metrics.append(m)
-        helper = None
-        if any(m.name in ("iprec", "iprec_11pt") for m in metrics):
-            from ragrade.metrics import parse_labelled
-
-            helper = [parse_labelled(n, "trec_eval")[0][1] for n in ("num_ret", "num_rel")]
-            metrics += [h for h in helper if h not in seen]
         values: dict[Any, np.ndarray] = {}
-        if metrics:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RagradeWarning)
-                res = ragrade.evaluate(
-                    {q: self._qrels[q] for q in queries}, {q: run[q] for q in queries},
-                    [(str(m), m) for m in metrics], profile="pytrec_eval", missing_run="zero",
-                    rel_level=self.relevance_level if self.relevance_level != 1 else None,
-                    unjudged="condensed" if self.judged_docs_only_flag else None)
-            frame = res.per_query.reindex(queries)
-            for m in metrics:
-                values[m] = frame[str(m)].to_numpy(dtype=np.float64)
-        if helper is not None:  # trec_eval 9 divides 0 by 0 for the interpolated precision of an empty ranking
-            empty = values[helper[0]] == 0
-            r = values[helper[1]].astype(np.int64)
-            for m in metrics:
-                if m.name in ("iprec", "iprec_11pt") and empty.any():
-                    levels = [float(m.get("recall"))] if m.name == "iprec" else list(recall_levels(m))
-                    zero = np.zeros(len(r), dtype=bool)
-                    for x in levels:
-                        zero |= _cut_by_share(x, r) == 0
-                    col = values[m].copy()
-                    col[empty & zero] = np.nan
-                    values[m] = col
+        got = self._fast.evaluate(run, queries) if self._fast is not None else None
+        if got is not None:
+            values = got
+        elif self._metrics:
+            values = self._general(run, queries)
+        if self._helper is not None:  # trec_eval 9 divides 0 by 0 for the interpolated precision of an empty ranking
+            _empty_ranking_nan(values, self._metrics, self._helper)
         names: list[str] = []
         cols: list[np.ndarray] = []
         for p in self._planned:
@@ -190,6 +163,372 @@ class RelevanceEvaluator:
                     cols.append(np.log(np.maximum(values[m], _MIN_GEO_MEAN)))
                 else:
                     cols.append(values[m])
-        rows = np.column_stack(cols).tolist() if cols else [[] for _ in queries]
-        out = {q: dict(zip(names, row, strict=True)) for q, row in zip(queries, rows, strict=True)}
+        table = np.stack(cols) if cols else np.zeros((0, len(queries)))  # one row per name
+        return nested_dicts(queries, names, table, by_name=True)
+
+    def _general(self, run: Mapping[str, Any], queries: list[str]) -> dict[Any, Any]:
+        """The measures through :func:`ragrade.evaluate` (any input it reads)."""
+        import warnings
+
+        import numpy as np
+
+        import ragrade
+        from ragrade.errors import RagradeWarning
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RagradeWarning)
+            qrels = self._judgments.dicts()
+            res = ragrade.evaluate({q: qrels[q] for q in queries}, {q: run[q] for q in queries},
+                                   [(str(m), m) for m in self._metrics], **self._options())
+        frame = res.per_query.reindex(queries)
+        return {m: frame[str(m)].to_numpy(dtype=np.float64) for m in self._metrics}
+
+
+def _options(relevance_level: int, judged_docs_only_flag: bool) -> dict[str, Any]:
+    """ragrade.evaluate's keywords for pytrec_eval's options."""
+    return {"profile": "pytrec_eval", "missing_run": "zero",
+            "rel_level": relevance_level if relevance_level != 1 else None,
+            "unjudged": "condensed" if judged_docs_only_flag else None}
+
+
+@functools.lru_cache(maxsize=64)
+def _prepare(measures: frozenset[str], relevance_level: int,
+             judged_docs_only_flag: bool) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...] | None,
+                                                   tuple[Any, ...], Any]:
+    """What a measure set means, read once per (measures, options) and reused by every evaluator asking the
+    same (the parsed values are immutable): trec_eval's plan of the names, the metrics to compute (each once),
+    the two helper metrics of trec_eval 9's empty-ranking rule (or None), their labels under the profile and
+    the policies."""
+    from ragrade.compat.trec_eval import Options, TrecEvalError, plan
+
+    combined = _combine(measures)
+    opts = Options(marked=list(combined), params={m: ",".join(sorted(p)) for m, p in combined.items() if p})
+    try:
+        planned = plan(opts)
+    except TrecEvalError as err:
+        raise ValueError(str(err)) from None
+    metrics: list[Any] = []
+    seen: set[Any] = set()
+    for p in planned:
+        for m in p.metrics:
+            if m is not None and m not in seen:
+                seen.add(m)
+                metrics.append(m)
+    helper = None
+    if any(m.name in ("iprec", "iprec_11pt") for m in metrics):
+        from ragrade.metrics import parse_labelled
+
+        helper = [parse_labelled(n, "trec_eval")[0][1] for n in ("num_ret", "num_rel")]
+        metrics += [h for h in helper if h not in seen]
+    labels: tuple[Any, ...] = ()
+    policies = None
+    if metrics:
+        from ragrade.engine.plan import build_plan
+        from ragrade.engine.result import metric_labels
+        from ragrade.policies import Policies
+
+        plan_ = build_plan({}, {}, [(str(m), m) for m in metrics], **_options(relevance_level, judged_docs_only_flag))
+        prof = plan_.profile
+        assert prof is not None and prof.mrr_variant != "beir" and prof.score_dtype == "float32"
+        labels = tuple((lab, prof.adapt(m)) for lab, m in metric_labels(list(plan_.labels)))
+        policies = Policies().update(**prof.policy_overrides()).update(**dict(plan_.policies))
+    return tuple(planned), tuple(metrics), None if helper is None else tuple(helper), labels, policies
+
+
+class _Judgments:
+    """pytrec_eval's copy of the qrels: the queries that have judgments (``qids``, ``qpos``: their places), each
+    one's ids and grades in its dict's order, query after query (``docs``, ``grades``: float64; ``starts``,
+    ``counts``: each query's rows). Later changes to the caller's dicts change nothing."""
+
+    __slots__ = ("_dicts", "counts", "docs", "grades", "qids", "qpos", "starts")
+
+    def __init__(self, qids: list[str], docs: list[str], counts: Any, grades: Any) -> None:
+        import numpy as np
+
+        self.qids, self.docs, self.counts, self.grades = qids, docs, counts, grades
+        self.qpos = dict(zip(qids, range(len(qids)), strict=True))
+        self.starts = np.zeros(len(qids), dtype=np.int64)
+        np.cumsum(counts[:-1], out=self.starts[1:])
+        self._dicts: dict[str, dict[str, int]] | None = None
+
+    def dicts(self) -> dict[str, dict[str, int]]:
+        """``{query: {doc: grade}}`` (built on first use: the general path's input)."""
+        if self._dicts is None:
+            from itertools import islice
+
+            docs, grades = iter(self.docs), iter(self.grades.astype("int64").tolist())
+            self._dicts = {q: dict(zip(islice(docs, n), islice(grades, n), strict=True))
+                           for q, n in zip(self.qids, self.counts.tolist(), strict=True)}
+        return self._dicts
+
+
+def _read_qrels(qrels: Mapping[Any, Mapping[Any, Any]]) -> _Judgments:
+    """The qrels as pytrec_eval keeps them (``str`` ids, ``int`` grades, queries without judgments left out).
+    Plain ``str`` -> ``int`` dicts are read in one C pass."""
+    import numpy as np
+
+    from ragrade._ingest import _accel
+
+    qids = list(qrels)
+    values = list(qrels.values())
+    if _accel is not None and set(map(type, qids)) <= {str}:
+        try:
+            total = sum(map(len, values))
+        except TypeError:
+            total = -1
+        if total >= 0:
+            counts = np.empty(len(values), dtype=np.int64)
+            grades = np.empty(total, dtype=np.float64)
+            status, docs = _accel.pytrec_qrels(values, counts, grades)
+            if status == 0:
+                keep = counts > 0
+                if not keep.all():
+                    qids = [q for q, k in zip(qids, keep.tolist(), strict=True) if k]
+                return _Judgments(qids, docs, counts[keep], grades)
+    from itertools import chain
+
+    out = {str(q): {str(d): int(g) for d, g in docs.items()} for q, docs in qrels.items() if len(docs) > 0}
+    counts = np.fromiter(map(len, out.values()), dtype=np.int64, count=len(out))
+    grades = np.fromiter(chain.from_iterable(d.values() for d in out.values()), dtype=np.float64,
+                         count=int(counts.sum()))
+    return _Judgments(list(out), list(chain.from_iterable(out.values())), counts, grades)
+
+
+def _empty_ranking_nan(values: dict[Any, Any], metrics: list[Any], helper: list[Any]) -> None:
+    """trec_eval 9's interpolated precision at a recall level whose cutoff is 0 on an empty ranking: 0 / 0."""
+    import numpy as np
+
+    from ragrade.kernels.measures import _cut_by_share, recall_levels
+
+    empty = values[helper[0]] == 0
+    if not empty.any():
+        return
+    r = values[helper[1]].astype(np.int64)
+    for m in metrics:
+        if m.name in ("iprec", "iprec_11pt"):
+            levels = [float(m.get("recall"))] if m.name == "iprec" else list(recall_levels(m))
+            zero = np.zeros(len(r), dtype=bool)
+            for x in levels:
+                zero |= _cut_by_share(x, r) == 0
+            col = values[m].copy()
+            col[empty & zero] = np.nan
+            values[m] = col
+
+
+class _FastPath:
+    """The qrels indexed once (the rows, queries and grades ragrade's :class:`~ragrade.engine.core.Evaluator`
+    holds for them, under the pytrec_eval profile), the join of plain-dict runs against them
+    (:func:`pytrec_join`) and the kernels over the joined rows, what depends on the qrels alone (R, ideal DCG,
+    where each measure is defined) computed once."""
+
+    #: Keys of the kernels' per-call cache (:class:`ragrade.kernels.metrics.Judged`) that depend on the qrels
+    #: alone: kept from one evaluate() to the next.
+    QRELS_ONLY = frozenset({"R", "N", "ugain", "ideal", "idcg", "ilevels", "iprefix", "icost"})
+
+    def __init__(self, judgments: _Judgments, metrics: list[Any], labels: tuple[Any, ...], policies: Any) -> None:
+        import numpy as np
+
+        self.labels = list(labels)
+        self.metrics = metrics
+        pol = self.policies = policies
+        self.judgments = judgments
+        self.qpos = judgments.qpos
+        # The qrels rows, each query's judgments in dict order (what TruthIndex holds for such qrels: one unit
+        # per row, its query and grade). The join reports these rows.
+        self.nq = len(judgments.qids)
+        self.starts, self.counts = judgments.starts, judgments.counts
+        self.row_q = np.repeat(np.arange(self.nq, dtype=np.int64), judgments.counts)
+        grades = self.grades = judgments.grades
+        self.row_unit = np.arange(len(grades), dtype=np.int64)
+        self.unit_q, self.unit_grade = self.row_q, grades
+        self._evaluator: Any = None
+        # The kernels below are finish()'s (ragrade.engine.core) for the policies of this profile: anything
+        # else goes through finish() itself.
+        self.own_kernels = (pol.no_relevant == "zero" and pol.missing_run == "zero" and pol.max_docs is None
+                            and pol.unjudged in ("nonrelevant", "condensed"))
+        self.qrels_cache: dict[Any, Any] = {}
+        self.defined: dict[str, Any] = {}
+
+    @property
+    def evaluator(self) -> Any:
+        """ragrade's :class:`~ragrade.engine.core.Evaluator` over the same qrels (for finish()), made on first
+        use; its rows are these rows (checked)."""
+        if self._evaluator is None:
+            import numpy as np
+
+            from ragrade.engine.core import Evaluator
+
+            ev = Evaluator(self.judgments.dicts(), self.labels, policies=self.policies)
+            q = ev.index.qrels
+            assert ev.index.query_ids == self.judgments.qids and np.array_equal(q.grades, self.grades)
+            assert q.docs_at(self.row_unit).tolist() == self.judgments.docs
+            self._evaluator = ev
+        return self._evaluator
+
+    def evaluate(self, run: Mapping[str, Any], queries: list[str]) -> dict[Any, Any] | None:
+        """The metrics' values for ``queries`` (in that order), or None when the run is not plain dicts."""
+        import numpy as np
+
+        qpos = np.fromiter(map(self.qpos.__getitem__, queries), dtype=np.int64, count=len(queries))
+        if len(qpos) < 2 or bool((qpos[1:] > qpos[:-1]).all()):
+            in_order, ordered = qpos, queries
+        else:  # the join in the qrels' order: its rows come sorted by (query, rank)
+            order = np.argsort(qpos, kind="stable")
+            in_order = qpos[order]
+            ordered = list(map(queries.__getitem__, order.tolist()))
+        joined = pytrec_join(list(map(run.__getitem__, ordered)), self.judgments.docs, self.starts[in_order],
+                             self.counts[in_order])
+        if joined is None:
+            return None
+        rows, pos, counts, n_inf = joined
+        if self.own_kernels:
+            values = self._kernels(rows, pos, counts, in_order)
+        else:
+            values = self._finish(rows, pos, counts, n_inf, ordered, in_order)
+        return {m: values[lab][qpos] for m, (lab, _) in zip(self.metrics, self.labels, strict=True)}
+
+    def _finish(self, rows: Any, pos: Any, counts: Any, n_inf: int, ordered: list[str],
+                in_order: Any) -> dict[str, Any]:
+        import warnings
+
+        import numpy as np
+
+        from ragrade.engine.core import finish
+        from ragrade.engine.join import Joined, align
+        from ragrade.engine.result import QueryColumns
+        from ragrade.errors import RagradeWarning
+
+        index = self.evaluator.index
+        alignment = align(index, np.asarray(ordered, dtype=object), counts, self.policies, qmap=in_order)
+        j = Joined(qq=index.row_q[rows], pos=pos, qrow=rows, alignment=alignment, sorted_scores=None,
+                   offsets=np.zeros(1, dtype=np.int64), unique_docs=True, nonfinite_scores=n_inf)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RagradeWarning)
+            res = finish(index, self.labels, self.policies, j, None)
+        table = res._table
+        assert isinstance(table, QueryColumns)
+        return table.data
+
+    def _kernels(self, rows: Any, pos: Any, counts: Any, in_order: Any) -> dict[str, Any]:
+        """finish()'s kernels and definedness rule (no_relevant="zero") on every qrels query (those not in
+        the run have an empty list), without the summary, hole rate and notes a Result carries."""
+        import numpy as np
+
+        from ragrade.engine.core import _param, condensed, defined_mask, judged_view
+
+        nq = self.nq
+        n_ret = np.zeros(nq, dtype=np.int64)
+        n_ret[in_order] = counts
+        first = np.ones(len(rows), dtype=bool)  # a dict ranks each document once; no unit groups
+        judged = judged_view(nq, n_ret, self.row_q[rows], pos, self.grades[rows], self.row_unit[rows], first,
+                             self, self.policies.num_docs)  # type: ignore[arg-type]
+        views = {"nonrelevant": judged}
+        out: dict[str, Any] = {}
+        for label, m in self.labels:
+            fam = m.family
+            assert fam.kernel is not None
+            kind = "condensed" if self.policies.unjudged == "condensed" or _param(m, "judged_only", False) \
+                else "nonrelevant"
+            if kind not in views:
+                views[kind] = condensed(judged)
+            jv = views[kind]
+            jv._cache.update(self.qrels_cache)
+            values = fam.kernel(m, jv)
+            if fam.defined == "value":
+                undefined = np.isnan(values)
+            else:
+                if label not in self.defined:
+                    self.defined[label] = ~defined_mask(m, judged)
+                undefined = self.defined[label]
+            out[label] = np.where(undefined, 0.0, values) if undefined.any() else values
+        for jv in views.values():
+            for key, value in jv._cache.items():
+                if key[0] in self.QRELS_ONLY:
+                    self.qrels_cache.setdefault(key, value)
         return out
+
+
+def pytrec_join(runs: list[Any], docs: list[str], starts: Any, jcounts: Any,
+                use_accel: bool | None = None) -> tuple[Any, Any, Any, int] | None:
+    """``(rows, pos, counts, infinite)`` for rankings ``runs[i]`` (``{doc: score}``) whose judged ids are
+    ``docs[starts[i]:starts[i] + jcounts[i]]``: the row (``starts[i]`` + its place) and the 0-based rank of every
+    judged document the ranking holds (trec_eval's order on float32 scores: score descending, then doc id
+    descending), each query's in rank order; each ranking's length; the number of infinite scores. None when a
+    ranking is not a dict of ``str`` -> ``float``/``int`` (NaN, bools, a score beyond float32's range: the
+    general path). The C helper's ``pytrec_join`` when it is built (``use_accel``), else the same in Python."""
+    import numpy as np
+
+    from ragrade._ingest import _accel
+
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    jcounts = np.ascontiguousarray(jcounts, dtype=np.int64)
+    accel = _accel if use_accel is None or use_accel else None
+    if accel is not None:
+        total = int(jcounts.sum())
+        rows = np.empty(total, dtype=np.int64)
+        pos = np.empty(total, dtype=np.int64)
+        counts = np.empty(len(runs), dtype=np.int64)
+        status, n, n_inf = accel.pytrec_join(runs, docs, starts, jcounts, rows, pos, counts, True)
+        if status != 0:
+            return None
+        return rows[:n], pos[:n], counts, int(n_inf)
+    return _pytrec_join_py(runs, docs, starts, jcounts)
+
+
+_F32_MAX = 3.4028234663852886e38  # float32's largest finite value
+
+
+def _pytrec_join_py(runs: list[Any], docs: list[str], starts: Any, jcounts: Any) -> tuple[Any, Any, Any, int] | None:
+    import numpy as np
+
+    out_rows: list[int] = []
+    out_pos: list[int] = []
+    counts = np.zeros(len(runs), dtype=np.int64)
+    n_inf = 0
+    for i, ranking in enumerate(runs):
+        if type(ranking) is not dict:
+            return None
+        keys = list(ranking)
+        raw = list(ranking.values())
+        if not all(type(k) is str for k in keys) or not all(type(v) is float or type(v) is int for v in raw):
+            return None
+        try:
+            s64 = np.array(raw, dtype=np.float64)
+        except OverflowError:
+            return None
+        if np.isnan(s64).any() or (np.isfinite(s64) & (np.abs(s64) > _F32_MAX)).any():
+            return None
+        s = s64.astype(np.float32).astype(np.float64)
+        n_inf += int(np.isinf(s).sum())
+        counts[i] = len(keys)
+        where = dict(zip(keys, range(len(keys)), strict=True))
+        a = int(starts[i])
+        judged = docs[a:a + int(jcounts[i])]
+        found = [(float(s[where[d]]), d, a + t) for t, d in enumerate(judged) if d in where]
+        ranked = []
+        for score, doc, row in found:
+            tied = np.flatnonzero(s == score).tolist()
+            ranked.append((int(np.count_nonzero(s > score)) + sum(keys[e] > doc for e in tied), row))
+        ranked.sort()
+        out_rows += [row for _, row in ranked]
+        out_pos += [p for p, _ in ranked]
+    return (np.asarray(out_rows, dtype=np.int64), np.asarray(out_pos, dtype=np.int64), counts, n_inf)
+
+
+def nested_dicts(queries: list[str], names: list[str], table: Any, use_accel: bool | None = None,
+                 by_name: bool = False) -> dict[str, dict[str, float]]:
+    """``{queries[i]: {names[j]: table[i, j]}}`` (``by_name``: ``table[j, i]``), float values: in C when the
+    helper is built, else ``dict(zip(...))`` (the same dicts)."""
+    import numpy as np
+
+    from ragrade._ingest import _accel
+
+    table = np.ascontiguousarray(table, dtype=np.float64)
+    accel = _accel if use_accel is None or use_accel else None
+    if accel is not None and type(queries) is list and type(names) is list:
+        try:
+            return accel.nested_dicts(queries, names, table, by_name)
+        except TypeError:  # an id or a name that is not exactly str
+            pass
+    rows = (table.T if by_name else table).tolist()
+    return dict(zip(queries, [dict(zip(names, row, strict=True)) for row in rows], strict=True))

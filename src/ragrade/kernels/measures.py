@@ -233,9 +233,13 @@ def _gain_table(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def _ideal_prefix(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The ideal ranking ``(q, pos, gain, inclusive per-query DCG prefix)``."""
-    iq, ipos, ig = j.ideal(None, "linear", m.get("gains"))
-    return iq, ipos, ig, cumsum_within(iq, ig / np.log2(ipos + 2.0))
+    """The ideal ranking ``(q, pos, gain, inclusive per-query DCG prefix)`` (computed once per table: it
+    depends on the ground truth alone)."""
+    key = ("iprefix", m.get("gains"))
+    if key not in j._cache:
+        iq, ipos, ig = j.ideal(None, "linear", m.get("gains"))
+        j._cache[key] = (iq, ipos, ig, cumsum_within(iq, ig / np.log2(ipos + 2.0)))
+    return j._cache[key]
 
 
 def ndcg_rel(m: Metric, j: Judged) -> np.ndarray:
@@ -291,7 +295,10 @@ def normalized_gain(m: Metric, j: Judged) -> np.ndarray:
     q, pos, w = _gain_table(m, j)
     iq, ipos, ig, _ = _ideal_prefix(m, j)
     n_ideal = np.bincount(iq, minlength=j.nq)
-    extra_cost = cumsum_within(iq, np.maximum(ig, 1.0) - 1.0)
+    key = ("icost", m.get("gains"))
+    if key not in j._cache:
+        j._cache[key] = cumsum_within(iq, np.maximum(ig, 1.0) - 1.0)
+    extra_cost = j._cache[key]
     cost = (pos + 1.0) + value_at(iq, ipos, extra_cost, q, np.minimum(pos, n_ideal[q] - 1))
     gained = cumsum_within(q, w)
     total = sum_by_query(q, w / np.log2(2.0 + cost - gained), j.nq)

@@ -125,20 +125,25 @@ class Judged:
         key = ("idcg", rel, gain, k, gains)
         if key in self._cache:
             return self._cache[key]
-        q, g = self.unit_gains(rel, gain, gains)
-        levels = np.unique(g)[::-1]
+        lkey = ("ilevels", rel, gain, gains)  # the gain levels and their counts per query: shared by every k
+        if lkey not in self._cache:
+            q, g = self.unit_gains(rel, gain, gains)
+            levels = np.unique(g)[::-1]
+            counts = [] if len(levels) > 16 else [np.bincount(q[g == level], minlength=self.nq)
+                                                  for level in levels.tolist()]
+            longest = int(np.bincount(q, minlength=self.nq).max()) if len(q) else 0
+            self._cache[lkey] = (levels, counts, longest)
+        levels, counts, longest = self._cache[lkey]
         if len(levels) > 16:  # many distinct gains: sort
             iq, ipos, igain = self.ideal(rel, gain, gains)
             out = sum_by_query(iq, igain / np.log2(ipos + 2.0), self.nq, _within(ipos, k))
         else:
-            longest = int(np.bincount(q, minlength=self.nq).max()) if len(q) else 0
             depth = longest if k is None else min(k, longest)
             prefix = np.zeros(depth + 1)
             np.cumsum(1.0 / np.log2(np.arange(depth) + 2.0), out=prefix[1:])
             out = np.zeros(self.nq)
             start = np.zeros(self.nq, dtype=np.int64)
-            for level in levels.tolist():  # a handful of passes
-                count = np.bincount(q[g == level], minlength=self.nq)
+            for level, count in zip(levels.tolist(), counts, strict=True):  # a handful of passes
                 end = start + count
                 out += level * (prefix[np.minimum(end, depth)] - prefix[np.minimum(start, depth)])
                 start = end

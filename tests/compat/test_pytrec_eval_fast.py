@@ -1,0 +1,147 @@
+"""``ragrade.compat.pytrec_eval``'s fast path (the qrels indexed once, plain-dict runs joined in C, the kernels
+run on the joined rows, the output dicts built in C) gives what pytrec_eval and ragrade's general path give:
+with one evaluator reused over many runs, with the C helper turned off, for runs the fast path leaves to the
+general one, and after the caller changes the qrels it was built from."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import ragrade.compat.pytrec_eval as compat
+from ragrade import _ingest
+
+pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier is in the test extra")
+
+EVERY = set(compat.supported_measures) - {"ndcg", "ndcg_cut", "ndcg_rel", "Rndcg", "G"}  # (negative grades)
+BEIR = {"map_cut.1,3,5,10,100,1000", "ndcg_cut.1,3,5,10,100,1000", "recall.1,3,5,10,100,1000",
+        "P.1,3,5,10,100,1000"}
+
+
+def collection(seed: int, n: int = 60):
+    rng = np.random.default_rng(seed)
+    pool = [f"d{i}" for i in range(80)] + ["é", "z", "\u4e2d"]
+    qrels, runs = {}, []
+    for i in range(n):
+        judged = rng.choice(pool, int(rng.integers(1, 40)), replace=False)
+        qrels[f"q{i}"] = {str(d): int(rng.choice([-1, 0, 0, 1, 2, 3])) for d in judged}
+    for _ in range(3):
+        run = {}
+        for i in range(n + 5):
+            if rng.random() < 0.9:
+                docs = rng.choice(pool, int(rng.integers(0, 60)), replace=False)
+                run[f"q{i}"] = {str(d): float(s) for d, s in
+                                zip(docs, rng.choice([0.5, 0.25, 1.0, 1.0 + 1e-9, 2.0, rng.random()], len(docs)),
+                                    strict=True)}
+        runs.append(run)
+    return qrels, runs
+
+
+def same(want, got) -> int:
+    assert sorted(want) == sorted(got)
+    n = 0
+    for q, values in want.items():
+        assert sorted(values) == sorted(got[q])
+        for name, w in values.items():
+            g = got[q][name]
+            assert (math.isnan(w) and math.isnan(g)) or math.isclose(g, w, rel_tol=0, abs_tol=1e-12), (q, name, g, w)
+            n += 1
+    return n
+
+
+def identical(a, b) -> None:
+    assert list(a) == list(b)
+    for q in a:
+        assert list(a[q]) == list(b[q])
+        for k, v in a[q].items():
+            assert v == b[q][k] or (math.isnan(v) and math.isnan(b[q][k])), (q, k)
+
+
+@pytest.mark.parametrize("level,judged_only", [(1, False), (2, True)])
+def test_one_evaluator_over_several_runs_equals_pytrec_eval(level, judged_only):
+    qrels, runs = collection(3)
+    positive = {q: {d: max(g, 0) for d, g in docs.items()} for q, docs in qrels.items()}
+    n = 0
+    for measures, truth in ((EVERY, qrels), ({"all_trec"}, positive), (BEIR, positive)):
+        ours = compat.RelevanceEvaluator(truth, measures, relevance_level=level, judged_docs_only_flag=judged_only)
+        theirs = pytrec_eval.RelevanceEvaluator(truth, measures, relevance_level=level,
+                                                judged_docs_only_flag=judged_only)
+        assert ours._fast is not None and ours._fast.own_kernels
+        for run in runs + runs[:1]:  # the first run again, after the qrels caches were filled
+            n += same(theirs.evaluate(run), ours.evaluate(run))
+    assert n > 40_000
+
+
+def test_the_fast_path_equals_the_general_path_and_finish():
+    qrels, runs = collection(5)
+    ev = compat.RelevanceEvaluator(qrels, EVERY)
+    fast = ev._fast
+    assert fast is not None
+    for run in runs:
+        queries = [q for q in run if q in qrels]
+        got = fast.evaluate(run, queries)
+        assert got is not None
+        general = ev._general(run, queries)
+        fast.own_kernels = False  # the same join through ragrade.engine.core.finish
+        via_finish = fast.evaluate(run, queries)
+        fast.own_kernels = True
+        assert via_finish is not None
+        for m in ev._metrics:
+            assert np.allclose(got[m], general[m], rtol=0, atol=1e-12, equal_nan=True), m
+            assert np.array_equal(got[m], via_finish[m], equal_nan=True), m
+
+
+def test_without_the_c_helper_the_dicts_are_identical(monkeypatch):
+    qrels, runs = collection(7)
+    with_c = [compat.RelevanceEvaluator(qrels, {"all_trec"}).evaluate(run) for run in runs]
+    monkeypatch.setattr(_ingest, "_accel", None)
+    for run, want in zip(runs, with_c, strict=True):
+        identical(want, compat.RelevanceEvaluator(qrels, {"all_trec"}).evaluate(run))
+
+
+def test_the_index_keeps_each_querys_judgments_in_dict_order():
+    qrels, _ = collection(9)
+    fast = compat.RelevanceEvaluator(qrels, {"map"})._fast
+    assert fast is not None
+    index = fast.evaluator.index  # (checks the rows too)
+    assert np.array_equal(index.row_q, fast.row_q) and np.array_equal(index.unit_grade, fast.unit_grade)
+    docs = index.qrels.docs_at(np.arange(index.qrels.n_rows, dtype=np.int64)).tolist()
+    assert docs == [d for judged in qrels.values() for d in judged]
+
+
+@pytest.mark.parametrize("run", [
+    {"q0": {"d1": 1, "d2": 2, "d3": 0}},  # int scores: the fast path
+    {"q0": {"d1": True, "d2": 0.5}},  # bools: the general path
+    {"q0": {"d1": np.float64(0.5), "d2": np.float64(2.0)}},  # a float subclass: the general path
+])
+def test_scores_of_other_types(run):
+    qrels = {"q0": {"d1": 1, "d2": 0, "d3": 2}}
+    measures = {"map", "P_5", "ndcg", "recip_rank"}
+    same(pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run),
+         compat.RelevanceEvaluator(qrels, measures).evaluate(run))
+
+
+def test_qrels_changed_after_init_change_nothing():
+    qrels = {"q0": {"d1": 1, "d2": 0}, "q1": {"d3": 1}}
+    ev = compat.RelevanceEvaluator(qrels, {"map", "num_rel"})
+    before = ev.evaluate({"q0": {"d1": 1.0, "d2": 2.0}, "q1": {"d3": 1.0}})
+    qrels["q0"]["d9"] = 3
+    qrels["q1"].clear()
+    assert ev.evaluate({"q0": {"d1": 1.0, "d2": 2.0}, "q1": {"d3": 1.0}}) == before
+
+
+def test_ids_that_are_not_str_are_read_as_pytrec_eval_reads_them():
+    qrels = {1: {"a": 1, "b": 0}, "2": {"c": 1}}
+    run = {1: {"a": 0.5, "b": 0.7}, "2": {"c": 0.1}}
+    got = compat.RelevanceEvaluator(qrels, {"map", "P_1"}).evaluate(run)
+    assert got == {"1": {"map": 0.5, "P_1": 0.0}, "2": {"map": 1.0, "P_1": 1.0}}
+
+
+def test_bool_grades_are_read_as_pytrec_eval_reads_them():
+    qrels = {"q": {"a": True, "b": 0, "c": 2}}
+    run = {"q": {"a": 1.0, "b": 2.0, "c": 0.5}}
+    measures = {"map", "ndcg", "P_2"}
+    same(pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run),
+         compat.RelevanceEvaluator(qrels, measures).evaluate(run))
