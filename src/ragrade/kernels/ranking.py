@@ -104,19 +104,40 @@ def rank_rows_sparse(
     if perm is None:
         perm = np.arange(n, dtype=np.int64)
     # Rows in a tie run (only these are touched) and an id per run.
-    idx = np.union1d(e, e + 1)
+    in_tie = np.zeros(n, dtype=bool)
+    in_tie[e] = True
+    in_tie[e + 1] = True
+    idx = np.flatnonzero(in_tie)
     prev_linked = np.zeros(len(idx), dtype=bool)
     has_prev = idx > 0
     prev_linked[has_prev] = eq[idx[has_prev] - 1]
     run_id = np.cumsum(~prev_linked)
     # Order of the tied ids as strings (code points = UTF-8 byte order, as strcmp).
-    _, key = np.unique(docs_at(perm[idx]), return_inverse=True)
-    key = key.astype(np.int64)
+    key = string_ranks(docs_at(perm[idx]))
     if ties == "docid_desc":
         key = -key
     order = np.lexsort((key, run_id))
     perm[idx] = perm[idx][order]
     return perm, None if full_sort else idx
+
+
+def string_ranks(values: np.ndarray) -> np.ndarray:
+    """Dense rank (int64, from 0) of every string in code-point order (``np.unique(values,
+    return_inverse=True)[1]``): the strings are hashed to their distinct values first, and only those
+    are sorted (a run's tied ids repeat a few thousand distinct documents)."""
+    from ragrade._arrays import factorize
+
+    if len(values) == 0:
+        return np.zeros(0, dtype=np.int64)
+    codes, uniques = factorize(values)
+    distinct = list(uniques)
+    if any("\x00" in s for s in distinct):  # NumPy's fixed-width strings drop trailing NULs
+        order = np.array(sorted(range(len(distinct)), key=distinct.__getitem__), dtype=np.int64)
+    else:
+        order = np.argsort(np.array(distinct, dtype=str), kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    return rank[np.asarray(codes, dtype=np.int64)]
 
 
 def inverse_at(perm: np.ndarray, moved: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
