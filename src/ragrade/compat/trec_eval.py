@@ -533,12 +533,21 @@ def _format(planned: list[Planned], opts: Options, qids: list[str], columns: dic
     summary under -c)."""
     import numpy as np
 
+    from ragrade.compat import _trec_eval_text as text_of
+
     nq = len(qids)
-    lines_per_query: list[list[str]] = []  # per measure column: the lines of every query
+    heads: list[str] = []  # per column of per-query lines: its name (Z-prefixed, padded)
+    texts: list[Any] = []  # and the texts of its values, one per query (Arrow strings)
     summary: list[str] = []
     runid = _last_run_id(run_path) if any(p.measure.kind == "runid" for p in planned) else ""
     ztable = _read_zscores(opts.zscores) if opts.zscores is not None else None
     z = "Z" if ztable is not None else ""
+
+    def values_text(values: np.ndarray) -> Any:
+        if value_format == "%6.4f":
+            return text_of.fixed4(values, _fmt, "\n")
+        return text_of.strings([_fmt(v, value_format) for v in values.tolist()], "\n")
+
     for p in planned:
         kind = p.measure.kind
         if kind == "runid":
@@ -550,7 +559,8 @@ def _format(planned: list[Planned], opts: Options, qids: list[str], columns: dic
             continue
         if kind == "relstring":
             if opts.query:
-                lines_per_query.append([f"{p.names[0]:<22}\t{q}\t'{relstrings.get(q, '')}'\n" for q in qids])
+                heads.append(f"{p.names[0]:<22}")
+                texts.append(text_of.strings([f"'{relstrings.get(q, '')}'\n" for q in qids]))
             continue
         for name, m in zip(p.names, p.metrics, strict=True):
             assert m is not None
@@ -564,12 +574,13 @@ def _format(planned: list[Planned], opts: Options, qids: list[str], columns: dic
                 if ztable is None:
                     ints = np.trunc(values).astype(np.int64)
                     if opts.query:
-                        lines_per_query.append([f"{head}{q}\t{v}\n" for q, v in zip(qids, ints.tolist(), strict=True)])
+                        heads.append(head[:-1])
+                        texts.append(text_of.integers(ints, "\n"))
                     total: float = float(int(ints.sum()))
                 else:
                     if opts.query:
-                        lines_per_query.append([f"{head}{q}\t{_fmt(v, value_format)}\n"
-                                                for q, v in zip(qids, values.tolist(), strict=True)])
+                        heads.append(head[:-1])
+                        texts.append(values_text(values))
                     total = _seq_sum(values)
                 if p.measure.name == "num_rel" and opts.complete:
                     total = float(positive)  # trec_eval -c: every judgment with a grade > 0
@@ -579,13 +590,12 @@ def _format(planned: list[Planned], opts: Options, qids: list[str], columns: dic
                 summary.append(f"{head}all\t{_fmt(math.exp(_seq_sum(values) / nq), value_format)}\n")
             else:
                 if opts.query:
-                    lines_per_query.append([f"{head}{q}\t{_fmt(v, value_format)}\n"
-                                            for q, v in zip(qids, values.tolist(), strict=True)])
+                    heads.append(head[:-1])
+                    texts.append(values_text(values))
                 summary.append(f"{head}all\t{_fmt(_seq_sum(values) / nq, value_format)}\n")
     parts: list[str] = []
-    if opts.query and lines_per_query:
-        for i in range(nq):
-            parts.extend(col[i] for col in lines_per_query)
+    if opts.query and texts:
+        parts.extend(chunk.decode("utf-8") for chunk in text_of.lines(heads, texts, qids))
     if opts.summary:
         parts.extend(summary)
     return "".join(parts)
