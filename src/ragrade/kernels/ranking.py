@@ -114,9 +114,11 @@ def rank_rows_sparse(
     run_id = np.cumsum(~prev_linked)
     # Order of the tied ids as strings (code points = UTF-8 byte order, as strcmp).
     key = string_ranks(docs_at(perm[idx]))
+    width = int(key.max()) + 1 if len(key) else 1
     if ties == "docid_desc":
-        key = -key
-    order = np.lexsort((key, run_id))
+        key = (width - 1) - key
+    # (run, key) as one int64: runs come in ascending order, so this stable sort meets long sorted stretches
+    order = np.argsort(run_id.astype(np.int64) * width + key, kind="stable")
     perm[idx] = perm[idx][order]
     return perm, None if full_sort else idx
 
