@@ -446,20 +446,31 @@ def run(argv: Sequence[str], out: TextIO | None = None, value_format: str = "%6.
     return 0
 
 
-def _known_unique(run: Any) -> Any:
-    """``run`` marked as listing no document twice in a query, when a hash scan of its raw ids in C finds
-    none (the engine then skips its own scan, which codes every id first); otherwise ``run`` as it is, and
-    the engine's scan finds the duplicate and names it."""
+def _in_rank_order(run: Any) -> Any:
+    """``run`` stored in trec_eval's rank order (score descending, ties by document id descending), without
+    its scores (the order is the ranking then; no trec_eval measure reads a score) and, when a hash scan of
+    its raw ids in C finds no document listed twice in a query, marked so (the engine then skips its own
+    scan, which codes every id first). A run with a duplicate is returned as it is: the engine's scan finds
+    it and names it. The ordering works on the raw Arrow ids, without a Python string per tied row."""
+    import pyarrow as pa
+
     from ragrade._ingest import _accel, arrow_strings
     from ragrade.data import Run
+    from ragrade.kernels.ranking import rank_rows
 
-    if _accel is None or not run.raw_is_arrow or run.n_rows == 0 or run.duplicates_known:
+    if not run.raw_is_arrow or run.n_rows == 0 or run.scores is None:
         return run
-    strings = arrow_strings(run.raw_docs)
-    if strings is None or _accel.first_duplicate_in_segments(strings[0], strings[1], run.offsets) >= 0:
-        return run
-    return Run(run.query_ids, run.offsets, None, None, run.scores, name=run.name, unique=True,
-               raw_docs=run.raw_docs)
+    unique = None
+    if _accel is not None:
+        strings = arrow_strings(run.raw_docs)
+        if strings is not None:
+            if _accel.first_duplicate_in_segments(strings[0], strings[1], run.offsets) >= 0:
+                return run
+            unique = True
+    raw = run.raw_docs
+    perm = rank_rows(run.offsets, run.scores, lambda rows: raw.take(pa.array(rows)))
+    docs = raw if perm is None else raw.take(pa.array(perm))
+    return Run(run.query_ids, run.offsets, None, None, None, name=run.name, unique=unique, raw_docs=docs)
 
 
 def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, run_path: str,
@@ -477,7 +488,7 @@ def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, r
         qids, jg_columns = _jg_columns(planned, opts, qrels_path, run_path)
         return _format(planned, opts, qids, jg_columns, {}, 0, run_path, value_format)
     qrels = read_qrels(qrels_path, format="trec")
-    runobj = _known_unique(read_run(run_path, format="trec"))
+    runobj = _in_rank_order(read_run(run_path, format="trec"))
     run_ids = set(runobj.query_ids.tolist())
     qids = sorted(qrels.query_ids.tolist(), key=lambda s: s.encode("utf-8"))
     missing = [q for q in qids if q not in run_ids]

@@ -11,6 +11,7 @@ rows are re-ordered by id; otherwise a sort within each query (:func:`argsort_de
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -60,12 +61,13 @@ def argsort_desc_within(scores: np.ndarray, offsets: np.ndarray, seg: np.ndarray
 def rank_rows(
     offsets: np.ndarray,
     scores: np.ndarray | None,
-    docs_at: Callable[[np.ndarray], np.ndarray],
+    docs_at: Callable[[np.ndarray], Any],
     ties: str = "docid_desc",
 ) -> np.ndarray | None:
     """Permutation of rows into rank order; rows remain grouped by segment (query).
 
-    ``docs_at(rows)`` returns the document ids (str) of the given rows; it is called only for rows
+    ``docs_at(rows)`` returns the document ids (an object array of str, or an Arrow string array) of the
+    given rows; it is called only for rows
     whose scores are tied. Returns None when the rows are already in rank order (the common case: no
     permutation array is made).
     """
@@ -75,7 +77,7 @@ def rank_rows(
 def rank_rows_sparse(
     offsets: np.ndarray,
     scores: np.ndarray | None,
-    docs_at: Callable[[np.ndarray], np.ndarray],
+    docs_at: Callable[[np.ndarray], Any],
     ties: str = "docid_desc",
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """``(permutation, moved)``: as :func:`rank_rows`, plus, when the scores already descend and only
@@ -123,20 +125,30 @@ def rank_rows_sparse(
     return perm, None if full_sort else idx
 
 
-def string_ranks(values: np.ndarray) -> np.ndarray:
+def string_ranks(values: Any) -> np.ndarray:
     """Dense rank (int64, from 0) of every string in code-point order (``np.unique(values,
-    return_inverse=True)[1]``): the strings are hashed to their distinct values first, and only those
-    are sorted (a run's tied ids repeat a few thousand distinct documents)."""
-    from ragrade._arrays import factorize
-
+    return_inverse=True)[1]``), for an object array of str or an Arrow string array: the strings are hashed
+    to their distinct values first, and only those are sorted (a run's tied ids repeat a few thousand
+    distinct documents). Arrow compares UTF-8 bytes, which is code-point order."""
     if len(values) == 0:
         return np.zeros(0, dtype=np.int64)
-    codes, uniques = factorize(values)
-    distinct = list(uniques)
-    if any("\x00" in s for s in distinct):  # NumPy's fixed-width strings drop trailing NULs
-        order = np.array(sorted(range(len(distinct)), key=distinct.__getitem__), dtype=np.int64)
+    if not isinstance(values, np.ndarray):
+        import pyarrow.compute as pc
+
+        enc = pc.dictionary_encode(values)
+        if hasattr(enc, "combine_chunks"):
+            enc = enc.combine_chunks()
+        codes = enc.indices.to_numpy(zero_copy_only=False)
+        order = pc.sort_indices(enc.dictionary).to_numpy(zero_copy_only=False).astype(np.int64)
     else:
-        order = np.argsort(np.array(distinct, dtype=str), kind="stable")
+        from ragrade._arrays import factorize
+
+        codes, uniques = factorize(values)
+        distinct = list(uniques)
+        if any("\x00" in s for s in distinct):  # NumPy's fixed-width strings drop trailing NULs
+            order = np.array(sorted(range(len(distinct)), key=distinct.__getitem__), dtype=np.int64)
+        else:
+            order = np.argsort(np.array(distinct, dtype=str), kind="stable")
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order), dtype=np.int64)
     return rank[np.asarray(codes, dtype=np.int64)]
