@@ -456,18 +456,19 @@ def _in_rank_order(run: Any) -> Any:
 
     from ragrade._ingest import _accel, arrow_strings
     from ragrade.data import Run
+    from ragrade.io._common import contiguous
     from ragrade.kernels.ranking import rank_rows
 
     if not run.raw_is_arrow or run.n_rows == 0 or run.scores is None:
         return run
+    raw = contiguous(run.raw_docs) if isinstance(run.raw_docs, pa.ChunkedArray) else run.raw_docs  # one copy
     unique = None
     if _accel is not None:
-        strings = arrow_strings(run.raw_docs)
+        strings = arrow_strings(raw)
         if strings is not None:
             if _accel.first_duplicate_in_segments(strings[0], strings[1], run.offsets) >= 0:
                 return run
             unique = True
-    raw = run.raw_docs
     perm = rank_rows(run.offsets, run.scores, lambda rows: raw.take(pa.array(rows)))
     docs = raw if perm is None else raw.take(pa.array(perm))
     return Run(run.query_ids, run.offsets, None, None, None, name=run.name, unique=unique, raw_docs=docs)
