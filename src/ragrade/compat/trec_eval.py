@@ -19,6 +19,7 @@ message; the command prints it as one ``error:`` line and exits with status 2.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import sys
@@ -441,9 +442,32 @@ def run(argv: Sequence[str], out: TextIO | None = None, value_format: str = "%6.
                             "count every judged document, grade 0 included, as relevant)")
     planned = plan(opts)
     qrels_path, run_path = opts.files
-    text = compute_and_format(planned, opts, qrels_path, run_path, value_format)
-    out.write(text)
+    _write(out, output_parts(planned, opts, qrels_path, run_path, value_format))
     return 0
+
+
+def _write(out: TextIO, parts: Iterator[str | bytes]) -> None:
+    """Write the parts; bytes straight to the binary buffer of a UTF-8 text stream that has one (sys.stdout),
+    where a line feed is written as it is (not on Windows)."""
+    first = next(parts, None)  # computes everything up to the first part: errors are raised before any output
+    buffer = getattr(out, "buffer", None)
+    encoding = (getattr(out, "encoding", None) or "").lower().replace("-", "")
+    direct = buffer is not None and encoding == "utf8" and os.linesep == "\n"
+    if direct:
+        out.flush()
+    for part in itertools.chain(() if first is None else (first,), parts):
+        if isinstance(part, bytes):
+            if direct:
+                buffer.write(part)  # type: ignore[union-attr]
+            else:
+                out.write(part.decode("utf-8"))
+        else:
+            if direct:
+                buffer.write(part.encode("utf-8"))  # type: ignore[union-attr]
+            else:
+                out.write(part)
+    if direct:
+        buffer.flush()  # type: ignore[union-attr]
 
 
 def _in_rank_order(run: Any) -> Any:
@@ -477,6 +501,14 @@ def _in_rank_order(run: Any) -> Any:
 def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, run_path: str,
                        value_format: str = "%6.4f") -> str:
     """The text trec_eval 10 prints for ``planned`` measures on the two files."""
+    return "".join(p if isinstance(p, str) else p.decode("utf-8")
+                   for p in output_parts(planned, opts, qrels_path, run_path, value_format))
+
+
+def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_path: str,
+                 value_format: str = "%6.4f") -> Iterator[str | bytes]:
+    """:func:`compute_and_format`'s text in parts (UTF-8 bytes or str), to be written one after the other; every
+    error trec_eval stops on is raised before the first part."""
     import numpy as np
 
     from ragrade.io import read_qrels, read_run
@@ -487,7 +519,8 @@ def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, r
             raise TrecEvalError(f"cannot read file {path!r}: it does not exist")
     if opts.rel_format == "qrels_jg":
         qids, jg_columns = _jg_columns(planned, opts, qrels_path, run_path)
-        return _format(planned, opts, qids, jg_columns, {}, 0, run_path, value_format)
+        yield from _format_parts(planned, opts, qids, jg_columns, {}, 0, run_path, value_format)
+        return
     qrels = read_qrels(qrels_path, format="trec")
     runobj = _in_rank_order(read_run(run_path, format="trec"))
     run_ids = set(runobj.query_ids.tolist())
@@ -536,13 +569,13 @@ def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, r
     if missing_mask.any():
         _clean_missing(planned, columns, missing_mask, qids, relstrings)
     positive = int((qrels.grades > 0).sum()) if opts.complete else 0
-    return _format(planned, opts, qids, columns, relstrings, positive, run_path, value_format)
+    yield from _format_parts(planned, opts, qids, columns, relstrings, positive, run_path, value_format)
 
 
-def _format(planned: list[Planned], opts: Options, qids: list[str], columns: dict[Any, Any],
-            relstrings: dict[str, str], positive: int, run_path: str, value_format: str) -> str:
+def _format_parts(planned: list[Planned], opts: Options, qids: list[str], columns: dict[Any, Any],
+                  relstrings: dict[str, str], positive: int, run_path: str, value_format: str) -> Iterator[str | bytes]:
     """trec_eval's output from per-query values (``positive``: the judgments with a grade > 0, num_rel's
-    summary under -c)."""
+    summary under -c), in parts: the per-query lines in blocks of UTF-8 bytes, then the summary."""
     import numpy as np
 
     from ragrade.compat import _trec_eval_text as text_of
@@ -605,12 +638,10 @@ def _format(planned: list[Planned], opts: Options, qids: list[str], columns: dic
                     heads.append(head[:-1])
                     texts.append(values_text(values))
                 summary.append(f"{head}all\t{_fmt(_seq_sum(values) / nq, value_format)}\n")
-    parts: list[str] = []
     if opts.query and texts:
-        parts.extend(chunk.decode("utf-8") for chunk in text_of.lines(heads, texts, qids))
+        yield from text_of.lines(heads, texts, qids)
     if opts.summary:
-        parts.extend(summary)
-    return "".join(parts)
+        yield "".join(summary)
 
 
 MISSING_ZSCORE = -1000000.0  # trec_eval's value for a query or measure the z-score file lacks
