@@ -1075,6 +1075,95 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ---- trec_eval drop-in (tespeed): trec_eval's rank order within segments -------------------------------
+ * sort_segments_trec(scores, offsets, str_off, str_data, out, seg_begin, seg_end) -> None
+ *     For segments seg_begin..seg_end-1 (rows offsets[s] .. offsets[s+1]-1 of float64 scores, n rows): out
+ *     holds each segment's rows by descending score, equal scores by document id descending (the ids are
+ *     row r's bytes str_data[str_off[r] : str_off[r+1]], int64 offsets, compared as unsigned bytes, a
+ *     prefix before its extensions: strcmp's order, which is code-point order for UTF-8), rows equal in
+ *     both in row order (a stable merge sort per segment). Every offset is checked first; the GIL is
+ *     released while sorting.
+ */
+static inline int trec_first(const double *v, const int64_t *so, const unsigned char *sd, int64_t x, int64_t y) {
+    /* 1 when row x ranks strictly before row y */
+    if (v[x] != v[y]) return v[x] > v[y];
+    int64_t nx = so[x + 1] - so[x], ny = so[y + 1] - so[y];
+    int c = memcmp(sd + so[x], sd + so[y], (size_t)(nx < ny ? nx : ny));
+    if (c != 0) return c > 0;
+    return nx > ny;
+}
+
+static void sort_trec_stable(const double *v, const int64_t *so, const unsigned char *sd, int64_t *idx,
+                             int64_t *tmp, int64_t n) {
+    const int64_t run = 16;
+    for (int64_t a = 0; a < n; a += run) {  /* insertion sort of short runs */
+        int64_t z = a + run < n ? a + run : n;
+        for (int64_t i = a + 1; i < z; i++) {
+            int64_t x = idx[i];
+            int64_t j = i;
+            while (j > a && trec_first(v, so, sd, x, idx[j - 1])) { idx[j] = idx[j - 1]; j--; }
+            idx[j] = x;
+        }
+    }
+    int64_t *src = idx, *dst = tmp;
+    for (int64_t width = run; width < n; width *= 2) {  /* bottom-up merges; rows equal in both: left first */
+        for (int64_t a = 0; a < n; a += 2 * width) {
+            int64_t m = a + width < n ? a + width : n, z = a + 2 * width < n ? a + 2 * width : n;
+            int64_t i = a, j = m, k = a;
+            while (i < m && j < z) dst[k++] = trec_first(v, so, sd, src[j], src[i]) ? src[j++] : src[i++];
+            while (i < m) dst[k++] = src[i++];
+            while (j < z) dst[k++] = src[j++];
+        }
+        int64_t *t = src; src = dst; dst = t;
+    }
+    if (src != idx) memcpy(idx, src, (size_t)n * sizeof(int64_t));
+}
+
+static PyObject *sort_segments_trec(PyObject *self, PyObject *args) {
+    PyObject *objs[5];
+    long long seg_begin, seg_end;
+    if (!PyArg_ParseTuple(args, "OOOOOLL", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &seg_begin, &seg_end))
+        return NULL;
+    Py_buffer b[5];
+    if (get_buffers(objs, b, 5, 4) < 0) return NULL;
+    const double *v = (const double *)b[0].buf;
+    const int64_t *off = (const int64_t *)b[1].buf, *so = (const int64_t *)b[2].buf;
+    const unsigned char *sd = (const unsigned char *)b[3].buf;
+    int64_t *out = (int64_t *)b[4].buf;
+    Py_ssize_t n = b[0].len / 8, nseg = b[1].len / 8 - 1, nstr = b[2].len / 8 - 1, dlen = b[3].len;
+    int ok = nseg >= 0 && seg_begin >= 0 && seg_end <= nseg && seg_begin <= seg_end && b[4].len / 8 >= n
+             && nstr >= n;
+    int64_t longest = 0;
+    for (Py_ssize_t s = seg_begin; ok && s < seg_end; s++) {
+        if (off[s] < 0 || off[s + 1] < off[s] || off[s + 1] > n) ok = 0;
+        else if (off[s + 1] - off[s] > longest) longest = off[s + 1] - off[s];
+        for (int64_t r = ok ? off[s] : 0; ok && r < off[s + 1]; r++)
+            if (so[r] < 0 || so[r + 1] < so[r] || so[r + 1] > dlen) ok = 0;
+    }
+    int64_t *tmp = ok ? (int64_t *)PyMem_RawMalloc((size_t)(longest > 0 ? longest : 1) * sizeof(int64_t)) : NULL;
+    if (ok && tmp == NULL) {
+        for (int j = 0; j < 5; j++) PyBuffer_Release(&b[j]);
+        return PyErr_NoMemory();
+    }
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t s = seg_begin; s < seg_end; s++) {
+            int64_t a = off[s], len = off[s + 1] - off[s];
+            for (int64_t i = 0; i < len; i++) out[a + i] = a + i;
+            sort_trec_stable(v, so, sd, out + a, tmp, len);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_RawFree(tmp);
+    for (int j = 0; j < 5; j++) PyBuffer_Release(&b[j]);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "sort_segments_trec: inconsistent offsets or buffer sizes");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+/* ---- end of the trec_eval drop-in (tespeed) block ---------------------------------------------------- */
+
 static PyObject *features(PyObject *self, PyObject *unused) {
 #if defined(HAVE_SSE2)
     int sse2 = 1;
@@ -1113,6 +1202,7 @@ static PyMethodDef methods[] = {
     {"scan_trec", scan_trec, METH_VARARGS, "Tokenize TREC run/qrels lines into columnar buffers."},
     {"rank_in_segments", rank_in_segments, METH_VARARGS, "Binary searches within descending segments."},
     {"numba_argsort_segments", numba_argsort_segments, METH_VARARGS, "numba's quicksort argsort within segments."},
+    {"sort_segments_trec", sort_segments_trec, METH_VARARGS, "trec_eval's rank order (score, id descending) within segments."},
     {"features", features, METH_NOARGS, "What this build has: SIMD, the file mapping, page release."},
     {NULL, NULL, 0, NULL},
 };

@@ -478,23 +478,26 @@ def _in_rank_order(run: Any) -> Any:
     it and names it. The ordering works on the raw Arrow ids, without a Python string per tied row."""
     import pyarrow as pa
 
+    from ragrade._arrays import arrow_int64
     from ragrade._ingest import _accel, arrow_strings
     from ragrade.data import Run
     from ragrade.io._common import contiguous
-    from ragrade.kernels.ranking import rank_rows
+    from ragrade.kernels.ranking import rank_rows, trec_order
 
     if not run.raw_is_arrow or run.n_rows == 0 or run.scores is None:
         return run
     raw = contiguous(run.raw_docs) if isinstance(run.raw_docs, pa.ChunkedArray) else run.raw_docs  # one copy
     unique = None
-    if _accel is not None:
-        strings = arrow_strings(raw)
-        if strings is not None:
-            if _accel.first_duplicate_in_segments(strings[0], strings[1], run.offsets) >= 0:
-                return run
-            unique = True
-    perm = rank_rows(run.offsets, run.scores, lambda rows: raw.take(pa.array(rows)))
-    docs = raw if perm is None else raw.take(pa.array(perm))
+    perm = None
+    strings = arrow_strings(raw) if _accel is not None else None
+    if strings is not None and _accel is not None:
+        if _accel.first_duplicate_in_segments(strings[0], strings[1], run.offsets) >= 0:
+            return run
+        unique = True
+        perm = trec_order(run.scores, run.offsets, strings)  # one sort in C: scores, then ids
+    if perm is None:
+        perm = rank_rows(run.offsets, run.scores, lambda rows: raw.take(arrow_int64(rows)))
+    docs = raw if perm is None else raw.take(arrow_int64(perm))
     return Run(run.query_ids, run.offsets, None, None, None, name=run.name, unique=unique, raw_docs=docs)
 
 
