@@ -5,6 +5,7 @@ order."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,19 +42,44 @@ def test_fixed4_equals_printf_for_any_double(values):
     assert text_of.fixed4(arr, c_fixed4, "\n").to_pylist() == [c_fixed4(v) + "\n" for v in values]
 
 
-def test_integers_and_lines_in_trec_eval_order():
-    ints = text_of.integers(np.array([0, 7, -3, 1234567890123]), "\n")
-    assert ints.to_pylist() == ["0\n", "7\n", "-3\n", "1234567890123\n"]
-    qids = ["q1", "q10", "q2", "q3"]
-    cols = [text_of.integers(np.arange(4), "\n"), text_of.fixed4(np.array([0.5, 0.25, 1.0, 0.0]), c_fixed4, "\n"),
-            text_of.strings(["'1-'", "''", "'0'", "'>'"], "\n")]
-    heads = [f"{n:<22}" for n in ("num_ret", "map", "relstring")]
-    want = "".join(f"{h}\t{q}\t{c.to_pylist()[i]}" for i, q in enumerate(qids) for h, c in zip(heads, cols, strict=True))
+@pytest.fixture(params=["c", "python"])
+def helper(request, monkeypatch):
+    """The C helper's lines (when built) and the pure-Python ones: both must give the same bytes."""
+    from ragrade import _native
+
+    if request.param == "python":
+        monkeypatch.setattr(_native, "accel", None)
+    elif _native.accel is None:
+        pytest.skip("the C helper is not built (or RAGRADE_NO_ACCEL is set)")
+    return request.param
+
+
+def test_integers_and_lines_in_trec_eval_order(helper):
+    assert text_of.integers(np.array([0, 7, -3, 1234567890123])).to_pylist() == ["0", "7", "-3", "1234567890123"]
+    qids = ["q1", "q10", "q2", "q3", "é"]
+    floats = np.array([0.5, 0.25, float("nan"), -0.0, 0.03125])
+    big = np.array([1e300, -2.5e-5, 12345678.5, float("-inf"), 0.99995])
+    cols = [text_of.integers(np.arange(5)), floats, text_of.strings(["'1-'", "''", "'0'", "'>'", "'9'"]), big]
+    heads = [f"{n:<22}" for n in ("num_ret", "map", "relstring", "Zmap")]
+    text = [[str(i) for i in range(5)], [c_fixed4(v) for v in floats.tolist()], ["'1-'", "''", "'0'", "'>'", "'9'"],
+            [c_fixed4(v) for v in big.tolist()]]
+    want = "".join(f"{h}\t{q}\t{text[j][i]}\n" for i, q in enumerate(qids) for j, h in enumerate(heads))
     old = text_of._ROWS_PER_BLOCK
     try:
-        for block in (old, 3, 1):  # one block, and blocks of one query each
+        for block in (old, 5, 1):  # one block, and blocks of one query each
             text_of._ROWS_PER_BLOCK = block
             assert b"".join(text_of.lines(heads, cols, qids)).decode() == want
     finally:
         text_of._ROWS_PER_BLOCK = old
     assert list(text_of.lines(heads, cols, [])) == []
+    assert b"".join(text_of.lines(heads[:1], cols[1:2], qids)).decode().splitlines()[2] == f"{heads[0]}\tq2\t  -nan"
+
+
+def test_lines_of_many_values_equal_printf(helper):
+    rng = np.random.default_rng(11)
+    n = 3000
+    cols = [rng.random(n), rng.integers(0, 100_000, n) / 32, (rng.random(n) - 0.5) * 1e8, rng.integers(-9, 9, n) / 2e4]
+    qids = [f"q{i}" for i in range(n)]
+    got = b"".join(text_of.lines(["a", "b", "c", "d"], cols, qids)).decode()
+    want = "".join(f"{h}\t{qids[i]}\t{c_fixed4(float(c[i]))}\n" for i in range(n) for h, c in zip("abcd", cols, strict=True))
+    assert got == want

@@ -104,3 +104,55 @@ def test_trec_order_without_the_c_helper_is_none(monkeypatch):
 
     monkeypatch.setattr(_native, "accel", None)
     assert trec_order(np.zeros(2), np.array([0, 2], dtype=I64), strings_of(["a", "b"])) is None
+
+
+def _strings(items: list[bytes]) -> tuple[np.ndarray, bytes]:
+    off = np.zeros(len(items) + 1, dtype=I64)
+    np.cumsum([len(b) for b in items], out=off[1:])
+    return off, b"".join(items)
+
+
+@needs_accel
+def test_trec_lines_writes_heads_queries_values_and_texts():
+    ho, hd = _strings([b"map", b"rel"])
+    qo, qd = _strings([b"q1", b"q2"])
+    to, td = _strings([b"'1'", b"''"])
+    values = np.array([0.5, float("nan")])
+    out = accel.trec_lines(values, np.array([-1, 0], dtype=I64), ho, hd, qo, qd, to, td, 0, 2)
+    assert out == b"map\tq1\t0.5000\nrel\tq1\t'1'\nmap\tq2\t  -nan\nrel\tq2\t''\n"
+    assert accel.trec_lines(values, np.array([-1, 0], dtype=I64), ho, hd, qo, qd, to, td, 1, 1) == b""
+
+
+@needs_accel
+@pytest.mark.parametrize("case", ["kinds beyond floats", "kinds beyond texts", "huge kind", "huge negative kind",
+                                  "heads count", "head offsets", "query offsets", "text offsets", "query range",
+                                  "negative begin"])
+def test_trec_lines_refuses_broken_inputs(case):
+    ho, hd = _strings([b"map", b"rel"])
+    qo, qd = _strings([b"q1", b"q2"])
+    to, td = _strings([b"'1'", b"''"])
+    values = np.array([0.5, 0.25])
+    kinds = np.array([-1, 0], dtype=I64)
+    begin, end = 0, 2
+    if case == "kinds beyond floats":
+        kinds = np.array([-2, 0], dtype=I64)
+    elif case == "kinds beyond texts":
+        kinds = np.array([-1, 1], dtype=I64)
+    elif case == "huge kind":
+        kinds = np.array([-1, 2**62], dtype=I64)
+    elif case == "huge negative kind":
+        kinds = np.array([-(2**63), 0], dtype=I64)
+    elif case == "heads count":
+        kinds = np.array([-1, 0, 0], dtype=I64)
+    elif case == "head offsets":
+        ho = np.array([0, 5, 3], dtype=I64)
+    elif case == "query offsets":
+        qo = np.array([0, 2, 99], dtype=I64)
+    elif case == "text offsets":
+        to = np.array([-1, 3, 5], dtype=I64)
+    elif case == "query range":
+        end = 3
+    elif case == "negative begin":
+        begin = -1
+    with pytest.raises(ValueError, match="trec_lines"):
+        accel.trec_lines(values, kinds, ho, hd, qo, qd, to, td, begin, end)

@@ -112,21 +112,56 @@ def strings(texts: Sequence[str], end: str = "") -> Any:
     return _python_strings([t + end for t in texts] if end else texts)
 
 
+def printf_fixed4(v: float) -> str:
+    """C's ``%6.4f`` of one value (Python's ``%`` rounds the binary value as printf does; NaN as glibc prints
+    0 / 0)."""
+    return "  -nan" if v != v else format(v, "6.4f")
+
+
 def lines(heads: list[str], columns: list[Any], qids: Sequence[str]) -> Iterator[bytes]:
     """The bytes of ``head<TAB>query<TAB>value<LF>`` for every query (in order) and, within a query, every
-    column (in order): ``columns[j]`` holds column ``j``'s value texts, one per query, each ending with its
-    line feed."""
+    column (in order). ``columns[j]`` holds column ``j``'s values, one per query: a float64 array (printed as
+    ``%6.4f``) or an Arrow string array (printed as it is). One C call per block of queries
+    (``_accel.trec_lines``), else Arrow joins the lines (the same bytes)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from ragrade import _native
 
     nq, nc = len(qids), len(columns)
     if nq == 0 or nc == 0:
         return
     q_all = _python_strings(qids)
-    tab = pa.scalar("\t", type=pa.large_string())
-    heads_s = [pa.scalar(h, type=pa.large_string()) for h in heads]
-    cols = [c.cast(pa.large_string()) for c in columns]
     per_block = max(1, _ROWS_PER_BLOCK // nc)
+    accel = _native.accel
+    if accel is not None:
+        floats = [c for c in columns if isinstance(c, np.ndarray)]
+        values = (np.ascontiguousarray(np.stack(floats), dtype=np.float64) if floats
+                  else np.zeros(0, dtype=np.float64))
+        kinds = np.empty(nc, dtype=np.int64)
+        texts: list[Any] = []
+        f = 0
+        for j, c in enumerate(columns):
+            if isinstance(c, np.ndarray):
+                kinds[j] = -1 - f
+                f += 1
+            else:
+                kinds[j] = len(texts)
+                texts.append(c.cast(pa.large_string()))
+        text = pa.concat_arrays(texts) if texts else pa.array([], type=pa.large_string())
+        ho, hd = _layout(_python_strings(heads))
+        qo, qd = _layout(q_all)
+        to, td = _layout(text)
+        for a in range(0, nq, per_block):
+            yield accel.trec_lines(values, kinds, ho, hd, qo, qd, to, td, a, min(nq, a + per_block))
+        return
+    import pyarrow.compute as pc
+
+    tab = pa.scalar("\t", type=pa.large_string())
+    empty = pa.scalar("", type=pa.large_string())
+    heads_s = [pa.scalar(h, type=pa.large_string()) for h in heads]
+    cols = [fixed4(c, printf_fixed4, "\n") if isinstance(c, np.ndarray)
+            else pc.binary_join_element_wise(c.cast(pa.large_string()), empty, pa.scalar("\n", type=pa.large_string()))
+            for c in columns]
     for a in range(0, nq, per_block):
         nb = min(nq, a + per_block) - a
         query = q_all.slice(a, nb)
@@ -134,6 +169,16 @@ def lines(heads: list[str], columns: list[Any], qids: Sequence[str]) -> Iterator
                                       for h, c in zip(heads_s, cols, strict=True)])
         order = (np.arange(nc, dtype=np.int64)[None, :] * nb + np.arange(nb, dtype=np.int64)[:, None]).ravel()
         yield _data(by_column.take(pa.array(order)))
+
+
+def _layout(arr: Any) -> tuple[np.ndarray, Any]:
+    """``(int64 offsets from 0, UTF-8 data)`` of a large_string array without nulls."""
+    bufs = arr.buffers()
+    if len(arr) == 0 or bufs[1] is None:
+        return np.zeros(1, dtype=np.int64), b""
+    offsets = np.frombuffer(bufs[1], dtype=np.int64)[arr.offset: arr.offset + len(arr) + 1]
+    data = bufs[2] if bufs[2] is not None else b""
+    return np.ascontiguousarray(offsets), data
 
 
 def _data(arr: Any) -> bytes:

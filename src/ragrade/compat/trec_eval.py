@@ -585,16 +585,16 @@ def _format_parts(planned: list[Planned], opts: Options, qids: list[str], column
 
     nq = len(qids)
     heads: list[str] = []  # per column of per-query lines: its name (Z-prefixed, padded)
-    texts: list[Any] = []  # and the texts of its values, one per query (Arrow strings)
+    texts: list[Any] = []  # and its values, one per query (floats printed %6.4f, or Arrow strings)
     summary: list[str] = []
     runid = _last_run_id(run_path) if any(p.measure.kind == "runid" for p in planned) else ""
     ztable = _read_zscores(opts.zscores) if opts.zscores is not None else None
     z = "Z" if ztable is not None else ""
 
-    def values_text(values: np.ndarray) -> Any:
+    def values_text(values: np.ndarray) -> Any:  # a float array is printed %6.4f by text_of.lines
         if value_format == "%6.4f":
-            return text_of.fixed4(values, _fmt, "\n")
-        return text_of.strings([_fmt(v, value_format) for v in values.tolist()], "\n")
+            return np.asarray(values, dtype=np.float64)
+        return text_of.strings([_fmt(v, value_format) for v in values.tolist()])
 
     for p in planned:
         kind = p.measure.kind
@@ -608,7 +608,7 @@ def _format_parts(planned: list[Planned], opts: Options, qids: list[str], column
         if kind == "relstring":
             if opts.query:
                 heads.append(f"{p.names[0]:<22}")
-                texts.append(text_of.strings([f"'{relstrings.get(q, '')}'\n" for q in qids]))
+                texts.append(text_of.strings([f"'{relstrings.get(q, '')}'" for q in qids]))
             continue
         for name, m in zip(p.names, p.metrics, strict=True):
             assert m is not None
@@ -623,7 +623,7 @@ def _format_parts(planned: list[Planned], opts: Options, qids: list[str], column
                     ints = np.trunc(values).astype(np.int64)
                     if opts.query:
                         heads.append(head[:-1])
-                        texts.append(text_of.integers(ints, "\n"))
+                        texts.append(text_of.integers(ints))
                     total: float = float(int(ints.sum()))
                 else:
                     if opts.query:
