@@ -125,25 +125,37 @@ class Judged:
         key = ("idcg", rel, gain, k, gains)
         if key in self._cache:
             return self._cache[key]
-        q, g = self.unit_gains(rel, gain, gains)
-        levels = np.unique(g)[::-1]
+        levels_key = ("levels", rel, gain, gains)
+        if levels_key not in self._cache:
+            self._cache[levels_key] = np.unique(self.unit_gains(rel, gain, gains)[1])[::-1]
+        levels = self._cache[levels_key]
         if len(levels) > 16:  # many distinct gains: sort
             iq, ipos, igain = self.ideal(rel, gain, gains)
             out = sum_by_query(iq, igain / np.log2(ipos + 2.0), self.nq, _within(ipos, k))
         else:
-            longest = int(np.bincount(q, minlength=self.nq).max()) if len(q) else 0
+            longest, counts = self._level_counts(rel, gain, gains, levels)
             depth = longest if k is None else min(k, longest)
             prefix = np.zeros(depth + 1)
             np.cumsum(1.0 / np.log2(np.arange(depth) + 2.0), out=prefix[1:])
             out = np.zeros(self.nq)
             start = np.zeros(self.nq, dtype=np.int64)
-            for level in levels.tolist():  # a handful of passes
-                count = np.bincount(q[g == level], minlength=self.nq)
+            for level, count in zip(levels.tolist(), counts, strict=True):  # a handful of passes
                 end = start + count
                 out += level * (prefix[np.minimum(end, depth)] - prefix[np.minimum(start, depth)])
                 start = end
         self._cache[key] = out
         return out
+
+    def _level_counts(self, rel: float | None, gain: str, gains: Gains,
+                      levels: np.ndarray) -> tuple[int, list[np.ndarray]]:
+        """``(longest ideal list, per gain level from the highest: its units per query)``, shared by every
+        cutoff of :meth:`ideal_dcg`."""
+        key = ("levelcounts", rel, gain, gains)
+        if key not in self._cache:
+            q, g = self.unit_gains(rel, gain, gains)
+            longest = int(np.bincount(q, minlength=self.nq).max()) if len(q) else 0
+            self._cache[key] = (longest, [np.bincount(q[g == level], minlength=self.nq) for level in levels.tolist()])
+        return self._cache[key]
 
 
 #: A gain map as a metric parameter holds it: ``((grade, gain), ...)`` sorted by grade; None: no map.
