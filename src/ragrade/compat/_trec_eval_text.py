@@ -1,14 +1,16 @@
-"""trec_eval's per-query lines, written column by column with NumPy and Arrow instead of one Python string per line.
+"""trec_eval's per-query lines, written block by block instead of one Python string per line.
 
 ``ragrade trec_eval -q`` prints one line per query and measure (about ten million lines for a run of ten million
 rows): ``name<TAB>query<TAB>value``, the name padded to 22 characters, the value through C's ``%6.4f`` (or a
-count through ``%ld``). Here each measure's values become an Arrow string array at once, and the lines of a block
-of queries are joined by Arrow and written as one buffer.
+count through ``%ld``). :func:`lines` takes each measure's values as one column (floats, or texts) and writes the
+lines of a block of queries at once: by one call of the C helper (``_accel.trec_lines``), or, without it, by
+NumPy (:func:`fixed4`) and Arrow joins, which give the same bytes.
 
 ``%6.4f`` is reproduced exactly: a value's digits come from ``round(|v| * 10^4)`` when that product is far (more
-than 10^-3) from a rounding boundary, which the float error of the product (below 2^-53 of it, for values under
-10^8) cannot cross; every other value (near a boundary, exact halves such as 0.03125 among them, NaN, infinities,
-huge values) is printed by Python's ``%`` operator, which rounds the exact binary value as glibc's printf does.
+than 10^-3) from a rounding boundary, which the float error of the product (below 2^-53 of it, about 10^-9 for
+values under 10^7) cannot cross; every other value (near a boundary, exact halves such as 0.03125 among them,
+NaN, infinities, values of 10^7 or more) is printed by Python's own formatting, which rounds the exact binary
+value as glibc's printf does (NaN as ``  -nan``, as trec_eval prints 0 / 0).
 """
 
 from __future__ import annotations

@@ -575,6 +575,13 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
     yield from _format_parts(planned, opts, qids, columns, relstrings, positive, run_path, value_format)
 
 
+def _format(planned: list[Planned], opts: Options, qids: list[str], columns: dict[Any, Any],
+            relstrings: dict[str, str], positive: int, run_path: str, value_format: str) -> str:
+    """:func:`_format_parts` as one string."""
+    return "".join(p if isinstance(p, str) else p.decode("utf-8")
+                   for p in _format_parts(planned, opts, qids, columns, relstrings, positive, run_path, value_format))
+
+
 def _format_parts(planned: list[Planned], opts: Options, qids: list[str], columns: dict[Any, Any],
                   relstrings: dict[str, str], positive: int, run_path: str, value_format: str) -> Iterator[str | bytes]:
     """trec_eval's output from per-query values (``positive``: the judgments with a grade > 0, num_rel's
