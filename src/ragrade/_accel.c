@@ -1075,8 +1075,7 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* ==== pyspeed: ragrade.compat.pytrec_eval's fast path (begin) ======================================
- *
+/* ==== pyspeed: ragrade.compat.pytrec_eval's fast path (begin) =============================== *
  * pytrec_join(runs, docs, starts, jcounts, rows_out, pos_out, counts_out, float32) -> (status, found, infinite)
  *     runs[i] is one query's ranking {doc: score}; its judged ids are docs[starts[i] + t] for t < jcounts[i]
  *     (docs a list of exactly-str, else ValueError; ranges outside docs: ValueError). For every judged id
@@ -1409,6 +1408,217 @@ done:
     return out;
 }
 /* ==== pyspeed (end) ================================================================================ */
+=======
+/* ---- trec_eval drop-in (tespeed): trec_eval's rank order within segments -------------------------------
+ * sort_segments_trec(scores, offsets, str_off, str_data, out, seg_begin, seg_end) -> None
+ *     For segments seg_begin..seg_end-1 (rows offsets[s] .. offsets[s+1]-1 of float64 scores, n rows): out
+ *     holds each segment's rows by descending score, equal scores by document id descending (the ids are
+ *     row r's bytes str_data[str_off[r] : str_off[r+1]], int64 offsets, compared as unsigned bytes, a
+ *     prefix before its extensions: strcmp's order, which is code-point order for UTF-8), rows equal in
+ *     both in row order (a stable merge sort per segment). Every offset is checked first; the GIL is
+ *     released while sorting.
+ */
+static inline int trec_first(const double *v, const int64_t *so, const unsigned char *sd, int64_t x, int64_t y) {
+    /* 1 when row x ranks strictly before row y */
+    if (v[x] != v[y]) return v[x] > v[y];
+    int64_t nx = so[x + 1] - so[x], ny = so[y + 1] - so[y];
+    int c = memcmp(sd + so[x], sd + so[y], (size_t)(nx < ny ? nx : ny));
+    if (c != 0) return c > 0;
+    return nx > ny;
+}
+
+static void sort_trec_stable(const double *v, const int64_t *so, const unsigned char *sd, int64_t *idx,
+                             int64_t *tmp, int64_t n) {
+    const int64_t run = 16;
+    for (int64_t a = 0; a < n; a += run) {  /* insertion sort of short runs */
+        int64_t z = a + run < n ? a + run : n;
+        for (int64_t i = a + 1; i < z; i++) {
+            int64_t x = idx[i];
+            int64_t j = i;
+            while (j > a && trec_first(v, so, sd, x, idx[j - 1])) { idx[j] = idx[j - 1]; j--; }
+            idx[j] = x;
+        }
+    }
+    int64_t *src = idx, *dst = tmp;
+    for (int64_t width = run; width < n; width *= 2) {  /* bottom-up merges; rows equal in both: left first */
+        for (int64_t a = 0; a < n; a += 2 * width) {
+            int64_t m = a + width < n ? a + width : n, z = a + 2 * width < n ? a + 2 * width : n;
+            int64_t i = a, j = m, k = a;
+            while (i < m && j < z) dst[k++] = trec_first(v, so, sd, src[j], src[i]) ? src[j++] : src[i++];
+            while (i < m) dst[k++] = src[i++];
+            while (j < z) dst[k++] = src[j++];
+        }
+        int64_t *t = src; src = dst; dst = t;
+    }
+    if (src != idx) memcpy(idx, src, (size_t)n * sizeof(int64_t));
+}
+
+static PyObject *sort_segments_trec(PyObject *self, PyObject *args) {
+    PyObject *objs[5];
+    long long seg_begin, seg_end;
+    if (!PyArg_ParseTuple(args, "OOOOOLL", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &seg_begin, &seg_end))
+        return NULL;
+    Py_buffer b[5];
+    if (get_buffers(objs, b, 5, 4) < 0) return NULL;
+    const double *v = (const double *)b[0].buf;
+    const int64_t *off = (const int64_t *)b[1].buf, *so = (const int64_t *)b[2].buf;
+    const unsigned char *sd = (const unsigned char *)b[3].buf;
+    int64_t *out = (int64_t *)b[4].buf;
+    Py_ssize_t n = b[0].len / 8, nseg = b[1].len / 8 - 1, nstr = b[2].len / 8 - 1, dlen = b[3].len;
+    int ok = nseg >= 0 && seg_begin >= 0 && seg_end <= nseg && seg_begin <= seg_end && b[4].len / 8 >= n
+             && nstr >= n;
+    int64_t longest = 0;
+    for (Py_ssize_t s = seg_begin; ok && s < seg_end; s++) {
+        if (off[s] < 0 || off[s + 1] < off[s] || off[s + 1] > n) ok = 0;
+        else if (off[s + 1] - off[s] > longest) longest = off[s + 1] - off[s];
+        for (int64_t r = ok ? off[s] : 0; ok && r < off[s + 1]; r++)
+            if (so[r] < 0 || so[r + 1] < so[r] || so[r + 1] > dlen) ok = 0;
+    }
+    int64_t *tmp = ok ? (int64_t *)PyMem_RawMalloc((size_t)(longest > 0 ? longest : 1) * sizeof(int64_t)) : NULL;
+    if (ok && tmp == NULL) {
+        for (int j = 0; j < 5; j++) PyBuffer_Release(&b[j]);
+        return PyErr_NoMemory();
+    }
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t s = seg_begin; s < seg_end; s++) {
+            int64_t a = off[s], len = off[s + 1] - off[s];
+            for (int64_t i = 0; i < len; i++) out[a + i] = a + i;
+            sort_trec_stable(v, so, sd, out + a, tmp, len);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_RawFree(tmp);
+    for (int j = 0; j < 5; j++) PyBuffer_Release(&b[j]);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "sort_segments_trec: inconsistent offsets or buffer sizes");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+/* trec_lines(values, kinds, head_off, head_data, q_off, q_data, text_off, text_data, q_begin, q_end) -> bytes
+ *     trec_eval -q's lines of queries q_begin..q_end-1: for each query i, for each column j,
+ *     head_j TAB qid_i TAB value LF. nc = len(kinds), nq = len(q_off) - 1; strings are int64 offsets into
+ *     bytes (heads: nc strings, qids: nq strings, texts: any number). kinds[j] = -1 - f < 0: the value is
+ *     values[f * nq + i] (float64) printed as C's "%6.4f" (digits from round(|v| * 10^4) when the product is
+ *     more than 10^-3 from a rounding boundary, else Python's own correctly rounded printing, which is
+ *     printf's; NaN as "  -nan"); kinds[j] = t >= 0: the text is text string t * nq + i, copied. Every
+ *     offset and size is checked first (ValueError); the GIL is held (Python prints the rare values).
+ */
+typedef struct { char *buf; size_t len, cap; } trec_out;
+
+static int trec_put(trec_out *o, const void *src, size_t n) {
+    if (o->len + n > o->cap) {
+        size_t cap = o->cap ? o->cap : 1024;
+        while (cap < o->len + n) cap *= 2;
+        char *nb = (char *)PyMem_Realloc(o->buf, cap);
+        if (nb == NULL) return -1;
+        o->buf = nb;
+        o->cap = cap;
+    }
+    memcpy(o->buf + o->len, src, n);
+    o->len += n;
+    return 0;
+}
+
+static int offsets_ok(const int64_t *off, Py_ssize_t n, Py_ssize_t dlen) {
+    if (n < 0) return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (off[i] < 0 || off[i + 1] < off[i] || off[i + 1] > dlen) return 0;
+    return 1;
+}
+
+/* "%6.4f" % v into out (room for 32 bytes): the length, or -1 when Python must print it (*fallback). */
+static int fixed4_fast(double v, char *out) {
+    double a = fabs(v);
+    if (!(isfinite(v) && a < 1e7)) return -1;
+    double x = a * 1e4, f = floor(x), r = x - f;
+    if (!(fabs(r - 0.5) > 1e-3)) return -1;
+    int64_t k = (int64_t)f + (r > 0.5 ? 1 : 0);
+    int64_t ip = k / 10000, frac = k % 10000;
+    char digits[24];
+    int nd = 0;
+    do { digits[nd++] = (char)('0' + ip % 10); ip /= 10; } while (ip > 0);
+    int n = 0;
+    if (signbit(v)) out[n++] = '-';
+    while (nd > 0) out[n++] = digits[--nd];
+    out[n++] = '.';
+    out[n++] = (char)('0' + frac / 1000);
+    out[n++] = (char)('0' + frac / 100 % 10);
+    out[n++] = (char)('0' + frac / 10 % 10);
+    out[n++] = (char)('0' + frac % 10);
+    return n;
+}
+
+static PyObject *trec_lines(PyObject *self, PyObject *args) {
+    PyObject *objs[8];
+    long long q_begin, q_end;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOLL", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5],
+                          &objs[6], &objs[7], &q_begin, &q_end))
+        return NULL;
+    Py_buffer b[8];
+    if (get_buffers(objs, b, 8, 8) < 0) return NULL;
+    const double *values = (const double *)b[0].buf;
+    const int64_t *kinds = (const int64_t *)b[1].buf, *ho = (const int64_t *)b[2].buf;
+    const int64_t *qo = (const int64_t *)b[4].buf, *to = (const int64_t *)b[6].buf;
+    const char *hd = (const char *)b[3].buf, *qd = (const char *)b[5].buf, *td = (const char *)b[7].buf;
+    Py_ssize_t nc = b[1].len / 8, nq = b[4].len / 8 - 1, nt = b[6].len / 8 - 1;
+    int ok = nq >= 0 && nt >= 0 && b[2].len / 8 - 1 == nc
+             && q_begin >= 0 && q_begin <= q_end && q_end <= nq
+             && offsets_ok(ho, nc, b[3].len) && offsets_ok(qo, nq, b[5].len) && offsets_ok(to, nt, b[7].len);
+    Py_ssize_t nf = nq > 0 ? b[0].len / 8 / nq : 0;  /* float rows */
+    for (Py_ssize_t j = 0; ok && j < nc; j++) {
+        if (kinds[j] < 0) { if (kinds[j] < -(int64_t)nf) ok = 0; }
+        else if (kinds[j] > nt || (kinds[j] + 1) * (int64_t)nq > nt) ok = 0;
+    }
+    if (!ok) {
+        for (int j = 0; j < 8; j++) PyBuffer_Release(&b[j]);
+        PyErr_SetString(PyExc_ValueError, "trec_lines: inconsistent offsets or buffer sizes");
+        return NULL;
+    }
+    trec_out o = {NULL, 0, 0};
+    int failed = 0;
+    char num[32];
+    for (int64_t i = q_begin; i < q_end && !failed; i++) {
+        const char *q = qd + qo[i];
+        size_t qn = (size_t)(qo[i + 1] - qo[i]);
+        for (Py_ssize_t j = 0; j < nc && !failed; j++) {
+            failed |= trec_put(&o, hd + ho[j], (size_t)(ho[j + 1] - ho[j]));
+            failed |= trec_put(&o, "\t", 1);
+            failed |= trec_put(&o, q, qn);
+            failed |= trec_put(&o, "\t", 1);
+            if (kinds[j] >= 0) {
+                int64_t t = kinds[j] * (int64_t)nq + i;
+                failed |= trec_put(&o, td + to[t], (size_t)(to[t + 1] - to[t]));
+            } else {
+                double v = values[(-kinds[j] - 1) * (int64_t)nq + i];
+                int n = fixed4_fast(v, num);
+                if (n >= 0) {
+                    failed |= trec_put(&o, num, (size_t)n);
+                } else if (isnan(v)) {
+                    failed |= trec_put(&o, "  -nan", 6);
+                } else {
+                    char *text = PyOS_double_to_string(v, 'f', 4, 0, NULL);
+                    if (text == NULL) { failed = 1; break; }
+                    size_t tn = strlen(text);
+                    for (size_t pad = tn; pad < 6; pad++) failed |= trec_put(&o, " ", 1);
+                    failed |= trec_put(&o, text, tn);
+                    PyMem_Free(text);
+                }
+            }
+            failed |= trec_put(&o, "\n", 1);
+        }
+    }
+    for (int j = 0; j < 8; j++) PyBuffer_Release(&b[j]);
+    if (failed) {
+        PyMem_Free(o.buf);
+        return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    }
+    PyObject *res = PyBytes_FromStringAndSize(o.buf ? o.buf : "", (Py_ssize_t)o.len);
+    PyMem_Free(o.buf);
+    return res;
+}
+/* ---- end of the trec_eval drop-in (tespeed) block ---------------------------------------------------- */
 
 static PyObject *features(PyObject *self, PyObject *unused) {
 #if defined(HAVE_SSE2)
@@ -1451,6 +1661,8 @@ static PyMethodDef methods[] = {
     {"pytrec_join", pytrec_join, METH_VARARGS, "pytrec_eval fast path: judged ranks of dict runs."},
     {"pytrec_qrels", pytrec_qrels, METH_VARARGS, "pytrec_eval fast path: qrels dicts copied and read."},
     {"nested_dicts", nested_dicts, METH_VARARGS, "{qid: {name: value}} from a 2-D float64 array."},
+    {"sort_segments_trec", sort_segments_trec, METH_VARARGS, "trec_eval's rank order (score, id descending) within segments."},
+    {"trec_lines", trec_lines, METH_VARARGS, "trec_eval -q's lines (heads, query ids, %6.4f values, texts)."},
     {"features", features, METH_NOARGS, "What this build has: SIMD, the file mapping, page release."},
     {NULL, NULL, 0, NULL},
 };

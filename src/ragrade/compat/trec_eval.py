@@ -19,6 +19,7 @@ measures (:mod:`ragrade.compat.trec_eval_prefs`).
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import sys
@@ -443,14 +444,76 @@ def run(argv: Sequence[str], out: TextIO | None = None, value_format: str = "%6.
                             "count every judged document, grade 0 included, as relevant)")
     planned = plan(opts)
     qrels_path, run_path = opts.files
-    text = compute_and_format(planned, opts, qrels_path, run_path, value_format)
-    out.write(text)
+    _write(out, output_parts(planned, opts, qrels_path, run_path, value_format))
     return 0
+
+
+def _write(out: TextIO, parts: Iterator[str | bytes]) -> None:
+    """Write the parts; bytes straight to the binary buffer of a UTF-8 text stream that has one (sys.stdout),
+    where a line feed is written as it is (not on Windows)."""
+    first = next(parts, None)  # computes everything up to the first part: errors are raised before any output
+    buffer = getattr(out, "buffer", None)
+    encoding = (getattr(out, "encoding", None) or "").lower().replace("-", "")
+    direct = buffer is not None and encoding == "utf8" and os.linesep == "\n"
+    if direct:
+        out.flush()
+    for part in itertools.chain(() if first is None else (first,), parts):
+        if isinstance(part, bytes):
+            if direct:
+                buffer.write(part)  # type: ignore[union-attr]
+            else:
+                out.write(part.decode("utf-8"))
+        else:
+            if direct:
+                buffer.write(part.encode("utf-8"))  # type: ignore[union-attr]
+            else:
+                out.write(part)
+    if direct:
+        buffer.flush()  # type: ignore[union-attr]
+
+
+def _in_rank_order(run: Any) -> Any:
+    """``run`` stored in trec_eval's rank order (score descending, ties by document id descending), without
+    its scores (the order is the ranking then; no trec_eval measure reads a score) and, when a hash scan of
+    its raw ids in C finds no document listed twice in a query, marked so (the engine then skips its own
+    scan, which codes every id first). A run with a duplicate is returned as it is: the engine's scan finds
+    it and names it. The ordering works on the raw Arrow ids, without a Python string per tied row."""
+    import pyarrow as pa
+
+    from ragrade._arrays import arrow_int64
+    from ragrade._ingest import _accel, arrow_strings
+    from ragrade.data import Run
+    from ragrade.io._common import contiguous
+    from ragrade.kernels.ranking import rank_rows, trec_order
+
+    if not run.raw_is_arrow or run.n_rows == 0 or run.scores is None:
+        return run
+    raw = contiguous(run.raw_docs) if isinstance(run.raw_docs, pa.ChunkedArray) else run.raw_docs  # one copy
+    unique = None
+    perm = None
+    strings = arrow_strings(raw) if _accel is not None else None
+    if strings is not None and _accel is not None:
+        if _accel.first_duplicate_in_segments(strings[0], strings[1], run.offsets) >= 0:
+            return run
+        unique = True
+        perm = trec_order(run.scores, run.offsets, strings)  # one sort in C: scores, then ids
+    if perm is None:
+        perm = rank_rows(run.offsets, run.scores, lambda rows: raw.take(arrow_int64(rows)))
+    docs = raw if perm is None else raw.take(arrow_int64(perm))
+    return Run(run.query_ids, run.offsets, None, None, None, name=run.name, unique=unique, raw_docs=docs)
 
 
 def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, run_path: str,
                        value_format: str = "%6.4f") -> str:
     """The text trec_eval 10 prints for ``planned`` measures on the two files."""
+    return "".join(p if isinstance(p, str) else p.decode("utf-8")
+                   for p in output_parts(planned, opts, qrels_path, run_path, value_format))
+
+
+def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_path: str,
+                 value_format: str = "%6.4f") -> Iterator[str | bytes]:
+    """:func:`compute_and_format`'s text in parts (UTF-8 bytes or str), to be written one after the other; every
+    error trec_eval stops on is raised before the first part."""
     import numpy as np
 
     from ragrade.io import read_qrels, read_run
@@ -461,15 +524,17 @@ def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, r
             raise TrecEvalError(f"cannot read file {path!r}: it does not exist")
     if opts.rel_format == "qrels_jg":
         qids, jg_columns = _jg_columns(planned, opts, qrels_path, run_path)
-        return _format(planned, opts, qids, jg_columns, {}, 0, run_path, value_format)
+        yield from _format_parts(planned, opts, qids, jg_columns, {}, 0, run_path, value_format)
+        return
     if opts.rel_format in ("prefs", "qrels_prefs"):
         from ragrade.compat import trec_eval_prefs
 
         names = [p.measure.name for p in planned if p.measure.name.startswith("prefs_")]
         qids, prefs_columns = trec_eval_prefs.columns(names, opts, qrels_path, run_path)
-        return _format(planned, opts, qids, prefs_columns, {}, 0, run_path, value_format)
+        yield from _format_parts(planned, opts, qids, prefs_columns, {}, 0, run_path, value_format)
+        return
     qrels = read_qrels(qrels_path, format="trec")
-    runobj = read_run(run_path, format="trec")
+    runobj = _in_rank_order(read_run(run_path, format="trec"))
     run_ids = set(runobj.query_ids.tolist())
     qids = sorted(qrels.query_ids.tolist(), key=lambda s: s.encode("utf-8"))
     missing = [q for q in qids if q not in run_ids]
@@ -516,21 +581,37 @@ def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, r
     if missing_mask.any():
         _clean_missing(planned, columns, missing_mask, qids, relstrings)
     positive = int((qrels.grades > 0).sum()) if opts.complete else 0
-    return _format(planned, opts, qids, columns, relstrings, positive, run_path, value_format)
+    yield from _format_parts(planned, opts, qids, columns, relstrings, positive, run_path, value_format)
 
 
 def _format(planned: list[Planned], opts: Options, qids: list[str], columns: dict[Any, Any],
             relstrings: dict[str, str], positive: int, run_path: str, value_format: str) -> str:
+    """:func:`_format_parts` as one string."""
+    return "".join(p if isinstance(p, str) else p.decode("utf-8")
+                   for p in _format_parts(planned, opts, qids, columns, relstrings, positive, run_path, value_format))
+
+
+def _format_parts(planned: list[Planned], opts: Options, qids: list[str], columns: dict[Any, Any],
+                  relstrings: dict[str, str], positive: int, run_path: str, value_format: str) -> Iterator[str | bytes]:
     """trec_eval's output from per-query values (``positive``: the judgments with a grade > 0, num_rel's
-    summary under -c)."""
+    summary under -c), in parts: the per-query lines in blocks of UTF-8 bytes, then the summary."""
     import numpy as np
 
+    from ragrade.compat import _trec_eval_text as text_of
+
     nq = len(qids)
-    lines_per_query: list[list[str]] = []  # per measure column: the lines of every query
+    heads: list[str] = []  # per column of per-query lines: its name (Z-prefixed, padded)
+    texts: list[Any] = []  # and its values, one per query (floats printed %6.4f, or Arrow strings)
     summary: list[str] = []
     runid = _last_run_id(run_path) if any(p.measure.kind == "runid" for p in planned) else ""
     ztable = _read_zscores(opts.zscores) if opts.zscores is not None else None
     z = "Z" if ztable is not None else ""
+
+    def values_text(values: np.ndarray) -> Any:  # a float array is printed %6.4f by text_of.lines
+        if value_format == "%6.4f":
+            return np.asarray(values, dtype=np.float64)
+        return text_of.strings([_fmt(v, value_format) for v in values.tolist()])
+
     for p in planned:
         kind = p.measure.kind
         if kind == "runid":
@@ -542,7 +623,8 @@ def _format(planned: list[Planned], opts: Options, qids: list[str], columns: dic
             continue
         if kind == "relstring":
             if opts.query:
-                lines_per_query.append([f"{p.names[0]:<22}\t{q}\t'{relstrings.get(q, '')}'\n" for q in qids])
+                heads.append(f"{p.names[0]:<22}")
+                texts.append(text_of.strings([f"'{relstrings.get(q, '')}'" for q in qids]))
             continue
         for name, m in zip(p.names, p.metrics, strict=True):
             assert m is not None
@@ -556,12 +638,13 @@ def _format(planned: list[Planned], opts: Options, qids: list[str], columns: dic
                 if ztable is None:
                     ints = np.trunc(values).astype(np.int64)
                     if opts.query:
-                        lines_per_query.append([f"{head}{q}\t{v}\n" for q, v in zip(qids, ints.tolist(), strict=True)])
+                        heads.append(head[:-1])
+                        texts.append(text_of.integers(ints))
                     total: float = float(int(ints.sum()))
                 else:
                     if opts.query:
-                        lines_per_query.append([f"{head}{q}\t{_fmt(v, value_format)}\n"
-                                                for q, v in zip(qids, values.tolist(), strict=True)])
+                        heads.append(head[:-1])
+                        texts.append(values_text(values))
                     total = _seq_sum(values)
                 if p.measure.name == "num_rel" and opts.complete:
                     total = float(positive)  # trec_eval -c: every judgment with a grade > 0
@@ -571,16 +654,13 @@ def _format(planned: list[Planned], opts: Options, qids: list[str], columns: dic
                 summary.append(f"{head}all\t{_fmt(math.exp(_seq_sum(values) / nq), value_format)}\n")
             else:
                 if opts.query:
-                    lines_per_query.append([f"{head}{q}\t{_fmt(v, value_format)}\n"
-                                            for q, v in zip(qids, values.tolist(), strict=True)])
+                    heads.append(head[:-1])
+                    texts.append(values_text(values))
                 summary.append(f"{head}all\t{_fmt(_seq_sum(values) / nq, value_format)}\n")
-    parts: list[str] = []
-    if opts.query and lines_per_query:
-        for i in range(nq):
-            parts.extend(col[i] for col in lines_per_query)
+    if opts.query and texts:
+        yield from text_of.lines(heads, texts, qids)
     if opts.summary:
-        parts.extend(summary)
-    return "".join(parts)
+        yield "".join(summary)
 
 
 MISSING_ZSCORE = -1000000.0  # trec_eval's value for a query or measure the z-score file lacks
