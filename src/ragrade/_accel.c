@@ -1075,7 +1075,8 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* ==== pyspeed: ragrade.compat.pytrec_eval's fast path (begin) =============================== *
+/* ==== pyspeed: ragrade.compat.pytrec_eval's fast path (begin) ======================================
+ *
  * pytrec_join(runs, docs, starts, jcounts, rows_out, pos_out, counts_out, float32) -> (status, found, infinite)
  *     runs[i] is one query's ranking {doc: score}; its judged ids are docs[starts[i] + t] for t < jcounts[i]
  *     (docs a list of exactly-str, else ValueError; ranges outside docs: ValueError). For every judged id
@@ -1408,7 +1409,7 @@ done:
     return out;
 }
 /* ==== pyspeed (end) ================================================================================ */
-=======
+
 /* ---- trec_eval drop-in (tespeed): trec_eval's rank order within segments -------------------------------
  * sort_segments_trec(scores, offsets, str_off, str_data, out, seg_begin, seg_end) -> None
  *     For segments seg_begin..seg_end-1 (rows offsets[s] .. offsets[s+1]-1 of float64 scores, n rows): out
