@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ragrade.errors import InputError, UnknownNameError
-from ragrade.fusion._lists import Lists, Space, locate, union
+from ragrade.fusion._lists import Lists, Space, layout, locate
 from ragrade.fusion.norms import candidates
 
 
@@ -173,8 +173,11 @@ def prepare(space: Space, lists: list[Lists], method: str, *, python_set: bool =
         allq = np.concatenate([lists[0].query_of_rows(), rest_q])
         o = np.argsort(allq, kind="stable")
         return lay_out(space, lists, allp[o], coff)
-    u_pair, u_off = union(lists, space)
-    return lay_out(space, lists, u_pair, u_off)
+    u_pair, u_off, at, pos = layout(lists, space)
+    prep = Prepared(space, lists, u_pair, u_off, at)
+    if pos is not None:
+        prep.extra["P"] = pos
+    return prep
 
 
 def _seq(terms: np.ndarray) -> np.ndarray:

@@ -162,6 +162,24 @@ def argsort_segments(keys: np.ndarray, offsets: np.ndarray, *, use_accel: bool =
     return out
 
 
+def argsort_segments_desc(values: np.ndarray, offsets: np.ndarray, *, use_accel: bool = True
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """``(perm, values[perm])``: :func:`argsort_segments` of ``-values`` (ranx's descending rank order,
+    equal values in numba's order), and the values in that order (one pass in the C helper)."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    if use_accel and len(values):
+        from ragrade._native import accel
+
+        if accel is not None and hasattr(accel, "fusion_layout"):  # the build that negates and gathers
+            perm = np.empty(len(values), dtype=np.int64)
+            out = np.empty(len(values), dtype=np.float64)
+            accel.numba_argsort_segments(values, offsets, perm, out, True)
+            return perm, out
+    perm = argsort_segments(-values, offsets, use_accel=use_accel)
+    return perm, values[perm]
+
+
 def _one(scores: np.ndarray, kind: str) -> np.ndarray:
     if kind == "ranx":
         return numba_argsort(-scores)
@@ -201,4 +219,4 @@ def ranx_order(scores: np.ndarray, offsets: np.ndarray, kind: str = "ranx",
     return perm
 
 
-__all__ = ["RANX_ORDERS", "numba_argsort", "ranx_order"]
+__all__ = ["RANX_ORDERS", "argsort_segments", "argsort_segments_desc", "numba_argsort", "ranx_order"]
