@@ -999,15 +999,28 @@ static PyObject *sort_segments_desc(PyObject *self, PyObject *args) {
  * keys already rise strictly is left as it is (every sort returns that order). */
 #define NQS_SMALL 15
 typedef struct { double k; int64_t i; } nqs_item;
+/* numba's insertion sort of R[low..high] (at most NQS_SMALL items) is stable, so its result is the
+ * stable order, computed here by counting for each item the items that go before it (no branch on the
+ * data). */
 static void nqs_insertion(nqs_item *R, int64_t low, int64_t high) {
-    for (int64_t i = low + 1; i <= high; i++) {
-        nqs_item x = R[i];
-        int64_t j = i;
-        while (j > low && x.k < R[j - 1].k) { R[j] = R[j - 1]; j--; }
-        R[j] = x;
+    int64_t m = high - low + 1;
+    if (m < 2) return;
+    nqs_item tmp[NQS_SMALL + 1];
+    double key[NQS_SMALL + 1];
+    for (int64_t i = 0; i < m; i++) { tmp[i] = R[low + i]; key[i] = tmp[i].k; }
+    for (int64_t i = 0; i < m; i++) {
+        double v = key[i];
+        int64_t r = 0;
+        for (int64_t j = 0; j < i; j++) r += key[j] <= v;
+        for (int64_t j = i + 1; j < m; j++) r += key[j] < v;
+        R[low + r] = tmp[i];
     }
 }
-static int64_t nqs_partition(nqs_item *R, int64_t low, int64_t high) {
+/* numba's partition, computed without its data-dependent branches: its rising scan stops at the items
+ * not below the pivot, its falling scan at the items not above it, and the t-th stops of the two scans
+ * are swapped for as long as they have not crossed (items between the two scans are untouched by
+ * earlier swaps). The stops are collected branch-free in L and G (scratch of n items each). */
+static int64_t nqs_partition(nqs_item *R, int64_t low, int64_t high, int64_t *L, int64_t *G) {
     int64_t mid = (low + high) >> 1;
     nqs_item t;
     if (R[mid].k < R[low].k) { t = R[low]; R[low] = R[mid]; R[mid] = t; }
@@ -1015,18 +1028,18 @@ static int64_t nqs_partition(nqs_item *R, int64_t low, int64_t high) {
     if (R[mid].k < R[low].k) { t = R[low]; R[low] = R[mid]; R[mid] = t; }
     double pivot = R[mid].k;
     t = R[high]; R[high] = R[mid]; R[mid] = t;
-    int64_t i = low, j = high - 1;
-    for (;;) {
-        while (i < high && R[i].k < pivot) i++;
-        while (j >= low && pivot < R[j].k) j--;
-        if (i >= j) break;
-        t = R[i]; R[i] = R[j]; R[j] = t;
-        i++; j--;
-    }
-    t = R[i]; R[i] = R[high]; R[high] = t;
-    return i;
+    int64_t nl = 0, ng = 0;
+    for (int64_t x = low; x < high; x++) { L[nl] = x; nl += !(R[x].k < pivot); }
+    for (int64_t x = high - 1; x >= low; x--) { G[ng] = x; ng += !(pivot < R[x].k); }
+    int64_t n = nl < ng ? nl : ng, r = 0;
+    while (r < n && L[r] < G[r]) r++;
+    for (int64_t s = 0; s < r; s++) { t = R[L[s]]; R[L[s]] = R[G[s]]; R[G[s]] = t; }
+    int64_t stop = r < nl ? L[r] : high;
+    if (r > 0 && G[r - 1] < stop) stop = G[r - 1];
+    t = R[stop]; R[stop] = R[high]; R[high] = t;
+    return stop;
 }
-static void nqs_sort(nqs_item *R, int64_t n) {
+static void nqs_sort(nqs_item *R, int64_t n, int64_t *L, int64_t *G) {
     if (n < 2) return;
     int64_t stack_lo[128], stack_hi[128];
     int sp = 1;
@@ -1035,7 +1048,7 @@ static void nqs_sort(nqs_item *R, int64_t n) {
         sp--;
         int64_t low = stack_lo[sp], high = stack_hi[sp];
         while (high - low >= NQS_SMALL) {
-            int64_t i = nqs_partition(R, low, high);
+            int64_t i = nqs_partition(R, low, high, L, G);
             /* the smaller part is sorted next, so the stack never holds more than log2(n) ranges */
             if (high - i > i - low) {
                 if (high > i && sp < 128) { stack_lo[sp] = i + 1; stack_hi[sp] = high; sp++; }
@@ -1071,7 +1084,8 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
         if (off[s] < 0 || off[s + 1] < off[s] || off[s + 1] > n) ok = 0;
         else if (off[s + 1] - off[s] > longest) longest = off[s + 1] - off[s];
     }
-    nqs_item *R = ok ? (nqs_item *)PyMem_RawMalloc((size_t)(longest > 0 ? longest : 1) * sizeof(nqs_item)) : NULL;
+    size_t cap = (size_t)(longest > 0 ? longest : 1);
+    nqs_item *R = ok ? (nqs_item *)PyMem_RawMalloc(cap * (sizeof(nqs_item) + 2 * sizeof(int64_t))) : NULL;
     if (ok && R == NULL) {
         for (int j = 0; j < nb; j++) PyBuffer_Release(&b[j]);
         return PyErr_NoMemory();
@@ -1087,7 +1101,7 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
                 R[i].i = i;
                 if (i > 0 && !(R[i - 1].k < R[i].k)) rising = 0;
             }
-            if (!rising) nqs_sort(R, len);
+            if (!rising) nqs_sort(R, len, (int64_t *)(R + cap), (int64_t *)(R + cap) + cap);
             for (int64_t i = 0; i < len; i++) out[a + i] = a + R[i].i;
             if (sk != NULL)
                 for (int64_t i = 0; i < len; i++) sk[a + i] = sign * R[i].k;

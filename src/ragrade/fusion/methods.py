@@ -131,10 +131,10 @@ class Prepared:
     def V(self) -> np.ndarray:
         """[runs, rows] float64: the run's value, 0.0 where absent."""
         def make() -> np.ndarray:
-            out = np.zeros(self.at.shape)
+            out = np.empty(self.at.shape)
             for r, x in enumerate(self.lists):
-                if len(x.val):
-                    out[r] = np.where(self.at[r] >= 0, x.val[self.at[r]], 0.0)
+                # index -1 (absent) reads the 0.0 appended at the end
+                np.take(np.append(np.asarray(x.val, dtype=np.float64), 0.0), self.at[r], out=out[r])
             return out
         return self._cached("V", make)
 
@@ -142,6 +142,15 @@ class Prepared:
     def N(self) -> np.ndarray:
         """[runs, rows] int64: the run's list length for the row's query."""
         return self._cached("N", lambda: np.stack([x.counts[self.row_query] for x in self.lists]))
+
+    def by_position(self, table: Any) -> np.ndarray:
+        """[runs, rows]: ``table(positions)`` at each run's position of the row, 0.0 where the run lacks
+        it. ``table`` maps an int64 array of positions 0..n-1 to float64 values (computed once per
+        position, elementwise as over the rows)."""
+        P = self.P
+        longest = max((int(x.counts.max()) for x in self.lists if len(x.counts)), default=0)
+        t = np.append(np.asarray(table(np.arange(longest, dtype=np.int64)), dtype=np.float64), 0.0)
+        return np.take(t, P)  # -1 (absent) reads the 0.0 appended at the end
 
     @property
     def count(self) -> np.ndarray:
@@ -233,6 +242,14 @@ def _table(table: np.ndarray, idx: np.ndarray, present: np.ndarray) -> np.ndarra
 
 def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
     """The fused value of every row of ``prep`` under ``method`` with ``params``."""
+    if method == "rrf":
+        k = params.get("k", 60)
+        return _seq(prep.by_position(lambda p: 1 / (k + p + 1)))
+    if method == "rbc":
+        phi = float(params["phi"])
+        return _seq(prep.by_position(lambda p: (1 - phi) * _powi(phi, p)))
+    if method in ("isr", "log_isr", "logn_isr"):
+        return _isr(prep, method, params)
     H, V = prep.H, prep.V
     P = prep._cached("P0", lambda: np.maximum(prep.P, 0))  # absent rows are masked by H
     R = len(P)
@@ -249,32 +266,8 @@ def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
         lo = s[(np.maximum(c, 1) - 1) // 2, cols]
         hi = s[np.minimum(c // 2, R - 1), cols]
         return np.where(c % 2 == 1, lo, (lo + hi) / 2)
-    if method in ("anz", "mnz", "gmnz", "log_isr", "logn_isr", "isr"):
-        terms = np.where(H, 1 / (P + 1) ** 2, 0.0) if method in ("isr", "log_isr", "logn_isr") else V
-        s = _seq(terms)
-        c = prep.count
-        if method == "anz":
-            return s / c
-        if method in ("mnz", "isr"):
-            return s * c
-        if method == "gmnz":
-            return s * np.power(c.astype(np.float64), float(params["gamma"]))
-        if method == "log_isr":
-            with np.errstate(divide="ignore"):
-                return s * np.log(c)
-        return s * np.log(c + float(params.get("sigma", 0.01)))
-    if method == "rrf":
-        k = params.get("k", 60)
-        if isinstance(k, int | np.integer):  # k + r + 1 is an exact integer: one float division per row
-            den = prep._cached("P1", lambda: (P + 1).astype(np.float64)) + float(k)
-        else:
-            den = k + P + 1
-        terms = np.zeros(P.shape)
-        np.divide(1.0, den, out=terms, where=H)
-        return _seq(terms)
-    if method == "rbc":
-        phi = float(params["phi"])
-        return _seq(np.where(H, (1 - phi) * _powi(phi, np.maximum(P, 0)), 0.0))
+    if method in ("anz", "mnz", "gmnz"):
+        return _isr(prep, method, params)
     if method == "wsum":
         w = _weights(params, R)
         return _seq(w[:, None] * V)
@@ -320,6 +313,23 @@ def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
     if method in ("condorcet", "w_condorcet"):
         return _condorcet(prep, _weights(params, R) if method == "w_condorcet" else None)
     raise AssertionError(method)  # pragma: no cover
+
+
+def _isr(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
+    """CombANZ, CombMNZ, CombGMNZ (over values) and ISR, Log_ISR, LogN_ISR (over 1 / position²)."""
+    terms = prep.by_position(lambda p: 1 / (p + 1) ** 2) if method in ("isr", "log_isr", "logn_isr") else prep.V
+    s = _seq(terms)
+    c = prep.count
+    if method == "anz":
+        return s / c
+    if method in ("mnz", "isr"):
+        return s * c
+    if method == "gmnz":
+        return s * np.power(c.astype(np.float64), float(params["gamma"]))
+    if method == "log_isr":
+        with np.errstate(divide="ignore"):
+            return s * np.log(c)
+    return s * np.log(c + float(params.get("sigma", 0.01)))
 
 
 # segment bounds of SegFuse: 0, 5, 15, 35, ... (10 * 2**(k-1) - 5)
