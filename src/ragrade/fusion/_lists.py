@@ -90,13 +90,16 @@ def _common_queries(runs: list[Run]) -> np.ndarray | None:
     first = runs[0].query_ids
     if any(len(run.query_ids) != len(first) for run in runs[1:]):
         return None
-    ids = first.tolist()
-    if not all(isinstance(q, str) for q in ids) or not all(a < b for a, b in zip(ids, ids[1:], strict=False)):
-        return None
-    for run in runs[1:]:
-        if run.query_ids is not first and run.query_ids.tolist() != ids:
+    ids = np.asarray(first, dtype=object)
+    try:
+        if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
             return None
-    return np.asarray(ids, dtype=object)
+        for run in runs[1:]:
+            if run.query_ids is not first and not bool(np.all(np.asarray(run.query_ids, dtype=object) == ids)):
+                return None
+    except TypeError:  # ids that do not compare (mixed types): the general path
+        return None
+    return ids
 
 
 def align(runs: list[Run], names: list[str], *, same_queries: bool, order: str = "ranx"
