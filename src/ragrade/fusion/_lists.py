@@ -139,9 +139,17 @@ def align(runs: list[Run], names: list[str], *, same_queries: bool, order: str =
     rows_d: list[np.ndarray] = []
     rows_s: list[np.ndarray] = []
     for i, run in enumerate(runs):
-        per_row_d = gcodes[starts[i]: starts[i + 1]][np.asarray(run.doc_codes, dtype=np.int64)]
-        scores = _scores_of(run)
+        run_codes = gcodes[starts[i]: starts[i + 1]]
         dup = run.duplicate_mask()
+        if q_index is None and not dup.any() and order == "ranx":  # the run's own lists, in ranx's order
+            off = np.asarray(run.offsets, dtype=np.int64)
+            codes_sorted, s_sorted = ranx_sorted(run)
+            rows_off.append(off)
+            rows_d.append(run_codes[codes_sorted])
+            rows_s.append(s_sorted)
+            continue
+        per_row_d = run_codes[np.asarray(run.doc_codes, dtype=np.int64)]
+        scores = _scores_of(run)
         if q_index is None and not dup.any():
             off = np.asarray(run.offsets, dtype=np.int64)
         else:
@@ -173,6 +181,21 @@ def align(runs: list[Run], names: list[str], *, same_queries: bool, order: str =
     space, row_pairs = _number_pairs(all_q, rows_d, rows_off, gvocab, n_docs)
     lists = [Lists(p, s, off, True) for p, s, off in zip(row_pairs, rows_s, rows_off, strict=True)]
     return space, lists
+
+
+def ranx_sorted(run: Run) -> tuple[np.ndarray, np.ndarray]:
+    """``(document codes, scores)`` of every query's list in ranx's order (numba's quicksort of ``-score``
+    over the storage order), kept with the run: ranx's ``Run`` sorts once when it is built, and so a run
+    fused again (another method, a search over parameters) is not sorted again. Read-only arrays."""
+    key = ("fusion", "ranx_order")
+    cache = run._cache
+    if key not in cache:
+        perm, s_sorted = argsort_segments_desc(_scores_of(run), np.asarray(run.offsets, dtype=np.int64))
+        codes = np.asarray(run.doc_codes, dtype=np.int64)[perm]
+        codes.setflags(write=False)
+        s_sorted.setflags(write=False)
+        cache[key] = (codes, s_sorted)
+    return cache[key]
 
 
 def _number_pairs(all_q: np.ndarray, docs: list[np.ndarray], offs: list[np.ndarray], vocab: np.ndarray,
