@@ -10,9 +10,9 @@ import numpy as np
 from ragrade.data import Run
 from ragrade.errors import InputError, UnknownNameError, boundary
 from ragrade.fusion._lists import Lists, Space, align
-from ragrade.kernels.tie_orders import argsort_segments_desc
 from ragrade.fusion.methods import METHODS, Prepared, combine, method_name, prepare
 from ragrade.fusion.norms import norm_name, normalise
+from ragrade.kernels.tie_orders import argsort_segments_desc
 
 #: methods whose fused value reads positions only, never scores
 RANK_ONLY = frozenset({"isr", "log_isr", "logn_isr", "rrf", "rbc", "posfuse", "probfuse", "slidefuse", "mapfuse",

@@ -24,6 +24,7 @@ ranx reaches three orders, depending on how the run is handed over (:func:`ranx_
 from __future__ import annotations
 
 import os
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -150,7 +151,7 @@ def _in_parts(sort: Any, offsets: np.ndarray) -> None:
 
     cuts = np.searchsorted(offsets, np.linspace(offsets[0], offsets[-1], workers + 1)[1:-1])
     bounds = [0, *sorted(set(int(c) for c in cuts) - {0, len(offsets) - 1}), len(offsets) - 1]
-    parts = [offsets[a: b + 1] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    parts = [offsets[a: b + 1] for a, b in pairwise(bounds)]
     with ThreadPoolExecutor(len(parts)) as pool:
         for f in [pool.submit(sort, part) for part in parts]:
             f.result()
