@@ -1225,7 +1225,8 @@ static PyObject *fusion_pairs(PyObject *self, PyObject *args) {
     return PyLong_FromLongLong((long long)np_);
 }
 
-/* fusion_layout(pairs, offsets, n_pairs, u_pair, u_off, at, pos) -> number of fused rows U
+/* fusion_layout(pairs, offsets, n_pairs, u_pair, u_off, at, pos) -> number of fused rows U (at or pos None:
+ *     not written)
  *     pairs/offsets as docs/offsets above (pair ids < n_pairs). The fused rows of each query are its pairs
  *     in first-seen order over the runs (run 0's list, then what run 1 adds, ...): u_pair[u] (length >=
  *     min(total rows, n_pairs)), u_off (n_queries + 1). at and pos: int64 [runs x cap] (C order, cap = their
@@ -1241,9 +1242,17 @@ static PyObject *fusion_layout(PyObject *self, PyObject *args) {
     if (np_r < 0) return NULL;
     int no = fu_tuple_buffers(offs_t, &offs, 0, "fusion_layout");
     if (no < 0) { fu_release(pairs, np_r); return NULL; }
-    if (get_buffers(objs, b, 4, 0) < 0) { fu_release(pairs, np_r); fu_release(offs, no); return NULL; }
+    /* at or pos may be None (not both): that output is not written */
+    int has_at = objs[2] != Py_None, has_pos = objs[3] != Py_None;
+    if (!has_at && !has_pos) {
+        fu_release(pairs, np_r); fu_release(offs, no);
+        PyErr_SetString(PyExc_ValueError, "fusion_layout: at and pos cannot both be None");
+        return NULL;
+    }
+    PyObject *given[4] = {objs[0], objs[1], has_at ? objs[2] : objs[3], has_pos ? objs[3] : objs[2]};
+    if (get_buffers(given, b, 4, 0) < 0) { fu_release(pairs, np_r); fu_release(offs, no); return NULL; }
     int64_t *u_pair = (int64_t *)b[0].buf, *u_off = (int64_t *)b[1].buf;
-    int64_t *at = (int64_t *)b[2].buf, *pos = (int64_t *)b[3].buf;
+    int64_t *at = has_at ? (int64_t *)b[2].buf : NULL, *pos = has_pos ? (int64_t *)b[3].buf : NULL;
     int nr = np_r;
     Py_ssize_t ns = 0, total = 0;
     int ok = np_r == no && nr > 0 && n_pairs >= 0 && fu_offsets_ok(offs, pairs, nr, &ns);
@@ -1270,10 +1279,11 @@ static PyObject *fusion_layout(PyObject *self, PyObject *args) {
                         if (nu >= cap) { bad = 1; break; }
                         u = slot[p] = nu++;
                         u_pair[u] = p;
-                        for (int r2 = 0; r2 < nr; r2++) { at[r2 * cap + u] = -1; pos[r2 * cap + u] = -1; }
+                        if (at != NULL) for (int r2 = 0; r2 < nr; r2++) at[r2 * cap + u] = -1;
+                        if (pos != NULL) for (int r2 = 0; r2 < nr; r2++) pos[r2 * cap + u] = -1;
                     }
-                    at[r * cap + u] = i;
-                    pos[r * cap + u] = i - o[q];
+                    if (at != NULL) at[r * cap + u] = i;
+                    if (pos != NULL) pos[r * cap + u] = i - o[q];
                 }
             }
             u_off[q + 1] = nu;

@@ -122,6 +122,14 @@ def test_c_fusion_helpers_check_their_bounds() -> None:
     assert u == 5 and u_pair.tolist() == [1, 0, 2, 3, 4] and u_off.tolist() == [0, 3, 5]
     assert at.tolist() == [[0, 1, -1, 2, -1], [-1, -1, 0, -1, 1]]
     assert pos.tolist() == [[0, 1, -1, 0, -1], [-1, -1, 0, -1, 0]]
+    only_pos = np.empty((2, 5), dtype=i64)
+    assert a.fusion_layout(pairs, offs, 5, u_pair, u_off, None, only_pos) == 5 and only_pos.tolist() == pos.tolist()
+    only_at = np.empty((2, 5), dtype=i64)
+    assert a.fusion_layout(pairs, offs, 5, u_pair, u_off, only_at, None) == 5 and only_at.tolist() == at.tolist()
+    with pytest.raises(ValueError):
+        a.fusion_layout(pairs, offs, 5, u_pair, u_off, None, None)
+    with pytest.raises(ValueError):
+        a.fusion_layout(pairs, offs, 5, u_pair, u_off, None, np.empty((2, 2), dtype=i64))
     with pytest.raises(ValueError):
         a.fusion_layout(pairs, offs, 4, u_pair, u_off, at, pos)  # pair 4 out of range
     with pytest.raises(ValueError):
@@ -138,3 +146,14 @@ def test_c_fusion_helpers_check_their_bounds() -> None:
         a.numba_argsort_segments(np.zeros(3), np.array([0, 4], dtype=i64), np.empty(3, dtype=i64))
     with pytest.raises(ValueError):
         a.numba_argsort_segments(np.zeros(3), np.array([0, 3], dtype=i64), np.empty(3, dtype=i64), np.empty(2), True)
+
+
+def test_weighted_values_in_one_gather_equal_weights_times_values() -> None:
+    runs = _with_gaps(3)
+    space, lists = align([Run.from_dict(r) for r in runs], ["a", "b", "c"], same_queries=False)
+    w = np.array([0.3, -0.7, 0.0])
+    gathered = prepare(space, lists, "wsum").weighted_values(w)
+    prep = prepare(space, lists, "wsum")
+    product = w[:, None] * prep.V  # V computed: the product itself
+    assert np.array_equal(gathered, product) and np.array_equal(np.signbit(gathered), np.signbit(product))
+    assert np.array_equal(prep.weighted_values(w), product)

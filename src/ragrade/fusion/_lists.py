@@ -305,11 +305,13 @@ def locate(lists: Lists, pairs: np.ndarray, n_pairs: int) -> np.ndarray:
     return where[pairs]
 
 
-def layout(lists: list[Lists], space: Space) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+def layout(lists: list[Lists], space: Space, need: str = "both"
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
     """The fused rows of every query (its pairs in first-seen order over the runs, as :func:`union`) and
     where each run holds them: ``(u_pair, u_off, at, pos)``, ``at[r, u]`` the index into ``lists[r]`` of
     row u's pair (-1: absent), ``pos[r, u]`` its place in its query's list (-1: absent; None when the
-    C helper is not built: derived from ``at`` on use)."""
+    C helper is not built: derived from ``at`` on use). ``need``: ``"both"``, or ``"at"`` / ``"pos"``
+    when the other is not needed (the C helper then leaves it out: None)."""
     from ragrade._native import accel
 
     n_pairs = len(space.pair_query)
@@ -317,13 +319,13 @@ def layout(lists: list[Lists], space: Space) -> tuple[np.ndarray, np.ndarray, np
         cap = min(sum(len(x.pair) for x in lists), n_pairs)
         u_pair = np.empty(cap, dtype=np.int64)
         u_off = np.empty(space.n_queries + 1, dtype=np.int64)
-        at = np.empty((len(lists), cap), dtype=np.int64)
-        pos = np.empty((len(lists), cap), dtype=np.int64)
+        at = np.empty((len(lists), cap), dtype=np.int64) if need != "pos" else None
+        pos = np.empty((len(lists), cap), dtype=np.int64) if need != "at" else None
         n = accel.fusion_layout(tuple(np.ascontiguousarray(x.pair, dtype=np.int64) for x in lists),
                                 tuple(np.ascontiguousarray(x.off, dtype=np.int64) for x in lists), n_pairs,
                                 u_pair, u_off, at, pos)
         if n < cap:
-            return u_pair[:n], u_off, at[:, :n], pos[:, :n]
+            return (u_pair[:n], u_off, None if at is None else at[:, :n], None if pos is None else pos[:, :n])
         return u_pair, u_off, at, pos
     u_pair, u_off = union(lists, space)
     at = np.empty((len(lists), len(u_pair)), dtype=np.int64)

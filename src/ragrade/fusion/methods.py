@@ -88,6 +88,8 @@ def method_name(method: str) -> str:
 
 
 MIN_ODD = float(np.log(0.001 / 0.999))
+#: methods that read the runs' positions only (their values never)
+POSITIONAL = frozenset({"rrf", "isr", "log_isr", "logn_isr", "rbc", "posfuse", "mapfuse", "bayesfuse"})
 
 
 @dataclass
@@ -100,8 +102,23 @@ class Prepared:
     lists: list[Lists]
     u_pair: np.ndarray
     u_off: np.ndarray
-    at: np.ndarray
+    at_given: np.ndarray | None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def at(self) -> np.ndarray:
+        """[runs, rows] int64: the index into each run's lists of the row's document, -1 where absent
+        (from the positions when the layout gave those only)."""
+        if self.at_given is not None:
+            return self.at_given
+
+        def make() -> np.ndarray:
+            pos = self.extra["P"]
+            out = np.empty(pos.shape, dtype=np.int64)
+            for r, x in enumerate(self.lists):
+                out[r] = np.where(pos[r] >= 0, pos[r] + x.off[:-1][self.row_query], -1)
+            return out
+        return self._cached("at", make)
 
     def _cached(self, key: str, make: Any) -> np.ndarray:
         if key not in self.extra:
@@ -111,7 +128,7 @@ class Prepared:
     @property
     def H(self) -> np.ndarray:
         """[runs, rows] bool: the run returned the row's document."""
-        return self._cached("H", lambda: self.at >= 0)
+        return self._cached("H", lambda: (self.at_given if self.at_given is not None else self.P) >= 0)
 
     @property
     def row_query(self) -> np.ndarray:
@@ -142,6 +159,17 @@ class Prepared:
     def N(self) -> np.ndarray:
         """[runs, rows] int64: the run's list length for the row's query."""
         return self._cached("N", lambda: np.stack([x.counts[self.row_query] for x in self.lists]))
+
+    def weighted_values(self, w: np.ndarray) -> np.ndarray:
+        """``w[:, None] * V`` (the same products: ``w[r] * 0.0`` where the run lacks the row), in one
+        gather per run when V is not computed already."""
+        if "V" in self.extra:
+            return w[:, None] * self.V
+        out = np.empty(self.at.shape)
+        for r, x in enumerate(self.lists):
+            vals = np.asarray(x.val, dtype=np.float64) * w[r]
+            np.take(np.append(vals, w[r] * 0.0), self.at[r], out=out[r])
+        return out
 
     def by_position(self, table: Any) -> np.ndarray:
         """[runs, rows]: ``table(positions)`` at each run's position of the row, 0.0 where the run lacks
@@ -182,7 +210,7 @@ def prepare(space: Space, lists: list[Lists], method: str, *, python_set: bool =
         allq = np.concatenate([lists[0].query_of_rows(), rest_q])
         o = np.argsort(allq, kind="stable")
         return lay_out(space, lists, allp[o], coff)
-    u_pair, u_off, at, pos = layout(lists, space)
+    u_pair, u_off, at, pos = layout(lists, space, need="pos" if method in POSITIONAL else "both")
     prep = Prepared(space, lists, u_pair, u_off, at)
     if pos is not None:
         prep.extra["P"] = pos
@@ -193,7 +221,7 @@ def _seq(terms: np.ndarray) -> np.ndarray:
     """Sum over runs (axis 0), in run order, from zero."""
     acc = np.zeros(terms.shape[1])
     for t in terms:
-        acc = acc + t
+        acc += t
     return acc
 
 
@@ -250,6 +278,8 @@ def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
         return _seq(prep.by_position(lambda p: (1 - phi) * _powi(phi, p)))
     if method in ("isr", "log_isr", "logn_isr"):
         return _isr(prep, method, params)
+    if method == "wsum":
+        return _seq(prep.weighted_values(_weights(params, len(prep.lists))))
     H, V = prep.H, prep.V
     P = prep._cached("P0", lambda: np.maximum(prep.P, 0))  # absent rows are masked by H
     R = len(P)
@@ -268,9 +298,6 @@ def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
         return np.where(c % 2 == 1, lo, (lo + hi) / 2)
     if method in ("anz", "mnz", "gmnz"):
         return _isr(prep, method, params)
-    if method == "wsum":
-        w = _weights(params, R)
-        return _seq(w[:, None] * V)
     if method == "mixed":
         w = _weights(params, R)
         return _seq(np.where(H, V * w[:, None], 0.0)) * np.sqrt(prep.count)
