@@ -1028,14 +1028,19 @@ static int64_t nqs_partition(nqs_item *R, int64_t low, int64_t high, int64_t *L,
     if (R[mid].k < R[low].k) { t = R[low]; R[low] = R[mid]; R[mid] = t; }
     double pivot = R[mid].k;
     t = R[high]; R[high] = R[mid]; R[mid] = t;
+    /* one pass: L rising (the rising scan's stops in order), G rising too (the falling scan's stops are
+     * G read backwards: its t-th stop is G[ng - 1 - t]) */
     int64_t nl = 0, ng = 0;
-    for (int64_t x = low; x < high; x++) { L[nl] = x; nl += !(R[x].k < pivot); }
-    for (int64_t x = high - 1; x >= low; x--) { G[ng] = x; ng += !(pivot < R[x].k); }
+    for (int64_t x = low; x < high; x++) {
+        double k = R[x].k;
+        L[nl] = x; nl += !(k < pivot);
+        G[ng] = x; ng += !(pivot < k);
+    }
     int64_t n = nl < ng ? nl : ng, r = 0;
-    while (r < n && L[r] < G[r]) r++;
-    for (int64_t s = 0; s < r; s++) { t = R[L[s]]; R[L[s]] = R[G[s]]; R[G[s]] = t; }
+    while (r < n && L[r] < G[ng - 1 - r]) r++;
+    for (int64_t s = 0; s < r; s++) { int64_t g = G[ng - 1 - s]; t = R[L[s]]; R[L[s]] = R[g]; R[g] = t; }
     int64_t stop = r < nl ? L[r] : high;
-    if (r > 0 && G[r - 1] < stop) stop = G[r - 1];
+    if (r > 0 && G[ng - r] < stop) stop = G[ng - r];
     t = R[stop]; R[stop] = R[high]; R[high] = t;
     return stop;
 }
