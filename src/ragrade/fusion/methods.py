@@ -90,6 +90,8 @@ def method_name(method: str) -> str:
 MIN_ODD = float(np.log(0.001 / 0.999))
 #: methods that read the runs' positions only (their values never)
 POSITIONAL = frozenset({"rrf", "isr", "log_isr", "logn_isr", "rbc", "posfuse", "mapfuse", "bayesfuse"})
+#: methods that read the runs' values only (their positions never)
+BY_VALUE = frozenset({"sum", "min", "max", "med", "anz", "mnz", "gmnz", "wsum", "mixed", "wmnz"})
 
 
 @dataclass
@@ -210,7 +212,8 @@ def prepare(space: Space, lists: list[Lists], method: str, *, python_set: bool =
         allq = np.concatenate([lists[0].query_of_rows(), rest_q])
         o = np.argsort(allq, kind="stable")
         return lay_out(space, lists, allp[o], coff)
-    u_pair, u_off, at, pos = layout(lists, space, need="pos" if method in POSITIONAL else "both")
+    need = "pos" if method in POSITIONAL else ("at" if method in BY_VALUE else "both")
+    u_pair, u_off, at, pos = layout(lists, space, need=need)
     prep = Prepared(space, lists, u_pair, u_off, at)
     if pos is not None:
         prep.extra["P"] = pos
@@ -280,9 +283,10 @@ def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
         return _isr(prep, method, params)
     if method == "wsum":
         return _seq(prep.weighted_values(_weights(params, len(prep.lists))))
+    if method in ("anz", "mnz", "gmnz"):
+        return _isr(prep, method, params)
     H, V = prep.H, prep.V
-    P = prep._cached("P0", lambda: np.maximum(prep.P, 0))  # absent rows are masked by H
-    R = len(P)
+    R = len(prep.lists)
     if method == "sum":
         return _seq(V)
     if method == "min":
@@ -296,14 +300,13 @@ def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
         lo = s[(np.maximum(c, 1) - 1) // 2, cols]
         hi = s[np.minimum(c // 2, R - 1), cols]
         return np.where(c % 2 == 1, lo, (lo + hi) / 2)
-    if method in ("anz", "mnz", "gmnz"):
-        return _isr(prep, method, params)
     if method == "mixed":
         w = _weights(params, R)
         return _seq(np.where(H, V * w[:, None], 0.0)) * np.sqrt(prep.count)
     if method == "wmnz":
         w = _weights(params, R)
         return _seq(V) * _seq(np.where(H, w[:, None], 0.0))
+    P = prep._cached("P0", lambda: np.maximum(prep.P, 0))  # absent rows are masked by H
     if method == "posfuse":
         probs = _per_run(params, "probs", R)
         return _seq(np.stack([_table(np.asarray(p, dtype=np.float64), P[r], H[r])
