@@ -990,50 +990,71 @@ static PyObject *sort_segments_desc(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* ---- fusion: numba's default np.argsort (quicksort) within segments, for ranx's tie order ----------
- * The same algorithm as numba's quicksort (median-of-three partition, insertion sort below 15 items,
- * the larger part pushed on a stack), written from its description so that the permutation of equal
- * keys is the one numba produces from the same input order. Ascending in the keys. */
+/* ---- fusion (fusion speed work): numba's default np.argsort (quicksort) within segments, for ranx's
+ * tie order, and the layout of several runs over one (query, document) pair space -------------------
+ * The sort is numba's quicksort (median-of-three partition, insertion sort below 15 items, the larger
+ * part pushed on a stack), written from its description so that the permutation of equal keys is the
+ * one numba produces from the same input order. Ascending in the keys. Each item carries its key with
+ * its index (the comparisons are those of numba's A[R[i]], without the indirect loads). A segment whose
+ * keys already rise strictly is left as it is (every sort returns that order). */
 #define NQS_SMALL 15
-static void nqs_insertion(const double *A, int64_t *R, int64_t low, int64_t high) {
-    for (int64_t i = low + 1; i <= high; i++) {
-        int64_t k = R[i];
-        double v = A[k];
-        int64_t j = i;
-        while (j > low && v < A[R[j - 1]]) { R[j] = R[j - 1]; j--; }
-        R[j] = k;
+typedef struct { double k; int64_t i; } nqs_item;
+/* numba's insertion sort of R[low..high] (at most NQS_SMALL items) is stable, so its result is the
+ * stable order, computed here by counting for each item the items that go before it (no branch on the
+ * data). */
+static void nqs_insertion(nqs_item *R, int64_t low, int64_t high) {
+    int64_t m = high - low + 1;
+    if (m < 2) return;
+    nqs_item tmp[NQS_SMALL + 1];
+    double key[NQS_SMALL + 1];
+    for (int64_t i = 0; i < m; i++) { tmp[i] = R[low + i]; key[i] = tmp[i].k; }
+    for (int64_t i = 0; i < m; i++) {
+        double v = key[i];
+        int64_t r = 0;
+        for (int64_t j = 0; j < i; j++) r += key[j] <= v;
+        for (int64_t j = i + 1; j < m; j++) r += key[j] < v;
+        R[low + r] = tmp[i];
     }
 }
-static int64_t nqs_partition(const double *A, int64_t *R, int64_t low, int64_t high) {
-    int64_t mid = (low + high) >> 1, t;
-    if (A[R[mid]] < A[R[low]]) { t = R[low]; R[low] = R[mid]; R[mid] = t; }
-    if (A[R[high]] < A[R[mid]]) { t = R[high]; R[high] = R[mid]; R[mid] = t; }
-    if (A[R[mid]] < A[R[low]]) { t = R[low]; R[low] = R[mid]; R[mid] = t; }
-    double pivot = A[R[mid]];
+/* numba's partition, computed without its data-dependent branches: its rising scan stops at the items
+ * not below the pivot, its falling scan at the items not above it, and the t-th stops of the two scans
+ * are swapped for as long as they have not crossed (items between the two scans are untouched by
+ * earlier swaps). The stops are collected branch-free in L and G (scratch of n items each). */
+static int64_t nqs_partition(nqs_item *R, int64_t low, int64_t high, int64_t *L, int64_t *G) {
+    int64_t mid = (low + high) >> 1;
+    nqs_item t;
+    if (R[mid].k < R[low].k) { t = R[low]; R[low] = R[mid]; R[mid] = t; }
+    if (R[high].k < R[mid].k) { t = R[high]; R[high] = R[mid]; R[mid] = t; }
+    if (R[mid].k < R[low].k) { t = R[low]; R[low] = R[mid]; R[mid] = t; }
+    double pivot = R[mid].k;
     t = R[high]; R[high] = R[mid]; R[mid] = t;
-    int64_t i = low, j = high - 1;
-    for (;;) {
-        while (i < high && A[R[i]] < pivot) i++;
-        while (j >= low && pivot < A[R[j]]) j--;
-        if (i >= j) break;
-        t = R[i]; R[i] = R[j]; R[j] = t;
-        i++; j--;
+    /* one pass: L rising (the rising scan's stops in order), G rising too (the falling scan's stops are
+     * G read backwards: its t-th stop is G[ng - 1 - t]) */
+    int64_t nl = 0, ng = 0;
+    for (int64_t x = low; x < high; x++) {
+        double k = R[x].k;
+        L[nl] = x; nl += !(k < pivot);
+        G[ng] = x; ng += !(pivot < k);
     }
-    t = R[i]; R[i] = R[high]; R[high] = t;
-    return i;
+    int64_t n = nl < ng ? nl : ng, r = 0;
+    while (r < n && L[r] < G[ng - 1 - r]) r++;
+    for (int64_t s = 0; s < r; s++) { int64_t g = G[ng - 1 - s]; t = R[L[s]]; R[L[s]] = R[g]; R[g] = t; }
+    int64_t stop = r < nl ? L[r] : high;
+    if (r > 0 && G[ng - r] < stop) stop = G[ng - r];
+    t = R[stop]; R[stop] = R[high]; R[high] = t;
+    return stop;
 }
-static void nqs_argsort(const double *A, int64_t *R, int64_t n) {
-    /* A: the segment's keys; R: receives 0..n-1 permuted. */
-    for (int64_t i = 0; i < n; i++) R[i] = i;
+static void nqs_sort(nqs_item *R, int64_t n, int64_t *L, int64_t *G) {
     if (n < 2) return;
     int64_t stack_lo[128], stack_hi[128];
-    int sp = 0;
-    stack_lo[0] = 0; stack_hi[0] = n - 1; sp = 1;
+    int sp = 1;
+    stack_lo[0] = 0; stack_hi[0] = n - 1;
     while (sp > 0) {
         sp--;
         int64_t low = stack_lo[sp], high = stack_hi[sp];
         while (high - low >= NQS_SMALL) {
-            int64_t i = nqs_partition(A, R, low, high);
+            int64_t i = nqs_partition(R, low, high, L, G);
+            /* the smaller part is sorted next, so the stack never holds more than log2(n) ranges */
             if (high - i > i - low) {
                 if (high > i && sp < 128) { stack_lo[sp] = i + 1; stack_hi[sp] = high; sp++; }
                 high = i - 1;
@@ -1042,32 +1063,58 @@ static void nqs_argsort(const double *A, int64_t *R, int64_t n) {
                 low = i + 1;
             }
         }
-        nqs_insertion(A, R, low, high);
+        nqs_insertion(R, low, high);
     }
 }
 
+/* numba_argsort_segments(keys, offsets, out[, sorted_keys, negate]) -> None
+ *     out[a:b] = a + numba's argsort of keys[a:b] for every segment (offsets int64, non-decreasing,
+ *     within keys). negate: sort -keys (ranx sorts descending scores this way). sorted_keys (float64,
+ *     or None): receives the keys in that order (negated back when negate is set). */
 static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
-    PyObject *objs[3];
-    if (!PyArg_ParseTuple(args, "OOO", &objs[0], &objs[1], &objs[2])) return NULL;
-    Py_buffer b[3];
-    if (get_buffers(objs, b, 3, 2) < 0) return NULL;
+    PyObject *objs[4] = {NULL, NULL, NULL, Py_None};
+    int negate = 0;
+    if (!PyArg_ParseTuple(args, "OOO|Op", &objs[0], &objs[1], &objs[2], &objs[3], &negate)) return NULL;
+    int nb = objs[3] == Py_None ? 3 : 4;
+    Py_buffer b[4];
+    if (get_buffers(objs, b, nb, 2) < 0) return NULL;
     const double *v = (const double *)b[0].buf;
     const int64_t *off = (const int64_t *)b[1].buf;
     int64_t *out = (int64_t *)b[2].buf;
+    double *sk = nb == 4 ? (double *)b[3].buf : NULL;
     Py_ssize_t n = b[0].len / 8, nseg = b[1].len / 8 - 1;
-    int ok = nseg >= 0 && b[2].len / 8 >= n;
-    for (Py_ssize_t s = 0; ok && s < nseg; s++)
+    int ok = nseg >= 0 && b[2].len / 8 >= n && (sk == NULL || b[3].len / 8 >= n);
+    int64_t longest = 0;
+    for (Py_ssize_t s = 0; ok && s < nseg; s++) {
         if (off[s] < 0 || off[s + 1] < off[s] || off[s + 1] > n) ok = 0;
+        else if (off[s + 1] - off[s] > longest) longest = off[s + 1] - off[s];
+    }
+    size_t cap = (size_t)(longest > 0 ? longest : 1);
+    nqs_item *R = ok ? (nqs_item *)PyMem_RawMalloc(cap * (sizeof(nqs_item) + 2 * sizeof(int64_t))) : NULL;
+    if (ok && R == NULL) {
+        for (int j = 0; j < nb; j++) PyBuffer_Release(&b[j]);
+        return PyErr_NoMemory();
+    }
     if (ok) {
         Py_BEGIN_ALLOW_THREADS
+        double sign = negate ? -1.0 : 1.0;
         for (Py_ssize_t s = 0; s < nseg; s++) {
             int64_t a = off[s], len = off[s + 1] - off[s];
-            nqs_argsort(v + a, out + a, len);
-            for (int64_t i = 0; i < len; i++) out[a + i] += a;
+            int rising = 1;
+            for (int64_t i = 0; i < len; i++) {
+                R[i].k = sign * v[a + i];
+                R[i].i = i;
+                if (i > 0 && !(R[i - 1].k < R[i].k)) rising = 0;
+            }
+            if (!rising) nqs_sort(R, len, (int64_t *)(R + cap), (int64_t *)(R + cap) + cap);
+            for (int64_t i = 0; i < len; i++) out[a + i] = a + R[i].i;
+            if (sk != NULL)
+                for (int64_t i = 0; i < len; i++) sk[a + i] = sign * R[i].k;
         }
         Py_END_ALLOW_THREADS
     }
-    for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+    PyMem_RawFree(R);
+    for (int j = 0; j < nb; j++) PyBuffer_Release(&b[j]);
     if (!ok) {
         PyErr_SetString(PyExc_ValueError, "numba_argsort_segments: inconsistent offsets or buffer sizes");
         return NULL;
@@ -1621,6 +1668,192 @@ static PyObject *trec_lines(PyObject *self, PyObject *args) {
 }
 /* ---- end of the trec_eval drop-in (tespeed) block ---------------------------------------------------- */
 
+/* Buffers of a tuple of arrays (all int64, read-only or writable). Returns the count, or -1 (error set). */
+static int fu_tuple_buffers(PyObject *tup, Py_buffer **out, int writable, const char *what) {
+    if (!PyTuple_Check(tup)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a tuple of arrays", what);
+        return -1;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(tup);
+    if (n > 4096) {
+        PyErr_Format(PyExc_ValueError, "%s: too many runs", what);
+        return -1;
+    }
+    Py_buffer *b = (Py_buffer *)PyMem_Malloc(sizeof(Py_buffer) * (size_t)(n > 0 ? n : 1));
+    if (b == NULL) { PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(tup, i), &b[i], flags) < 0) {
+            for (Py_ssize_t j = 0; j < i; j++) PyBuffer_Release(&b[j]);
+            PyMem_Free(b);
+            return -1;
+        }
+    }
+    *out = b;
+    return (int)n;
+}
+static void fu_release(Py_buffer *b, int n) {
+    if (b == NULL) return;
+    for (int i = 0; i < n; i++) PyBuffer_Release(&b[i]);
+    PyMem_Free(b);
+}
+/* every offsets array: n_seg + 1 non-decreasing entries from >= 0 up to at most its rows' length */
+static int fu_offsets_ok(Py_buffer *offs, Py_buffer *rows, int nr, Py_ssize_t *n_seg) {
+    Py_ssize_t ns = nr > 0 ? offs[0].len / 8 - 1 : 0;
+    if (ns < 0) return 0;
+    for (int r = 0; r < nr; r++) {
+        const int64_t *o = (const int64_t *)offs[r].buf;
+        Py_ssize_t len = rows[r].len / 8;
+        if (offs[r].len / 8 - 1 != ns || o[0] < 0) return 0;
+        for (Py_ssize_t s = 0; s < ns; s++)
+            if (o[s + 1] < o[s]) return 0;
+        if (o[ns] > len) return 0;
+    }
+    *n_seg = ns;
+    return 1;
+}
+
+/* fusion_pairs(docs, offsets, n_docs, row_pair, pair_doc, pair_off) -> number of pairs
+ *     docs: tuple of int64 arrays (one per run: document codes < n_docs, rows grouped by query),
+ *     offsets: tuple of int64 arrays (n_queries + 1 each: run r's rows of query q are
+ *     docs[r][offsets[r][q]:offsets[r][q+1]]). Numbers the (query, document) pairs in first-seen order
+ *     (query by query: run 0's rows, then run 1's, ...): row_pair[r][i] = the pair of run r's row i
+ *     (rows outside every query are left as they are), pair_doc[p] its document (length >= the total of
+ *     rows), pair_off[q] the first pair of query q (n_queries + 1 entries). */
+static PyObject *fusion_pairs(PyObject *self, PyObject *args) {
+    PyObject *docs_t, *offs_t, *rp_t, *objs[2];
+    Py_ssize_t n_docs;
+    if (!PyArg_ParseTuple(args, "OOnOOO", &docs_t, &offs_t, &n_docs, &rp_t, &objs[0], &objs[1])) return NULL;
+    Py_buffer *docs = NULL, *offs = NULL, *rp = NULL, b[2];
+    int nd = fu_tuple_buffers(docs_t, &docs, 0, "fusion_pairs");
+    if (nd < 0) return NULL;
+    int no = fu_tuple_buffers(offs_t, &offs, 0, "fusion_pairs");
+    if (no < 0) { fu_release(docs, nd); return NULL; }
+    int nr = fu_tuple_buffers(rp_t, &rp, 1, "fusion_pairs");
+    if (nr < 0) { fu_release(docs, nd); fu_release(offs, no); return NULL; }
+    if (get_buffers(objs, b, 2, 0) < 0) { fu_release(docs, nd); fu_release(offs, no); fu_release(rp, nr); return NULL; }
+    int64_t *pair_doc = (int64_t *)b[0].buf, *pair_off = (int64_t *)b[1].buf;
+    Py_ssize_t ns = 0, total = 0;
+    int ok = nd == no && nd == nr && n_docs >= 0 && fu_offsets_ok(offs, docs, nd, &ns);
+    for (int r = 0; ok && r < nd; r++) {
+        if (rp[r].len < docs[r].len) ok = 0;
+        total += docs[r].len / 8;
+    }
+    ok = ok && b[0].len / 8 >= total && b[1].len / 8 >= ns + 1;
+    int64_t *stamp = ok ? (int64_t *)PyMem_RawMalloc(sizeof(int64_t) * 2 * (size_t)(n_docs > 0 ? n_docs : 1)) : NULL;
+    int64_t np_ = 0;
+    int bad_doc = 0;
+    if (ok && stamp == NULL) ok = -1;
+    if (ok == 1) {
+        int64_t *slot = stamp + (n_docs > 0 ? n_docs : 1);
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t d = 0; d < n_docs; d++) stamp[d] = -1;
+        pair_off[0] = 0;
+        for (Py_ssize_t q = 0; q < ns && !bad_doc; q++) {
+            for (int r = 0; r < nd && !bad_doc; r++) {
+                const int64_t *o = (const int64_t *)offs[r].buf, *dc = (const int64_t *)docs[r].buf;
+                int64_t *out = (int64_t *)rp[r].buf;
+                for (int64_t i = o[q]; i < o[q + 1]; i++) {
+                    int64_t d = dc[i];
+                    if (d < 0 || d >= n_docs) { bad_doc = 1; break; }
+                    if (stamp[d] != q) { stamp[d] = q; slot[d] = np_; pair_doc[np_++] = d; }
+                    out[i] = slot[d];
+                }
+            }
+            pair_off[q + 1] = np_;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_RawFree(stamp);
+    fu_release(docs, nd); fu_release(offs, no); fu_release(rp, nr);
+    for (int j = 0; j < 2; j++) PyBuffer_Release(&b[j]);
+    if (ok < 0) return PyErr_NoMemory();
+    if (!ok || bad_doc) {
+        PyErr_SetString(PyExc_ValueError, bad_doc ? "fusion_pairs: a document code out of range"
+                                                  : "fusion_pairs: inconsistent offsets or buffer sizes");
+        return NULL;
+    }
+    return PyLong_FromLongLong((long long)np_);
+}
+
+/* fusion_layout(pairs, offsets, n_pairs, u_pair, u_off, at, pos) -> number of fused rows U (at or pos None:
+ *     not written)
+ *     pairs/offsets as docs/offsets above (pair ids < n_pairs). The fused rows of each query are its pairs
+ *     in first-seen order over the runs (run 0's list, then what run 1 adds, ...): u_pair[u] (length >=
+ *     min(total rows, n_pairs)), u_off (n_queries + 1). at and pos: int64 [runs x cap] (C order, cap = their
+ *     length / runs >= U): at[r, u] = run r's row holding u's pair (its last such row), or -1; pos[r, u] =
+ *     that row's place in its query's list, or -1. Columns past U are not written. */
+static PyObject *fusion_layout(PyObject *self, PyObject *args) {
+    PyObject *pairs_t, *offs_t, *objs[4];
+    Py_ssize_t n_pairs;
+    if (!PyArg_ParseTuple(args, "OOnOOOO", &pairs_t, &offs_t, &n_pairs, &objs[0], &objs[1], &objs[2], &objs[3]))
+        return NULL;
+    Py_buffer *pairs = NULL, *offs = NULL, b[4];
+    int np_r = fu_tuple_buffers(pairs_t, &pairs, 0, "fusion_layout");
+    if (np_r < 0) return NULL;
+    int no = fu_tuple_buffers(offs_t, &offs, 0, "fusion_layout");
+    if (no < 0) { fu_release(pairs, np_r); return NULL; }
+    /* at or pos may be None (not both): that output is not written */
+    int has_at = objs[2] != Py_None, has_pos = objs[3] != Py_None;
+    if (!has_at && !has_pos) {
+        fu_release(pairs, np_r); fu_release(offs, no);
+        PyErr_SetString(PyExc_ValueError, "fusion_layout: at and pos cannot both be None");
+        return NULL;
+    }
+    PyObject *given[4] = {objs[0], objs[1], has_at ? objs[2] : objs[3], has_pos ? objs[3] : objs[2]};
+    if (get_buffers(given, b, 4, 0) < 0) { fu_release(pairs, np_r); fu_release(offs, no); return NULL; }
+    int64_t *u_pair = (int64_t *)b[0].buf, *u_off = (int64_t *)b[1].buf;
+    int64_t *at = has_at ? (int64_t *)b[2].buf : NULL, *pos = has_pos ? (int64_t *)b[3].buf : NULL;
+    int nr = np_r;
+    Py_ssize_t ns = 0, total = 0;
+    int ok = np_r == no && nr > 0 && n_pairs >= 0 && fu_offsets_ok(offs, pairs, nr, &ns);
+    for (int r = 0; ok && r < nr; r++) total += pairs[r].len / 8;
+    Py_ssize_t cap = ok ? b[2].len / 8 / nr : 0;
+    Py_ssize_t need = total < n_pairs ? total : n_pairs;
+    ok = ok && b[0].len / 8 >= need && b[1].len / 8 >= ns + 1 && cap >= need && b[3].len / 8 / nr >= cap;
+    int64_t *slot = ok ? (int64_t *)PyMem_RawMalloc(sizeof(int64_t) * (size_t)(n_pairs > 0 ? n_pairs : 1)) : NULL;
+    int64_t nu = 0;
+    int bad = 0;
+    if (ok && slot == NULL) ok = -1;
+    if (ok == 1) {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t p = 0; p < n_pairs; p++) slot[p] = -1;
+        u_off[0] = 0;
+        for (Py_ssize_t q = 0; q < ns && !bad; q++) {
+            for (int r = 0; r < nr && !bad; r++) {
+                const int64_t *o = (const int64_t *)offs[r].buf, *pc = (const int64_t *)pairs[r].buf;
+                for (int64_t i = o[q]; i < o[q + 1]; i++) {
+                    int64_t p = pc[i];
+                    if (p < 0 || p >= n_pairs) { bad = 1; break; }
+                    int64_t u = slot[p];
+                    if (u < 0) {
+                        if (nu >= cap) { bad = 1; break; }
+                        u = slot[p] = nu++;
+                        u_pair[u] = p;
+                        if (at != NULL) for (int r2 = 0; r2 < nr; r2++) at[r2 * cap + u] = -1;
+                        if (pos != NULL) for (int r2 = 0; r2 < nr; r2++) pos[r2 * cap + u] = -1;
+                    }
+                    if (at != NULL) at[r * cap + u] = i;
+                    if (pos != NULL) pos[r * cap + u] = i - o[q];
+                }
+            }
+            u_off[q + 1] = nu;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_RawFree(slot);
+    fu_release(pairs, np_r); fu_release(offs, no);
+    for (int j = 0; j < 4; j++) PyBuffer_Release(&b[j]);
+    if (ok < 0) return PyErr_NoMemory();
+    if (!ok || bad) {
+        PyErr_SetString(PyExc_ValueError, bad ? "fusion_layout: a pair id out of range"
+                                              : "fusion_layout: inconsistent offsets or buffer sizes");
+        return NULL;
+    }
+    return PyLong_FromLongLong((long long)nu);
+}
+/* ---- end of the fusion block ---------------------------------------------------------------------- */
+
 static PyObject *features(PyObject *self, PyObject *unused) {
 #if defined(HAVE_SSE2)
     int sse2 = 1;
@@ -1664,6 +1897,8 @@ static PyMethodDef methods[] = {
     {"nested_dicts", nested_dicts, METH_VARARGS, "{qid: {name: value}} from a 2-D float64 array."},
     {"sort_segments_trec", sort_segments_trec, METH_VARARGS, "trec_eval's rank order (score, id descending) within segments."},
     {"trec_lines", trec_lines, METH_VARARGS, "trec_eval -q's lines (heads, query ids, %6.4f values, texts)."},
+    {"fusion_pairs", fusion_pairs, METH_VARARGS, "Fusion: (query, document) pairs of several runs, first-seen order."},
+    {"fusion_layout", fusion_layout, METH_VARARGS, "Fusion: the fused rows of several runs and each run's row and place."},
     {"features", features, METH_NOARGS, "What this build has: SIMD, the file mapping, page release."},
     {NULL, NULL, 0, NULL},
 };

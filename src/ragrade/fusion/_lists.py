@@ -17,6 +17,7 @@ from ragrade.data import Run
 from ragrade.data._columns import offsets_from_counts
 from ragrade.errors import InputError
 from ragrade.fusion._numba_sort import argsort_segments
+from ragrade.kernels.tie_orders import argsort_segments_desc
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,24 @@ def _scores_of(run: Run) -> np.ndarray:
     return (np.repeat(counts, counts) - pos).astype(np.float64)
 
 
+def _common_queries(runs: list[Run]) -> np.ndarray | None:
+    """The runs' query ids when every run holds the same ones, in the same strictly rising order (the
+    usual case: no lookup per query is then needed), else None."""
+    first = runs[0].query_ids
+    if any(len(run.query_ids) != len(first) for run in runs[1:]):
+        return None
+    ids = np.asarray(first, dtype=object)
+    try:
+        if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
+            return None
+        for run in runs[1:]:
+            if run.query_ids is not first and not bool(np.all(np.asarray(run.query_ids, dtype=object) == ids)):
+                return None
+    except TypeError:  # ids that do not compare (mixed types): the general path
+        return None
+    return ids
+
+
 def align(runs: list[Run], names: list[str], *, same_queries: bool, order: str = "ranx"
           ) -> tuple[Space, list[Lists]]:
     """Align runs on one pair space; each run's lists sorted as ranx sorts them (numba's quicksort of
@@ -91,58 +110,118 @@ def align(runs: list[Run], names: list[str], *, same_queries: bool, order: str =
     (ranx's rule); otherwise a query missing from a run is an empty list there. ``order``: ``"ranx"``
     (numba's quicksort), ``"stable"`` (score descending, equal scores in input order) or
     ``"score_docid"`` (score descending, then document id ascending)."""
-    qsets = [run.query_ids for run in runs]
-    all_q = np.unique(np.concatenate(qsets).astype(object)) if runs else np.empty(0, dtype=object)
-    if same_queries:
-        for name, q in zip(names, qsets, strict=True):
-            if len(q) != len(all_q):
-                missing = np.setdiff1d(all_q, q.astype(object))
-                raise InputError(f"run {name!r} lacks query {missing[0]!r} that another run has: ranx fuses "
-                                 "runs with the same queries only (use another profile, or filter the runs)",
-                                 query=str(missing[0]))
-    q_index = {q: i for i, q in enumerate(all_q.tolist())}
+    common = _common_queries(runs) if runs else None
+    if common is not None:
+        all_q = common
+    else:
+        qsets = [run.query_ids for run in runs]
+        all_q = np.unique(np.concatenate(qsets).astype(object)) if runs else np.empty(0, dtype=object)
+        if same_queries:
+            for name, q in zip(names, qsets, strict=True):
+                if len(q) != len(all_q):
+                    missing = np.setdiff1d(all_q, q.astype(object))
+                    raise InputError(f"run {name!r} lacks query {missing[0]!r} that another run has: ranx fuses "
+                                     "runs with the same queries only (use another profile, or filter the runs)",
+                                     query=str(missing[0]))
+    q_index = {q: i for i, q in enumerate(all_q.tolist())} if common is None else None
     nq = len(all_q)
     # one document code space over all runs
     vocabs = [run.doc_vocab for run in runs]
-    gcodes, gvocab = factorize(np.concatenate(vocabs) if vocabs else np.empty(0, dtype=object))
-    gcodes = np.asarray(gcodes, dtype=np.int64)
+    if vocabs and all(v is vocabs[0] for v in vocabs[1:]):  # runs sharing one vocabulary (fused runs)
+        gvocab: np.ndarray = vocabs[0]
+        gcodes = np.tile(np.arange(len(gvocab), dtype=np.int64), len(vocabs))
+    else:
+        codes, uniq = factorize(np.concatenate(vocabs) if vocabs else np.empty(0, dtype=object))
+        gcodes, gvocab = np.asarray(codes, dtype=np.int64), np.asarray(uniq, dtype=object)
     starts = np.cumsum([0] + [len(v) for v in vocabs])
     n_docs = max(len(gvocab), 1)
-    rows_q: list[np.ndarray] = []
+    rows_off: list[np.ndarray] = []
+    rows_d: list[np.ndarray] = []
     rows_s: list[np.ndarray] = []
-    keys: list[np.ndarray] = []
     for i, run in enumerate(runs):
-        qi = np.fromiter((q_index[q] for q in run.query_ids.tolist()), dtype=np.int64, count=run.n_queries)
-        per_row_q = np.repeat(qi, np.diff(run.offsets))
-        per_row_d = gcodes[starts[i] + np.asarray(run.doc_codes, dtype=np.int64)]
-        scores = _scores_of(run)
+        run_codes = gcodes[starts[i]: starts[i + 1]]
         dup = run.duplicate_mask()
-        if dup.any():
-            per_row_q, per_row_d, scores = _dedupe(per_row_q, per_row_d, scores, dup)
-        if not np.all(qi[1:] > qi[:-1]):
-            by_q = np.argsort(per_row_q, kind="stable")  # rows grouped by common query, input order kept
-            per_row_q, per_row_d, scores = per_row_q[by_q], per_row_d[by_q], scores[by_q]
-        rows_q.append(per_row_q)
-        rows_s.append(scores)
-        keys.append(per_row_q * n_docs + per_row_d)
+        if q_index is None and not dup.any() and order == "ranx":  # the run's own lists, in ranx's order
+            off = np.asarray(run.offsets, dtype=np.int64)
+            codes_sorted, s_sorted = ranx_sorted(run)
+            rows_off.append(off)
+            rows_d.append(run_codes[codes_sorted])
+            rows_s.append(s_sorted)
+            continue
+        per_row_d = run_codes[np.asarray(run.doc_codes, dtype=np.int64)]
+        scores = _scores_of(run)
+        if q_index is None and not dup.any():
+            off = np.asarray(run.offsets, dtype=np.int64)
+        else:
+            if q_index is None:
+                qi = np.arange(nq, dtype=np.int64)
+            else:
+                qi = np.fromiter((q_index[q] for q in run.query_ids.tolist()), dtype=np.int64,
+                                 count=run.n_queries)
+            per_row_q = np.repeat(qi, np.diff(run.offsets))
+            if dup.any():
+                per_row_q, per_row_d, scores = _dedupe(per_row_q, per_row_d, scores, dup)
+            if not np.all(qi[1:] > qi[:-1]):
+                by_q = np.argsort(per_row_q, kind="stable")  # rows grouped by common query, input order kept
+                per_row_q, per_row_d, scores = per_row_q[by_q], per_row_d[by_q], scores[by_q]
+            off = offsets_from_counts(np.bincount(per_row_q, minlength=nq))
+        if order == "ranx":
+            perm, s_sorted = argsort_segments_desc(scores, off)
+        else:
+            q_rows = np.repeat(np.arange(nq, dtype=np.int64), np.diff(off))
+            if order == "stable":
+                perm = np.lexsort((-scores, q_rows))
+            else:
+                doc_rank = _string_ranks(gvocab)
+                perm = np.lexsort((doc_rank[per_row_d], -scores, q_rows))
+            s_sorted = scores[perm]
+        rows_off.append(off)
+        rows_d.append(per_row_d[perm])
+        rows_s.append(s_sorted)
+    space, row_pairs = _number_pairs(all_q, rows_d, rows_off, gvocab, n_docs)
+    lists = [Lists(p, s, off, True) for p, s, off in zip(row_pairs, rows_s, rows_off, strict=True)]
+    return space, lists
+
+
+def ranx_sorted(run: Run) -> tuple[np.ndarray, np.ndarray]:
+    """``(document codes, scores)`` of every query's list in ranx's order (numba's quicksort of ``-score``
+    over the storage order), kept with the run: ranx's ``Run`` sorts once when it is built, and so a run
+    fused again (another method, a search over parameters) is not sorted again. Read-only arrays."""
+    key = ("fusion", "ranx_order")
+    cache = run._cache
+    if key not in cache:
+        perm, s_sorted = argsort_segments_desc(_scores_of(run), np.asarray(run.offsets, dtype=np.int64))
+        codes = np.asarray(run.doc_codes, dtype=np.int64)[perm]
+        codes.setflags(write=False)
+        s_sorted.setflags(write=False)
+        cache[key] = (codes, s_sorted)
+    return cache[key]
+
+
+def _number_pairs(all_q: np.ndarray, docs: list[np.ndarray], offs: list[np.ndarray], vocab: np.ndarray,
+                  n_docs: int) -> tuple[Space, list[np.ndarray]]:
+    """The (query, document) pairs of all runs (rows grouped by query): ``(space, each row's pair)``. The
+    C helper numbers pairs in first-seen order over the runs, NumPy in (query, document) order: the
+    fusion reads the pairs' identity only, never their numbering."""
+    from ragrade._native import accel
+
+    nq = len(all_q)
+    total = sum(len(d) for d in docs)
+    if accel is not None and hasattr(accel, "fusion_pairs") and docs:
+        row_pair = [np.empty(len(d), dtype=np.int64) for d in docs]
+        pair_doc = np.empty(total, dtype=np.int64)
+        pair_off = np.empty(nq + 1, dtype=np.int64)
+        n = accel.fusion_pairs(tuple(np.ascontiguousarray(d, dtype=np.int64) for d in docs),
+                               tuple(np.ascontiguousarray(o, dtype=np.int64) for o in offs), n_docs,
+                               tuple(row_pair), pair_doc, pair_off)
+        pair_query = np.repeat(np.arange(nq, dtype=np.int64), np.diff(pair_off))
+        return Space(all_q, pair_query, pair_doc[:n].copy(), vocab), row_pair
+    keys = [np.repeat(np.arange(nq, dtype=np.int64), np.diff(o)) * n_docs + d for d, o in zip(docs, offs, strict=True)]
     all_keys = np.concatenate(keys) if keys else np.empty(0, dtype=np.int64)
     pair_of_row, pair_keys = _pair_ids(all_keys, nq * n_docs)
-    space = Space(all_q, pair_keys // n_docs, pair_keys % n_docs, np.asarray(gvocab, dtype=object))
-    lists: list[Lists] = []
-    at = 0
-    for q, s in zip(rows_q, rows_s, strict=True):
-        pair = pair_of_row[at: at + len(q)]
-        at += len(q)
-        off = offsets_from_counts(np.bincount(q, minlength=nq))
-        if order == "ranx":
-            perm = argsort_segments(-s, off)
-        elif order == "stable":
-            perm = np.lexsort((-s, q))
-        else:
-            doc_rank = _string_ranks(space.doc_vocab)
-            perm = np.lexsort((doc_rank[space.pair_code[pair]], -s, q))
-        lists.append(Lists(pair[perm], s[perm], off, True))
-    return space, lists
+    bounds = np.cumsum([0] + [len(k) for k in keys])
+    return (Space(all_q, pair_keys // n_docs, pair_keys % n_docs, vocab),
+            [pair_of_row[bounds[i]: bounds[i + 1]] for i in range(len(keys))])
 
 
 def _string_ranks(values: np.ndarray) -> np.ndarray:
@@ -224,3 +303,35 @@ def locate(lists: Lists, pairs: np.ndarray, n_pairs: int) -> np.ndarray:
     where = np.full(n_pairs, -1, dtype=np.int64)
     where[lists.pair] = np.arange(len(lists.pair), dtype=np.int64)
     return where[pairs]
+
+
+def layout(lists: list[Lists], space: Space, need: str = "both"
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """The fused rows of every query (its pairs in first-seen order over the runs, as :func:`union`) and
+    where each run holds them: ``(u_pair, u_off, at, pos)``, ``at[r, u]`` the index into ``lists[r]`` of
+    row u's pair (-1: absent), ``pos[r, u]`` its place in its query's list (-1: absent; None when the
+    C helper is not built: derived from ``at`` on use). ``need``: ``"both"``, or ``"at"`` / ``"pos"``
+    when the other is not needed (the C helper then leaves it out: None)."""
+    from ragrade._native import accel
+
+    n_pairs = len(space.pair_query)
+    if accel is not None and hasattr(accel, "fusion_layout") and lists:
+        cap = min(sum(len(x.pair) for x in lists), n_pairs)
+        u_pair = np.empty(cap, dtype=np.int64)
+        u_off = np.empty(space.n_queries + 1, dtype=np.int64)
+        at = np.empty((len(lists), cap), dtype=np.int64) if need != "pos" else None
+        pos = np.empty((len(lists), cap), dtype=np.int64) if need != "at" else None
+        n = accel.fusion_layout(tuple(np.ascontiguousarray(x.pair, dtype=np.int64) for x in lists),
+                                tuple(np.ascontiguousarray(x.off, dtype=np.int64) for x in lists), n_pairs,
+                                u_pair, u_off, at, pos)
+        if n < cap:
+            return (u_pair[:n], u_off, None if at is None else at[:, :n], None if pos is None else pos[:, :n])
+        return u_pair, u_off, at, pos
+    u_pair, u_off = union(lists, space)
+    at = np.empty((len(lists), len(u_pair)), dtype=np.int64)
+    where = np.empty(n_pairs, dtype=np.int64)
+    for r, x in enumerate(lists):
+        where.fill(-1)
+        where[x.pair] = np.arange(len(x.pair), dtype=np.int64)
+        at[r] = where[u_pair]
+    return u_pair, u_off, at, None

@@ -10,9 +10,9 @@ import numpy as np
 from ragrade.data import Run
 from ragrade.errors import InputError, UnknownNameError, boundary
 from ragrade.fusion._lists import Lists, Space, align
-from ragrade.fusion._numba_sort import argsort_segments
 from ragrade.fusion.methods import METHODS, Prepared, combine, method_name, prepare
 from ragrade.fusion.norms import norm_name, normalise
+from ragrade.kernels.tie_orders import argsort_segments_desc
 
 #: methods whose fused value reads positions only, never scores
 RANK_ONLY = frozenset({"isr", "log_isr", "logn_isr", "rrf", "rbc", "posfuse", "probfuse", "slidefuse", "mapfuse",
@@ -68,11 +68,10 @@ def _params(method: str, params: Mapping[str, Any] | None, weights: Sequence[flo
 def to_run(space: Space, u_pair: np.ndarray, u_off: np.ndarray, fused: np.ndarray, name: str) -> Run:
     """The fused run: every query's rows ordered as ranx ranks them (numba's quicksort of ``-value``
     over the insertion order), so ``ties="input"`` reproduces ranx's order among equal values."""
-    perm = argsort_segments(-fused, u_off)
-    pairs = u_pair[perm]
+    perm, values = argsort_segments_desc(fused, u_off)
     # integer-coded over the runs' shared vocabulary: evaluation joins the (small) vocabulary, not every row
-    return Run(space.query_ids.astype(object), u_off.astype(np.int64), space.pair_code[pairs], space.doc_vocab,
-               fused[perm].astype(np.float64), name=name, unique=True)
+    return Run(space.query_ids.astype(object), u_off.astype(np.int64), space.pair_code[u_pair[perm]],
+               space.doc_vocab, values, name=name, unique=True)
 
 
 def prepared_for(runs: list[Run], names: list[str], method: str, norm: str, *, python_set: bool,

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ragrade.errors import InputError, UnknownNameError
-from ragrade.fusion._lists import Lists, Space, locate, union
+from ragrade.fusion._lists import Lists, Space, layout, locate
 from ragrade.fusion.norms import candidates
 
 
@@ -88,6 +88,10 @@ def method_name(method: str) -> str:
 
 
 MIN_ODD = float(np.log(0.001 / 0.999))
+#: methods that read the runs' positions only (their values never)
+POSITIONAL = frozenset({"rrf", "isr", "log_isr", "logn_isr", "rbc", "posfuse", "mapfuse", "bayesfuse"})
+#: methods that read the runs' values only (their positions never)
+BY_VALUE = frozenset({"sum", "min", "max", "med", "anz", "mnz", "gmnz", "wsum", "mixed", "wmnz"})
 
 
 @dataclass
@@ -100,8 +104,23 @@ class Prepared:
     lists: list[Lists]
     u_pair: np.ndarray
     u_off: np.ndarray
-    at: np.ndarray
+    at_given: np.ndarray | None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def at(self) -> np.ndarray:
+        """[runs, rows] int64: the index into each run's lists of the row's document, -1 where absent
+        (from the positions when the layout gave those only)."""
+        if self.at_given is not None:
+            return self.at_given
+
+        def make() -> np.ndarray:
+            pos = self.extra["P"]
+            out = np.empty(pos.shape, dtype=np.int64)
+            for r, x in enumerate(self.lists):
+                out[r] = np.where(pos[r] >= 0, pos[r] + x.off[:-1][self.row_query], -1)
+            return out
+        return self._cached("at", make)
 
     def _cached(self, key: str, make: Any) -> np.ndarray:
         if key not in self.extra:
@@ -111,7 +130,7 @@ class Prepared:
     @property
     def H(self) -> np.ndarray:
         """[runs, rows] bool: the run returned the row's document."""
-        return self._cached("H", lambda: self.at >= 0)
+        return self._cached("H", lambda: (self.at_given if self.at_given is not None else self.P) >= 0)
 
     @property
     def row_query(self) -> np.ndarray:
@@ -131,10 +150,10 @@ class Prepared:
     def V(self) -> np.ndarray:
         """[runs, rows] float64: the run's value, 0.0 where absent."""
         def make() -> np.ndarray:
-            out = np.zeros(self.at.shape)
+            out = np.empty(self.at.shape)
             for r, x in enumerate(self.lists):
-                if len(x.val):
-                    out[r] = np.where(self.at[r] >= 0, x.val[self.at[r]], 0.0)
+                # index -1 (absent) reads the 0.0 appended at the end
+                np.take(np.append(np.asarray(x.val, dtype=np.float64), 0.0), self.at[r], out=out[r])
             return out
         return self._cached("V", make)
 
@@ -142,6 +161,26 @@ class Prepared:
     def N(self) -> np.ndarray:
         """[runs, rows] int64: the run's list length for the row's query."""
         return self._cached("N", lambda: np.stack([x.counts[self.row_query] for x in self.lists]))
+
+    def weighted_values(self, w: np.ndarray) -> np.ndarray:
+        """``w[:, None] * V`` (the same products: ``w[r] * 0.0`` where the run lacks the row), in one
+        gather per run when V is not computed already."""
+        if "V" in self.extra:
+            return w[:, None] * self.V
+        out = np.empty(self.at.shape)
+        for r, x in enumerate(self.lists):
+            vals = np.asarray(x.val, dtype=np.float64) * w[r]
+            np.take(np.append(vals, w[r] * 0.0), self.at[r], out=out[r])
+        return out
+
+    def by_position(self, table: Any) -> np.ndarray:
+        """[runs, rows]: ``table(positions)`` at each run's position of the row, 0.0 where the run lacks
+        it. ``table`` maps an int64 array of positions 0..n-1 to float64 values (computed once per
+        position, elementwise as over the rows)."""
+        P = self.P
+        longest = max((int(x.counts.max()) for x in self.lists if len(x.counts)), default=0)
+        t = np.append(np.asarray(table(np.arange(longest, dtype=np.int64)), dtype=np.float64), 0.0)
+        return np.take(t, P)  # -1 (absent) reads the 0.0 appended at the end
 
     @property
     def count(self) -> np.ndarray:
@@ -173,15 +212,19 @@ def prepare(space: Space, lists: list[Lists], method: str, *, python_set: bool =
         allq = np.concatenate([lists[0].query_of_rows(), rest_q])
         o = np.argsort(allq, kind="stable")
         return lay_out(space, lists, allp[o], coff)
-    u_pair, u_off = union(lists, space)
-    return lay_out(space, lists, u_pair, u_off)
+    need = "pos" if method in POSITIONAL else ("at" if method in BY_VALUE else "both")
+    u_pair, u_off, at, pos = layout(lists, space, need=need)
+    prep = Prepared(space, lists, u_pair, u_off, at)
+    if pos is not None:
+        prep.extra["P"] = pos
+    return prep
 
 
 def _seq(terms: np.ndarray) -> np.ndarray:
     """Sum over runs (axis 0), in run order, from zero."""
     acc = np.zeros(terms.shape[1])
     for t in terms:
-        acc = acc + t
+        acc += t
     return acc
 
 
@@ -230,9 +273,20 @@ def _table(table: np.ndarray, idx: np.ndarray, present: np.ndarray) -> np.ndarra
 
 def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
     """The fused value of every row of ``prep`` under ``method`` with ``params``."""
+    if method == "rrf":
+        k = params.get("k", 60)
+        return _seq(prep.by_position(lambda p: 1 / (k + p + 1)))
+    if method == "rbc":
+        phi = float(params["phi"])
+        return _seq(prep.by_position(lambda p: (1 - phi) * _powi(phi, p)))
+    if method in ("isr", "log_isr", "logn_isr"):
+        return _isr(prep, method, params)
+    if method == "wsum":
+        return _seq(prep.weighted_values(_weights(params, len(prep.lists))))
+    if method in ("anz", "mnz", "gmnz"):
+        return _isr(prep, method, params)
     H, V = prep.H, prep.V
-    P = prep._cached("P0", lambda: np.maximum(prep.P, 0))  # absent rows are masked by H
-    R = len(P)
+    R = len(prep.lists)
     if method == "sum":
         return _seq(V)
     if method == "min":
@@ -246,41 +300,13 @@ def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
         lo = s[(np.maximum(c, 1) - 1) // 2, cols]
         hi = s[np.minimum(c // 2, R - 1), cols]
         return np.where(c % 2 == 1, lo, (lo + hi) / 2)
-    if method in ("anz", "mnz", "gmnz", "log_isr", "logn_isr", "isr"):
-        terms = np.where(H, 1 / (P + 1) ** 2, 0.0) if method in ("isr", "log_isr", "logn_isr") else V
-        s = _seq(terms)
-        c = prep.count
-        if method == "anz":
-            return s / c
-        if method in ("mnz", "isr"):
-            return s * c
-        if method == "gmnz":
-            return s * np.power(c.astype(np.float64), float(params["gamma"]))
-        if method == "log_isr":
-            with np.errstate(divide="ignore"):
-                return s * np.log(c)
-        return s * np.log(c + float(params.get("sigma", 0.01)))
-    if method == "rrf":
-        k = params.get("k", 60)
-        if isinstance(k, int | np.integer):  # k + r + 1 is an exact integer: one float division per row
-            den = prep._cached("P1", lambda: (P + 1).astype(np.float64)) + float(k)
-        else:
-            den = k + P + 1
-        terms = np.zeros(P.shape)
-        np.divide(1.0, den, out=terms, where=H)
-        return _seq(terms)
-    if method == "rbc":
-        phi = float(params["phi"])
-        return _seq(np.where(H, (1 - phi) * _powi(phi, np.maximum(P, 0)), 0.0))
-    if method == "wsum":
-        w = _weights(params, R)
-        return _seq(w[:, None] * V)
     if method == "mixed":
         w = _weights(params, R)
         return _seq(np.where(H, V * w[:, None], 0.0)) * np.sqrt(prep.count)
     if method == "wmnz":
         w = _weights(params, R)
         return _seq(V) * _seq(np.where(H, w[:, None], 0.0))
+    P = prep._cached("P0", lambda: np.maximum(prep.P, 0))  # absent rows are masked by H
     if method == "posfuse":
         probs = _per_run(params, "probs", R)
         return _seq(np.stack([_table(np.asarray(p, dtype=np.float64), P[r], H[r])
@@ -317,6 +343,23 @@ def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
     if method in ("condorcet", "w_condorcet"):
         return _condorcet(prep, _weights(params, R) if method == "w_condorcet" else None)
     raise AssertionError(method)  # pragma: no cover
+
+
+def _isr(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
+    """CombANZ, CombMNZ, CombGMNZ (over values) and ISR, Log_ISR, LogN_ISR (over 1 / position²)."""
+    terms = prep.by_position(lambda p: 1 / (p + 1) ** 2) if method in ("isr", "log_isr", "logn_isr") else prep.V
+    s = _seq(terms)
+    c = prep.count
+    if method == "anz":
+        return s / c
+    if method in ("mnz", "isr"):
+        return s * c
+    if method == "gmnz":
+        return s * np.power(c.astype(np.float64), float(params["gamma"]))
+    if method == "log_isr":
+        with np.errstate(divide="ignore"):
+            return s * np.log(c)
+    return s * np.log(c + float(params.get("sigma", 0.01)))
 
 
 # segment bounds of SegFuse: 0, 5, 15, 35, ... (10 * 2**(k-1) - 5)

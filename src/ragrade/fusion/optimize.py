@@ -30,6 +30,7 @@ from ragrade.fusion._lists import Lists, Space, align, locate
 from ragrade.fusion.api import as_runs, to_run
 from ragrade.fusion.methods import METHODS, SEG_BOUNDS, combine, method_name, prepare
 from ragrade.fusion.norms import norm_name, normalise
+from ragrade.kernels.tie_orders import argsort_segments_desc
 
 TRAINING = ("posfuse", "probfuse", "segfuse", "slidefuse", "mapfuse", "bayesfuse")
 BAYES_CUTS = (0, 5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -232,6 +233,75 @@ def _score_fused(space: Space, prep: Any, fused: np.ndarray, qrels: Any, metric:
     return mean, rows, run
 
 
+class _Scorer:
+    """Scores fused values over one prepared layout without building a run per configuration: the
+    judgments of every fused row are found once (the engine's own join), and each configuration only
+    ranks its values (numba's order, as :func:`~ragrade.fusion.api.to_run`) and hands the judged rows'
+    positions to the engine's kernels (:func:`ragrade.engine.core.finish`). The values are those of
+    :func:`_mean_and_rows` on the fused run (tests/fusion/test_optimize.py compares them)."""
+
+    def __init__(self, space: Space, prep: Any, qrels: Any, metric: str, profile: str) -> None:
+        from ragrade.engine.core import Evaluator
+        from ragrade.engine.join import _judged_rows
+        from ragrade.engine.join import align as align_queries
+        from ragrade.engine.peer_profiles import _substituted
+        from ragrade.engine.plan import build_plan
+        from ragrade.policies import Policies
+
+        plan = build_plan(qrels, None, metric, profile="ranx" if profile == "ranx" else None, ties="input")
+        labels = list(plan.labels)
+        prof = plan.profile
+        if prof is None:
+            pol = plan.policy_object()
+        else:
+            labels = _substituted(labels, prof)
+            pol = Policies().update(**{**prof.policy_overrides(), **dict(plan.policies)})
+        self.evaluator = Evaluator(plan.qrels, labels, policies=pol)
+        self.space, self.u_off = space, prep.u_off
+        index = self.evaluator.index
+        union_run = Run(space.query_ids.astype(object), prep.u_off.astype(np.int64), space.pair_code[prep.u_pair],
+                        space.doc_vocab, np.zeros(len(prep.u_pair)), unique=True)
+        self.alignment = align_queries(index, union_run.query_ids, np.diff(prep.u_off), pol)
+        self.rows, self.qq, seg, self.qrow = _judged_rows(index, union_run, self.alignment.qmap, union_run.offsets)
+        self.row_start = prep.u_off[seg]
+
+    @staticmethod
+    def applies(profile: str, qrels: Any, metric: str) -> bool:
+        """Whether the direct path computes ``metric`` as the evaluation of the fused run does."""
+        from ragrade.engine.plan import build_plan
+
+        try:
+            plan = build_plan(qrels, None, metric, profile="ranx" if profile == "ranx" else None, ties="input")
+        except Exception:  # the general path reports the problem
+            return False
+        prof = plan.profile
+        if plan.kinds != frozenset({"id"}) or plan.policy_object().identical_ids != "keep":
+            return False
+        return prof is None or (prof.name == "ranx" and prof.kind == "engine" and not prof.providers
+                                and prof.iprec_cut == "round" and prof.rounding is None
+                                and prof.policy_overrides().get("identical_ids", "keep") == "keep")
+
+    def score(self, fused: np.ndarray) -> tuple[float, Any]:
+        import warnings
+
+        from ragrade.engine.core import finish
+        from ragrade.engine.join import Joined
+        from ragrade.errors import RagradeWarning
+
+        perm, _ = argsort_segments_desc(fused, self.u_off)
+        rank = np.empty(len(perm), dtype=np.int64)
+        rank[perm] = np.arange(len(perm), dtype=np.int64)
+        pos = rank[self.rows] - self.row_start
+        j = Joined(qq=self.qq, pos=pos, qrow=self.qrow, alignment=self.alignment, sorted_scores=None,
+                   offsets=self.u_off, unique_docs=True)
+        ev = self.evaluator
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RagradeWarning)
+            res = finish(ev.index, ev.labels, ev.policies, j, None)
+        col = res.per_query.columns[0]
+        return float(res.means[col]), res.per_query[col]
+
+
 # -- the search ---------------------------------------------------------------------------------------
 
 
@@ -289,8 +359,11 @@ def _search(space: Space, normed: list[Lists], method: str, configs: list[dict[s
     # ranx scores ProbFuse/SlideFuse configurations on the lists its training re-sorted in place
     search_lists = trained_lists if method in ("probfuse", "slidefuse") else normed
     prep = prepare(space, search_lists, method, python_set=python_set)
+    scorer = _Scorer(space, prep, judged, metric, profile) if _Scorer.applies(profile, judged, metric) else None
     rows: list[dict[str, Any]] = []
     best, best_score, best_params = -1, -math.inf, {}
+    best_fused: np.ndarray | None = None
+    best_run: Run | None = None
     slide_probs = None
     for i, cfg in enumerate(configs):
         if method == "slidefuse" and slide_probs is not None:
@@ -298,15 +371,22 @@ def _search(space: Space, normed: list[Lists], method: str, configs: list[dict[s
         else:
             params = train(method, space, trained_lists, rel, cfg, judged, profile)
             slide_probs = params.get("probs") if method == "slidefuse" else None
-        score, _, run = _score_fused(space, prep, combine(prep, method, params), judged, metric, profile)
+        fused = combine(prep, method, params)
+        run = None
+        if scorer is not None:
+            score = scorer.score(fused)[0]
+        else:
+            score, _, run = _score_fused(space, prep, fused, judged, metric, profile)
         rows.append({**{k: v for k, v in cfg.items()}, metric: score})
         better = score >= best_score if ranx else score > best_score
         if ranx and best < 0:
             better = score >= 0.0  # ranx starts from a best score of 0.0
         if better:
-            best, best_score, best_params = i, score, params
-            if keep is not None and search_lists is normed:
-                keep.update(run=run, score=score)
+            best, best_score, best_params, best_fused, best_run = i, score, params, fused, run
+    if keep is not None and search_lists is normed and best >= 0 and best_fused is not None:
+        if best_run is None:
+            best_run = to_run(space, prep.u_pair, prep.u_off, best_fused, "fused")
+        keep.update(run=best_run, score=best_score)
     if best < 0:  # every score below ranx's starting 0.0 (not with IR metrics); keep the first
         best, best_params = 0, train(method, space, trained_lists, rel, configs[0], judged, profile)
         if keep is not None:

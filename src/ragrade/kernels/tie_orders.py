@@ -23,6 +23,10 @@ ranx reaches three orders, depending on how the run is handed over (:func:`ranx_
 
 from __future__ import annotations
 
+import os
+from itertools import pairwise
+from typing import Any
+
 import numpy as np
 
 #: numba's threshold: ranges of at most this many items are insertion-sorted.
@@ -132,6 +136,27 @@ def numba_argsort(values: np.ndarray) -> np.ndarray:
     return r
 
 
+_PARALLEL_ROWS = 400_000  # below this, one thread
+
+
+def _in_parts(sort: Any, offsets: np.ndarray) -> None:
+    """``sort(offsets)`` over the whole range, or over consecutive groups of segments in threads (the C
+    helper releases the GIL, and each call writes its own segments' rows only)."""
+    n = int(offsets[-1] - offsets[0]) if len(offsets) else 0
+    workers = min(os.cpu_count() or 1, 4, n // _PARALLEL_ROWS)
+    if workers < 2 or len(offsets) < 3:
+        sort(offsets)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    cuts = np.searchsorted(offsets, np.linspace(offsets[0], offsets[-1], workers + 1)[1:-1])
+    bounds = [0, *sorted(set(int(c) for c in cuts) - {0, len(offsets) - 1}), len(offsets) - 1]
+    parts = [offsets[a: b + 1] for a, b in pairwise(bounds)]
+    with ThreadPoolExecutor(len(parts)) as pool:
+        for f in [pool.submit(sort, part) for part in parts]:
+            f.result()
+
+
 def argsort_segments(keys: np.ndarray, offsets: np.ndarray, *, use_accel: bool = True) -> np.ndarray:
     """Global row indices putting every segment ``keys[offsets[i]:offsets[i+1]]`` in ascending order as
     numba's quicksort argsort does (ties in its order), all segments at once: the C helper runs the
@@ -148,7 +173,7 @@ def argsort_segments(keys: np.ndarray, offsets: np.ndarray, *, use_accel: bool =
         from ragrade._native import accel
 
         if accel is not None and hasattr(accel, "numba_argsort_segments"):
-            accel.numba_argsort_segments(keys, offsets, out)
+            _in_parts(lambda off: accel.numba_argsort_segments(keys, off, out), offsets)
             return out
     counts = np.diff(offsets)
     seg = np.repeat(np.arange(len(counts)), counts)
@@ -160,6 +185,24 @@ def argsort_segments(keys: np.ndarray, offsets: np.ndarray, *, use_accel: bool =
         a, b = int(offsets[s]), int(offsets[s + 1])
         out[a:b] = numba_argsort(keys[a:b]) + a
     return out
+
+
+def argsort_segments_desc(values: np.ndarray, offsets: np.ndarray, *, use_accel: bool = True
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """``(perm, values[perm])``: :func:`argsort_segments` of ``-values`` (ranx's descending rank order,
+    equal values in numba's order), and the values in that order (one pass in the C helper)."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    if use_accel and len(values):
+        from ragrade._native import accel
+
+        if accel is not None and hasattr(accel, "fusion_layout"):  # the build that negates and gathers
+            perm = np.empty(len(values), dtype=np.int64)
+            out = np.empty(len(values), dtype=np.float64)
+            _in_parts(lambda off: accel.numba_argsort_segments(values, off, perm, out, True), offsets)
+            return perm, out
+    perm = argsort_segments(-values, offsets, use_accel=use_accel)
+    return perm, values[perm]
 
 
 def _one(scores: np.ndarray, kind: str) -> np.ndarray:
@@ -201,4 +244,4 @@ def ranx_order(scores: np.ndarray, offsets: np.ndarray, kind: str = "ranx",
     return perm
 
 
-__all__ = ["RANX_ORDERS", "numba_argsort", "ranx_order"]
+__all__ = ["RANX_ORDERS", "argsort_segments", "argsort_segments_desc", "numba_argsort", "ranx_order"]
