@@ -9,7 +9,7 @@ import pytest
 
 import ragrade
 from ragrade import _ingest
-from ragrade._ingest import EMPTY_KEY, NON_NUMERIC, NON_STR_KEY, NOT_DICT, OK, lookup, scan_values
+from ragrade._ingest import EMPTY_KEY, NON_NUMERIC, NON_STR_KEY, NOT_DICT, NUL_KEY, OK, lookup, scan_values
 
 MODES = [False] + ([True] if _ingest.has_accel() else [])
 
@@ -23,6 +23,18 @@ MODES = [False] + ([True] if _ingest.has_accel() else [])
         ([{"a": 1.0, 5: 2.0}], NON_STR_KEY),
         ([{"a": "x"}], NON_NUMERIC),
         ([{"a": 1.0, "": 2.0}], EMPTY_KEY),
+        # the id rule on the dict path: a key holding a NUL (in each of str's three widths), a boolean value
+        ([{"a": 1.0}, {"b\x00": 2.0}], NUL_KEY),
+        ([{"\x00": 1.0}], NUL_KEY),
+        ([{"\u0100\x00x": 1.0}], NUL_KEY),
+        ([{"x\U0001f600\x00": 1.0}], NUL_KEY),
+        ([{"a": 1.0, "b": True}], NON_NUMERIC),
+        ([{"a": False}], NON_NUMERIC),
+        ([{"a": np.bool_(True)}], NON_NUMERIC),
+        ([{"a": 1.0}, {"b": np.False_}], NON_NUMERIC),
+        # ... and what is not refused: numbers of every kind, ids in the wider widths, "0" and "\x01"
+        ([{"a": 1, "b": 1.0, "c": np.int64(2), "d": np.float64(0.5), "e": np.uint8(3), "f": np.float16(1)}], OK),
+        ([{"\u0100k": 1.0, "\U0001f600": 2.0, "0": 3.0, "\x01": 4.0, "long" * 40: 5.0}], OK),
     ],
 )
 def test_scan_values_status(accel, dicts, status):

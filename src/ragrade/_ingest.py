@@ -13,7 +13,6 @@ than read or write out of bounds.
 from __future__ import annotations
 
 import os
-from collections import deque
 from itertools import chain, pairwise, repeat
 from typing import Any
 
@@ -23,7 +22,8 @@ from ragrade import _native
 
 _accel = _native.accel  # None: not built, or turned off by RAGRADE_NO_ACCEL
 
-OK, NOT_DICT, NON_STR_KEY, NON_NUMERIC, EMPTY_KEY = 0, 1, 2, 3, 4
+OK, NOT_DICT, NON_STR_KEY, NON_NUMERIC, EMPTY_KEY, CHANGED, NUL_KEY = 0, 1, 2, 3, 4, 5, 6
+_BOOLS = frozenset((bool, np.bool_))  # not numbers, though Python and NumPy convert them (ragrade.data.ids)
 
 
 def has_accel() -> bool:
@@ -38,7 +38,10 @@ def _warn_if_fallback() -> None:
 def scan_values(dicts: list, use_accel: bool | None = None) -> tuple[int, np.ndarray, np.ndarray]:
     """``(status, counts, values)`` for a list of dicts: list lengths and every value as float64 in
     insertion order. ``status`` is OK or the first problem met (then the arrays are not meaningful):
-    NOT_DICT, NON_STR_KEY (a key that is not exactly ``str``), NON_NUMERIC, EMPTY_KEY."""
+    NOT_DICT, NON_STR_KEY (a key that is not exactly ``str``), NON_NUMERIC (a boolean included: ``True``
+    and ``numpy.True_`` are not grades or scores), EMPTY_KEY, CHANGED (a dict changed size), NUL_KEY (a key
+    holding a NUL character, which no id holds). The caller then takes its careful path, which says
+    which query, document and value."""
     status, counts, values, _ = scan_items(dicts, use_accel, keys=False)
     return status, counts, values
 
@@ -86,8 +89,9 @@ def _c_scan(dicts: list, want_keys: bool, which: np.ndarray, find: np.ndarray,
 
 def _scan_values_py(dicts: list, counts: np.ndarray, values: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
     n = len(values)
-    try:
-        deque(map("".join, dicts), maxlen=0)  # raises TypeError on a non-str key
+    try:  # a dict's keys joined: raises TypeError on a non-str key; holds "\x00" iff a key does
+        if any(map(str.__contains__, map("".join, dicts), repeat("\x00"))):
+            return NUL_KEY, counts, values
     except TypeError:
         return NON_STR_KEY, counts, values
     if any(map(dict.__contains__, dicts, repeat(""))):
@@ -98,6 +102,8 @@ def _scan_values_py(dicts: list, counts: np.ndarray, values: np.ndarray) -> tupl
         return NON_NUMERIC, counts, values
     if np.isnan(values).any():  # NumPy reads None as NaN: let the checking path say which it was
         return NON_NUMERIC, counts, values
+    if not _BOOLS.isdisjoint(map(type, chain.from_iterable(map(dict.values, dicts)))):
+        return NON_NUMERIC, counts, values  # NumPy read True as 1.0
     return OK, counts, values
 
 

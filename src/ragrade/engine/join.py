@@ -33,6 +33,7 @@ from ragrade._arrays import Lookup, duplicated, factorize, infer_kind, take_stri
 from ragrade._ingest import OK, match_segments, rank_in_segments, scan_join
 from ragrade.data import Qrels, Run
 from ragrade.data._columns import first_duplicate
+from ragrade.data.ids import first_nul
 from ragrade.errors import PolicyError
 from ragrade.kernels.ranking import argsort_desc_within, inverse_at
 from ragrade.policies import Policies
@@ -338,7 +339,7 @@ def join_dict(index: TruthIndex, run: dict[Any, Any], policies: Policies) -> Joi
 
     Returns None (the caller then builds a :class:`Run` and takes :func:`join_run`, which reports every
     problem precisely) for anything unusual: non-dict values, non-string ids, non-numeric or NaN scores,
-    empty ids, or a policy this path does not implement (``ties="input"``, ``identical_ids="drop"``).
+    empty ids, ids holding a NUL character, boolean scores, or a policy this path does not implement (``ties="input"``, ``identical_ids="drop"``).
     The dicts are only read, and only during the call.
     """
     if policies.ties == "input" or policies.identical_ids != "keep":
@@ -346,8 +347,8 @@ def join_dict(index: TruthIndex, run: dict[Any, Any], policies: Policies) -> Joi
     qids_list = list(run.keys())
     values = list(run.values())
     qids = np.fromiter(qids_list, dtype=object, count=len(qids_list))
-    if len(qids) and infer_kind(qids) != "string":
-        return None
+    if len(qids) and (infer_kind(qids) != "string" or first_nul(qids) is not None):
+        return None  # (a query id holding a NUL: the Run the caller builds refuses it, naming it)
     # Which judgments to look up, in which run dict (queries matched by id first, so that the lookups run
     # inside the one pass over the run's values).
     qmap = index.query_map(qids_list)
