@@ -228,3 +228,22 @@ def test_argsort_desc_within_equals_lexsort(monkeypatch, accel, equal_lengths, s
     if accel:
         for workers in (2, 3):
             assert np.array_equal(_ingest.sort_segments_desc(scores, offsets, workers=workers), expected)
+
+
+@pytest.mark.parametrize("accel", MODES)
+@pytest.mark.parametrize("ones", [0, 3, 400])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_boolean_is_found_wherever_it_is_among_numbers(accel, ones, seed):
+    """A boolean reads as 0.0 or 1.0: the fallback looks at those values only, one by one when they are few
+    and all at once when they are many (grades); each way finds the boolean, and refuses nothing else."""
+    rng = np.random.default_rng(seed)
+    dicts = [{f"d{j}": float(rng.random()) + 2 for j in range(int(rng.integers(0, 30)))} for _ in range(40)]
+    slots = [(i, k) for i, d in enumerate(dicts) for k in d]
+    for n, at in enumerate(rng.choice(len(slots), size=min(ones, len(slots) - 1), replace=False).tolist()):
+        i, k = slots[at]
+        dicts[i][k] = [1, 0.0, np.int64(1), np.float32(0)][n % 4]  # numbers equal to 0 and 1
+    assert scan_values(dicts, use_accel=accel)[0] == OK
+    floats = [(i, k) for i, k in slots if type(dicts[i][k]) is float]  # (not one of the planted numbers)
+    i, k = floats[int(rng.integers(len(floats)))]
+    dicts[i][k] = [True, False, np.True_, np.False_][seed]
+    assert scan_values(dicts, use_accel=accel)[0] == NON_NUMERIC

@@ -13,7 +13,7 @@ than read or write out of bounds.
 from __future__ import annotations
 
 import os
-from itertools import chain, pairwise, repeat
+from itertools import chain, islice, pairwise, repeat
 from typing import Any
 
 import numpy as np
@@ -102,9 +102,27 @@ def _scan_values_py(dicts: list, counts: np.ndarray, values: np.ndarray) -> tupl
         return NON_NUMERIC, counts, values
     if np.isnan(values).any():  # NumPy reads None as NaN: let the checking path say which it was
         return NON_NUMERIC, counts, values
-    if not _BOOLS.isdisjoint(map(type, chain.from_iterable(map(dict.values, dicts)))):
+    if _has_boolean(dicts, counts, values):
         return NON_NUMERIC, counts, values  # NumPy read True as 1.0
     return OK, counts, values
+
+
+def _has_boolean(dicts: list, counts: np.ndarray, values: np.ndarray) -> bool:
+    """Whether a value of the dicts is a boolean (``values``: the same values read as float64). A boolean
+    reads as 0.0 or 1.0, so only those are looked at: none in most runs (one vectorised comparison), one
+    by one when they are few, all in one C-level pass over the types when they are many (grades)."""
+    maybe = np.flatnonzero((values == 0.0) | (values == 1.0))
+    if len(maybe) == 0:
+        return False
+    if len(maybe) > max(len(values) // 64, 64):
+        return not _BOOLS.isdisjoint(map(type, chain.from_iterable(map(dict.values, dicts))))
+    ends = np.cumsum(counts)
+    owner = np.searchsorted(ends, maybe, side="right")
+    for pos, i in zip(maybe.tolist(), owner.tolist(), strict=True):
+        local = pos - int(ends[i] - counts[i])
+        if type(next(islice(iter(dicts[i].values()), local, None))) in _BOOLS:
+            return True
+    return False
 
 
 def lookup(dicts: list, which: np.ndarray, keys: np.ndarray) -> np.ndarray:
