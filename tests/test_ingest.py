@@ -247,3 +247,29 @@ def test_a_boolean_is_found_wherever_it_is_among_numbers(accel, ones, seed):
     i, k = floats[int(rng.integers(len(floats)))]
     dicts[i][k] = [True, False, np.True_, np.False_][seed]
     assert scan_values(dicts, use_accel=accel)[0] == NON_NUMERIC
+
+
+@pytest.mark.parametrize("accel", MODES)
+@pytest.mark.parametrize(("ids", "want"), [
+    ([], None),
+    (["a", "bb", "ccc", "dddd", "e" * 8, "f" * 9, "g" * 17], None),
+    (["a", "b\x00"], 1),
+    (["\x00"], 0),
+    (["x" * 20 + "\x00", "\x00"], 0),
+    (["ab", "\u0100b", "\u0100\x00"], 2),
+    (["\U0001f600", "\U0001f600\x00x"], 1),
+    ([7, None, "ok", "no\x00"], 3),  # items that are not str are passed over
+    ([np.str_("a"), np.str_("b\x00")], 1),  # str subclasses are str
+    (["", "\x01\x7f\x80\xff"], None),
+])
+@pytest.mark.parametrize("as_array", [False, True])
+def test_first_nul(monkeypatch, accel, ids, want, as_array):
+    from ragrade.data.ids import first_nul
+
+    if not accel:
+        monkeypatch.setattr(_ingest, "_accel", None)
+    given = np.array([*ids, None], dtype=object)[:-1] if as_array else list(ids)
+    assert first_nul(given) == want
+    if as_array and len(given) > 1:  # a strided view is copied, not misread
+        backwards = [i for i, v in enumerate(ids[::-1]) if isinstance(v, str) and "\x00" in v]
+        assert first_nul(given[::-1]) == (backwards[0] if backwards else None)

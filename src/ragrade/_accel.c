@@ -62,6 +62,9 @@
  * find_odd_whitespace(buffer) -> int
  *     Index of the first tab, CR, VT or FF byte in the buffer, or -1.
  *
+ * first_nul(ids) -> int
+ *     Index of the first str of ids (a list or an object array) holding the character U+0000, or -1.
+ *
  * features() -> dict
  *     What this build has: sse2, file_map, page_release, address_sanitizer (bools).
  *
@@ -318,6 +321,36 @@ static int is_bool_value(PyObject *v) {
     if (PyFloat_Check(v) || PyLong_Check(v)) return 0;  /* numpy.float64 (a float), int subclasses */
     const char *name = Py_TYPE(v)->tp_name;
     return name != NULL && (strcmp(name, "numpy.bool") == 0 || strcmp(name, "numpy.bool_") == 0);
+}
+/* first_nul(ids): the index of the first str of `ids` (a list, or a 1-D object array through the buffer
+   protocol) holding the character U+0000, or -1; items that are not str are passed over. No Python code
+   runs during the loop, so the list cannot change under it. */
+static PyObject *ids_first_nul(PyObject *self, PyObject *arg) {
+    (void)self;
+    if (PyList_Check(arg)) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(arg); i++) {
+            PyObject *s = PyList_GET_ITEM(arg, i);
+            if (PyUnicode_Check(s) && PyUnicode_GET_LENGTH(s) > 0 && str_has_nul(s, PyUnicode_GET_LENGTH(s)))
+                return PyLong_FromSsize_t(i);
+        }
+        return PyLong_FromLong(-1);
+    }
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (b.format == NULL || strcmp(b.format, "O") != 0 || b.itemsize != (Py_ssize_t)sizeof(PyObject *)) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_TypeError, "first_nul: ids must be a list or an object array");
+        return NULL;
+    }
+    PyObject *const *items = (PyObject *const *)b.buf;
+    Py_ssize_t n = b.len / (Py_ssize_t)sizeof(PyObject *), found = -1;
+    for (Py_ssize_t i = 0; i < n && found < 0; i++) {
+        PyObject *s = items[i];
+        if (s != NULL && PyUnicode_Check(s) && PyUnicode_GET_LENGTH(s) > 0 && str_has_nul(s, PyUnicode_GET_LENGTH(s)))
+            found = i;
+    }
+    PyBuffer_Release(&b);
+    return PyLong_FromSsize_t(found);
 }
 /* -- end of ids -------------------------------------------------------------------------------------- */
 
@@ -1181,6 +1214,7 @@ static PyMethodDef methods[] = {
     {"rank_in_segments", rank_in_segments, METH_VARARGS, "Binary searches within descending segments."},
     {"numba_argsort_segments", numba_argsort_segments, METH_VARARGS, "numba's quicksort argsort within segments."},
     {"features", features, METH_NOARGS, "What this build has: SIMD, the file mapping, page release."},
+    {"first_nul", ids_first_nul, METH_O, "Index of the first str holding a NUL character, or -1."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragrade import _ingest
 from ragrade._arrays import infer_kind, is_pandas
 from ragrade.errors import InputError
 
@@ -78,11 +79,20 @@ def normalize_id(value: Any, what: str = "id", *, query: str | None = None) -> s
 
 def first_nul(ids: Any) -> int | None:
     """Index of the first id of ``ids`` (a list or an object array of ``str``) holding a NUL character,
-    or None. One C-speed search of the ids joined: no per-id Python work unless one is found."""
+    or None. One pass in the C helper when it is built; else one C-speed search of the ids joined (no
+    per-id Python work unless one is found)."""
+    accel = getattr(_ingest._accel, "first_nul", None)
+    if accel is not None and (type(ids) is list or (isinstance(ids, np.ndarray) and ids.dtype == object
+                                                    and ids.ndim == 1)):
+        found = accel(ids if type(ids) is list else np.ascontiguousarray(ids))
+        return None if found < 0 else int(found)
     listed = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
-    if not listed or "\x00" not in "\x01".join(listed):
-        return None
-    return next(i for i, v in enumerate(listed) if "\x00" in v)
+    try:
+        if not listed or "\x00" not in "\x01".join(listed):
+            return None
+    except TypeError:  # not all str: those that are
+        pass
+    return next((i for i, v in enumerate(listed) if isinstance(v, str) and "\x00" in v), None)
 
 
 def _nul_error(what: str, row: int, value: Any) -> InputError:
