@@ -273,3 +273,22 @@ def test_first_nul(monkeypatch, accel, ids, want, as_array):
     if as_array and len(given) > 1:  # a strided view is copied, not misread
         backwards = [i for i, v in enumerate(ids[::-1]) if isinstance(v, str) and "\x00" in v]
         assert first_nul(given[::-1]) == (backwards[0] if backwards else None)
+
+
+@pytest.mark.parametrize("accel", MODES)
+@pytest.mark.parametrize("first", ["a", "\xe9", "\u0100", "\U0001f600"])  # each of str's widths
+def test_a_nul_is_found_at_every_position_of_every_length(monkeypatch, accel, first):
+    """The C scan reads short ids in overlapping words: every length up to 40 and every position of the NUL,
+    and no false alarm on bytes next to zero (0x01, 0x7f, 0x80, 0xff)."""
+    from ragrade.data.ids import first_nul
+
+    if not accel:
+        monkeypatch.setattr(_ingest, "_accel", None)
+    for n in range(1, 41):
+        clean = "".join(chr(ord(first) + i % 26) for i in range(n))
+        assert scan_values([{clean: 1.0, "\x01\x7f\x80\xff" * n: 2.0}], use_accel=accel)[0] == OK
+        assert first_nul([clean]) is None
+        for i in range(n):
+            bad = clean[:i] + "\x00" + clean[i + 1:]
+            assert scan_values([{clean: 1.0}, {bad: 1.0}], use_accel=accel)[0] == NUL_KEY, (n, i)
+            assert first_nul([clean, bad]) == 1, (n, i)
