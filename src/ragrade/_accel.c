@@ -266,31 +266,31 @@ static int is_filemap(PyObject *obj) { (void)obj; return 0; }
    booleans as grades or scores; the scan of dicts stops at either (status 6 or 3), so that the careful
    path names the query, the document and the value. */
 
-/* Whether c[0..len) (len > 0) holds a zero byte. Ids are short: from 4 to 16 bytes, four 4-byte words
-   that overlap to cover them all, read within the string and tested together, with no branch on the
-   length (ids of 7 and 8 characters, often mixed, cost the same); else 8 bytes at a time. */
-static inline uint32_t zero_byte32(const unsigned char *p) {
-    uint32_t w;
-    memcpy(&w, p, 4);
-    return (w - 0x01010101U) & ~w & 0x80808080U;
-}
+/* Whether c[0..len) (len > 0) holds a zero byte. Ids are short: two words that overlap to cover them
+   all (8 bytes for 8 to 16 bytes, 4 for 4 to 7), read within the string, no loop; longer ids 8 bytes at
+   a time. */
+#define ZERO_BYTE64(w) (((w) - 0x0101010101010101ULL) & ~(w) & 0x8080808080808080ULL)
+#define ZERO_BYTE32(w) (((w) - 0x01010101U) & ~(w) & 0x80808080U)
 
 static inline int bytes_have_nul(const unsigned char *c, Py_ssize_t len) {
-    if (len >= 4 && len <= 16) {
-        Py_ssize_t a = len - 4 < 4 ? len - 4 : 4, b = len - 8 > 0 ? len - 8 : 0;
-        return (zero_byte32(c) | zero_byte32(c + a) | zero_byte32(c + b) | zero_byte32(c + len - 4)) != 0;
+    if (len >= 8) {
+        uint64_t a, b;
+        Py_ssize_t i = 0;
+        for (; len - i > 16; i += 8) {
+            memcpy(&a, c + i, 8);
+            if (ZERO_BYTE64(a)) return 1;
+        }
+        memcpy(&a, c + i, 8);
+        memcpy(&b, c + len - 8, 8);
+        return (ZERO_BYTE64(a) | ZERO_BYTE64(b)) != 0;
     }
-    if (len < 4)  /* 1..3: these are all the bytes */
-        return c[0] == 0 || c[len >> 1] == 0 || c[len - 1] == 0;
-    uint64_t w;
-    Py_ssize_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        memcpy(&w, c + i, 8);
-        if ((w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL) return 1;
+    if (len >= 4) {
+        uint32_t a, b;
+        memcpy(&a, c, 4);
+        memcpy(&b, c + len - 4, 4);
+        return (ZERO_BYTE32(a) | ZERO_BYTE32(b)) != 0;
     }
-    if (i == len) return 0;
-    memcpy(&w, c + len - 8, 8);
-    return ((w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL) != 0;
+    return c[0] == 0 || c[len >> 1] == 0 || c[len - 1] == 0;  /* 1..3: these are all the bytes */
 }
 
 /* Whether str k (exact, of length len > 0, ready) holds the character U+0000. */
