@@ -360,6 +360,24 @@ def _api_cases() -> list[ApiCase]:
         label = type(bad).__name__
         cases.append(ApiCase(f"evaluate-qrels-{label}", lambda t, b=bad: ragrade.evaluate(b, good_r, ["ndcg@10"])))
         cases.append(ApiCase(f"evaluate-run-{label}", lambda t, b=bad: ragrade.evaluate(good_q, b, ["ndcg@10"])))
+    # The id and value rules hold for Python objects as for files (issue 23 item 6): a NUL in an id, a boolean
+    # grade or score (dicts take the C helper's scan when it is built; tests/test_ids.py runs both ways).
+    import numpy as np
+    import pandas as pd
+
+    python_objects = {
+        "nul-query-id": ({"q\x001": {"d1": 1}}, {"q\x001": {"d1": 1.0}}, ("NUL", "q\\x001")),
+        "nul-doc-id-qrels": ({"q1": {"d1": 1, "d\x002": 1}}, good_r, ("NUL", "d\\x002", "q1")),
+        "nul-doc-id-run": (good_q, {"q1": {"d1": 1.0, "\x00": 0.5}}, ("NUL", "q1")),
+        "bool-grade": ({"q1": {"d1": True}}, good_r, ("boolean", "q1", "d1")),
+        "numpy-bool-score": (good_q, {"q1": {"d1": np.True_}}, ("boolean", "q1", "d1")),
+        "frame-nul-doc-id": (pd.DataFrame({"query": ["q1"], "doc": ["d\x00"], "grade": [1]}), good_r, ("NUL",)),
+        "frame-bool-score": (good_q, pd.DataFrame({"query": ["q1"], "doc": ["d1"], "score": [True]}),
+                             ("boolean", "q1")),
+    }
+    for name, (qrels, run, words) in python_objects.items():
+        cases.append(ApiCase(f"evaluate-{name}", lambda t, a=qrels, b=run: ragrade.evaluate(a, b, ["ndcg@10"]),
+                             words=words))
     return cases
 
 

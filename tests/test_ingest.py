@@ -9,7 +9,7 @@ import pytest
 
 import ragrade
 from ragrade import _ingest
-from ragrade._ingest import EMPTY_KEY, NON_NUMERIC, NON_STR_KEY, NOT_DICT, OK, lookup, scan_values
+from ragrade._ingest import EMPTY_KEY, NON_NUMERIC, NON_STR_KEY, NOT_DICT, NUL_KEY, OK, lookup, scan_values
 
 MODES = [False] + ([True] if _ingest.has_accel() else [])
 
@@ -23,6 +23,18 @@ MODES = [False] + ([True] if _ingest.has_accel() else [])
         ([{"a": 1.0, 5: 2.0}], NON_STR_KEY),
         ([{"a": "x"}], NON_NUMERIC),
         ([{"a": 1.0, "": 2.0}], EMPTY_KEY),
+        # the id rule on the dict path: a key holding a NUL (in each of str's three widths), a boolean value
+        ([{"a": 1.0}, {"b\x00": 2.0}], NUL_KEY),
+        ([{"\x00": 1.0}], NUL_KEY),
+        ([{"\u0100\x00x": 1.0}], NUL_KEY),
+        ([{"x\U0001f600\x00": 1.0}], NUL_KEY),
+        ([{"a": 1.0, "b": True}], NON_NUMERIC),
+        ([{"a": False}], NON_NUMERIC),
+        ([{"a": np.bool_(True)}], NON_NUMERIC),
+        ([{"a": 1.0}, {"b": np.False_}], NON_NUMERIC),
+        # ... and what is not refused: numbers of every kind, ids in the wider widths, "0" and "\x01"
+        ([{"a": 1, "b": 1.0, "c": np.int64(2), "d": np.float64(0.5), "e": np.uint8(3), "f": np.float16(1)}], OK),
+        ([{"\u0100k": 1.0, "\U0001f600": 2.0, "0": 3.0, "\x01": 4.0, "long" * 40: 5.0}], OK),
     ],
 )
 def test_scan_values_status(accel, dicts, status):
@@ -216,3 +228,67 @@ def test_argsort_desc_within_equals_lexsort(monkeypatch, accel, equal_lengths, s
     if accel:
         for workers in (2, 3):
             assert np.array_equal(_ingest.sort_segments_desc(scores, offsets, workers=workers), expected)
+
+
+@pytest.mark.parametrize("accel", MODES)
+@pytest.mark.parametrize("ones", [0, 3, 400])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_boolean_is_found_wherever_it_is_among_numbers(accel, ones, seed):
+    """A boolean reads as 0.0 or 1.0: the fallback looks at those values only, one by one when they are few
+    and all at once when they are many (grades); each way finds the boolean, and refuses nothing else."""
+    rng = np.random.default_rng(seed)
+    dicts = [{f"d{j}": float(rng.random()) + 2 for j in range(int(rng.integers(0, 30)))} for _ in range(40)]
+    slots = [(i, k) for i, d in enumerate(dicts) for k in d]
+    for n, at in enumerate(rng.choice(len(slots), size=min(ones, len(slots) - 1), replace=False).tolist()):
+        i, k = slots[at]
+        dicts[i][k] = [1, 0.0, np.int64(1), np.float32(0)][n % 4]  # numbers equal to 0 and 1
+    assert scan_values(dicts, use_accel=accel)[0] == OK
+    floats = [(i, k) for i, k in slots if type(dicts[i][k]) is float]  # (not one of the planted numbers)
+    i, k = floats[int(rng.integers(len(floats)))]
+    dicts[i][k] = [True, False, np.True_, np.False_][seed]
+    assert scan_values(dicts, use_accel=accel)[0] == NON_NUMERIC
+
+
+@pytest.mark.parametrize("accel", MODES)
+@pytest.mark.parametrize(("ids", "want"), [
+    ([], None),
+    (["a", "bb", "ccc", "dddd", "e" * 8, "f" * 9, "g" * 17], None),
+    (["a", "b\x00"], 1),
+    (["\x00"], 0),
+    (["x" * 20 + "\x00", "\x00"], 0),
+    (["ab", "\u0100b", "\u0100\x00"], 2),
+    (["\U0001f600", "\U0001f600\x00x"], 1),
+    ([7, None, "ok", "no\x00"], 3),  # items that are not str are passed over
+    ([np.str_("a"), np.str_("b\x00")], 1),  # str subclasses are str
+    (["", "\x01\x7f\x80\xff"], None),
+])
+@pytest.mark.parametrize("as_array", [False, True])
+def test_first_nul(monkeypatch, accel, ids, want, as_array):
+    from ragrade.data.ids import first_nul
+
+    if not accel:
+        monkeypatch.setattr(_ingest, "_accel", None)
+    given = np.array([*ids, None], dtype=object)[:-1] if as_array else list(ids)
+    assert first_nul(given) == want
+    if as_array and len(given) > 1:  # a strided view is copied, not misread
+        backwards = [i for i, v in enumerate(ids[::-1]) if isinstance(v, str) and "\x00" in v]
+        assert first_nul(given[::-1]) == (backwards[0] if backwards else None)
+
+
+@pytest.mark.parametrize("accel", MODES)
+@pytest.mark.parametrize("first", ["a", "\xe9", "\u0100", "\U0001f600"])  # each of str's widths
+def test_a_nul_is_found_at_every_position_of_every_length(monkeypatch, accel, first):
+    """The C scan reads short ids in overlapping words: every length up to 40 and every position of the NUL,
+    and no false alarm on bytes next to zero (0x01, 0x7f, 0x80, 0xff)."""
+    from ragrade.data.ids import first_nul
+
+    if not accel:
+        monkeypatch.setattr(_ingest, "_accel", None)
+    for n in range(1, 41):
+        clean = "".join(chr(ord(first) + i % 26) for i in range(n))
+        assert scan_values([{clean: 1.0, "\x01\x7f\x80\xff" * n: 2.0}], use_accel=accel)[0] == OK
+        assert first_nul([clean]) is None
+        for i in range(n):
+            bad = clean[:i] + "\x00" + clean[i + 1:]
+            assert scan_values([{clean: 1.0}, {bad: 1.0}], use_accel=accel)[0] == NUL_KEY, (n, i)
+            assert first_nul([clean, bad]) == 1, (n, i)

@@ -6,7 +6,8 @@
  * If this module fails to build, ragrade falls back to equivalent pure-Python code (same results).
  *
  * Status codes (scan): 0 ok, 1 an element is not a dict, 2 a key is not exactly str, 3 a value is not
- *     convertible to float, 4 a key is the empty string, 5 a dict changed size during the scan.
+ *     convertible to float (or is a boolean: Python's bool or NumPy's bool_), 4 a key is the empty
+ *     string, 5 a dict changed size during the scan, 6 a key holds a NUL character (ids never do).
  *
  * rank_in_segments(sorted_desc, lo, hi, target, above, upto) -> None
  *     For each i, within sorted_desc[lo[i]:hi[i]] (descending): above[i] = first index whose value is
@@ -60,6 +61,9 @@
  *
  * find_odd_whitespace(buffer) -> int
  *     Index of the first tab, CR, VT or FF byte in the buffer, or -1.
+ *
+ * first_nul(ids) -> int
+ *     Index of the first str of ids (a list or an object array) holding the character U+0000, or -1.
  *
  * features() -> dict
  *     What this build has: sse2, file_map, page_release, address_sanitizer (bools).
@@ -257,6 +261,103 @@ static int is_filemap(PyObject *obj) { return Py_IS_TYPE(obj, &FileMapType); }
 static int is_filemap(PyObject *obj) { (void)obj; return 0; }
 #endif
 
+/* -- ids: the id rule on the dict path (NUL characters in keys, booleans as values) ----------------
+   ragrade's id rule (ragrade.data.ids) refuses ids holding a NUL character, and its value rule refuses
+   booleans as grades or scores; the scan of dicts stops at either (status 6 or 3), so that the careful
+   path names the query, the document and the value. */
+
+/* Whether c[0..len) (len > 0) holds a zero byte. Ids are short: two words that overlap to cover them
+   all (8 bytes for 8 to 16 bytes, 4 for 4 to 7), read within the string, no loop; longer ids 8 bytes at
+   a time. */
+#define ZERO_BYTE64(w) (((w) - 0x0101010101010101ULL) & ~(w) & 0x8080808080808080ULL)
+#define ZERO_BYTE32(w) (((w) - 0x01010101U) & ~(w) & 0x80808080U)
+
+static inline int bytes_have_nul(const unsigned char *c, Py_ssize_t len) {
+    if (len >= 8) {
+        uint64_t a, b;
+        Py_ssize_t i = 0;
+        for (; len - i > 16; i += 8) {
+            memcpy(&a, c + i, 8);
+            if (ZERO_BYTE64(a)) return 1;
+        }
+        memcpy(&a, c + i, 8);
+        memcpy(&b, c + len - 8, 8);
+        return (ZERO_BYTE64(a) | ZERO_BYTE64(b)) != 0;
+    }
+    if (len >= 4) {
+        uint32_t a, b;
+        memcpy(&a, c, 4);
+        memcpy(&b, c + len - 4, 4);
+        return (ZERO_BYTE32(a) | ZERO_BYTE32(b)) != 0;
+    }
+    return c[0] == 0 || c[len >> 1] == 0 || c[len - 1] == 0;  /* 1..3: these are all the bytes */
+}
+
+/* Whether str k (exact, of length len > 0, ready) holds the character U+0000. */
+static inline int str_has_nul(PyObject *k, Py_ssize_t len) {
+    if (PyUnicode_IS_COMPACT_ASCII(k))  /* nearly every id: the characters follow the header */
+        return bytes_have_nul((const unsigned char *)(((PyASCIIObject *)k) + 1), len);
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(k) < 0) { PyErr_Clear(); return 1; }  /* a legacy string (never made by ragrade) */
+#endif
+    const void *data = PyUnicode_DATA(k);
+    switch (PyUnicode_KIND(k)) {
+    case PyUnicode_1BYTE_KIND:
+        return bytes_have_nul((const unsigned char *)data, len);
+    case PyUnicode_2BYTE_KIND: {
+        const Py_UCS2 *u = (const Py_UCS2 *)data;
+        for (Py_ssize_t i = 0; i < len; i++) if (u[i] == 0) return 1;
+        return 0;
+    }
+    default: {
+        const Py_UCS4 *u = (const Py_UCS4 *)data;
+        for (Py_ssize_t i = 0; i < len; i++) if (u[i] == 0) return 1;
+        return 0;
+    }
+    }
+}
+
+/* Whether v is a boolean that is not a float: Python's bool, or NumPy's bool_ (recognised by its type
+   name, "numpy.bool" since NumPy 2, "numpy.bool_" before, as this module does not link NumPy). Only
+   values that are neither an exact float nor an exact int get here: the fast cases pay nothing. */
+static int is_bool_value(PyObject *v) {
+    if (PyBool_Check(v)) return 1;
+    if (PyFloat_Check(v) || PyLong_Check(v)) return 0;  /* numpy.float64 (a float), int subclasses */
+    const char *name = Py_TYPE(v)->tp_name;
+    return name != NULL && (strcmp(name, "numpy.bool") == 0 || strcmp(name, "numpy.bool_") == 0);
+}
+/* first_nul(ids): the index of the first str of `ids` (a list, or a 1-D object array through the buffer
+   protocol) holding the character U+0000, or -1; items that are not str are passed over. No Python code
+   runs during the loop, so the list cannot change under it. */
+static PyObject *ids_first_nul(PyObject *self, PyObject *arg) {
+    (void)self;
+    if (PyList_Check(arg)) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(arg); i++) {
+            PyObject *s = PyList_GET_ITEM(arg, i);
+            if (PyUnicode_Check(s) && PyUnicode_GET_LENGTH(s) > 0 && str_has_nul(s, PyUnicode_GET_LENGTH(s)))
+                return PyLong_FromSsize_t(i);
+        }
+        return PyLong_FromLong(-1);
+    }
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (b.format == NULL || strcmp(b.format, "O") != 0 || b.itemsize != (Py_ssize_t)sizeof(PyObject *)) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_TypeError, "first_nul: ids must be a list or an object array");
+        return NULL;
+    }
+    PyObject *const *items = (PyObject *const *)b.buf;
+    Py_ssize_t n = b.len / (Py_ssize_t)sizeof(PyObject *), found = -1;
+    for (Py_ssize_t i = 0; i < n && found < 0; i++) {
+        PyObject *s = items[i];
+        if (s != NULL && PyUnicode_Check(s) && PyUnicode_GET_LENGTH(s) > 0 && str_has_nul(s, PyUnicode_GET_LENGTH(s)))
+            found = i;
+    }
+    PyBuffer_Release(&b);
+    return PyLong_FromSsize_t(found);
+}
+/* -- end of ids -------------------------------------------------------------------------------------- */
+
 /* Append the values of dict d to out[*n..] (and its keys to the list `keys` if not NULL, at the same
    positions); 0 ok, else a status code (see above). */
 static long scan_one(PyObject *d, double *out, Py_ssize_t *n, Py_ssize_t cap, PyObject **keys) {
@@ -265,7 +366,9 @@ static long scan_one(PyObject *d, double *out, Py_ssize_t *n, Py_ssize_t cap, Py
     PyObject *k, *v;
     while (PyDict_Next(d, &p, &k, &v)) {
         if (!PyUnicode_CheckExact(k)) return 2;
-        if (PyUnicode_GET_LENGTH(k) == 0) return 4;
+        Py_ssize_t klen = PyUnicode_GET_LENGTH(k);
+        if (klen == 0) return 4;
+        if (str_has_nul(k, klen)) return 6;
         if (*n >= cap) return 5;
         double x;
         /* k and v are borrowed from d. A value that is neither float nor int is converted by its own
@@ -278,6 +381,7 @@ static long scan_one(PyObject *d, double *out, Py_ssize_t *n, Py_ssize_t cap, Py
             x = PyLong_AsDouble(v);
             if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); Py_DECREF(k); return 3; }
         } else {
+            if (is_bool_value(v)) { Py_DECREF(k); return 3; }
             Py_INCREF(v);
             x = PyFloat_AsDouble(v);
             Py_DECREF(v);
@@ -1900,6 +2004,7 @@ static PyMethodDef methods[] = {
     {"fusion_pairs", fusion_pairs, METH_VARARGS, "Fusion: (query, document) pairs of several runs, first-seen order."},
     {"fusion_layout", fusion_layout, METH_VARARGS, "Fusion: the fused rows of several runs and each run's row and place."},
     {"features", features, METH_NOARGS, "What this build has: SIMD, the file mapping, page release."},
+    {"first_nul", ids_first_nul, METH_O, "Index of the first str holding a NUL character, or -1."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -13,8 +13,7 @@ than read or write out of bounds.
 from __future__ import annotations
 
 import os
-from collections import deque
-from itertools import chain, pairwise, repeat
+from itertools import chain, islice, pairwise, repeat
 from typing import Any
 
 import numpy as np
@@ -23,7 +22,8 @@ from ragrade import _native
 
 _accel = _native.accel  # None: not built, or turned off by RAGRADE_NO_ACCEL
 
-OK, NOT_DICT, NON_STR_KEY, NON_NUMERIC, EMPTY_KEY = 0, 1, 2, 3, 4
+OK, NOT_DICT, NON_STR_KEY, NON_NUMERIC, EMPTY_KEY, CHANGED, NUL_KEY = 0, 1, 2, 3, 4, 5, 6
+_BOOLS = frozenset((bool, np.bool_))  # not numbers, though Python and NumPy convert them (ragrade.data.ids)
 
 
 def has_accel() -> bool:
@@ -38,7 +38,10 @@ def _warn_if_fallback() -> None:
 def scan_values(dicts: list, use_accel: bool | None = None) -> tuple[int, np.ndarray, np.ndarray]:
     """``(status, counts, values)`` for a list of dicts: list lengths and every value as float64 in
     insertion order. ``status`` is OK or the first problem met (then the arrays are not meaningful):
-    NOT_DICT, NON_STR_KEY (a key that is not exactly ``str``), NON_NUMERIC, EMPTY_KEY."""
+    NOT_DICT, NON_STR_KEY (a key that is not exactly ``str``), NON_NUMERIC (a boolean included: ``True``
+    and ``numpy.True_`` are not grades or scores), EMPTY_KEY, CHANGED (a dict changed size), NUL_KEY (a key
+    holding a NUL character, which no id holds). The caller then takes its careful path, which says
+    which query, document and value."""
     status, counts, values, _ = scan_items(dicts, use_accel, keys=False)
     return status, counts, values
 
@@ -86,8 +89,9 @@ def _c_scan(dicts: list, want_keys: bool, which: np.ndarray, find: np.ndarray,
 
 def _scan_values_py(dicts: list, counts: np.ndarray, values: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
     n = len(values)
-    try:
-        deque(map("".join, dicts), maxlen=0)  # raises TypeError on a non-str key
+    try:  # a dict's keys joined: raises TypeError on a non-str key; holds "\x00" iff a key does
+        if any(map(str.__contains__, map("".join, dicts), repeat("\x00"))):
+            return NUL_KEY, counts, values
     except TypeError:
         return NON_STR_KEY, counts, values
     if any(map(dict.__contains__, dicts, repeat(""))):
@@ -98,7 +102,27 @@ def _scan_values_py(dicts: list, counts: np.ndarray, values: np.ndarray) -> tupl
         return NON_NUMERIC, counts, values
     if np.isnan(values).any():  # NumPy reads None as NaN: let the checking path say which it was
         return NON_NUMERIC, counts, values
+    if _has_boolean(dicts, counts, values):
+        return NON_NUMERIC, counts, values  # NumPy read True as 1.0
     return OK, counts, values
+
+
+def _has_boolean(dicts: list, counts: np.ndarray, values: np.ndarray) -> bool:
+    """Whether a value of the dicts is a boolean (``values``: the same values read as float64). A boolean
+    reads as 0.0 or 1.0, so only those are looked at: none in most runs (one vectorised comparison), one
+    by one when they are few, all in one C-level pass over the types when they are many (grades)."""
+    maybe = np.flatnonzero((values == 0.0) | (values == 1.0))
+    if len(maybe) == 0:
+        return False
+    if len(maybe) > max(len(values) // 64, 64):
+        return not _BOOLS.isdisjoint(map(type, chain.from_iterable(map(dict.values, dicts))))
+    ends = np.cumsum(counts)
+    owner = np.searchsorted(ends, maybe, side="right")
+    for pos, i in zip(maybe.tolist(), owner.tolist(), strict=True):
+        local = pos - int(ends[i] - counts[i])
+        if type(next(islice(iter(dicts[i].values()), local, None))) in _BOOLS:
+            return True
+    return False
 
 
 def lookup(dicts: list, which: np.ndarray, keys: np.ndarray) -> np.ndarray:

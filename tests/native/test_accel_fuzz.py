@@ -211,14 +211,14 @@ def _value(rng: random.Random):
     if r < 0.7:
         return rng.randrange(-5, 100)
     return rng.choice([True, False, None, "1.5", float("nan"), float("inf"), 10 ** 400, np.float64(2.5),
-                       np.int32(7), Floaty(3.25), [1], object()])
+                       np.int32(7), Floaty(3.25), [1], object(), np.bool_(True), np.float32(0.5)])
 
 
 def _key(rng: random.Random):
     r = rng.random()
     if r < 0.9:
         return f"k{rng.randrange(30)}" + ("é" if rng.random() < 0.05 else "")
-    return rng.choice(["", 3, 2.5, ("t",), b"bytes"])
+    return rng.choice(["", 3, 2.5, ("t",), b"bytes", "k\x00", "\x00", "Ā\x00x", "\U0001f600\x00", "Āk"])
 
 
 def _dicts(rng: random.Random, evil: bool):
@@ -245,9 +245,14 @@ def test_fuzz_dict_scan_against_the_fallback():
         dicts = _dicts(rng, evil)
         c_status, c_counts, c_values, c_keys = _ingest.scan_items(dicts, use_accel=True)
         if evil:  # the dicts changed under the scan: any status, no crash, and the outputs are sized right
-            assert c_status in (0, 1, 2, 3, 4, 5)
+            assert c_status in (0, 1, 2, 3, 4, 5, 6)
             continue
         p_status, p_counts, p_values, p_keys = _ingest.scan_items(dicts, use_accel=False)
+        refused = any(isinstance(d, dict) and (any(isinstance(k, str) and "\x00" in k for k in d)
+                                               or any(type(v) in (bool, np.bool_) for v in d.values()))
+                      for d in dicts)
+        if refused:  # the id rule: a NUL in a key, a boolean value; both scans stop, the careful path decides
+            assert c_status != 0 and p_status != 0, seed
         if c_status == 0 and not np.isnan(c_values).any():  # (the C scan is the stricter one: a refusal
             assert p_status == 0, seed  # sends the input to the checking path, which decides)
             np.testing.assert_array_equal(c_counts, p_counts, err_msg=str(seed))

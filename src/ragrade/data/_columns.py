@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ragrade._arrays import duplicated, factorize, indexer, infer_kind, is_pandas
+from ragrade.data.ids import first_nul
 from ragrade.data.ids import id_array as as_object_strings  # noqa: F401  (the id rule: ragrade.data.ids)
 from ragrade.data.ids import normalize_id as id_string  # noqa: F401
 from ragrade.errors import InputError
@@ -92,29 +93,50 @@ def group_rows(query_per_row: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     return qids, offsets_from_counts(counts), perm
 
 
+def _query_of(row: int, query_ids, offsets) -> str | None:
+    if query_ids is None or offsets is None:
+        return None
+    return str(query_ids[np.searchsorted(offsets, row, side="right") - 1])
+
+
+def nul_error(what: str, value: str, query: str | None = None, row: int | None = None) -> InputError:
+    """The error for an id holding a NUL character (the id rule, :mod:`ragrade.data.ids`)."""
+    at = "" if row is None or query is not None else f" at row {row}"
+    return InputError(f"{what}{at} contains a NUL character (\\x00): ids are text without NUL bytes", query=query,
+                      value=value)
+
+
+def check_query_ids(query_ids: np.ndarray, what: str = "query id") -> None:
+    """A query id holding a NUL character is an error (the distinct query ids, a C-speed search)."""
+    bad = first_nul(query_ids)
+    if bad is not None:
+        raise nul_error(what, query_ids[bad])
+
+
 def check_raw(docs: np.ndarray, what: str, query_ids=None, offsets=None) -> None:
-    """Empty ids are an error (checked on per-row ids, vectorised)."""
+    """Empty ids, and ids holding a NUL character, are errors (checked on per-row ids, vectorised)."""
     if len(docs) == 0:
         return
     bad = np.flatnonzero(docs == "")
     if len(bad):
         row = int(bad[0])
-        q = None
-        if query_ids is not None and offsets is not None:
-            q = str(query_ids[np.searchsorted(offsets, row, side="right") - 1])
-        raise InputError(f"empty {what} at row {row}", query=q, value="")
+        raise InputError(f"empty {what} at row {row}", query=_query_of(row, query_ids, offsets), value="")
+    nul = first_nul(docs)
+    if nul is not None:
+        raise nul_error(what, docs[nul], _query_of(nul, query_ids, offsets), nul)
 
 
 def check_vocab(vocab: np.ndarray, codes: np.ndarray, what: str, query_ids=None, offsets=None) -> None:
-    """An empty id is an error: it cannot be told apart from missing data. Checked on the vocabulary."""
+    """An empty id is an error: it cannot be told apart from missing data; so is an id holding a NUL
+    character (the id rule). Checked on the vocabulary (each distinct id once)."""
     where = indexer(vocab, [""])
-    if where[0] < 0:
-        return
-    row = int(np.flatnonzero(codes == where[0])[0])
-    q = None
-    if query_ids is not None and offsets is not None:
-        q = str(query_ids[np.searchsorted(offsets, row, side="right") - 1])
-    raise InputError(f"empty {what} at row {row}", query=q, value="")
+    if where[0] >= 0:
+        row = int(np.flatnonzero(codes == where[0])[0])
+        raise InputError(f"empty {what} at row {row}", query=_query_of(row, query_ids, offsets), value="")
+    nul = first_nul(vocab)
+    if nul is not None:
+        row = int(np.flatnonzero(codes == nul)[0])
+        raise nul_error(what, vocab[nul], _query_of(row, query_ids, offsets), row)
 
 
 def first_duplicate(seg: np.ndarray, codes: np.ndarray, n_codes: int) -> np.ndarray:
@@ -123,6 +145,27 @@ def first_duplicate(seg: np.ndarray, codes: np.ndarray, n_codes: int) -> np.ndar
         return np.zeros(0, dtype=bool)
     key = seg.astype(np.int64) * (int(n_codes) + 1) + codes.astype(np.int64)
     return duplicated(key, keep="first")
+
+
+_BOOLS = frozenset((bool, np.bool_))
+
+
+def _refuse_booleans(values: Any, fail: Any) -> None:
+    """Booleans are not numbers (as in every file format), though Python and NumPy convert them: a
+    boolean array, or a boolean in a list or an object array, is an error naming its row. Float and
+    integer arrays (the usual case) are not looked at."""
+    kind = getattr(getattr(values, "dtype", None), "kind", None)
+    if kind == "b":
+        if len(values):
+            raise fail(0, "is a boolean, not a number (write 1 and 0)", bool(values[0]))
+        return
+    if kind not in (None, "O") or not isinstance(values, list | tuple | np.ndarray):
+        return
+    seq = values.tolist() if isinstance(values, np.ndarray) else values
+    if _BOOLS.isdisjoint(map(type, seq)):
+        return
+    i = next(i for i, v in enumerate(seq) if type(v) in _BOOLS)
+    raise fail(i, "is a boolean, not a number (write 1 and 0)", seq[i])
 
 
 def numeric_column(values: Any, source: str, what: str, where: Any = None, finite: bool = False) -> np.ndarray:
@@ -138,6 +181,7 @@ def numeric_column(values: Any, source: str, what: str, where: Any = None, finit
 
     if is_pandas(values):
         values = values.to_numpy()
+    _refuse_booleans(values, fail)
     try:
         out = np.array(values, dtype=np.float64, copy=True)
     except (TypeError, ValueError, OverflowError):

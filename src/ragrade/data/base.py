@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ragrade import _arrays
-from ragrade.data._columns import check_vocab, encode, group_rows, segment_ids
+from ragrade.data._columns import check_query_ids, check_vocab, encode, group_rows, segment_ids
 from ragrade.data.ids import id_array as as_object_strings
 from ragrade.errors import InputError
 
@@ -144,13 +144,14 @@ class ColumnarTable:
     def _rows_to_columns(
         cls, queries: Any, docs: Any, values: np.ndarray | None, *, what: str
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-        q = as_object_strings(queries, f"{what} query ids")
-        d = as_object_strings(docs, f"{what} document ids")
+        q = as_object_strings(queries, f"{what} query ids", check_nul=False)  # checked once coded, below
+        d = as_object_strings(docs, f"{what} document ids", check_nul=False)
         if len(q) != len(d) or (values is not None and len(values) != len(q)):
             extra = "" if values is None else f", {len(values)} values"
             raise InputError(f"{what}: the columns have different lengths ({len(q)} query ids, {len(d)} document "
                              f"ids{extra})")
         qids, offsets, perm = group_rows(q)
+        check_query_ids(qids)
         if perm is not None:
             d = d[perm]
             values = None if values is None else values[perm]

@@ -4,7 +4,9 @@ adapters) and an Arrow column (:func:`id_column`: Parquet, Arrow tables, the str
 
 The rule:
 
-* a ``str`` is the id as written (``"007"`` stays ``"007"``); ``bytes`` are decoded as UTF-8;
+* a ``str`` is the id as written (``"007"`` stays ``"007"``); ``bytes`` are decoded as UTF-8; an id
+  holding a NUL character (``"\\x00"``) is refused, as every file reader refuses one (a NUL in an id is
+  nearly always binary or UTF-16 data read as text);
 * an integer (Python, NumPy, Arrow) is its decimal digits (``10`` -> ``"10"``);
 * a float with an integral value is the integer's digits (``10.0`` -> ``"10"``, as JSON and CSV parsers
   read numeric ids);
@@ -23,6 +25,10 @@ Traceback (most recent call last):
 ragrade.errors.InputError: id must be a string or an integer (value 1.5)
 >>> id_array([1, 2.0, "x"]).tolist()
 ['1', '2', 'x']
+
+The rule holds for Python objects as for files: a dict ``{"q\\x001": {...}}``, a DataFrame column or a
+list holding such an id is refused with the query, the document and the value named, with or without the
+C helper (whose scan of dicts stops at a key holding a NUL).
 """
 
 from __future__ import annotations
@@ -31,22 +37,24 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragrade import _ingest
 from ragrade._arrays import infer_kind, is_pandas
 from ragrade.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
-__all__ = ["id_array", "id_column", "normalize_id"]
+__all__ = ["first_nul", "id_array", "id_column", "normalize_id"]
 
 
 def normalize_id(value: Any, what: str = "id", *, query: str | None = None) -> str:
     """One id as ``str`` by the rule of this module; an :class:`InputError` naming ``what``, the query and
     the value when the rule refuses it."""
-    if type(value) is str:
-        return value
-    if isinstance(value, str):  # str subclasses (numpy.str_)
-        return str(value)
+    if type(value) is str or isinstance(value, str):  # str subclasses (numpy.str_) become str
+        if "\x00" in value:
+            raise InputError(f"{what} contains a NUL character (\\x00): ids are text without NUL bytes",
+                             query=query, value=value)
+        return value if type(value) is str else str(value)
     if isinstance(value, bool | np.bool_):
         raise InputError(f"{what} must be a string or an integer, not a boolean", query=query, value=value)
     if isinstance(value, int | np.integer):
@@ -59,19 +67,53 @@ def normalize_id(value: Any, what: str = "id", *, query: str | None = None) -> s
         raise InputError(f"{what} {why}", query=query, value=value)
     if isinstance(value, bytes):
         try:
-            return value.decode("utf-8")
+            text = value.decode("utf-8")
         except UnicodeDecodeError:
             raise InputError(f"{what} is not valid UTF-8", query=query, value=value) from None
+        return normalize_id(text, what, query=query)
     if value is None:
         raise InputError(f"{what} is missing (None)", query=query)
     raise InputError(f"{what} must be a string or an integer; got a {type(value).__name__}", query=query,
                      value=value)
 
 
-def id_array(values: Any, what: str = "ids") -> np.ndarray:
+def first_nul(ids: Any) -> int | None:
+    """Index of the first id of ``ids`` (a list or an object array of ``str``) holding a NUL character,
+    or None. One pass in the C helper when it is built; else one C-speed search of the ids joined (no
+    per-id Python work unless one is found)."""
+    accel = getattr(_ingest._accel, "first_nul", None)
+    if accel is not None and (type(ids) is list or (isinstance(ids, np.ndarray) and ids.dtype == object
+                                                    and ids.ndim == 1)):
+        found = accel(ids if type(ids) is list else np.ascontiguousarray(ids))
+        return None if found < 0 else int(found)
+    listed = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
+    try:
+        if not listed or "\x00" not in "\x01".join(listed):
+            return None
+    except TypeError:  # not all str: those that are
+        pass
+    return next((i for i, v in enumerate(listed) if isinstance(v, str) and "\x00" in v), None)
+
+
+def _nul_error(what: str, row: int, value: Any) -> InputError:
+    return InputError(f"{what}: row {row} contains a NUL character (\\x00): ids are text without NUL bytes",
+                      value=value)
+
+
+def _refuse_nul(ids: np.ndarray, what: str, rows: np.ndarray | None = None) -> None:
+    """An :class:`InputError` if an id of ``ids`` (str) holds a NUL; ``rows``: their rows in the input."""
+    bad = first_nul(ids)
+    if bad is not None:
+        raise _nul_error(what, bad if rows is None else int(rows[bad]), ids[bad])
+
+
+def id_array(values: Any, what: str = "ids", *, check_nul: bool = True) -> np.ndarray:
     """``values`` (a list, an array, a Series) as a 1-D object array of ``str`` by the rule; a value the
     rule refuses is an :class:`InputError` naming the first offending row. Whole arrays at once: only
-    rows that are not already ``str`` are looked at one by one."""
+    rows that are not already ``str`` are looked at one by one.
+
+    ``check_nul=False`` leaves the search for NUL characters to the caller (the tables check the distinct
+    ids once they are coded, which is cheaper than every row)."""
     arr = values if isinstance(values, np.ndarray) and values.dtype == object else None
     if arr is None:
         if is_pandas(values):
@@ -92,6 +134,8 @@ def id_array(values: Any, what: str = "ids") -> np.ndarray:
         return arr
     kind = infer_kind(arr)  # one C scan (pandas) on large arrays
     if kind == "string":  # the common case
+        if check_nul:
+            _refuse_nul(arr, what)
         return arr
     if kind == "integer":  # all ints: vectorised str() (ints beyond 64 bits take the per-item path)
         try:
@@ -104,12 +148,17 @@ def id_array(values: Any, what: str = "ids") -> np.ndarray:
         if np.isfinite(f).all() and (f == np.floor(f)).all() and (np.abs(f) < 2.0**53).all():
             return f.astype(np.int64).astype(str).astype(object)
     is_str = np.fromiter((type(x) is str for x in arr), dtype=bool, count=len(arr))
+    if check_nul:
+        rows = np.flatnonzero(is_str)
+        _refuse_nul(arr[rows], what, rows)
     bad = np.flatnonzero(~is_str)
     out = arr.copy()
     for i in bad:  # only the non-str rows (usually none)
         v = arr[i]
         if v is None or (isinstance(v, float) and np.isnan(v)):
             raise InputError(f"{what} has a missing value at row {int(i)}", value=v)
+        if (isinstance(v, str) and "\x00" in v) or (isinstance(v, bytes) and b"\x00" in v):
+            raise _nul_error(what, int(i), v)  # (numpy.str_, bytes)
         try:
             out[i] = normalize_id(v, what)
         except InputError:

@@ -117,18 +117,21 @@ class Qrels(ColumnarTable):
     @classmethod
     def _from_grouped(cls, qids, counts, docs, grades, source: str, units=None, unique: bool = False,
                       has_empty: bool | None = None, docs_are_str: bool = False) -> Qrels:
-        from ragrade.data._columns import _all_str, check_raw, check_vocab, distinct
+        from ragrade.data._columns import _all_str, check_query_ids, check_raw, check_vocab, distinct
         from ragrade.data.ids import id_array as as_object_strings
 
         listed = np.fromiter(qids, dtype=object, count=len(qids)) if isinstance(qids, list) else None
         all_str = listed is not None and _all_str(listed)
         # ids to convert (ints, ...): converted ids may collide, so check
         q: np.ndarray = listed if listed is not None and all_str else as_object_strings(qids, f"{source} query ids")
+        if listed is not None and all_str:
+            check_query_ids(q)  # (as_object_strings checks the others)
         if not distinct(q, already_unique=unique and all_str):
             # The same query id twice (e.g. 1 and "1"): merge through the row path, which groups them.
             per_row = np.repeat(q, counts)
             return cls.from_columns(per_row, docs, grades, units=units, source=source)
-        d = docs if docs_are_str else as_object_strings(docs, f"{source} document ids")
+        # (ids holding a NUL: checked by the scan of dicts, check_raw or check_vocab below)
+        d = docs if docs_are_str else as_object_strings(docs, f"{source} document ids", check_nul=False)
         ends = np.cumsum(counts)
 
         def where(row: int) -> tuple[str, str]:

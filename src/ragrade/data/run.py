@@ -184,7 +184,8 @@ class Run(ColumnarTable):
         if not distinct(q, already_unique=bool(unique) and _all_str(qids)):
             per_row = np.repeat(q, counts)
             return cls.from_columns(per_row, docs, scores, name=name, source=source, texts=texts)
-        d = docs if docs_are_str else as_object_strings(docs, f"{source} document ids")
+        # (ids holding a NUL: checked by the scan of dicts, check_raw or check_vocab below)
+        d = docs if docs_are_str else as_object_strings(docs, f"{source} document ids", check_nul=False)
         offsets = offsets_from_counts(counts)
         if unique:
             if not docs_are_str:

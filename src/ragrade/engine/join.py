@@ -33,6 +33,7 @@ from ragrade._arrays import Lookup, duplicated, factorize, infer_kind, take_stri
 from ragrade._ingest import OK, match_segments, rank_in_segments, scan_join
 from ragrade.data import Qrels, Run
 from ragrade.data._columns import first_duplicate
+from ragrade.data.ids import first_nul
 from ragrade.errors import PolicyError
 from ragrade.kernels.ranking import argsort_desc_within, inverse_at
 from ragrade.policies import Policies
@@ -337,9 +338,9 @@ def join_dict(index: TruthIndex, run: dict[Any, Any], policies: Policies) -> Joi
     """Join a run given as ``{query: {doc: score}}`` without building a :class:`Run`.
 
     Returns None (the caller then builds a :class:`Run` and takes :func:`join_run`, which reports every
-    problem precisely) for anything unusual: non-dict values, non-string ids, non-numeric or NaN scores,
-    empty ids, or a policy this path does not implement (``ties="input"``, ``identical_ids="drop"``).
-    The dicts are only read, and only during the call.
+    problem precisely) for anything unusual: non-dict values, non-string ids, ids holding a NUL character,
+    non-numeric, boolean or NaN scores, empty ids, or a policy this path does not implement
+    (``ties="input"``, ``identical_ids="drop"``). The dicts are only read, and only during the call.
     """
     if policies.ties == "input" or policies.identical_ids != "keep":
         return None
@@ -351,6 +352,11 @@ def join_dict(index: TruthIndex, run: dict[Any, Any], policies: Policies) -> Joi
     # Which judgments to look up, in which run dict (queries matched by id first, so that the lookups run
     # inside the one pass over the run's values).
     qmap = index.query_map(qids_list)
+    unmatched = qmap < 0
+    if unmatched.any() and first_nul(qids[unmatched]) is not None:
+        # A run query id holding a NUL: the Run the caller builds refuses it, naming it. (Only the queries
+        # without ground truth are looked at: the others equal query ids of the qrels, checked when read.)
+        return None
     q2r = np.full(index.n_queries, -1, dtype=np.int64)
     mapped = qmap >= 0
     q2r[qmap[mapped]] = np.flatnonzero(mapped)

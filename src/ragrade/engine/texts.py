@@ -141,23 +141,25 @@ def evaluate_texts(truth: Any, retrieved: Any, metrics: MetricsArg, matcher: Mat
     if len(tab.u_q):
         unit_local = np.arange(len(tab.u_q)) - np.repeat(np.cumsum(tab.n_units) - tab.n_units, tab.n_units)
     n = len(credit)
+    # The ids the engine sees are made up here, never the user's: "u<k>" the k-th unit of the query's
+    # ground truth, "t<c>" an unmatched text, "r0" the placeholder of a query without retrieved items.
     ids = np.empty(n, dtype=object)
     if n:
         import pandas as pd
 
         assert tab.r_code is not None
-        own = np.where(credit >= 0, "\x00u" + unit_local[np.maximum(credit, 0)].astype(str),
-                       "\x00t" + tab.r_code.astype(str)).astype(object)
+        own = np.where(credit >= 0, "u" + unit_local[np.maximum(credit, 0)].astype(str),
+                       "t" + tab.r_code.astype(str)).astype(object)
         # id of each row's first occurrence (same query, same text)
         key = tab.r_q * (int(tab.r_code.max()) + 1) + tab.r_code
         first_row = pd.Series(np.arange(n)).groupby(key).transform("min").to_numpy()
         ids[:] = own[first_row]
     off = np.concatenate(([0], np.cumsum(tab.n_ret)))
     run_lists = {q: ids[off[i]: off[i + 1]].tolist() for i, q in enumerate(qids)}
-    gold = [[f"\x00u{j}" for j in range(len(us))] for us in dedup]
+    gold = [[f"u{j}" for j in range(len(us))] for us in dedup]
     qrels = Qrels.from_lists(gold, query_ids=qids)
     for q in only:
-        run_lists[q] = ["\x00r0"]
+        run_lists[q] = ["r0"]
     # queries missing from the run: leave them out so the missing_run policy applies
     present = set(retrieved_lists(retrieved, policies.ties)[0])
     run_lists = {q: v for q, v in run_lists.items() if q in present or q in only}

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from ragrade.data import Qrels, Run
 from ragrade.data._columns import first_duplicate
-from ragrade.data.ids import id_column
+from ragrade.data.ids import first_nul, id_column
 from ragrade.errors import ParseError
 
 Progress = Callable[[int, int], None]
@@ -322,7 +322,7 @@ def _check_empty_ids(vocab: np.ndarray, codes: np.ndarray, what: str, path: str,
         row = int(np.flatnonzero(codes == empty[0])[0])
         line, text = locate(row)
         raise ParseError(f"empty {what}", path=path, line=line, text=text)
-    bad = nul_in_ids(vocab)
+    bad = first_nul(vocab)
     if bad is not None:
         row = int(np.flatnonzero(codes == bad)[0])
         line, text = locate(row)
@@ -335,16 +335,6 @@ _NUL = re.compile(b"\x00")
 def _nul_error(what: str, path: str, line: int | None, text: str | None) -> ParseError:
     return ParseError(f"a {what} contains a NUL byte (\\x00): ids are text without NUL bytes (a binary "
                       "file, or a file in UTF-16?)", path=path, line=line, text=text)
-
-
-def nul_in_ids(ids: np.ndarray) -> int | None:
-    """Index of the first id of ``ids`` (an object array of str) holding a NUL byte, or None. One C-speed
-    search of the ids joined (no per-id Python work unless one is found)."""
-    if len(ids) == 0:
-        return None
-    if "\x00" not in "\x01".join(ids.tolist()):
-        return None
-    return next(i for i, v in enumerate(ids.tolist()) if "\x00" in v)
 
 
 def nul_in_arrow_ids(col: pa.ChunkedArray | pa.Array) -> int | None:
@@ -452,7 +442,7 @@ def _check_group_ids(qvocab: np.ndarray, offsets: np.ndarray, path: str, locate:
     if len(empty):
         line, text = locate(int(offsets[empty[0]]))
         raise ParseError("empty query id", path=path, line=line, text=text)
-    bad = nul_in_ids(qvocab)
+    bad = first_nul(qvocab)
     if bad is not None:
         line, text = locate(int(offsets[bad]))
         raise _nul_error("query id", path, line, text)
