@@ -221,11 +221,10 @@ def test_the_pytrec_eval_drop_in_follows_the_rule_for_runs_and_ids():
         RelevanceEvaluator({"q1": {"d\x00": 1}}, {"ndcg"}).evaluate({"q1": {"d": 1.0}})
 
 
-@pytest.mark.xfail(strict=True, reason="ragrade.compat.pytrec_eval converts grades with int() before ragrade sees "
-                                       "them (True becomes 1, as in pytrec_eval): a one-line change there, outside "
-                                       "this work, makes it follow the rule")
 def test_the_pytrec_eval_drop_in_refuses_a_boolean_grade():
     from ragrade.compat.pytrec_eval import RelevanceEvaluator
 
     with pytest.raises(InputError, match="is a boolean, not a number"):
         RelevanceEvaluator({"q1": {"d": True}}, {"ndcg"}).evaluate({"q1": {"d": 1.0}})
+    with pytest.raises(InputError, match="is a boolean, not a number"):
+        RelevanceEvaluator({"q1": {"d": 1, "e": np.bool_(False)}}, {"ndcg"})

@@ -1237,14 +1237,14 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
  *     rows_out / pos_out, each query's judgments in rank order; counts_out[i] = len(runs[i]). With
  *     float32, scores are rounded to float32 first (pytrec_eval stores them so), and a score beyond
  *     float32's range is status 3. Status 0 ok; 1 runs[i] is not exactly a dict; 2 one of its keys is not
- *     exactly str; 3 a score is not exactly float or int, is NaN, or an int beyond float64. Only exact
+ *     exactly str or holds a NUL; 3 a score is not exactly float or int, is NaN, or an int beyond float64. Only exact
  *     types are read, so no Python code runs during the call. `found` is the number of rows written,
  *     `infinite` the number of infinite scores. Buffers (int64, C-contiguous) are checked first:
  *     ValueError when too small.
  *
  * pytrec_qrels(dicts, counts_out, grades_out) -> (status, docs)
  *     Judgments {doc: grade} of each query: status 0 when every element is exactly a dict of exactly-str keys
- *     and exactly-int grades (within int64), and then docs (a list of every id, dict after dict, in iteration
+ *     (without NUL) and exactly-int grades (within int64), and then docs (a list of every id, dict after dict, in iteration
  *     order), counts_out (int64) each dict's size and grades_out (float64) every grade in the same order; else
  *     status 1 (not a dict), 2 (a key) or 3 (a grade) and docs None. ValueError when an output is too small.
  *
@@ -1358,6 +1358,8 @@ static PyObject *pytrec_join(PyObject *self, PyObject *args) {
             for (Py_ssize_t t = 0; t < nj; t++) PT_PREFETCH(jd[t]);
         for (Py_ssize_t e = 0; e < nr; e++) {  /* every key exact str: the lookups below run no Python code */
             if (!PyUnicode_CheckExact(items[e].k)) { status = 2; break; }
+            Py_ssize_t klen = PyUnicode_GET_LENGTH(items[e].k);  /* the id rule: a NUL goes to the general path */
+            if (klen > 0 && str_has_nul(items[e].k, klen)) { status = 2; break; }
             double x;
             if (!pt_score(items[e].v, f32, &x)) { status = 3; break; }
             if (isinf(x)) ninf++;
@@ -1465,6 +1467,8 @@ static PyObject *pytrec_qrels(PyObject *self, PyObject *args) {
             k = kv[2 * e];
             v = kv[2 * e + 1];
             if (!PyUnicode_CheckExact(k)) { status = 2; break; }
+            Py_ssize_t klen = PyUnicode_GET_LENGTH(k);  /* the id rule: a NUL goes to the general path */
+            if (klen > 0 && str_has_nul(k, klen)) { status = 2; break; }
             if (!PyLong_CheckExact(v)) { status = 3; break; }
             int overflow = 0;
             long long g = PyLong_AsLongLongAndOverflow(v, &overflow);

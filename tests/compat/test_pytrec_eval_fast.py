@@ -12,6 +12,7 @@ import pytest
 
 import ragrade.compat.pytrec_eval as compat
 from ragrade import _ingest
+from ragrade.errors import InputError
 
 pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier is in the test extra")
 
@@ -113,7 +114,6 @@ def test_the_index_keeps_each_querys_judgments_in_dict_order():
 
 @pytest.mark.parametrize("run", [
     {"q0": {"d1": 1, "d2": 2, "d3": 0}},  # int scores: the fast path
-    {"q0": {"d1": True, "d2": 0.5}},  # bools: the general path
     {"q0": {"d1": np.float64(0.5), "d2": np.float64(2.0)}},  # a float subclass: the general path
 ])
 def test_scores_of_other_types(run):
@@ -121,6 +121,12 @@ def test_scores_of_other_types(run):
     measures = {"map", "P_5", "ndcg", "recip_rank"}
     same(pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run),
          compat.RelevanceEvaluator(qrels, measures).evaluate(run))
+
+
+def test_boolean_scores_are_refused_as_everywhere_in_ragrade():
+    # pytrec_eval reads True as 1.0; ragrade's id and value rule (docs/formats.md) refuses it on every path
+    with pytest.raises(InputError, match="is a boolean, not a number"):
+        compat.RelevanceEvaluator({"q0": {"d1": 1}}, {"map"}).evaluate({"q0": {"d1": True, "d2": 0.5}})
 
 
 def test_qrels_changed_after_init_change_nothing():
@@ -139,9 +145,16 @@ def test_ids_that_are_not_str_are_read_as_pytrec_eval_reads_them():
     assert got == {"1": {"map": 0.5, "P_1": 0.0}, "2": {"map": 1.0, "P_1": 1.0}}
 
 
-def test_bool_grades_are_read_as_pytrec_eval_reads_them():
-    qrels = {"q": {"a": True, "b": 0, "c": 2}}
-    run = {"q": {"a": 1.0, "b": 2.0, "c": 0.5}}
-    measures = {"map", "ndcg", "P_2"}
-    same(pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run),
-         compat.RelevanceEvaluator(qrels, measures).evaluate(run))
+def test_bool_grades_are_refused_by_the_fast_and_the_general_path(monkeypatch):
+    # pytrec_eval reads True as 1; ragrade's rule refuses a boolean grade (docs/trec_eval.md)
+    import ragrade._ingest
+
+    for use_accel in (True, False):
+        if not use_accel:
+            monkeypatch.setattr(ragrade._ingest, "_accel", None)
+        with pytest.raises(InputError, match="grade is a boolean"):
+            compat.RelevanceEvaluator({"q": {"a": True, "b": 0, "c": 2}}, {"map"})
+        with pytest.raises(InputError, match="grade is a boolean"):
+            compat.RelevanceEvaluator({"q": {"a": 1, "b": np.bool_(False)}}, {"map"})
+
+

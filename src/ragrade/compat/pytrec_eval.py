@@ -268,6 +268,7 @@ def _read_qrels(qrels: Mapping[Any, Mapping[Any, Any]]) -> _Judgments:
     import numpy as np
 
     from ragrade._ingest import _accel
+    from ragrade.errors import InputError
 
     qids = list(qrels)
     values = list(qrels.values())
@@ -287,6 +288,14 @@ def _read_qrels(qrels: Mapping[Any, Mapping[Any, Any]]) -> _Judgments:
                 return _Judgments(qids, docs, counts[keep], grades)
     from itertools import chain
 
+    for q, docs in qrels.items():  # ragrade's rule: a boolean is not a grade (pytrec_eval reads True as 1)
+        for d, g in docs.items():
+            if isinstance(d, str) and "\x00" in d:
+                raise InputError("qrels: document id contains a NUL character (\\x00): ids are text without NUL "
+                                 "bytes", query=str(q), value=d)
+            if type(g) is bool or type(g) is np.bool_:
+                raise InputError("qrels: grade is a boolean, not a number (write 1 and 0)", query=str(q),
+                                 item=str(d), value=g)
     out = {str(q): {str(d): int(g) for d, g in docs.items()} for q, docs in qrels.items() if len(docs) > 0}
     counts = np.fromiter(map(len, out.values()), dtype=np.int64, count=len(out))
     grades = np.fromiter(chain.from_iterable(d.values() for d in out.values()), dtype=np.float64,
@@ -454,8 +463,8 @@ def pytrec_join(runs: list[Any], docs: list[str], starts: Any, jcounts: Any,
     ``docs[starts[i]:starts[i] + jcounts[i]]``: the row (``starts[i]`` + its place) and the 0-based rank of every
     judged document the ranking holds (trec_eval's order on float32 scores: score descending, then doc id
     descending), each query's in rank order; each ranking's length; the number of infinite scores. None when a
-    ranking is not a dict of ``str`` -> ``float``/``int`` (NaN, bools, a score beyond float32's range: the
-    general path). The C helper's ``pytrec_join`` when it is built (``use_accel``), else the same in Python."""
+    ranking is not a dict of ``str`` -> ``float``/``int`` (NaN, bools, a score beyond float32's range, an id
+    holding a NUL: the general path, which names what is wrong). The C helper's ``pytrec_join`` when it is built (``use_accel``), else the same in Python."""
     import numpy as np
 
     from ragrade._ingest import _accel
@@ -491,6 +500,8 @@ def _pytrec_join_py(runs: list[Any], docs: list[str], starts: Any, jcounts: Any)
         keys = list(ranking)
         raw = list(ranking.values())
         if not all(type(k) is str for k in keys) or not all(type(v) is float or type(v) is int for v in raw):
+            return None
+        if any("\x00" in k for k in keys):  # the id rule (NUL): the general path names it
             return None
         try:
             s64 = np.array(raw, dtype=np.float64)
