@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import ragrade
 from ragrade import _arrays
-from ragrade.kernels._common import cumsum_within, suffix_max_within
+from ragrade.kernels.common import cumsum_within, suffix_max_within
 
 ids = st.text(alphabet="abcé€𝄞 \t0", max_size=4)
 id_lists = st.lists(ids, max_size=60)

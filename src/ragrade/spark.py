@@ -5,6 +5,6 @@ import sys
 
 from ragrade.scale import spark as _moved
 from ragrade.scale.spark import *  # noqa: F403 - the names, for type checkers
-from ragrade.scale.spark import SparkValues, _pyspark, evaluate, read, session  # noqa: F401
+from ragrade.scale.spark import SparkValues, evaluate, read, require_pyspark, session  # noqa: F401
 
 sys.modules[__name__] = _moved

@@ -100,7 +100,7 @@ def test_http_client_is_validated():
 def _redact_slowly(value, secrets):
     """Every piece rule and every pattern on every string, no shortcut (no anchors, no regular expression
     for the pieces, no look at the whole value first)."""
-    from ragrade.judges.base import _TOKEN_PATTERNS, MIN_SECRET_LENGTH, SECRET_PIECE
+    from ragrade.judges.base import MIN_SECRET_LENGTH, SECRET_PIECE, TOKEN_PATTERNS
 
     keys = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
     windows = {k[i : i + SECRET_PIECE] for k in keys if len(k) >= SECRET_PIECE
@@ -128,7 +128,7 @@ def _redact_slowly(value, secrets):
                 if len(k) < SECRET_PIECE:
                     x = x.replace(k, "***")
             x = cut(x)
-            for pattern, repl in _TOKEN_PATTERNS:
+            for pattern, repl in TOKEN_PATTERNS:
                 x = pattern.sub(repl, x)
             return x
         if isinstance(x, dict):

@@ -307,7 +307,7 @@ def _empty_ranking_nan(values: dict[Any, Any], metrics: list[Any], helper: list[
     """trec_eval 9's interpolated precision at a recall level whose cutoff is 0 on an empty ranking: 0 / 0."""
     import numpy as np
 
-    from ragrade.kernels.measures import _cut_by_share, recall_levels
+    from ragrade.kernels.measures import cut_by_share, recall_levels
 
     empty = values[helper[0]] == 0
     if not empty.any():
@@ -318,7 +318,7 @@ def _empty_ranking_nan(values: dict[Any, Any], metrics: list[Any], helper: list[
             levels = [float(m.get("recall"))] if m.name == "iprec" else list(recall_levels(m))
             zero = np.zeros(len(r), dtype=bool)
             for x in levels:
-                zero |= _cut_by_share(x, r) == 0
+                zero |= cut_by_share(x, r) == 0
             col = values[m].copy()
             col[empty & zero] = np.nan
             values[m] = col
@@ -423,7 +423,7 @@ class _FastPath:
         the run have an empty list), without the summary, hole rate and notes a Result carries."""
         import numpy as np
 
-        from ragrade.engine.core import _param, condensed, defined_mask, judged_view
+        from ragrade.engine.core import condensed, defined_mask, judged_view, metric_param
 
         nq = self.nq
         n_ret = np.zeros(nq, dtype=np.int64)
@@ -436,7 +436,7 @@ class _FastPath:
         for label, m in self.labels:
             fam = m.family
             assert fam.kernel is not None
-            kind = "condensed" if self.policies.unjudged == "condensed" or _param(m, "judged_only", False) \
+            kind = "condensed" if self.policies.unjudged == "condensed" or metric_param(m, "judged_only", False) \
                 else "nonrelevant"
             if kind not in views:
                 views[kind] = condensed(judged)

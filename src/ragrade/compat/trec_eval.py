@@ -798,7 +798,7 @@ def _nan_like_trec_eval(planned: list[Planned], columns: dict[Any, Any], helpers
     NaN, at every level x with round(x R) = 0; 11pt_avg is NaN if any of its levels is."""
     import numpy as np
 
-    from ragrade.kernels.measures import _cut_by_round, recall_levels
+    from ragrade.kernels.measures import cut_by_round, recall_levels
 
     num_ret = columns[helpers[0]]
     empty = num_ret == 0
@@ -812,7 +812,7 @@ def _nan_like_trec_eval(planned: list[Planned], columns: dict[Any, Any], helpers
             levels = [float(m.get("recall"))] if m.name == "iprec" else list(recall_levels(m))
             zero = np.zeros(len(r), dtype=bool)
             for x in levels:
-                zero |= _cut_by_round(x, r.astype(np.int64)) == 0
+                zero |= cut_by_round(x, r.astype(np.int64)) == 0
             col = columns[m].copy()
             col[empty & zero] = np.nan
             columns[m] = col

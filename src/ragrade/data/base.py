@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ragrade import _arrays
-from ragrade.data._columns import check_query_ids, check_vocab, encode, group_rows, segment_ids
+from ragrade.data.columns import check_query_ids, check_vocab, encode, group_rows, segment_ids
 from ragrade.data.ids import id_array as as_object_strings
 from ragrade.errors import InputError
 

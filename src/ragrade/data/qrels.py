@@ -13,14 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from ragrade.data._columns import (
+from ragrade.data.base import ColumnarTable, _frozen
+from ragrade.data.columns import (
     encode,
     first_duplicate,
     need_sequence,
     numeric_column,
     offsets_from_counts,
 )
-from ragrade.data.base import ColumnarTable, _frozen
 from ragrade.data.ids import normalize_id as id_string
 from ragrade.errors import InputError
 
@@ -117,7 +117,7 @@ class Qrels(ColumnarTable):
     @classmethod
     def _from_grouped(cls, qids, counts, docs, grades, source: str, units=None, unique: bool = False,
                       has_empty: bool | None = None, docs_are_str: bool = False) -> Qrels:
-        from ragrade.data._columns import _all_str, check_query_ids, check_raw, check_vocab, distinct
+        from ragrade.data.columns import _all_str, check_query_ids, check_raw, check_vocab, distinct
         from ragrade.data.ids import id_array as as_object_strings
 
         listed = np.fromiter(qids, dtype=object, count=len(qids)) if isinstance(qids, list) else None

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ragrade.data._columns import (
+from ragrade.data.base import ColumnarTable
+from ragrade.data.columns import (
     _all_str,
     check_raw,
     check_vocab,
@@ -20,7 +21,6 @@ from ragrade.data._columns import (
     numeric_column,
     offsets_from_counts,
 )
-from ragrade.data.base import ColumnarTable
 from ragrade.data.ids import id_array as as_object_strings
 from ragrade.errors import InputError, PolicyError
 

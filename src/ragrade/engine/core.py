@@ -27,7 +27,7 @@ from ragrade.errors import (
     boundary,
 )
 from ragrade.kernels import metrics as K
-from ragrade.kernels._common import rank_within_group
+from ragrade.kernels.common import rank_within_group
 from ragrade.kernels.ranking import ties_straddling
 from ragrade.metrics.parser import Metric, Names
 from ragrade.policies import (
@@ -154,7 +154,7 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
     for label, m in labels:
         fam = m.family
         assert fam.kernel is not None
-        only_judged = pol.unjudged == "condensed" or _param(m, "judged_only", False)
+        only_judged = pol.unjudged == "condensed" or metric_param(m, "judged_only", False)
         jv = view("condensed") if only_judged else judged
         values = fam.kernel(m, jv)
         undefined = (np.isnan(values) if fam.defined == "value" else ~defined_mask(m, judged)) & counted_rows
@@ -168,7 +168,7 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
             nan_means.add(label)
         data[label] = np.where(undefined, fill, values) if undefined.any() else values
         if pol.unjudged == "bounds":
-            hi = fam.kernel(m, view("condensed") if _param(m, "judged_only", False) else view("upper"))
+            hi = fam.kernel(m, view("condensed") if metric_param(m, "judged_only", False) else view("upper"))
             # a family defined by its value (accuracy): by the upper bound's own value, on queries with R > 0
             hi_undefined = ((np.isnan(hi) | (judged.n_relevant(m.rel) == 0)) & counted_rows
                             if fam.defined == "value" else undefined)
@@ -201,7 +201,7 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
     return result
 
 
-def _param(m: Metric, name: str, default: Any) -> Any:
+def metric_param(m: Metric, name: str, default: Any) -> Any:
     """A parameter of ``m`` if its family has it, else ``default``."""
     return m.get(name) if m.family.param(name) is not None else default
 
@@ -307,7 +307,7 @@ def defined_mask(m: Metric, j: K.Judged) -> np.ndarray:
     if rule in ("always", "value"):
         return np.ones(j.nq, dtype=bool)
     if rule == "positive":  # a unit with a positive gain (at rel when set; through the gain map if any)
-        uq, _ = j.unit_gains(_param(m, "rel", None), "linear", _param(m, "gains", None))
+        uq, _ = j.unit_gains(metric_param(m, "rel", None), "linear", metric_param(m, "gains", None))
         return np.bincount(uq, minlength=j.nq) > 0
     return j.n_relevant(m.rel) > 0
 

@@ -32,7 +32,7 @@ import numpy as np
 from ragrade._arrays import Lookup, duplicated, factorize, infer_kind, take_strings
 from ragrade._ingest import OK, match_segments, rank_in_segments, scan_join
 from ragrade.data import Qrels, Run
-from ragrade.data._columns import first_duplicate
+from ragrade.data.columns import first_duplicate
 from ragrade.data.ids import first_nul
 from ragrade.errors import PolicyError
 from ragrade.kernels.ranking import argsort_desc_within, inverse_at
@@ -242,7 +242,7 @@ def join_run(index: TruthIndex, run: Run, policies: Policies) -> Joined:
     qmap = alignment.qmap
 
     # Storage rows whose document is a looked-up judgment of their query.
-    cand, qq, seg_c, qrow = _judged_rows(index, run, qmap, offsets)
+    cand, qq, seg_c, qrow = judged_rows(index, run, qmap, offsets)
     slot = cand if perm is None else inverse_at(perm, moved, cand)
     if dup_ranked is not None:
         keep_c = ~dup_ranked[slot]
@@ -261,7 +261,7 @@ def join_run(index: TruthIndex, run: Run, policies: Policies) -> Joined:
                   identical_ids_dropped=identical, nonfinite_scores=run.nonfinite_scores)
 
 
-def _judged_rows(index: TruthIndex, run: Run, qmap: np.ndarray,
+def judged_rows(index: TruthIndex, run: Run, qmap: np.ndarray,
                  offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(storage rows, qrels query, run query, qrels row)`` of the retrieved items that are looked-up
     judgments of their query."""

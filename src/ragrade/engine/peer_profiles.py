@@ -37,7 +37,7 @@ from ragrade.profiles.providers import (
 )
 
 
-def _substituted(labels: list[tuple[str, Metric]], prof: Profile) -> list[tuple[str, Metric]]:
+def substituted(labels: list[tuple[str, Metric]], prof: Profile) -> list[tuple[str, Metric]]:
     """Metrics whose family the profile computes with a peer's own family (ranx's rbp)."""
     out = []
     for label, m in labels:
@@ -49,7 +49,7 @@ def _substituted(labels: list[tuple[str, Metric]], prof: Profile) -> list[tuple[
 def evaluate_ranx(truth: Any, retrieved: Any, metrics: MetricsArg, prof: Profile,
                   policies: dict[str, Any]) -> Result:
     """The ranx profile: the run in ranx's rank order (``prof.tie_order``), then the default kernels."""
-    labels = _substituted(metric_labels(metrics), prof)
+    labels = substituted(metric_labels(metrics), prof)
     run: Any = as_run(retrieved)
     pol = {**prof.policy_overrides(), **policies}
     if "ties" not in policies and run.scores is not None and prof.tie_order != "policy":

@@ -14,7 +14,7 @@ import numpy as np
 
 from ragrade._arrays import factorize
 from ragrade.data import Run
-from ragrade.data._columns import offsets_from_counts
+from ragrade.data.columns import offsets_from_counts
 from ragrade.errors import InputError
 from ragrade.fusion._numba_sort import argsort_segments
 from ragrade.kernels.tie_orders import argsort_segments_desc

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ragrade.data import Run
-from ragrade.data._columns import offsets_from_counts
+from ragrade.data.columns import offsets_from_counts
 from ragrade.errors import InputError, UnknownNameError
 from ragrade.fusion._lists import Lists, Space, _string_ranks, align, union
 from ragrade.fusion.methods import _seq, lay_out

@@ -242,9 +242,9 @@ class _Scorer:
 
     def __init__(self, space: Space, prep: Any, qrels: Any, metric: str, profile: str) -> None:
         from ragrade.engine.core import Evaluator
-        from ragrade.engine.join import _judged_rows
         from ragrade.engine.join import align as align_queries
-        from ragrade.engine.peer_profiles import _substituted
+        from ragrade.engine.join import judged_rows
+        from ragrade.engine.peer_profiles import substituted
         from ragrade.engine.plan import build_plan
         from ragrade.policies import Policies
 
@@ -254,7 +254,7 @@ class _Scorer:
         if prof is None:
             pol = plan.policy_object()
         else:
-            labels = _substituted(labels, prof)
+            labels = substituted(labels, prof)
             pol = Policies().update(**{**prof.policy_overrides(), **dict(plan.policies)})
         self.evaluator = Evaluator(plan.qrels, labels, policies=pol)
         self.space, self.u_off = space, prep.u_off
@@ -262,7 +262,7 @@ class _Scorer:
         union_run = Run(space.query_ids.astype(object), prep.u_off.astype(np.int64), space.pair_code[prep.u_pair],
                         space.doc_vocab, np.zeros(len(prep.u_pair)), unique=True)
         self.alignment = align_queries(index, union_run.query_ids, np.diff(prep.u_off), pol)
-        self.rows, self.qq, seg, self.qrow = _judged_rows(index, union_run, self.alignment.qmap, union_run.offsets)
+        self.rows, self.qq, seg, self.qrow = judged_rows(index, union_run, self.alignment.qmap, union_run.offsets)
         self.row_start = prep.u_off[seg]
 
     @staticmethod

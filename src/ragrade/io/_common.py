@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from ragrade.data import Qrels, Run
-from ragrade.data._columns import first_duplicate
+from ragrade.data.columns import first_duplicate
 from ragrade.data.ids import first_nul, id_column
 from ragrade.errors import ParseError
 

@@ -18,7 +18,7 @@ from ragrade.llm.base import (
     redact,
     redact_judgment,
 )
-from ragrade.llm.secrets import _TOKEN_PATTERNS  # noqa: F401  (kept importable from here)
+from ragrade.llm.secrets import TOKEN_PATTERNS  # noqa: F401  (kept importable from here)
 
 #: The judgment tasks every judge answers.
 #:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragrade.errors import MetricError, UnknownNameError
-from ragrade.kernels._common import precision_sum, safe_div
+from ragrade.kernels.common import precision_sum, safe_div
 from ragrade.metrics.parser import Metric, parse_metric, parse_metrics
 from ragrade.metrics.registry import Family, families
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragrade.kernels._common import cumsum_within, group_starts, safe_div, sum_by_query
+from ragrade.kernels.common import cumsum_within, group_starts, safe_div, sum_by_query
 from ragrade.kernels.metrics import Judged
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragrade.kernels._common import safe_div, sum_by_query
+from ragrade.kernels.common import safe_div, sum_by_query
 
 if TYPE_CHECKING:  # pragma: no cover
     from ragrade.metrics.parser import Metric

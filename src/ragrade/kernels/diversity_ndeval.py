@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragrade.kernels._common import safe_div, sum_by_query
+from ragrade.kernels.common import safe_div, sum_by_query
 from ragrade.kernels.diversity import Subtopics, _discount, _ideal_gains, _run_gains
 
 if TYPE_CHECKING:  # pragma: no cover

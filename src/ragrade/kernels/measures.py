@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragrade.kernels._common import (
+from ragrade.kernels.common import (
     cumsum_within,
     group_starts,
     safe_div,
@@ -135,12 +135,12 @@ def infap(m: Metric, j: Judged) -> np.ndarray:
     return safe_div(sum_by_query(rq, term, j.nq), j.n_relevant(m.rel))
 
 
-def _cut_by_share(share: float, r: np.ndarray) -> np.ndarray:
+def cut_by_share(share: float, r: np.ndarray) -> np.ndarray:
     """trec_eval 9's number of documents for a share of R: ``(long) (share * R + 0.9)``."""
     return np.floor(share * r + 0.9).astype(np.int64)
 
 
-def _cut_by_round(share: float, r: np.ndarray) -> np.ndarray:
+def cut_by_round(share: float, r: np.ndarray) -> np.ndarray:
     """trec_eval 10's number of documents for a share of R: ``lround(share * R)`` (half away from zero)."""
     v = share * r.astype(np.float64)
     whole = np.floor(v)
@@ -158,7 +158,7 @@ def iprec_at(share: float, m: Metric, j: Judged) -> np.ndarray:
         j._cache[key] = (suffix_max_within(q, hitnum / (pos + 1.0)), starts, np.diff(starts))
     best, starts, found = j._cache[key]
     r = j.n_relevant(m.rel)
-    c = _cut_by_share(share, r) if m.get("cut") == "trec9" else _cut_by_round(share, r)
+    c = cut_by_share(share, r) if m.get("cut") == "trec9" else cut_by_round(share, r)
     c = np.where(c == 0, 1, c)  # recall 0: the best precision anywhere, as at the first relevant document
     out = np.zeros(j.nq, dtype=np.float64)
     ok = (c <= found) & (found > 0)
@@ -191,7 +191,7 @@ def iprec_11pt(m: Metric, j: Judged) -> np.ndarray:
 def r_precision_mult(m: Metric, j: Judged) -> np.ndarray:
     """Precision at c = floor(mult R + 0.9) documents (trec_eval Rprec_mult; mult = 1 is R-precision)."""
     q, pos, _ = j.relevant_rows(m.rel)
-    c = _cut_by_share(float(m.get("mult")), j.n_relevant(m.rel))
+    c = cut_by_share(float(m.get("mult")), j.n_relevant(m.rel))
     h = sum_by_query(q, np.ones(len(q)), j.nq, pos < c[q])
     return safe_div(h, c.astype(np.float64))
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragrade.kernels._common import precision_sum, rank_within_group, safe_div, sum_by_query
+from ragrade.kernels.common import precision_sum, rank_within_group, safe_div, sum_by_query
 
 if TYPE_CHECKING:  # pragma: no cover
     from ragrade.metrics.parser import Metric

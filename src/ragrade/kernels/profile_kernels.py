@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
 
-from ragrade.kernels._common import precision_sum, safe_div, sum_by_query
+from ragrade.kernels.common import precision_sum, safe_div, sum_by_query
 from ragrade.kernels.rules import AP, NDCG, RR, ContextPrecision, Precision, Recall, RecallAll
 
 if TYPE_CHECKING:  # pragma: no cover

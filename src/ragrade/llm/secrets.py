@@ -34,7 +34,7 @@ SECRET_PIECE = 10
 #: Length of the anchors of the quick pre-check: every piece of SECRET_PIECE characters holds one.
 _ANCHOR = 5
 
-_TOKEN_PATTERNS = (
+TOKEN_PATTERNS = (
     # an Authorization header or a bearer token, however it is quoted
     (re.compile(r"(?i)(authorization['\"]?\s*[:=]\s*['\"]?)(?:bearer\s+|basic\s+|token\s+)?[^\s'\",}]+"), r"\1***"),
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1***"),
@@ -104,7 +104,7 @@ class Redactor:
                 x = self._cut(x)
         if not _may_hold_token(x):
             return x
-        for pattern, repl in _TOKEN_PATTERNS:
+        for pattern, repl in TOKEN_PATTERNS:
             x = pattern.sub(repl, x)
         return x
 

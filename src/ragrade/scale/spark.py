@@ -61,7 +61,7 @@ UPPER = "__rg_upper_"  # + the label's position: the upper bounds of unjudged="b
 _MARK = "RAGRADE_ERROR"
 
 
-def _pyspark() -> Any:
+def require_pyspark() -> Any:
     return require("pyspark", extra="spark", purpose="Evaluation on Spark (ragrade.spark)")
 
 
@@ -134,7 +134,7 @@ def _session(spark: Any, *frames: Any) -> Any:
 
 def session(master: str = "local[2]", app_name: str = "ragrade") -> Any:
     """A SparkSession for one machine: bound to 127.0.0.1, the web UI off (what the CLI and tests use)."""
-    _pyspark()
+    require_pyspark()
     from pyspark.sql import SparkSession
 
     return (SparkSession.builder.master(master).appName(app_name)
@@ -372,7 +372,7 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, partitions: int | Non
     scores ids). ``partitions``: how many partitions the queries are hashed into (default: the session's
     ``spark.sql.shuffle.partitions``); each task holds one partition's rows in memory.
     """
-    _pyspark()
+    require_pyspark()
     from ragrade.engine.executor import evaluate_in_memory
 
     labels = metric_labels(metrics, names=names, rel_level=rel_level)
