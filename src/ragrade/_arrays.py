@@ -250,3 +250,14 @@ def take_decoded(arr: Any, rows: np.ndarray) -> np.ndarray | None:
         return None
     got = _gather(arr, rows)
     return None if got is None else decode_strings(got[0], got[1], len(rows))
+
+
+def contiguous(col: Any) -> Any:
+    """One contiguous Arrow array of a chunked string column (fast ``take``); 64-bit offsets when the
+    text exceeds 2 GiB."""
+    import pyarrow as pa
+
+    try:
+        return col.combine_chunks()
+    except (pa.ArrowInvalid, pa.ArrowCapacityError, OverflowError):
+        return col.cast(pa.large_string()).combine_chunks()

@@ -88,7 +88,7 @@ def _out_of_core(plan: EvalPlan, run: Any) -> Result | None:
 def _on_spark(plan: EvalPlan, run: Any) -> Result:
     from ragrade.scale import spark as rs
 
-    rs._pyspark()  # the install hint, before anything else
+    rs.require_pyspark()  # the install hint, before anything else
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()

@@ -480,10 +480,9 @@ def _in_rank_order(run: Any) -> Any:
     it and names it. The ordering works on the raw Arrow ids, without a Python string per tied row."""
     import pyarrow as pa
 
-    from ragrade._arrays import arrow_int64
+    from ragrade._arrays import arrow_int64, contiguous
     from ragrade._ingest import _accel, arrow_strings
     from ragrade.data import Run
-    from ragrade.io._common import contiguous
     from ragrade.kernels.ranking import rank_rows, trec_order
 
     if not run.raw_is_arrow or run.n_rows == 0 or run.scores is None:

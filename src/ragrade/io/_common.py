@@ -17,6 +17,7 @@ from typing import IO, Any
 import numpy as np
 import pyarrow as pa
 
+from ragrade._arrays import contiguous
 from ragrade.data import Qrels, Run
 from ragrade.data.columns import first_duplicate
 from ragrade.data.ids import first_nul, id_column
@@ -405,14 +406,6 @@ def query_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray
         return dictionary_codes(col)
     heads, offsets = groups
     return np.repeat(np.arange(len(heads), dtype=np.int32), np.diff(offsets)), heads
-
-
-def contiguous(col: pa.ChunkedArray) -> pa.Array:
-    """One contiguous Arrow array (fast ``take``); 64-bit offsets when the text exceeds 2 GiB."""
-    try:
-        return col.combine_chunks()
-    except (pa.ArrowInvalid, pa.ArrowCapacityError, OverflowError):
-        return col.cast(pa.large_string()).combine_chunks()
 
 
 def _first_empty_string(col: pa.ChunkedArray | pa.Array) -> int | None:
