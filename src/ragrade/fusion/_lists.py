@@ -328,10 +328,15 @@ def layout(lists: list[Lists], space: Space, need: str = "both"
             return (u_pair[:n], u_off, None if at is None else at[:, :n], None if pos is None else pos[:, :n])
         return u_pair, u_off, at, pos
     u_pair, u_off = union(lists, space)
+    return u_pair, u_off, run_rows(lists, u_pair, n_pairs), None
+
+
+def run_rows(lists: list[Lists], u_pair: np.ndarray, n_pairs: int) -> np.ndarray:
+    """``at[r, u]``: run r's row holding fused row u's pair (its last such row), or -1."""
     at = np.empty((len(lists), len(u_pair)), dtype=np.int64)
     where = np.empty(n_pairs, dtype=np.int64)
     for r, x in enumerate(lists):
         where.fill(-1)
         where[x.pair] = np.arange(len(x.pair), dtype=np.int64)
         at[r] = where[u_pair]
-    return u_pair, u_off, at, None
+    return at

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ragrade.errors import InputError, UnknownNameError
-from ragrade.fusion._lists import Lists, Space, layout, locate
+from ragrade.fusion._lists import Lists, Space, layout, locate, run_rows
 from ragrade.fusion.norms import candidates
 
 
@@ -188,14 +188,7 @@ class Prepared:
 
 
 def lay_out(space: Space, lists: list[Lists], u_pair: np.ndarray, u_off: np.ndarray) -> Prepared:
-    n_pairs = len(space.pair_query)
-    at = np.empty((len(lists), len(u_pair)), dtype=np.int64)
-    where = np.empty(n_pairs, dtype=np.int64)
-    for r, x in enumerate(lists):
-        where.fill(-1)
-        where[x.pair] = np.arange(len(x.pair), dtype=np.int64)
-        at[r] = where[u_pair]
-    return Prepared(space, lists, u_pair, u_off, at)
+    return Prepared(space, lists, u_pair, u_off, run_rows(lists, u_pair, len(space.pair_query)))
 
 
 def prepare(space: Space, lists: list[Lists], method: str, *, python_set: bool = False) -> Prepared:
