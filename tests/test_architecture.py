@@ -202,3 +202,39 @@ def test_help_and_metrics_import_no_numpy():
         loaded, out, err = _cli_loads(*args)
         assert out and "EXIT 0" in err
         assert not loaded & {"numpy", "pandas", "pyarrow"}, (args, loaded)
+
+
+def _exception_classes() -> dict[str, str]:
+    """Every class of src/ragrade deriving (by name) from an exception or warning class: name -> module."""
+    import builtins
+
+    bases_known = {n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
+                   and issubclass(getattr(builtins, n), BaseException)}
+    found: dict[str, str] = {}
+    trees = {p: ast.parse(p.read_text(encoding="utf-8")) for p in SRC.rglob("*.py")}
+    changed = True
+    while changed:  # subclasses of subclasses, across modules
+        changed = False
+        for path, tree in trees.items():
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ClassDef) and node.name not in found:
+                    names = {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else ""
+                             for b in node.bases}
+                    if names & (bases_known | set(found)):
+                        found[node.name] = str(path.relative_to(SRC))
+                        changed = True
+    return found
+
+
+def test_every_exception_class_lives_in_errors_py_and_its_tree():
+    """Issue 21, item 7: one module holds every exception class (the internal signals included), and its
+    docstring draws each of them."""
+    import ragrade.errors as errors
+
+    classes = _exception_classes()
+    assert "RagradeError" in classes and "Signal" in classes and "RagradeWarning" in classes
+    elsewhere = {name: mod for name, mod in classes.items() if mod != "errors.py"}
+    assert not elsewhere, f"exception classes outside errors.py: {elsewhere}"
+    doc = errors.__doc__ or ""
+    missing = [name for name in classes if name not in doc]
+    assert not missing, f"exception classes missing from the tree in errors.py's docstring: {missing}"

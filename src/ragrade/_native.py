@@ -19,14 +19,10 @@ import warnings
 from types import ModuleType
 from typing import Any
 
-from ragrade.errors import RagradeWarning
+from ragrade.errors import AccelerationWarning
 
 #: The environment variable that turns the C helper off.
 DISABLE_VARIABLE = "RAGRADE_NO_ACCEL"
-
-
-class AccelerationWarning(RagradeWarning):
-    """The C helper is not built: ragrade runs its pure-Python fallback (same results, slower)."""
 
 
 def _load() -> tuple[ModuleType | None, str | None]:

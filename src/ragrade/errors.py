@@ -22,23 +22,41 @@ was expected)::
     ├── JudgeConfigError        the judge cannot work as configured (API key refused, no such model or URL)
     ├── MlflowLoggingError      MLflow refused what ragrade logged
     ├── TrecEvalError           ``ragrade trec_eval`` stops where trec_eval 10 stops (a bad option, measure or
-    │                           parameter, a duplicate document, a judged query absent without -c): exit 2
+    │   │                       parameter, a duplicate document, a judged query absent without -c): exit 2
+    │   └── JudgmentConflict    preference judgments trec_eval stops on (a document graded twice in one
+    │                           group, contradictory preferences): names the group and documents
     └── MissingDependencyError  an optional extra is not installed (the message gives the pip command)
 
-Only these classes (and :class:`RagradeWarning`) escape ragrade's public entry points: each public
+Internal signals change the course of one computation and are caught where they are raised; none escapes
+a public function (tests/test_boundary.py)::
+
+    Signal
+    ├── RetryRequest            an LLM request may be retried (a 429 or 5xx; ``retry_after`` seconds)
+    ├── RequestRefused          an LLM request failed for good (the reply says why)
+    ├── RequestTimedOut         an LLM request timed out
+    ├── ConnectFailed           no connection to the LLM server could be made
+    ├── ConnectionBroken        the connection broke or the reply could not be read
+    ├── FormatRejected          the server refused the structured-output request (ask again without it)
+    ├── ArrowCannot             a file is not for Arrow's reader (the Python reader takes it)
+    ├── NotGrouped              a query's rows are not adjacent in a file (the file is partitioned first)
+    └── StartAgain              a streamed run turned out to be ranked, not scored (read it again as ranks)
+
+Only the classes of the first tree (and :class:`RagradeWarning`) escape ragrade's public entry points: each public
 function is wrapped by :func:`boundary`, which turns a foreign exception caused by a bad argument
 (``TypeError``, ``ValueError``, ``OverflowError``, ``OSError``, ...) into an :class:`InputError` naming the
 function, the exception chained as its cause. tests/test_boundary.py feeds wrong types, wrong values and
 huge numbers to every public function and accepts nothing else.
 
-Warnings derive from :class:`RagradeWarning` (a ``UserWarning``; :class:`PolicyNote`, its subclass, carries
+Warnings derive from :class:`RagradeWarning` (a ``UserWarning``; :class:`AccelerationWarning`, its subclass,
+says the C helper is not built; :class:`PolicyNote`, its other subclass, carries
 the sentences of what the policies did in one evaluation): undefined cases that a policy resolved
 (queries without relevant judgments, duplicate items, queries missing on one side) are reported this way
 and are also counted in the result's summary, never silently.
 
 Old import paths keep working: ``ragrade.gating.IncomparableError``, ``ragrade.judges.prompts.OutputError``,
 ``ragrade.judges.base.JudgeConfigError``, ``ragrade.integrations.mlflow.MlflowLoggingError``,
-``ragrade.retrieval.RetrieverConfigError`` and ``IdMismatchError`` are these classes.
+``ragrade.retrieval.RetrieverConfigError`` and ``IdMismatchError``, ``ragrade.kernels.trec_prefs.JudgmentConflict``,
+``ragrade.io.stream.NotGrouped`` and ``ragrade._native.AccelerationWarning`` are these classes.
 """
 
 from __future__ import annotations
@@ -163,6 +181,14 @@ class TrecEvalError(RagradeError):
     """What trec_eval would stop on (bad option, measure, parameter or input): ``ragrade trec_eval`` exits 2."""
 
 
+class JudgmentConflict(TrecEvalError):
+    """Preference judgments trec_eval stops on (``group``, ``docs``: where, for the lines to name)."""
+
+    def __init__(self, message: str, group: str, docs: list[str]) -> None:
+        super().__init__(message)
+        self.group, self.docs = group, docs
+
+
 class RetrieverConfigError(InputError):
     """The retriever's answers cannot give document ids as configured (no ``id_key`` for a LlamaIndex
     retriever, an ``id_key`` that the documents do not have, a document without an id). Unlike a failing
@@ -189,8 +215,57 @@ class MissingDependencyError(RagradeError, ImportError):
         self.extra = extra
 
 
+class Signal(Exception):
+    """Base of the internal signals: raised and caught inside ragrade to change course, never escaping a
+    public function."""
+
+
+class RetryRequest(Signal):
+    """An LLM request may be retried; ``retry_after``: the seconds the server asked for, if it did."""
+
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.retry_after = retry_after
+
+
+class RequestRefused(Signal):
+    """An LLM request failed for good (args: the reason)."""
+
+
+class RequestTimedOut(Signal):
+    """An LLM request timed out (args: the transport's exception name)."""
+
+
+class ConnectFailed(Signal):
+    """No connection could be made (args: exception name, its text)."""
+
+
+class ConnectionBroken(Signal):
+    """The connection broke or the body could not be read (args: exception name, its text)."""
+
+
+class FormatRejected(Signal):
+    """The server refused the structured-output request (args: its reply)."""
+
+
+class ArrowCannot(Signal):
+    """The input is not for Arrow's reader; the Python reader takes it."""
+
+
+class NotGrouped(Signal):
+    """A query's rows are not adjacent in the file (the caller partitions the file)."""
+
+
+class StartAgain(Signal):
+    """What was read so far must be read again under another rule (a run found to be ranked)."""
+
+
 class RagradeWarning(UserWarning):
     """Base class of warnings about undefined or messy cases resolved by a policy."""
+
+
+class AccelerationWarning(RagradeWarning):
+    """The C helper is not built: ragrade runs its pure-Python fallback (same results, slower)."""
 
 
 class PolicyNote(RagradeWarning):

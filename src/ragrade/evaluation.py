@@ -8,6 +8,8 @@
            engine="spark"                         -> ragrade.spark (Spark DataFrames)
            max_memory, or two files too large     -> out of core (pieces, each run in memory, combined)
            otherwise                              -> engine/executor.py (in memory)
+      -> prepare (here): the in-memory executor's indexed ground truth, for callers that score many runs or
+         rankings against one ground truth (the pytrec_eval drop-in, fusion's search)
 
 This module sits above the engine and the scale executors (out of core, Spark): it imports them, they
 never import it.
@@ -17,10 +19,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Never
 
+from ragrade.engine.core import Evaluator
 from ragrade.engine.executor import piece_runner, run_in_memory
+from ragrade.engine.executor import prepare as prepare_in_memory
 from ragrade.engine.plan import EvalPlan, build_plan, option_names
 from ragrade.engine.result import MetricsArg, Result
-from ragrade.errors import UnknownNameError, boundary
+from ragrade.errors import InputError, UnknownNameError, boundary
 from ragrade.metrics.parser import Names
 from ragrade.policies import (
     Duplicates,
@@ -37,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ragrade.matching.matchers import Matcher
     from ragrade.profiles import Profile
 
-__all__ = ["EvalPlan", "build_plan", "dispatch", "dispatch_one", "evaluate"]
+__all__ = ["EvalPlan", "build_plan", "dispatch", "dispatch_one", "evaluate", "prepare"]
 
 
 def dispatch(plan: EvalPlan) -> dict[str, Result]:
@@ -61,6 +65,21 @@ def dispatch(plan: EvalPlan) -> dict[str, Result]:
 def dispatch_one(plan: EvalPlan) -> Result:
     """The result of a plan holding one run."""
     return next(iter(dispatch(plan).values()))
+
+
+def prepare(plan: EvalPlan) -> Evaluator:
+    """The ground truth of ``plan`` indexed once for scoring many runs (or many rankings) against it in this
+    process: the in-memory executor's :class:`~ragrade.engine.core.Evaluator`
+    (:func:`ragrade.engine.executor.prepare`). Only a plan the in-memory id pipeline runs can be prepared:
+    id metrics, no matcher, no list profile, no memory budget, not on Spark (an
+    :class:`~ragrade.errors.InputError` says which)."""
+    reason = ("engine='spark'" if plan.engine == "spark" else "max_memory" if plan.max_memory is not None
+              else "a matcher" if plan.matcher is not None
+              else "a list profile" if plan.profile is not None and plan.profile.kind == "list"
+              else "metrics that are not id metrics" if plan.kinds - {"id"} else None)
+    if reason is not None:
+        raise InputError(f"a prepared evaluation scores id metrics in memory; this plan has {reason}")
+    return prepare_in_memory(plan)
 
 
 def _out_of_core(plan: EvalPlan, run: Any) -> Result | None:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from ragrade.errors import ArrowCannot as _ArrowCannot
 from ragrade.errors import InputError, ParseError
 from ragrade.io.columns import (
     PASSAGE_ID_NAMES,
@@ -233,10 +234,6 @@ def _read_passages(p: str, ids: set[str] | frozenset[str] | None, format: str | 
         empty = set(out.empty)
         out.missing = sorted(wanted - found - empty)
     return out
-
-
-class _ArrowCannot(Exception):
-    pass
 
 
 def _add(out: Passages, pid: str, title: str, text: str, where: str, line: int | None = None) -> None:

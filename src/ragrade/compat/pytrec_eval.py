@@ -123,11 +123,11 @@ class RelevanceEvaluator:
         self.relevance_level = int(relevance_level)
         self.judged_docs_only_flag = bool(judged_docs_only_flag)
         prepared = _prepare(frozenset(measures), self.relevance_level, self.judged_docs_only_flag)
-        self._planned, metrics, helper, labels, policies = prepared
+        self._planned, metrics, helper, labels, policies, plan = prepared
         self._metrics = list(metrics)
         self._helper = None if helper is None else list(helper)
         self._judgments = _read_qrels(query_relevance)
-        self._fast = (_FastPath(self._judgments, self._metrics, labels, policies)
+        self._fast = (_FastPath(self._judgments, self._metrics, labels, policies, plan)
                       if metrics and self._judgments.qids else None)
 
     def _options(self) -> dict[str, Any]:
@@ -194,11 +194,11 @@ def _options(relevance_level: int, judged_docs_only_flag: bool) -> dict[str, Any
 @functools.lru_cache(maxsize=64)
 def _prepare(measures: frozenset[str], relevance_level: int,
              judged_docs_only_flag: bool) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...] | None,
-                                                   tuple[Any, ...], Any]:
+                                                   tuple[Any, ...], Any, Any]:
     """What a measure set means, read once per (measures, options) and reused by every evaluator asking the
     same (the parsed values are immutable): trec_eval's plan of the names, the metrics to compute (each once),
     the two helper metrics of trec_eval 9's empty-ranking rule (or None), their labels under the profile and
-    the policies."""
+    the policies, and the plan they come from."""
     from ragrade.compat.trec_eval import Options, TrecEvalError, plan
 
     combined = _combine(measures)
@@ -221,18 +221,17 @@ def _prepare(measures: frozenset[str], relevance_level: int,
         helper = [parse_labelled(n, "trec_eval")[0][1] for n in ("num_ret", "num_rel")]
         metrics += [h for h in helper if h not in seen]
     labels: tuple[Any, ...] = ()
-    policies = None
+    policies = plan_ = None
     if metrics:
-        from ragrade.engine.plan import build_plan
-        from ragrade.engine.result import metric_labels
-        from ragrade.policies import Policies
+        from ragrade.engine.executor import id_setup
+        from ragrade.evaluation import build_plan
 
-        plan_ = build_plan({}, {}, [(str(m), m) for m in metrics], **_options(relevance_level, judged_docs_only_flag))
+        plan_ = build_plan({}, None, [(str(m), m) for m in metrics], **_options(relevance_level, judged_docs_only_flag))
         prof = plan_.profile
         assert prof is not None and prof.mrr_variant != "beir" and prof.score_dtype == "float32"
-        labels = tuple((lab, prof.adapt(m)) for lab, m in metric_labels(list(plan_.labels)))
-        policies = Policies().update(**prof.policy_overrides()).update(**dict(plan_.policies))
-    return tuple(planned), tuple(metrics), None if helper is None else tuple(helper), labels, policies
+        adapted, policies = id_setup(plan_)  # the in-memory executor's reading of the plan (profile, policies)
+        labels = tuple(adapted)
+    return tuple(planned), tuple(metrics), None if helper is None else tuple(helper), labels, policies, plan_
 
 
 class _Judgments:
@@ -334,13 +333,15 @@ class _FastPath:
     #: alone: kept from one evaluate() to the next.
     QRELS_ONLY = frozenset({"R", "N", "ugain", "ideal", "idcg", "ilevels", "iprefix", "icost"})
 
-    def __init__(self, judgments: _Judgments, metrics: list[Any], labels: tuple[Any, ...], policies: Any) -> None:
+    def __init__(self, judgments: _Judgments, metrics: list[Any], labels: tuple[Any, ...], policies: Any,
+                 plan: Any) -> None:
         import numpy as np
 
         self.labels = list(labels)
         self.metrics = metrics
         pol = self.policies = policies
         self.judgments = judgments
+        self.plan = plan
         self.qpos = judgments.qpos
         # The qrels rows, each query's judgments in dict order (what TruthIndex holds for such qrels: one unit
         # per row, its query and grade). The join reports these rows.
@@ -361,13 +362,14 @@ class _FastPath:
     @property
     def evaluator(self) -> Any:
         """ragrade's :class:`~ragrade.engine.core.Evaluator` over the same qrels (for finish()), made on first
-        use; its rows are these rows (checked)."""
+        use by the dispatcher (:func:`ragrade.evaluation.prepare`); its rows are these rows (checked)."""
         if self._evaluator is None:
             import numpy as np
 
-            from ragrade.engine.core import Evaluator
+            from ragrade.evaluation import prepare
 
-            ev = Evaluator(self.judgments.dicts(), self.labels, policies=self.policies)
+            ev = prepare(self.plan.replace(qrels=self.judgments.dicts()))  # the dispatcher's door
+            assert ev.labels == self.labels and ev.policies == self.policies
             q = ev.index.qrels
             assert ev.index.query_ids == self.judgments.qids and np.array_equal(q.grades, self.grades)
             assert q.docs_at(self.row_unit).tolist() == self.judgments.docs

@@ -27,6 +27,7 @@ from ragrade.engine.core import Evaluator
 from ragrade.engine.inputs import is_path, read_both
 from ragrade.engine.plan import EvalPlan
 from ragrade.engine.result import QueryColumns, Result, Summary
+from ragrade.metrics import Metric
 from ragrade.policies import Policies
 
 
@@ -77,6 +78,36 @@ def run_in_memory(plan: EvalPlan) -> dict[str, Result]:
                                           for label, _ in text_labels}, dict(text_labels))
         results[name] = result
     return results
+
+
+def id_setup(plan: EvalPlan) -> tuple[list[tuple[str, Metric]], Policies]:
+    """The ``(label, Metric)`` pairs and the policies this executor scores the id metrics of ``plan`` with:
+    under an engine profile, the profile's reading of each metric (trec_eval 9's interpolated precision,
+    a peer's own family such as ranx's rbp) and its policies under the ones the plan gives."""
+    labels = list(plan.labels)
+    prof = plan.profile
+    if prof is None:
+        return labels, plan.policy_object()
+    from ragrade.engine.peer_profiles import substituted
+
+    return substituted([(lab, prof.adapt(m)) for lab, m in labels], prof), Policies().update(**prof.policy_overrides()).update(**plan.policies)
+
+
+def prepare(plan: EvalPlan) -> Evaluator:
+    """The ground truth of an id plan indexed once, as this executor scores runs against it: an
+    :class:`~ragrade.engine.core.Evaluator` with the labels and policies of :func:`id_setup` (the run-side
+    rules of a profile, its tie order and score precision, are the caller's). The dispatcher's
+    :func:`ragrade.evaluation.prepare` is the door to it: callers that score many runs or many rankings
+    against one ground truth (the pytrec_eval drop-in, fusion's search) take it from there."""
+    qrels = plan.qrels
+    if is_path(qrels):
+        from ragrade.io import read_qrels
+
+        qrels = read_qrels(qrels, format=plan.qrels_format, progress=plan.qrels_progress)
+    labels, pol = id_setup(plan)
+    evaluator = Evaluator(qrels, labels, policies=pol)
+    evaluator.hole_cutoffs = plan.hole_cutoffs
+    return evaluator
 
 
 def piece_runner(plan: EvalPlan) -> Callable[..., Result]:

@@ -241,22 +241,13 @@ class _Scorer:
     :func:`_mean_and_rows` on the fused run (tests/fusion/test_optimize.py compares them)."""
 
     def __init__(self, space: Space, prep: Any, qrels: Any, metric: str, profile: str) -> None:
-        from ragrade.engine.core import Evaluator
         from ragrade.engine.join import align as align_queries
         from ragrade.engine.join import judged_rows
-        from ragrade.engine.peer_profiles import substituted
-        from ragrade.engine.plan import build_plan
-        from ragrade.policies import Policies
+        from ragrade.evaluation import build_plan, prepare
 
         plan = build_plan(qrels, None, metric, profile="ranx" if profile == "ranx" else None, ties="input")
-        labels = list(plan.labels)
-        prof = plan.profile
-        if prof is None:
-            pol = plan.policy_object()
-        else:
-            labels = substituted(labels, prof)
-            pol = Policies().update(**{**prof.policy_overrides(), **dict(plan.policies)})
-        self.evaluator = Evaluator(plan.qrels, labels, policies=pol)
+        self.evaluator = prepare(plan)  # the dispatcher's door: the ground truth indexed once
+        pol = self.evaluator.policies
         self.space, self.u_off = space, prep.u_off
         index = self.evaluator.index
         union_run = Run(space.query_ids.astype(object), prep.u_off.astype(np.int64), space.pair_code[prep.u_pair],

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragrade.data import Qrels, Run
-from ragrade.errors import InputError, ParseError
+from ragrade.errors import InputError, NotGrouped, ParseError
 from ragrade.io import trec
 from ragrade.io._common import (
     QUERY_NAMES,
@@ -53,10 +53,6 @@ STREAM_FORMATS = tuple(f.name for f in REGISTRY if f.out_of_core)
 
 _DATA_LINE = re.compile(rb"(?m)^[ \t\r\v\f]*[^#\s]")
 _BLANK = b" \t\r\v\f"
-
-
-class NotGrouped(Exception):
-    """A query's rows are not adjacent in the file (internal signal: the caller partitions the file)."""
 
 
 # -- the source ----------------------------------------------------------------------------------------

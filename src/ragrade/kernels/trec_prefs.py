@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ragrade.errors import TrecEvalError
+from ragrade.errors import JudgmentConflict, TrecEvalError
 
 
 def strcmp_key(text: str) -> bytes:
@@ -27,14 +27,6 @@ def strcmp_key(text: str) -> bytes:
 
 
 # -- one query --------------------------------------------------------------------------------------------------
-
-
-class JudgmentConflict(TrecEvalError):
-    """Judgments trec_eval stops on (``group``, ``docs``: where, for the lines to name)."""
-
-    def __init__(self, message: str, group: str, docs: list[str]) -> None:
-        super().__init__(message)
-        self.group, self.docs = group, docs
 
 
 @dataclass

@@ -44,7 +44,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ragrade.errors import ConnectFailed as _ConnectFailed
+from ragrade.errors import ConnectionBroken as _Broken
+from ragrade.errors import FormatRejected as _FormatRejected
 from ragrade.errors import InputError, require
+from ragrade.errors import RequestRefused as _Fatal
+from ragrade.errors import RequestTimedOut as _Timeout
+from ragrade.errors import RetryRequest as _Retryable
 from ragrade.llm.base import JudgeConfigError, Judgment, Redactor, Usage, redact_judgment
 from ragrade.llm.tasks import OutputError, TaskSet
 
@@ -104,28 +110,6 @@ class JudgeStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
-
-
-class _Retryable(Exception):
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.retry_after = retry_after
-
-
-class _Fatal(Exception):
-    pass
-
-
-class _Timeout(Exception):
-    """The request timed out (args: the transport's exception name)."""
-
-
-class _ConnectFailed(Exception):
-    """No connection could be made (args: exception name, its text)."""
-
-
-class _Broken(Exception):
-    """The connection broke or the body could not be read (args: exception name, its text)."""
 
 
 #: HTTP statuses that mean the configuration is wrong, not the judgment: what to check for each.
@@ -454,10 +438,6 @@ class OpenAIBackend:
                     return Judgment.failed(last, transient=False, usage=usage, attempts=attempts)
                 continue
             return Judgment(output, usage=usage, attempts=attempts)
-
-
-class _FormatRejected(Exception):
-    pass
 
 
 def _bounded(schema: dict[str, Any], max_items: int) -> dict[str, Any]:

@@ -40,6 +40,7 @@ import pyarrow as pa
 from ragrade.data import Qrels, Run
 from ragrade.engine.result import Result, Summary
 from ragrade.errors import InputError, PolicyError, RagradeWarning
+from ragrade.errors import StartAgain as _Again
 from ragrade.io import stream
 from ragrade.io.stream import NotGrouped, RankRule, SeenIds, Source, hash_ids
 from ragrade.scale.budget import (
@@ -459,10 +460,6 @@ def _with_three_columns(src_r: Source, sizes: Sizes, body: Callable[[Iterator[st
     if final != (guess[0] if guess else False):
         return body(_windows_with_rule(src_r, sizes, final, None))
     return out
-
-
-class _Again(Exception):
-    pass
 
 
 def _memory_qrels(src_q: Source, src_r: Source, sizes: Sizes, evaluate_part: PartEvaluator
