@@ -35,11 +35,7 @@ LAYERS: list[tuple[str, ...]] = [
 FACADE = "ragrade"
 
 #: (importing module, imported module): today's exceptions, each with the helper that owns the fix.
-KNOWN: set[tuple[str, str]] = {
-    # retrieve reads topics files with the assessment's readers: one topics reader in the format registry
-    # (house-io, issue 21 item 3) removes it
-    ("ragrade.retrieval.queries", "ragrade.assessment.readers"),
-}
+KNOWN: set[tuple[str, str]] = set()  # none left: retrieve reads topics with io.texts since issue 21
 
 
 def module_name(path: Path) -> str:

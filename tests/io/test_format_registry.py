@@ -78,7 +78,7 @@ def test_arrow_ipc_on_the_command_line(tmp_path):
 
 
 def test_judge_datasets_and_corpora_use_the_registry(tmp_path):
-    from ragrade.assessment.readers import read_passages, read_queries
+    from ragrade.io.texts import read_passages, read_queries
     from ragrade.judges.dataset import read_rows
 
     path = tmp_path / "data.json"
@@ -97,7 +97,7 @@ def test_judge_datasets_and_corpora_use_the_registry(tmp_path):
     assert read_passages(corpus, {"d1"}).texts == {"d1": ("", 'says "hi"')}
 
 
-MY_FILES = ["io", "spark.py", "judges/dataset.py", "assessment/readers.py", "engine/diversity.py",
+MY_FILES = ["io", "spark.py", "judges/dataset.py", "engine/diversity.py",
             "engine/outofcore.py", "engine/budget.py", "engine/combine.py"]
 
 

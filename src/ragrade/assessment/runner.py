@@ -32,8 +32,8 @@ import pandas as pd
 
 from ragrade.assessment import prompt as _prompt
 from ragrade.assessment.pooling import Pool
-from ragrade.assessment.readers import Passages
 from ragrade.errors import RagradeError
+from ragrade.io.texts import Passages
 from ragrade.judges.base import Judge, JudgeConfigError, Judgment, judgment_key
 from ragrade.llm.budget import Budget
 from ragrade.llm.cache import JudgmentCache, open_cache
@@ -340,8 +340,8 @@ def assess(pool: Pool, queries: Mapping[str, str], passages: Passages | Mapping[
            **kwargs: Any) -> AssessResult:
     """Grade every pooled pair 0-3 with ``judge`` (default: the offline lexical approximation).
 
-    ``queries``: ``{query id: text}``; ``passages``: a :class:`~ragrade.assessment.readers.Passages` from
-    :func:`~ragrade.assessment.readers.read_passages`, or ``{doc id: text}`` / ``{doc id: (title, text)}``.
+    ``queries``: ``{query id: text}``; ``passages``: a :class:`~ragrade.io.texts.Passages` from
+    :func:`~ragrade.io.texts.read_passages`, or ``{doc id: text}`` / ``{doc id: (title, text)}``.
     Keyword arguments: ``cache`` (True: the user cache, a path, a JudgmentCache, or False), ``budget``
     (:class:`Budget`), ``max_concurrency``, ``retry_failed``, ``progress`` (a callback taking
     :class:`AssessProgress`), ``check_server`` (connect to an LLM judge's server before starting).

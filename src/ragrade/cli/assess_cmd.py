@@ -126,10 +126,10 @@ def _read_inputs(o: dict[str, Any]) -> tuple[Any, Any, Any, Any, list[str]]:
     """``(human qrels or None, the pool, the queries, the pooled passages, pooled queries without text)``;
     an InputError when no pooled passage or no pooled query has a text."""
     from ragrade.assessment.pooling import pool
-    from ragrade.assessment.readers import read_passages, read_queries
     from ragrade.cli._output import reading, run_names
     from ragrade.errors import InputError
     from ragrade.io import read_qrels, read_run
+    from ragrade.io.texts import read_passages, read_queries
 
     # runs are named by their file names, as in every command (a TREC tag is often shared)
     runs = {name: read_run(path) for name, path in zip(run_names(o["runs"], []), o["runs"], strict=True)}

@@ -1,6 +1,6 @@
 """The queries a retriever is asked: ``{query id: text}`` from a dict, a list of ``(id, text)`` pairs, a
 list of texts (ids ``"0"``, ``"1"``...), a DataFrame, or a topics file (TSV/JSONL/Parquet, read by
-:func:`ragrade.assessment.readers.read_queries`)."""
+:func:`ragrade.io.texts.read_queries`)."""
 
 from __future__ import annotations
 
@@ -23,13 +23,13 @@ def as_queries(queries: Any, *, id_col: str | None = None, text_col: str | None 
     {'0': 'first question', '1': 'second'}
     """
     if isinstance(queries, str | os.PathLike):
-        from ragrade.assessment.readers import read_queries
+        from ragrade.io.texts import read_queries
 
         pairs: list[tuple[Any, Any]] = list(read_queries(queries, id_col=id_col, text_col=text_col).items())
     elif isinstance(queries, Mapping):
         pairs = list(queries.items())
     elif type(queries).__name__ == "DataFrame" and hasattr(queries, "columns"):
-        from ragrade.assessment.readers import QUERY_ID_NAMES, QUERY_TEXT_NAMES
+        from ragrade.io.texts import QUERY_ID_NAMES, QUERY_TEXT_NAMES
 
         cols = {str(c).lower(): c for c in queries.columns}
         qc = id_col or next((cols[n] for n in QUERY_ID_NAMES if n in cols), None)
