@@ -201,3 +201,23 @@ def test_infinite_scores(method: str, tmp_path: Path) -> None:
     paths = _write(runs, tmp_path)
     ref = _reference(method, paths, {})
     assert _compare(ref, ragrade.fuse(paths, method=method, profile="pyserini")) == (3, 10, 0.0)
+
+
+@pytest.mark.parametrize("method, n_runs", [("rrf", 3), ("interpolation", 2), ("average", 4), ("normalize", 3)])
+def test_written_file_is_pyserinis(method: str, n_runs: int, tmp_path: Path) -> None:
+    """What ``python -m pyserini.fusion --runtag pyserini.fusion`` writes (``save_to_txt``) and what
+    ``write_run`` writes for the run fused with ``name="pyserini.fusion"`` in ``ties="input"`` order: the
+    same lines (query, Q0, document, rank, tag), the same numbers (pandas writes ``2.0`` where ragrade
+    writes ``2``)."""
+    from ragrade.io import write_run
+
+    paths = _write(_runs(400 + n_runs, n_runs), tmp_path)
+    ref = _reference(method, paths, {"depth": 1000, "top_k": 1000})
+    ref.save_to_txt(str(tmp_path / "pyserini.txt"), tag="pyserini.fusion")
+    ours = ragrade.fuse(paths, method=method, profile="pyserini", name="pyserini.fusion")
+    write_run(ours, tmp_path / "ours.trec", ties="input")
+    theirs = [ln.split() for ln in (tmp_path / "pyserini.txt").read_text().splitlines()]
+    mine = [ln.split() for ln in (tmp_path / "ours.trec").read_text().splitlines()]
+    assert len(mine) == len(theirs) > 100
+    for a, b in zip(mine, theirs, strict=True):
+        assert a[:4] + a[5:] == b[:4] + b[5:] and float(a[4]) == float(b[4]), (a, b)
