@@ -14,8 +14,10 @@ Every profile reads each run's list in the order that library would see it, scor
 * ``qdrant``: Qdrant's client-side fusion: ``rrf`` (``1 / ((pos + 1) / weight + k - 1)``, k = 2) and
   ``dbsf`` (mean +- 3 sample standard deviations; a list of one, or of equal scores, gives 0.5).
 * ``pyserini``: ``rrf`` (``1 / (k + rank)``, k = 60), ``interpolation`` (``alpha * s1 + (1 - alpha) * s2``,
-  two runs) and ``average``; the top ``depth`` = 1000 of each list, the fused list ordered by
-  ``(-score, docid)`` and cut at ``top_k`` = 1000.
+  two runs), ``average`` and ``normalize`` (min-max over a query's whole list, a list of equal scores 1);
+  the top ``depth`` = 1000 of each list, a document's values summed over the runs in order with Kahan's
+  compensated sum (pandas' ``groupby().sum()``), the fused list ordered by ``(-score, docid)`` and cut at
+  ``top_k`` = 1000.
 * ``trectools``: ``rrf`` (``1 / (k + rank)``) and ``rbp`` (``(1 - p) p^(rank-1)``, p = 0.8) over each
   list sorted by ``(-score, docid)``, depth 1000, ``(-score, docid)`` order, 1000 kept.
 """
@@ -51,6 +53,7 @@ _SPEC: dict[str, dict[str, tuple[tuple[str, ...], dict[str, Any], bool]]] = {
         "rrf": (("rrf",), {"k": 60, "depth": 1000, "top_k": 1000}, False),
         "interpolation": (("interpolation", "interpolate"), {"alpha": 0.5, "depth": 1000, "top_k": 1000}, False),
         "average": (("average", "avg"), {"depth": 1000, "top_k": 1000}, False),
+        "normalize": (("normalize", "norm", "normalise"), {"depth": 1000, "top_k": 1000}, False),
     },
     "trectools": {
         "rrf": (("rrf",), {"k": 60, "depth": 1000, "top_k": 1000}, False),
@@ -135,8 +138,10 @@ def _contributions(profile: str, method: str, lists: list[Lists], p: dict[str, A
             v = (1.0 - p["p"]) * (float(p["p"]) ** (pos + 1 - 1))
         elif method == "interpolation":
             v = x.val * (p["alpha"] if r == 0 else (1 - p["alpha"]))
-        else:  # average
+        elif method == "average":
             v = x.val * (1 / len(lists))
+        else:  # pyserini's normalize: the values were scaled before the depth cut (_pyserini_normalized)
+            v = x.val
         out.append(np.asarray(v, dtype=np.float64))
     return out
 
@@ -170,6 +175,8 @@ def fuse_framework(profile: str, runs: list[Run], names: list[str], method: str,
         raise InputError(f"pyserini's interpolation fuses exactly two runs, got {R}")
     order = "score_docid" if profile == "trectools" else "stable"
     space, lists = align(runs, names, same_queries=False, order=order)
+    if profile == "pyserini" and m == "normalize":
+        lists = [_pyserini_normalized(x) for x in lists]
     if "depth" in p:
         lists = [_cut(x, p["depth"]) for x in lists]
     contrib = _contributions(profile, m, lists, p, w)
@@ -178,10 +185,42 @@ def fuse_framework(profile: str, runs: list[Run], names: list[str], method: str,
     prep = lay_out(space, scored, u_pair, u_off)
     if profile == "llamaindex" and m == "simple":
         fused = np.max(np.where(prep.H, prep.V, -np.inf), axis=0)
+    elif profile == "pyserini":
+        fused = _kahan(prep.V, prep.H)
     else:
         fused = _seq(prep.V)
     return _ordered_run(space, u_pair, u_off, fused, by_docid=profile in ("pyserini", "trectools"),
                         keep=p.get("top_k", p.get("limit")), name=name or f"{profile}-{m}({'+'.join(names)})")
+
+
+def _pyserini_normalized(x: Lists) -> Lists:
+    """pyserini's ``normalize``: each query's whole list (before the depth cut) scaled by min-max, a list
+    whose scores are all equal set to 1."""
+    lo, hi, counts = _seg_stats(x)
+    lo_r, hi_r = np.repeat(lo, counts), np.repeat(hi, counts)
+    span = hi_r - lo_r
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = np.where(span == 0, 1.0, (x.val - lo_r) / span)
+    return Lists(x.pair, v, x.off, x.ordered)
+
+
+def _kahan(terms: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """Sum over runs (axis 0), in run order, of the terms present only, with Kahan's compensation as
+    pandas' ``groupby().sum()`` takes it: NaN terms (``normalize`` of a list with infinite scores) are
+    skipped, and a compensation that turns NaN (an infinite term) is reset to 0. pyserini's
+    ``TrecRun.merge`` sums a document's rows so, and its order rests on the last bit."""
+    total = np.zeros(terms.shape[1])
+    comp = np.zeros(terms.shape[1])
+    with np.errstate(invalid="ignore"):
+        for t, h in zip(terms, present, strict=True):
+            y = t - comp
+            s = total + y
+            c = (s - total) - y
+            c[np.isnan(c)] = 0.0
+            h = h & ~np.isnan(t)
+            total = np.where(h, s, total)
+            comp = np.where(h, c, comp)
+    return total
 
 
 def _ordered_run(space: Space, u_pair: np.ndarray, u_off: np.ndarray, fused: np.ndarray, *, by_docid: bool,
