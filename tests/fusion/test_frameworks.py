@@ -1,8 +1,6 @@
 """Framework profiles against the frameworks' own code on the same inputs: LangChain's EnsembleRetriever,
 LlamaIndex's QueryFusionRetriever (every mode), Qdrant's client-side RRF and DBSF, trectools' RRF and RBP
-fusion. pyserini needs Java and Lucene (pyjnius), which the test environment cannot install: its fusion is
-checked against a reference written here from pyserini's documented rules (RRF on the file's ranks,
-interpolation, average; depth 1000, order (-score, docid), 1000 kept)."""
+fusion. pyserini's fusion is compared with the real pyserini.fusion in test_pyserini_parity.py."""
 
 from __future__ import annotations
 
@@ -120,36 +118,6 @@ def test_trectools_fusion(method: str, tmp_path: Path) -> None:
     for q in runs[0]:
         rows = data[data["query"] == q].sort_values("rank")
         _check(ours, q, list(zip(rows["docid"], rows["score"], strict=True)))
-
-
-def _pyserini_reference(runs: list[dict], method: str, k: int = 60, alpha: float = 0.5, depth: int = 1000,
-                        top: int = 1000) -> dict[str, list[tuple[str, float]]]:
-    """pyserini.fusion as documented: each run's top `depth` lines (file order) rescored (RRF: 1/(k + rank);
-    interpolation: alpha and 1 - alpha; average: 1/n), scores summed per document over the runs in
-    order, sorted by (-score, docid), the first `top` kept."""
-    out = {}
-    for q in runs[0]:
-        acc: dict[str, float] = {}
-        for i, run in enumerate(runs):
-            for rank, (d, s) in enumerate(_ranked(run[q])[:depth], start=1):
-                if method == "rrf":
-                    v = 1 / (k + rank)
-                elif method == "interpolation":
-                    v = s * (alpha if i == 0 else 1 - alpha)
-                else:
-                    v = s * (1 / len(runs))
-                acc[d] = acc.get(d, 0.0) + v
-        out[q] = sorted(acc.items(), key=lambda x: (-x[1], x[0]))[:top]
-    return out
-
-
-@pytest.mark.parametrize("method, n_runs", [("rrf", 3), ("interpolation", 2), ("average", 3)])
-def test_pyserini_against_its_documented_rules(method: str, n_runs: int) -> None:
-    runs = random_runs(25, n_runs=n_runs)
-    ref = _pyserini_reference(runs, method, depth=7, top=9)
-    ours = ragrade.fuse(runs, method=method, profile="pyserini", params={"depth": 7, "top_k": 9})
-    for q, lst in ref.items():
-        _check(ours, q, lst)
 
 
 def test_profiles_differ_on_one_example() -> None:
