@@ -192,3 +192,13 @@ def test_where_trec_eval_stops_or_crashes_ragrade_stops_with_exit_2(tmp_path):
         assert subprocess.run([str(binary), *bad, str(later), str(run)], capture_output=True).returncode != 0
         res = _cli([*bad, str(later), str(run)])
         assert res.exit_code == 2 and res.output.startswith("error: ") and res.output.count("\n") == 1, res.output
+
+
+def test_levels_below_0_without_J_are_refused_with_one_error_line(tmp_path):
+    """Not reproduced (docs/trec_eval.md): below 0, trec_eval counts retrieved documents without a judgment as
+    relevant in the rankings but not in R (and mixes both counts in iprec_at_recall); ragrade says so."""
+    qp, rp, _ = collection(70, tmp_path, complete=True)
+    for level in ("-l-1", "-l-2"):
+        res = _cli([level, "-m", "map", str(qp), str(rp)])
+        assert res.exit_code == 2 and res.output.startswith("error: ") and res.output.count("\n") == 1, res.output
+        assert level in res.output

@@ -440,7 +440,8 @@ def run(argv: Sequence[str], out: TextIO | None = None, value_format: str = "%6.
         raise TrecEvalError(f"-M{opts.max_docs}: a negative number of documents per ranking (trec_eval crashes)")
     if opts.rel_level < 0 and not prefs and not opts.judged_only:
         raise TrecEvalError(f"-l{opts.rel_level}: below 0, trec_eval counts retrieved documents without a "
-                            "judgment as relevant in rankings but not in R; ragrade trec_eval does not (yet)")
+                            "judgment as relevant in the rankings but not in R; ragrade trec_eval does not reproduce "
+                            "that (with -J, which drops them, any level below 1 reads as -l0)")
     planned = plan(opts)
     qrels_path, run_path = opts.files
     _write(out, output_parts(planned, opts, qrels_path, run_path, value_format))
