@@ -2,8 +2,9 @@
 
 ``-M0`` (every ranking read as empty), ``-M`` cutting a ranking before a document it lists twice (trec_eval looks
 for duplicates among the documents it keeps only), ``-l0`` (every judgment of grade >= 0 relevant, in the
-rankings and in R) with and without ``-J``, ``-c``, ``-q``, ``-n``, ``-N`` and the judgment-group format: the
-output is byte for byte the binary's, and every value equals the ``%.17g`` build's to 1e-12. Where trec_eval
+rankings and in R) with and without ``-J``, ``-c``, ``-q``, ``-n``, ``-N`` and the judgment-group format, and
+levels below 0 (unjudged documents relevant in the rankings, not in R): the output is byte for byte the
+binary's, and every value equals the ``%.17g`` build's to 1e-12. Where trec_eval
 stops or crashes (``-M-1``; a first query judged with negative grades only; a query whose grades are all
 below -1), the command prints one ``error:`` line and exits with status 2.
 
@@ -194,11 +195,46 @@ def test_where_trec_eval_stops_or_crashes_ragrade_stops_with_exit_2(tmp_path):
         assert res.exit_code == 2 and res.output.startswith("error: ") and res.output.count("\n") == 1, res.output
 
 
-def test_levels_below_0_without_J_are_refused_with_one_error_line(tmp_path):
-    """Not reproduced (docs/trec_eval.md): below 0, trec_eval counts retrieved documents without a judgment as
-    relevant in the rankings but not in R (and mixes both counts in iprec_at_recall); ragrade says so."""
+def test_levels_below_0_as_trec_eval_10(tmp_path):
+    """Below 0 trec_eval counts retrieved documents without a judgment (and, below -1, those with a negative
+    grade) as relevant in the rankings but not in R: byte for byte, and every value at full precision."""
+    binary = trec_eval_binary()
+    full = trec_eval_binary(full=True)
+    lines = [["-q", "-m", "all_trec", "-m", "yaap"],
+             ["-q", "-c", "-m", "all_trec", "-m", "yaap", "-m", "iprec_at_recall..25,.5", "-m", "11pt_avg..5,.25,1"],
+             ["-q", "-c", "-M3", "-m", "official", "-m", "Rprec_mult.0.5,1.5", "-m", "map_cut.2,10"],
+             ["-q", "-c", "-M0", "-m", "all_trec"],
+             ["-c", "-n", "-m", "P.1,7", "-m", "recall.2,5", "-m", "relative_P.3", "-m", "success.1,3", "-m", "binG"]]
+    n, worst = 0, 0.0
+    for seed in range(3):
+        qp, rp, _ = collection(80 + seed, tmp_path, complete=True)
+        qpc, rpc, _ = collection(90 + seed, tmp_path, complete=False)
+        for level in ("-l-1", "-l-2", "-l-5"):
+            for args in lines:
+                q, r = (qpc, rpc) if "-c" in args else (qp, rp)
+                want = binary_output(binary, [level, *args], q, r)
+                got = ours([level, *args], q, r)
+                assert steady(got) == steady(want), (level, args, _first_difference(got, want))
+                want_v = _values(binary_output(full, [level, *args], q, r))
+                got_v = _values(ours([level, *args], q, r, "%.17g"))
+                assert got_v.keys() == want_v.keys()
+                for key, w in want_v.items():
+                    g = got_v[key]
+                    if math.isnan(w) or math.isinf(w):
+                        assert (math.isnan(g) and math.isnan(w)) or g == w, (level, args, key, g, w)
+                        continue
+                    assert math.isclose(g, w, rel_tol=1e-13, abs_tol=1e-12), (level, args, key, g, w)
+                    worst = max(worst, abs(g - w))
+                    n += 1
+    print(f"\nragrade trec_eval below level 0 vs trec_eval 10 (%.17g): {n} values, max difference {worst:.3g}")
+    assert n >= 20_000
+
+
+def test_judgment_groups_below_level_0_refused_with_one_error_line(tmp_path):
+    """Not reproduced for -R qrels_jg (docs/trec_eval.md); ragrade says so in one line."""
     qp, rp, _ = collection(70, tmp_path, complete=True)
-    for level in ("-l-1", "-l-2"):
-        res = _cli([level, "-m", "map", str(qp), str(rp)])
-        assert res.exit_code == 2 and res.output.startswith("error: ") and res.output.count("\n") == 1, res.output
-        assert level in res.output
+    jg = tmp_path / "jg.txt"
+    jg.write_text("".join(f"{q} 1 {d} {g}\n" for q, _, d, g in (line.split() for line in qp.read_text().splitlines())))
+    res = _cli(["-l-1", "-R", "qrels_jg", "-m", "map_avgjg", str(jg), str(rp)])
+    assert res.exit_code == 2 and res.output.startswith("error: ") and res.output.count("\n") == 1, res.output
+    assert "-l-1" in res.output

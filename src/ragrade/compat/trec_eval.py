@@ -438,10 +438,11 @@ def run(argv: Sequence[str], out: TextIO | None = None, value_format: str = "%6.
         raise TrecEvalError(f"cannot read the z-score file {opts.zscores!r}: it does not exist")
     if opts.max_docs is not None and opts.max_docs < 0:
         raise TrecEvalError(f"-M{opts.max_docs}: a negative number of documents per ranking (trec_eval crashes)")
-    if opts.rel_level < 0 and not prefs and not opts.judged_only:
-        raise TrecEvalError(f"-l{opts.rel_level}: below 0, trec_eval counts retrieved documents without a "
-                            "judgment as relevant in the rankings but not in R; ragrade trec_eval does not reproduce "
-                            "that (with -J, which drops them, any level below 1 reads as -l0)")
+    if opts.rel_level < 0 and opts.rel_format == "qrels_jg" and not opts.judged_only:
+        raise TrecEvalError(f"-l{opts.rel_level} with -R qrels_jg: below 0, trec_eval counts retrieved documents "
+                            "without a judgment as relevant in the rankings but not in R; ragrade trec_eval does not "
+                            "reproduce that for judgment groups (with -J, which drops them, any level below 1 reads "
+                            "as -l0)")
     planned = plan(opts)
     qrels_path, run_path = opts.files
     _write(out, output_parts(planned, opts, qrels_path, run_path, value_format))
@@ -617,6 +618,8 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
         relstrings = _relstrings(rs, columns, qids, helpers[0])
     if missing_mask.any():
         _clean_missing(planned, columns, missing_mask, qids, relstrings)
+    if opts.rel_level < 0 and not opts.judged_only:
+        planned = _below_zero(planned, opts, columns, qrels, runobj, qids, missing_mask)
     positive = int((qrels.grades > 0).sum()) if opts.complete else 0
     yield from _format_parts(planned, opts, qids, columns, relstrings, positive, run_path, value_format)
 
@@ -640,6 +643,34 @@ def _negative_queries(qrels: Any, qids: list[str], qrels_path: str) -> None:
     if low is not None:
         raise TrecEvalError(f"{qrels_path}: every judgment of query {low!r} has a grade below -1: trec_eval 10 "
                             "crashes on such a query")
+
+
+def _below_zero(planned: list[Planned], opts: Options, columns: dict[Any, Any], qrels: Any, runobj: Any,
+                qids: list[str], missing: np.ndarray) -> list[Planned]:
+    """-l below 0 (without -J): the measures that read the rankings' marks, from
+    :mod:`ragrade.compat.trec_eval_levels`, each output name its own column (Rprec and Rprec_mult_1.00 may
+    differ there); the planned measures with those columns."""
+    import dataclasses
+    from typing import cast
+
+    import numpy as np
+
+    from ragrade.compat import trec_eval_levels as below
+
+    stand_in = [_BOGUS_DOC] if opts.max_docs is None or opts.max_docs > 0 else []
+    ranked = below.rankings(opts.rel_level, qrels, runobj, qids, stand_in, missing.tolist())
+    out = []
+    for p in planned:
+        if p.measure.name not in below.MARKED:
+            out.append(p)
+            continue
+        keys = []
+        for name, values in zip(p.names, zip(*(below.values(p, r) for r in ranked), strict=True), strict=True):
+            key = cast("Metric", ("below_zero", name))  # a column of its own (read by its key only)
+            columns[key] = np.array(values, dtype=np.float64)
+            keys.append(key)
+        out.append(dataclasses.replace(p, metrics=list(keys)))
+    return out
 
 
 def _scored(qrels: Any, runobj: Any, bogus: dict[str, dict[str, float]], metrics: list[Metric],
