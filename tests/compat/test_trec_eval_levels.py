@@ -238,3 +238,18 @@ def test_judgment_groups_below_level_0_refused_with_one_error_line(tmp_path):
     res = _cli(["-l-1", "-R", "qrels_jg", "-m", "map_avgjg", str(jg), str(rp)])
     assert res.exit_code == 2 and res.output.startswith("error: ") and res.output.count("\n") == 1, res.output
     assert "-l-1" in res.output
+
+
+def test_other_values_trec_eval_accepts(tmp_path):
+    """Found by fuzzing the command line: utility's fourth coefficient without -N (trec_eval's collection size
+    is 0 then), and ideal_dcg of a query judged with grade -1 only (trec_eval reads the grade counts of the
+    query scored before it)."""
+    binary = trec_eval_binary()
+    qp, rp, _ = collection(95, tmp_path, complete=False)
+    qp.write_text(qp.read_text() + "zz 0 D1 -1\nzz 0 D2 -1\nzzz 0 D3 -1\n")  # last in byte order
+    for args in (["-q", "-c", "-m", "utility.2,-1,1,0.5"], ["-q", "-c", "-l0", "-m", "utility.1,-1,0,1", "-M3"],
+                 ["-q", "-c", "-m", "ideal_dcg", "-m", "ndcg_cut.3", "-m", "bpref"],
+                 ["-q", "-c", "-J", "-l2", "-m", "ideal_dcg.1=3,2=9", "-m", "infAP"]):
+        want = binary_output(binary, args, qp, rp)
+        assert "zzz" in want
+        assert ours(args, qp, rp) == want, args

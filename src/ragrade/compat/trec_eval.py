@@ -574,8 +574,8 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
                             "rankings")
     if not qids:
         raise TrecEvalError("no queries with both results and relevance information")
-    if any(p.measure.kind not in ("runid", "count_q") for p in planned):
-        _negative_queries(qrels, qids, qrels_path)
+    best_grade = _negative_queries(qrels, qids, qrels_path) if any(
+        p.measure.kind not in ("runid", "count_q") for p in planned) else {}
     metrics: list[Metric] = []
     seen: set[Metric] = set()
     for p in planned:
@@ -594,7 +594,7 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
             every += [m for p in planned for m in p.parts if m not in seen]
         settings: dict[str, Any] = dict(
             no_relevant="zero", duplicates="error", missing_qrels="ignore",
-            unjudged="condensed" if opts.judged_only else None, num_docs=opts.num_docs or None,
+            unjudged="condensed" if opts.judged_only else None, num_docs=_num_docs(opts, metrics),
             rel_level=opts.rel_level if opts.rel_level > 1 else None, names="trec_eval")
         bogus = {q: {_BOGUS_DOC: 1.0} if opts.max_docs is None or opts.max_docs > 0 else {}
                  for q in np.array(qids)[missing_mask].tolist()}
@@ -613,6 +613,7 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
         _nan_like_trec_eval(planned, columns, helpers)
         if opts.rel_level < 1:
             _rndcg_below_one(planned, columns, qrels, qids)
+        _stale_ideal(planned, columns, qids, best_grade)
     if opts.query and any(p.measure.kind == "relstring" for p in planned):
         rs = next(p for p in planned if p.measure.kind == "relstring")
         relstrings = _relstrings(rs, columns, qids, helpers[0])
@@ -624,10 +625,11 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
     yield from _format_parts(planned, opts, qids, columns, relstrings, positive, run_path, value_format)
 
 
-def _negative_queries(qrels: Any, qids: list[str], qrels_path: str) -> None:
+def _negative_queries(qrels: Any, qids: list[str], qrels_path: str) -> dict[str, float]:
     """Where trec_eval 10 stops on a query whose judgments all have a negative grade: the first query it
     scores (it finds no room for the count of each grade, "Can't calculate measure"), or any query whose
-    grades are all below -1 (it clears a negative number of bytes and crashes)."""
+    grades are all below -1 (it clears a negative number of bytes and crashes). Returns each query's
+    highest grade."""
     import numpy as np
 
     g = qrels.grades
@@ -643,6 +645,7 @@ def _negative_queries(qrels: Any, qids: list[str], qrels_path: str) -> None:
     if low is not None:
         raise TrecEvalError(f"{qrels_path}: every judgment of query {low!r} has a grade below -1: trec_eval 10 "
                             "crashes on such a query")
+    return best
 
 
 def _below_zero(planned: list[Planned], opts: Options, columns: dict[Any, Any], qrels: Any, runobj: Any,
@@ -683,6 +686,17 @@ def _scored(qrels: Any, runobj: Any, bogus: dict[str, dict[str, float]], metrics
         extra = _evaluate(qrels, bogus, metrics, settings, run_path)
         frame.loc[extra.index, extra.columns] = extra
     return frame
+
+
+def _num_docs(opts: Options, metrics: list[Metric]) -> int | None:
+    """-N for utility's fourth coefficient: trec_eval's default collection size is 0 (not unknown). A negative
+    size is refused where a utility reads it (ragrade counts documents from 0)."""
+    if opts.num_docs >= 0:
+        return opts.num_docs
+    if any(m.name == "utility" and float(m.get("d")) != 0.0 for m in metrics):
+        raise TrecEvalError(f"-N{opts.num_docs}: a negative number of documents in the collection; ragrade "
+                            "trec_eval does not compute utility's fourth term with it")
+    return None
 
 
 def _has_level(m: Metric) -> bool:
@@ -943,6 +957,23 @@ def _nan_like_trec_eval(planned: list[Planned], columns: dict[Any, Any], helpers
                 zero |= cut_by_round(x, r.astype(np.int64)) == 0
             col = columns[m].copy()
             col[empty & zero] = np.nan
+            columns[m] = col
+
+
+def _stale_ideal(planned: list[Planned], columns: dict[Any, Any], qids: list[str], best: dict[str, float]) -> None:
+    """trec_eval 10 keeps each grade's count of judgments from one query to the next and recounts only the
+    grades 0 to the highest: a query judged with grade -1 only (it stops on the first, above) thus reads the
+    counts of the query scored before it, and its ideal_dcg is that query's."""
+    stale = [i for i, q in enumerate(qids) if -1 <= best.get(q, 0.0) < 0 and i > 0]
+    if not stale:
+        return
+    for p in planned:
+        if p.measure.name != "ideal_dcg":
+            continue
+        for m in p.metrics:
+            col = columns[m].copy()
+            for i in stale:  # in order: a run of such queries carries the last counted query's value
+                col[i] = col[i - 1]
             columns[m] = col
 
 
