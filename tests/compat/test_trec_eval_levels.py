@@ -230,14 +230,19 @@ def test_levels_below_0_as_trec_eval_10(tmp_path):
     assert n >= 20_000
 
 
-def test_judgment_groups_below_level_0_refused_with_one_error_line(tmp_path):
-    """Not reproduced for -R qrels_jg (docs/trec_eval.md); ragrade says so in one line."""
-    qp, rp, _ = collection(70, tmp_path, complete=True)
+def test_judgment_groups_below_level_0_as_trec_eval_10(tmp_path):
+    binary = trec_eval_binary()
+    qp, rp, _ = collection(75, tmp_path, complete=False)
+    rng = np.random.default_rng(75)
     jg = tmp_path / "jg.txt"
-    jg.write_text("".join(f"{q} 1 {d} {g}\n" for q, _, d, g in (line.split() for line in qp.read_text().splitlines())))
-    res = _cli(["-l-1", "-R", "qrels_jg", "-m", "map_avgjg", str(jg), str(rp)])
-    assert res.exit_code == 2 and res.output.startswith("error: ") and res.output.count("\n") == 1, res.output
-    assert "-l-1" in res.output
+    jg.write_text("".join(f"{q} {g} {d} {grade}\n" for q, _, d, grade in (line.split() for line in
+                                                                          qp.read_text().splitlines())
+                          for g in ("1", "2") if g == "1" or rng.random() < 0.5))
+    for level in ("-l-1", "-l-2"):
+        for args in (["-R", "qrels_jg", "-m", "qrels_jg", "-q", "-c"],
+                     ["-R", "qrels_jg", "-m", "P_avgjg.1,3", "-m", "Rprec_mult_avgjg.0.5,1.5", "-q", "-c", "-M4"]):
+            want = binary_output(binary, [level, *args], jg, rp)
+            assert ours([level, *args], jg, rp) == want, (level, args)
 
 
 def test_other_values_trec_eval_accepts(tmp_path):

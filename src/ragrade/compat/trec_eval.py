@@ -438,11 +438,6 @@ def run(argv: Sequence[str], out: TextIO | None = None, value_format: str = "%6.
         raise TrecEvalError(f"cannot read the z-score file {opts.zscores!r}: it does not exist")
     if opts.max_docs is not None and opts.max_docs < 0:
         raise TrecEvalError(f"-M{opts.max_docs}: a negative number of documents per ranking (trec_eval crashes)")
-    if opts.rel_level < 0 and opts.rel_format == "qrels_jg" and not opts.judged_only:
-        raise TrecEvalError(f"-l{opts.rel_level} with -R qrels_jg: below 0, trec_eval counts retrieved documents "
-                            "without a judgment as relevant in the rankings but not in R; ragrade trec_eval does not "
-                            "reproduce that for judgment groups (with -J, which drops them, any level below 1 reads "
-                            "as -l0)")
     planned = plan(opts)
     qrels_path, run_path = opts.files
     _write(out, output_parts(planned, opts, qrels_path, run_path, value_format))
@@ -892,6 +887,8 @@ def _jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path
         unjudged="condensed" if opts.judged_only else None, num_docs=opts.num_docs or None,
         rel_level=opts.rel_level if opts.rel_level > 1 else None, names="trec_eval")
     frame = _evaluate(vqrels, vrun, metrics, settings, run_path).reindex(list(vqrels))
+    if opts.rel_level < 0 and not opts.judged_only:
+        _jg_below_zero(planned, opts.rel_level, frame, vqrels, vrun)
     owner = [key.split(sep, 1)[0] for key in vqrels]
     columns: dict[Any, Any] = {}
     for m in metrics:
@@ -903,6 +900,34 @@ def _jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path
             count[q] = count.get(q, 0) + 1
         columns[m] = np.array([total[q] / count[q] if count[q] > 1 else total[q] for q in qids])
     return qids, columns
+
+
+def _jg_below_zero(planned: list[Planned], level: int, frame: Any, vqrels: dict[str, dict[str, int]],
+                   vrun: dict[str, dict[str, float]]) -> None:
+    """-R qrels_jg below level 0 (without -J): each judgment group's map, P and Rprec_mult from the rankings'
+    marks (:mod:`ragrade.compat.trec_eval_levels`; ``vqrels`` holds the grades >= 0 raised by one)."""
+    import dataclasses
+
+    import numpy as np
+
+    from ragrade.compat import trec_eval_levels as below
+
+    ranked = []
+    for key, judged in vqrels.items():
+        order = sorted(vrun[key].items(), key=lambda kv: (kv[1], kv[0].encode("utf-8")), reverse=True)
+        marks = []
+        for doc, _ in order:
+            g = judged.get(doc)
+            marks.append(level <= -1 if g is None else (level <= -2 if g < 0 else True))
+        ranked.append(below.Ranking(tuple(marks), sum(1 for g in judged.values() if g >= 0),
+                                    sum(1 for doc, _ in order if judged.get(doc, -1) >= 0)))
+    for p in planned:
+        if not p.measure.base or p.measure.base not in below.MARKED:
+            continue
+        base = dataclasses.replace(p, measure=BY_NAME[p.measure.base])
+        per_group = [below.values(base, r) for r in ranked]
+        for i, m in enumerate(p.metrics):
+            frame[str(m)] = np.array([v[i] for v in per_group], dtype=np.float64)
 
 
 _BOGUS_DOC = "ceci_nest_pas_un_docno"  # trec_eval's stand-in document for a query absent from the run
