@@ -12,6 +12,10 @@ Where trec_eval stops with an error (an unknown measure, a bad parameter, a dupl
 judged query missing from the run without ``-c``), :func:`run` raises :class:`TrecEvalError` with a clear
 message; the command prints it as one ``error:`` line and exits with status 2.
 
+``-M`` cuts each ranking in trec_eval's order before anything else (``-M0``: every ranking empty); ``-l0`` is
+level 1 on the judgments with every grade >= 0 raised by one (the measures with a relevance level), and below 0
+the measures that read the rankings' marks come from :mod:`ragrade.compat.trec_eval_levels`.
+
 ``-R qrels_jg`` reads judgment groups (``qid group docno grade``) for ``map_avgjg``, ``P_avgjg`` and
 ``Rprec_mult_avgjg``. ``-R prefs`` and ``-R qrels_prefs`` read preference judgments for the ``prefs_*``
 measures (:mod:`ragrade.compat.trec_eval_prefs`).
@@ -1077,8 +1081,8 @@ def help_text(opts: Options) -> str:
         "  -q            print the value of every query too",
         "  -c            score judged queries missing from the run (as empty rankings)",
         "  -n            no summary ('all' lines)",
-        "  -l LEVEL      lowest grade counted as relevant (default 1)",
-        "  -M N          read only the first N documents of each ranking",
+        "  -l LEVEL      lowest grade counted as relevant (default 1; 0 and below as trec_eval reads them)",
+        "  -M N          read only the first N documents of each ranking (0: none)",
         "  -N N          number of documents in the collection (utility)",
         "  -J            drop unjudged documents from the rankings before scoring",
         "  -R FORMAT     judgment format (qrels, qrels_jg, prefs, qrels_prefs)",
