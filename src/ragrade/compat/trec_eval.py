@@ -12,6 +12,10 @@ Where trec_eval stops with an error (an unknown measure, a bad parameter, a dupl
 judged query missing from the run without ``-c``), :func:`run` raises :class:`TrecEvalError` with a clear
 message; the command prints it as one ``error:`` line and exits with status 2.
 
+``-M`` cuts each ranking in trec_eval's order before anything else (``-M0``: every ranking empty); ``-l0`` is
+level 1 on the judgments with every grade >= 0 raised by one (the measures with a relevance level), and below 0
+the measures that read the rankings' marks come from :mod:`ragrade.compat.trec_eval_levels`.
+
 ``-R qrels_jg`` reads judgment groups (``qid group docno grade``) for ``map_avgjg``, ``P_avgjg`` and
 ``Rprec_mult_avgjg``. ``-R prefs`` and ``-R qrels_prefs`` read preference judgments for the ``prefs_*``
 measures (:mod:`ragrade.compat.trec_eval_prefs`).
@@ -436,12 +440,8 @@ def run(argv: Sequence[str], out: TextIO | None = None, value_format: str = "%6.
                             "trec_results)")
     if opts.zscores is not None and not os.path.isfile(opts.zscores):
         raise TrecEvalError(f"cannot read the z-score file {opts.zscores!r}: it does not exist")
-    if opts.max_docs is not None and opts.max_docs < 1 and not prefs:
-        raise TrecEvalError(f"-M{opts.max_docs}: ragrade trec_eval reads at least one document per ranking (trec_eval "
-                            "would score every ranking as empty)")
-    if opts.rel_level < 1 and not prefs:
-        raise TrecEvalError(f"-l{opts.rel_level}: the relevance level must be at least 1 in ragrade (trec_eval would "
-                            "count every judged document, grade 0 included, as relevant)")
+    if opts.max_docs is not None and opts.max_docs < 0:
+        raise TrecEvalError(f"-M{opts.max_docs}: a negative number of documents per ranking (trec_eval crashes)")
     planned = plan(opts)
     qrels_path, run_path = opts.files
     _write(out, output_parts(planned, opts, qrels_path, run_path, value_format))
@@ -472,12 +472,15 @@ def _write(out: TextIO, parts: Iterator[str | bytes]) -> None:
         buffer.flush()  # type: ignore[union-attr]
 
 
-def _in_rank_order(run: Any) -> Any:
+def _in_rank_order(run: Any, max_docs: int | None = None) -> Any:
     """``run`` stored in trec_eval's rank order (score descending, ties by document id descending), without
     its scores (the order is the ranking then; no trec_eval measure reads a score) and, when a hash scan of
     its raw ids in C finds no document listed twice in a query, marked so (the engine then skips its own
-    scan, which codes every id first). A run with a duplicate is returned as it is: the engine's scan finds
-    it and names it. The ordering works on the raw Arrow ids, without a Python string per tied row."""
+    scan, which codes every id first). ``max_docs`` (-M) keeps the first ``max_docs`` documents of each ranking
+    in that order (0: every ranking empty), before the scan, as trec_eval looks for a document listed twice
+    among the documents it keeps only. A run with a duplicate is returned as it is (without -M) or cut (with
+    -M): the engine's scan finds it and names it. The ordering works on the raw Arrow ids, without a Python
+    string per tied row."""
     import pyarrow as pa
 
     from ragrade._arrays import arrow_int64, contiguous
@@ -485,21 +488,48 @@ def _in_rank_order(run: Any) -> Any:
     from ragrade.data import Run
     from ragrade.kernels.ranking import rank_rows, trec_order
 
-    if not run.raw_is_arrow or run.n_rows == 0 or run.scores is None:
+    if run.n_rows == 0 or run.raw_docs is None or (max_docs is None and (not run.raw_is_arrow or run.scores is None)):
         return run
+    if not run.raw_is_arrow:  # ids held in a NumPy array (not read from a file): order and cut them as they are
+        order = rank_rows(run.offsets, run.scores, lambda rows: run.raw_docs[rows])
+        offsets, perm = _cut(run.offsets, order, max_docs)
+        return Run(run.query_ids, offsets, None, None, None, name=run.name,
+                   raw_docs=run.raw_docs if perm is None else run.raw_docs[perm])
     raw = contiguous(run.raw_docs) if isinstance(run.raw_docs, pa.ChunkedArray) else run.raw_docs  # one copy
     unique = None
     perm = None
     strings = arrow_strings(raw) if _accel is not None else None
     if strings is not None and _accel is not None:
-        if _accel.first_duplicate_in_segments(strings[0], strings[1], run.offsets) >= 0:
-            return run
-        unique = True
-        perm = trec_order(run.scores, run.offsets, strings)  # one sort in C: scores, then ids
-    if perm is None:
+        if max_docs is None:
+            if _accel.first_duplicate_in_segments(strings[0], strings[1], run.offsets) >= 0:
+                return run
+            unique = True
+        if run.scores is not None:
+            perm = trec_order(run.scores, run.offsets, strings)  # one sort in C: scores, then ids
+    if perm is None and run.scores is not None:
         perm = rank_rows(run.offsets, run.scores, lambda rows: raw.take(arrow_int64(rows)))
+    offsets, perm = _cut(run.offsets, perm, max_docs)
     docs = raw if perm is None else raw.take(arrow_int64(perm))
-    return Run(run.query_ids, run.offsets, None, None, None, name=run.name, unique=unique, raw_docs=docs)
+    if max_docs is not None and _accel is not None:  # the scan, on the documents kept
+        kept = arrow_strings(docs)
+        if kept is not None and _accel.first_duplicate_in_segments(kept[0], kept[1], offsets) < 0:
+            unique = True
+    return Run(run.query_ids, offsets, None, None, None, name=run.name, unique=unique, raw_docs=docs)
+
+
+def _cut(offsets: np.ndarray, perm: np.ndarray | None, max_docs: int | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The segments' offsets and the rows (``perm``: the rank order, None: as stored) of the first
+    ``max_docs`` rows of each segment (all of them when None)."""
+    import numpy as np
+
+    if max_docs is None:
+        return offsets, perm
+    lengths = np.minimum(np.diff(offsets), max(max_docs, 0))
+    cut = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=cut[1:])
+    within = np.arange(int(cut[-1]), dtype=np.int64) - np.repeat(cut[:-1], lengths)
+    rows = np.repeat(np.asarray(offsets[:-1], dtype=np.int64), lengths) + within
+    return cut, rows if perm is None else perm[rows]
 
 
 def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, run_path: str,
@@ -533,7 +563,7 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
         yield from _format_parts(planned, opts, qids, prefs_columns, {}, 0, run_path, value_format)
         return
     qrels = read_qrels(qrels_path, format="trec")
-    runobj = _in_rank_order(read_run(run_path, format="trec"))
+    runobj = _in_rank_order(read_run(run_path, format="trec"), opts.max_docs)
     run_ids = set(runobj.query_ids.tolist())
     qids = sorted(qrels.query_ids.tolist(), key=lambda s: s.encode("utf-8"))
     missing = [q for q in qids if q not in run_ids]
@@ -543,6 +573,8 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
                             "rankings")
     if not qids:
         raise TrecEvalError("no queries with both results and relevance information")
+    best_grade = _negative_queries(qrels, qids, qrels_path) if any(
+        p.measure.kind not in ("runid", "count_q") for p in planned) else {}
     metrics: list[Metric] = []
     seen: set[Metric] = set()
     for p in planned:
@@ -561,26 +593,132 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
             every += [m for p in planned for m in p.parts if m not in seen]
         settings: dict[str, Any] = dict(
             no_relevant="zero", duplicates="error", missing_qrels="ignore",
-            unjudged="condensed" if opts.judged_only else None, max_docs=opts.max_docs,
-            num_docs=opts.num_docs or None, rel_level=opts.rel_level if opts.rel_level != 1 else None,
-            names="trec_eval")
-        frame = _evaluate(qrels, runobj, every, settings, run_path).reindex(qids)
-        if missing_mask.any():
-            # trec_eval -c scores a judged query absent from the run on a ranking of one unjudged document
-            # (then sets num_ret, utility, relstring, unj and rbp_resid back to 0 or empty, below)
-            bogus = {q: {_BOGUS_DOC: 1.0} for q in np.array(qids)[missing_mask].tolist()}
-            extra = _evaluate(qrels, bogus, every, settings, run_path)
-            frame.loc[extra.index, extra.columns] = extra
+            unjudged="condensed" if opts.judged_only else None, num_docs=_num_docs(opts, metrics),
+            rel_level=opts.rel_level if opts.rel_level > 1 else None, names="trec_eval")
+        bogus = {q: {_BOGUS_DOC: 1.0} if opts.max_docs is None or opts.max_docs > 0 else {}
+                 for q in np.array(qids)[missing_mask].tolist()}
+        if opts.rel_level >= 1:
+            frame = _scored(qrels, runobj, bogus, every, settings, qids, run_path)
+        else:  # -l0 and below: the measures that have a relevance level read every grade >= 0 as relevant
+            leveled = [m for m in every if _has_level(m)]
+            frame = _scored(_grade_zero_relevant(qrels), runobj, bogus, leveled, settings, qids, run_path)
+            others = [m for m in every if not _has_level(m)]
+            if others:
+                import pandas as pd
+
+                frame = pd.concat([frame, _scored(qrels, runobj, bogus, others, settings, qids, run_path)], axis=1)
         for m in every:
             columns[m] = frame[str(m)].to_numpy(dtype=np.float64)
         _nan_like_trec_eval(planned, columns, helpers)
+        if opts.rel_level < 1:
+            _rndcg_below_one(planned, columns, qrels, qids)
+        _stale_ideal(planned, columns, qids, best_grade)
     if opts.query and any(p.measure.kind == "relstring" for p in planned):
         rs = next(p for p in planned if p.measure.kind == "relstring")
         relstrings = _relstrings(rs, columns, qids, helpers[0])
     if missing_mask.any():
         _clean_missing(planned, columns, missing_mask, qids, relstrings)
+    if opts.rel_level < 0 and not opts.judged_only:
+        planned = _below_zero(planned, opts, columns, qrels, runobj, qids, missing_mask)
     positive = int((qrels.grades > 0).sum()) if opts.complete else 0
     yield from _format_parts(planned, opts, qids, columns, relstrings, positive, run_path, value_format)
+
+
+def _negative_queries(qrels: Any, qids: list[str], qrels_path: str) -> dict[str, float]:
+    """Where trec_eval 10 stops on a query whose judgments all have a negative grade: the first query it
+    scores (it finds no room for the count of each grade, "Can't calculate measure"), or any query whose
+    grades are all below -1 (it clears a negative number of bytes and crashes). Returns each query's
+    highest grade."""
+    import numpy as np
+
+    g = qrels.grades
+    lengths = np.diff(qrels.offsets)
+    top = np.full(len(lengths), -np.inf)
+    has = lengths > 0
+    top[has] = np.maximum.reduceat(g, qrels.offsets[:-1][has]) if len(g) else top[has]
+    best = dict(zip(qrels.query_ids.tolist(), top.tolist(), strict=True))
+    if best[qids[0]] < 0:
+        raise TrecEvalError(f"{qrels_path}: every judgment of query {qids[0]!r}, the first trec_eval scores, has a "
+                            "negative grade: trec_eval 10 stops there (\"Can't calculate measure\")")
+    low = next((q for q in qids if best[q] < -1), None)
+    if low is not None:
+        raise TrecEvalError(f"{qrels_path}: every judgment of query {low!r} has a grade below -1: trec_eval 10 "
+                            "crashes on such a query")
+    return best
+
+
+def _below_zero(planned: list[Planned], opts: Options, columns: dict[Any, Any], qrels: Any, runobj: Any,
+                qids: list[str], missing: np.ndarray) -> list[Planned]:
+    """-l below 0 (without -J): the measures that read the rankings' marks, from
+    :mod:`ragrade.compat.trec_eval_levels`, each output name its own column (Rprec and Rprec_mult_1.00 may
+    differ there); the planned measures with those columns."""
+    import dataclasses
+    from typing import cast
+
+    import numpy as np
+
+    from ragrade.compat import trec_eval_levels as below
+
+    stand_in = [_BOGUS_DOC] if opts.max_docs is None or opts.max_docs > 0 else []
+    ranked = below.rankings(opts.rel_level, qrels, runobj, qids, stand_in, missing.tolist())
+    out = []
+    for p in planned:
+        if p.measure.name not in below.MARKED:
+            out.append(p)
+            continue
+        keys = []
+        for name, values in zip(p.names, zip(*(below.values(p, r) for r in ranked), strict=True), strict=True):
+            key = cast("Metric", ("below_zero", name))  # a column of its own (read by its key only)
+            columns[key] = np.array(values, dtype=np.float64)
+            keys.append(key)
+        out.append(dataclasses.replace(p, metrics=list(keys)))
+    return out
+
+
+def _scored(qrels: Any, runobj: Any, bogus: dict[str, dict[str, float]], metrics: list[Metric],
+            settings: dict[str, Any], qids: list[str], run_path: str) -> Any:
+    """Per-query values of ``metrics`` (a DataFrame indexed by ``qids``); a judged query absent from the run
+    (-c) is scored on ``bogus``: trec_eval's ranking of one unjudged document (cut by -M), after which it
+    sets num_ret, utility, relstring, unj and rbp_resid back to 0 or empty (:func:`_clean_missing`)."""
+    frame = _evaluate(qrels, runobj, metrics, settings, run_path).reindex(qids)
+    if bogus:
+        extra = _evaluate(qrels, bogus, metrics, settings, run_path)
+        frame.loc[extra.index, extra.columns] = extra
+    return frame
+
+
+def _num_docs(opts: Options, metrics: list[Metric]) -> int | None:
+    """-N for utility's fourth coefficient: trec_eval's default collection size is 0 (not unknown). A negative
+    size is refused where a utility reads it (ragrade counts documents from 0)."""
+    if opts.num_docs >= 0:
+        return opts.num_docs
+    if any(m.name == "utility" and float(m.get("d")) != 0.0 for m in metrics):
+        raise TrecEvalError(f"-N{opts.num_docs}: a negative number of documents in the collection; ragrade "
+                            "trec_eval does not compute utility's fourth term with it")
+    return None
+
+
+def _has_level(m: Metric) -> bool:
+    """Whether ``m`` reads trec_eval's relevance level (-l) and not the grades themselves: its family has a
+    ``rel`` parameter that defaults to 1 and no gain map (the DCG-type measures read the grades; Rndcg reads
+    the level only to score 0 a query without a relevant judgment, which at -l0 and below means one without
+    a judgment of grade >= 0 and a gain map that gives grade 0 a gain: left as ragrade reads it)."""
+    spec = m.family.param("rel")
+    return spec is not None and spec.default == 1 and m.family.param("gains") is None
+
+
+def _grade_zero_relevant(qrels: Any) -> Any:
+    """``qrels`` with every grade >= 0 raised by one: at relevance level 1 these judgments read as trec_eval
+    reads the originals at -l0 (grade 0 relevant; negative grades stay judged "unjudged in the pool")."""
+    import numpy as np
+
+    from ragrade.data import Qrels
+
+    g = qrels.grades
+    shifted = np.where(g >= 0, g + 1.0, g)
+    if qrels.raw_docs is not None:
+        return Qrels(qrels.query_ids, qrels.offsets, None, None, shifted, raw_docs=qrels.raw_docs)
+    return Qrels(qrels.query_ids, qrels.offsets, qrels.doc_codes, qrels.doc_vocab, shifted)
 
 
 def _format(planned: list[Planned], opts: Options, qids: list[str], columns: dict[Any, Any],
@@ -729,9 +867,13 @@ def _jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path
         if fields[2] in docs:
             raise TrecEvalError(f"{qrels_path}, line {number}: document {fields[2]!r} judged twice for query "
                                 f"{fields[0]!r} in group {fields[1]!r}")
-        docs[fields[2]] = _atol(fields[3])
+        grade = _atol(fields[3])
+        docs[fields[2]] = grade + 1 if opts.rel_level < 1 and grade >= 0 else grade  # -l0: grade 0 relevant
     runobj = read_run(run_path, format="trec")
     ranked = runobj.to_dict()
+    if opts.max_docs is not None:  # the first max_docs documents in trec_eval's order (score, then id, descending)
+        ranked = {q: dict(sorted(d.items(), key=lambda kv: (kv[1], kv[0].encode("utf-8")), reverse=True)
+                          [:opts.max_docs]) for q, d in ranked.items()}
     qids = sorted(groups, key=lambda q: q.encode("utf-8"))
     missing = [q for q in qids if q not in ranked]
     if missing and not opts.complete:
@@ -741,14 +883,16 @@ def _jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path
         raise TrecEvalError("no queries with both results and relevance information")
     sep = "\x1f"
     vqrels = {f"{q}{sep}{g}": docs for q in qids for g, docs in groups[q].items()}
-    vrun = {f"{q}{sep}{g}": ranked.get(q, {_BOGUS_DOC: 1.0}) for q in qids for g in groups[q]}
+    bogus = {_BOGUS_DOC: 1.0} if opts.max_docs is None or opts.max_docs > 0 else {}
+    vrun = {f"{q}{sep}{g}": ranked.get(q, bogus) for q in qids for g in groups[q]}
     metrics = list(dict.fromkeys(m for p in planned for m in p.metrics if m is not None))
     settings: dict[str, Any] = dict(
         no_relevant="zero", duplicates="error", missing_qrels="ignore",
-        unjudged="condensed" if opts.judged_only else None, max_docs=opts.max_docs,
-        num_docs=opts.num_docs or None, rel_level=opts.rel_level if opts.rel_level != 1 else None,
-        names="trec_eval")
+        unjudged="condensed" if opts.judged_only else None, num_docs=opts.num_docs or None,
+        rel_level=opts.rel_level if opts.rel_level > 1 else None, names="trec_eval")
     frame = _evaluate(vqrels, vrun, metrics, settings, run_path).reindex(list(vqrels))
+    if opts.rel_level < 0 and not opts.judged_only:
+        _jg_below_zero(planned, opts.rel_level, frame, vqrels, vrun)
     owner = [key.split(sep, 1)[0] for key in vqrels]
     columns: dict[Any, Any] = {}
     for m in metrics:
@@ -760,6 +904,34 @@ def _jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path
             count[q] = count.get(q, 0) + 1
         columns[m] = np.array([total[q] / count[q] if count[q] > 1 else total[q] for q in qids])
     return qids, columns
+
+
+def _jg_below_zero(planned: list[Planned], level: int, frame: Any, vqrels: dict[str, dict[str, int]],
+                   vrun: dict[str, dict[str, float]]) -> None:
+    """-R qrels_jg below level 0 (without -J): each judgment group's map, P and Rprec_mult from the rankings'
+    marks (:mod:`ragrade.compat.trec_eval_levels`; ``vqrels`` holds the grades >= 0 raised by one)."""
+    import dataclasses
+
+    import numpy as np
+
+    from ragrade.compat import trec_eval_levels as below
+
+    ranked = []
+    for key, judged in vqrels.items():
+        order = sorted(vrun[key].items(), key=lambda kv: (kv[1], kv[0].encode("utf-8")), reverse=True)
+        marks = []
+        for doc, _ in order:
+            g = judged.get(doc)
+            marks.append(level <= -1 if g is None else (level <= -2 if g < 0 else True))
+        ranked.append(below.Ranking(tuple(marks), sum(1 for g in judged.values() if g >= 0),
+                                    sum(1 for doc, _ in order if judged.get(doc, -1) >= 0)))
+    for p in planned:
+        if not p.measure.base or p.measure.base not in below.MARKED:
+            continue
+        base = dataclasses.replace(p, measure=BY_NAME[p.measure.base])
+        per_group = [below.values(base, r) for r in ranked]
+        for i, m in enumerate(p.metrics):
+            frame[str(m)] = np.array([v[i] for v in per_group], dtype=np.float64)
 
 
 _BOGUS_DOC = "ceci_nest_pas_un_docno"  # trec_eval's stand-in document for a query absent from the run
@@ -817,6 +989,49 @@ def _nan_like_trec_eval(planned: list[Planned], columns: dict[Any, Any], helpers
             columns[m] = col
 
 
+def _stale_ideal(planned: list[Planned], columns: dict[Any, Any], qids: list[str], best: dict[str, float]) -> None:
+    """trec_eval 10 keeps each grade's count of judgments from one query to the next and recounts only the
+    grades 0 to the highest: a query judged with grade -1 only (it stops on the first, above) thus reads the
+    counts of the query scored before it, and its ideal_dcg is that query's."""
+    stale = [i for i, q in enumerate(qids) if -1 <= best.get(q, 0.0) < 0 and i > 0]
+    if not stale:
+        return
+    for p in planned:
+        if p.measure.name != "ideal_dcg":
+            continue
+        for m in p.metrics:
+            col = columns[m].copy()
+            for i in stale:  # in order: a run of such queries carries the last counted query's value
+                col[i] = col[i - 1]
+            columns[m] = col
+
+
+def _rndcg_below_one(planned: list[Planned], columns: dict[Any, Any], qrels: Any, qids: list[str]) -> None:
+    """Rndcg at -l0 and below: a query judged with grades 0 (and negative) only counts as one with relevant
+    judgments, so trec_eval scores it, and with no positive gain anywhere its mean over no level change is
+    0 / 0 (NaN). A gain map that gives grade 0 (or a negative grade) a positive gain would make such a
+    query's value a real nDCG that ragrade does not compute: refused."""
+    import numpy as np
+
+    rndcg = [m for p in planned if p.measure.name == "Rndcg" for m in p.metrics if m is not None]
+    if not rndcg:
+        return
+    g = qrels.grades
+    qrow = np.repeat(np.arange(len(qrels.query_ids)), np.diff(qrels.offsets))
+    judged = np.bincount(qrow, weights=(g >= 0).astype(np.float64), minlength=len(qrels.query_ids))
+    positive = np.bincount(qrow, weights=(g > 0).astype(np.float64), minlength=len(qrels.query_ids))
+    where = {q: i for i, q in enumerate(qrels.query_ids.tolist())}
+    idx = np.array([where[q] for q in qids], dtype=np.int64)
+    zero_only = (judged[idx] > 0) & (positive[idx] == 0)
+    for m in rndcg:
+        if any(level <= 0 and gain > 0 for level, gain in (m.get("gains") or ())):
+            raise TrecEvalError("Rndcg with a positive gain for grade 0 or below, at -l0 and below: ragrade trec_eval "
+                                "does not compute trec_eval's value of a query judged with such grades only")
+        col = columns[m].copy()
+        col[zero_only] = np.nan
+        columns[m] = col
+
+
 def _clean_missing(planned: list[Planned], columns: dict[Any, Any], missing: np.ndarray, qids: list[str],
                    relstrings: dict[str, str]) -> None:
     """What trec_eval resets after scoring a query absent from the run (-c), by output name: num_ret,
@@ -866,8 +1081,8 @@ def help_text(opts: Options) -> str:
         "  -q            print the value of every query too",
         "  -c            score judged queries missing from the run (as empty rankings)",
         "  -n            no summary ('all' lines)",
-        "  -l LEVEL      lowest grade counted as relevant (default 1)",
-        "  -M N          read only the first N documents of each ranking",
+        "  -l LEVEL      lowest grade counted as relevant (default 1; 0 and below as trec_eval reads them)",
+        "  -M N          read only the first N documents of each ranking (0: none)",
         "  -N N          number of documents in the collection (utility)",
         "  -J            drop unjudged documents from the rankings before scoring",
         "  -R FORMAT     judgment format (qrels, qrels_jg, prefs, qrels_prefs)",
