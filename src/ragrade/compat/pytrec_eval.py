@@ -420,10 +420,12 @@ class _FastPath:
 
     def _kernels(self, rows: Any, pos: Any, counts: Any, in_order: Any) -> dict[str, Any]:
         """finish()'s kernels and definedness rule (no_relevant="zero") on every qrels query (those not in
-        the run have an empty list), without the summary, hole rate and notes a Result carries."""
+        the run have an empty list), without the summary, hole rate and notes a Result carries. Work shared
+        by several labels is done once: the cutoff families' hit counts in one pass, a kernel asked twice
+        with the same parameters (``map`` and ``gm_map``) run once, one definedness mask per rule."""
         import numpy as np
 
-        from ragrade.engine.core import condensed, defined_mask, judged_view, metric_param
+        from ragrade.engine.core import condensed, judged_view
 
         nq = self.nq
         n_ret = np.zeros(nq, dtype=np.int64)
@@ -432,29 +434,83 @@ class _FastPath:
         judged = judged_view(nq, n_ret, self.row_q[rows], pos, self.grades[rows], self.row_unit[rows], first,
                              self, self.policies.num_docs)  # type: ignore[arg-type]
         views = {"nonrelevant": judged}
+        for kind, rel, ks in self.steps.hit_cutoffs:
+            if kind not in views:
+                views[kind] = condensed(judged)
+            views[kind]._cache.update(self.qrels_cache)
+            views[kind].count_hits_at(rel, ks)
         out: dict[str, Any] = {}
-        for label, m in self.labels:
+        done: dict[Any, Any] = {}
+        for (label, m), kind, memo, rule in zip(self.labels, self.steps.kinds, self.steps.memo, self.steps.rules,
+                                                strict=True):
             fam = m.family
             assert fam.kernel is not None
-            kind = "condensed" if self.policies.unjudged == "condensed" or metric_param(m, "judged_only", False) \
-                else "nonrelevant"
+            if memo is not None and memo in done:
+                out[label] = done[memo]
+                continue
             if kind not in views:
                 views[kind] = condensed(judged)
             jv = views[kind]
             jv._cache.update(self.qrels_cache)
             values = fam.kernel(m, jv)
-            if fam.defined == "value":
+            if rule is None:  # fam.defined == "value"
                 undefined = np.isnan(values)
             else:
-                if label not in self.defined:
-                    self.defined[label] = ~defined_mask(m, judged)
-                undefined = self.defined[label]
+                if rule not in self.defined:
+                    from ragrade.engine.core import defined_mask
+
+                    self.defined[rule] = ~defined_mask(m, judged)
+                undefined = self.defined[rule]
             out[label] = np.where(undefined, 0.0, values) if undefined.any() else values
+            if memo is not None:
+                done[memo] = out[label]
         for jv in views.values():
             for key, value in jv._cache.items():
                 if key[0] in self.QRELS_ONLY:
                     self.qrels_cache.setdefault(key, value)
         return out
+
+    @functools.cached_property
+    def steps(self) -> _Steps:
+        """What :meth:`_kernels` reads of each label, worked out once."""
+        return _Steps(self.labels, self.policies)
+
+
+class _Steps:
+    """Per label: the judged view it reads (``kinds``), the key of its kernel call (``memo``: equal keys, equal
+    values; None when a parameter is not hashable), the key of its definedness mask (``rules``: None for the
+    families whose value says it); and the hit counts the cutoff families read (``hit_cutoffs``: view, rel and
+    cutoffs, counted in one pass when two or more are asked)."""
+
+    #: The kernels that read :func:`ragrade.kernels.metrics.hits` at the metric's cutoff.
+    HIT_KERNELS = frozenset({"precision", "recall", "hit_rate", "recall_all", "relative_precision",
+                             "context_precision", "f1", "f_measure"})
+
+    def __init__(self, labels: list[Any], policies: Any) -> None:
+        from ragrade.engine.core import metric_param
+
+        self.kinds: list[str] = []
+        self.memo: list[Any] = []
+        self.rules: list[Any] = []
+        cutoffs: dict[tuple[str, int], set[int]] = collections.defaultdict(set)
+        for _, m in labels:
+            fam = m.family
+            kind = ("condensed" if policies.unjudged == "condensed" or metric_param(m, "judged_only", False)
+                    else "nonrelevant")
+            self.kinds.append(kind)
+            memo: Any = (fam.kernel, m.k, kind, tuple((p.name, m.get(p.name)) for p in fam.params))
+            try:
+                hash(memo)
+            except TypeError:
+                memo = None
+            self.memo.append(memo)
+            if fam.defined == "value":
+                self.rules.append(None)
+            else:
+                self.rules.append((fam.defined, m.rel, metric_param(m, "rel", None), metric_param(m, "gains", None)))
+            if m.k is not None and getattr(fam.kernel, "name", None) in self.HIT_KERNELS:
+                cutoffs[kind, m.rel].add(int(m.k))
+        self.hit_cutoffs = [(kind, rel, sorted(ks)) for (kind, rel), ks in cutoffs.items() if len(ks) > 1]
 
 
 def pytrec_join(runs: list[Any], docs: list[str], starts: Any, jcounts: Any,

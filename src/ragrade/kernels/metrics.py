@@ -70,6 +70,20 @@ class Judged:
         q, pos, _, _ = self.judged_table()
         return sum_by_query(q, np.ones(len(q)), self.nq, _within(pos, k))
 
+    def count_hits_at(self, rel: float, ks: list[int]) -> None:
+        """The relevant rows among the top k of each query for every cutoff of ``ks`` at once (one counting pass
+        instead of one per cutoff), cached for :func:`hits`: the same counts."""
+        cuts = np.unique(np.asarray(ks, dtype=np.int64))
+        if len(cuts) == 0:
+            return
+        q, pos, _ = self.relevant_rows(rel)
+        bucket = np.searchsorted(cuts, pos, side="right")  # the first cutoff that holds the row
+        keep = bucket < len(cuts)
+        counts = np.bincount(q[keep] * len(cuts) + bucket[keep], minlength=self.nq * len(cuts))
+        table = np.cumsum(counts.reshape(self.nq, len(cuts)), axis=1).astype(np.float64).T.copy()
+        for k, row in zip(cuts.tolist(), table, strict=True):
+            self._cache.setdefault(("hits", rel, k), row)
+
     def hits_uncut(self, rel: float) -> np.ndarray:
         q, _, _ = self.relevant_rows(rel)
         return np.bincount(q, minlength=self.nq).astype(np.float64)
@@ -176,6 +190,11 @@ def _within(pos: np.ndarray, k: int | None) -> np.ndarray | None:
 
 
 def hits(m: Metric, j: Judged) -> np.ndarray:
+    """Relevant rows among the top k per query (read, not to be changed: it may be the cached counts of
+    :meth:`Judged.count_hits_at`)."""
+    counted = j._cache.get(("hits", m.rel, m.k))
+    if counted is not None:
+        return counted
     q, pos, _ = j.relevant_rows(m.rel)
     return sum_by_query(q, np.ones(len(q)), j.nq, _within(pos, m.k))
 
