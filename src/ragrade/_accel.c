@@ -1563,6 +1563,41 @@ done:
     PyBuffer_Release(&b);
     return out;
 }
+
+/* kahan_cumsum_runs(q, w, out) -> status
+ *     q int64, w and out float64, C-contiguous, of one length n (ValueError otherwise): out[i] the compensated
+ *     running sum of w within i's run of equal consecutive q values, the additions pandas' grouped cumsum makes
+ *     (y = w - c; t = s + y; c = (t - s) - y; s = t; from s = c = 0 at each run's start), so the same floats.
+ *     Status 0; 1 when a weight is not finite (out then holds nothing useful: the caller takes another way). */
+static PyObject *kahan_cumsum_runs(PyObject *self, PyObject *args) {
+    PyObject *objs[3];
+    if (!PyArg_ParseTuple(args, "OOO", &objs[0], &objs[1], &objs[2])) return NULL;
+    Py_buffer b[3];
+    if (get_buffers(objs, b, 3, 2) < 0) return NULL;
+    Py_ssize_t n = b[0].len / 8;
+    long status = 0;
+    if (b[0].len % 8 != 0 || b[1].len != b[0].len || b[2].len != b[0].len) {
+        for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+        PyErr_SetString(PyExc_ValueError, "kahan_cumsum_runs: q, w and out must hold n int64 / float64 each");
+        return NULL;
+    }
+    const int64_t *q = (const int64_t *)b[0].buf;
+    const double *w = (const double *)b[1].buf;
+    double *out = (double *)b[2].buf;
+    double acc = 0.0, comp = 0.0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i == 0 || q[i] != q[i - 1]) { acc = 0.0; comp = 0.0; }
+        double x = w[i];
+        if (!isfinite(x)) { status = 1; break; }
+        double y = x - comp;
+        double t = acc + y;
+        comp = (t - acc) - y;
+        acc = t;
+        out[i] = t;
+    }
+    for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+    return PyLong_FromLong(status);
+}
 /* ==== pyspeed (end) ================================================================================ */
 
 /* ---- trec_eval drop-in (tespeed): trec_eval's rank order within segments -------------------------------
@@ -2003,6 +2038,7 @@ static PyMethodDef methods[] = {
     {"pytrec_join", pytrec_join, METH_VARARGS, "pytrec_eval fast path: judged ranks of dict runs."},
     {"pytrec_qrels", pytrec_qrels, METH_VARARGS, "pytrec_eval fast path: qrels dicts copied and read."},
     {"nested_dicts", nested_dicts, METH_VARARGS, "{qid: {name: value}} from a 2-D float64 array."},
+    {"kahan_cumsum_runs", kahan_cumsum_runs, METH_VARARGS, "Compensated running sums within runs (pandas' cumsum)."},
     {"sort_segments_trec", sort_segments_trec, METH_VARARGS, "trec_eval's rank order (score, id descending) within segments."},
     {"trec_lines", trec_lines, METH_VARARGS, "trec_eval -q's lines (heads, query ids, %6.4f values, texts)."},
     {"fusion_pairs", fusion_pairs, METH_VARARGS, "Fusion: (query, document) pairs of several runs, first-seen order."},

@@ -74,6 +74,12 @@ def cumsum_within(q: np.ndarray, w: np.ndarray) -> np.ndarray:
         start[1:] = q[1:] != q[:-1]
         first = np.flatnonzero(start)
         return cs - np.repeat(cs[first] - w[first], np.diff(np.append(first, n)))
+    from ragrade._ingest import _accel
+
+    if _accel is not None:  # the same compensated additions in C, run after run
+        out = np.empty(n, dtype=np.float64)
+        if _accel.kahan_cumsum_runs(np.ascontiguousarray(q, dtype=np.int64), np.ascontiguousarray(w), out) == 0:
+            return out
     runs = _runs_matrix(q)
     if runs is not None and runs[3] <= _KAHAN_MAX_COLUMNS and np.isfinite(w).all():
         return _kahan_cumsum_rows(runs, w)

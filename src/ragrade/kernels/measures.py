@@ -225,11 +225,25 @@ def unjudged_at(m: Metric, j: Judged) -> np.ndarray:
 
 def _gain_table(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(q, pos, gain)`` of the retrieved judged rows with a non-zero gain (first copies), linear gains
-    or the metric's gain map."""
-    q, pos, g, first = j.judged_table()
-    w = grade_gain(g, "linear", m.get("gains"))
-    keep = first & (w != 0)
-    return q[keep], pos[keep], w[keep]
+    or the metric's gain map (computed once per table: G, ndcg_rel and Rndcg read it)."""
+    key = ("gtable", m.get("gains"))
+    if key not in j._cache:
+        q, pos, g, first = j.judged_table()
+        w = grade_gain(g, "linear", m.get("gains"))
+        keep = first & (w != 0)
+        j._cache[key] = (q[keep], pos[keep], w[keep])
+    return j._cache[key]
+
+
+def _discounted(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Of :func:`_gain_table`'s rows: ``(gain / log2(pos + 2), its running sum within the query, its sum per
+    query)`` (computed once per table: ndcg_rel and Rndcg read them)."""
+    key = ("gdcg", m.get("gains"))
+    if key not in j._cache:
+        q, pos, w = _gain_table(m, j)
+        d = w / np.log2(pos + 2.0)
+        j._cache[key] = (d, cumsum_within(q, d), sum_by_query(q, d, j.nq))
+    return j._cache[key]
 
 
 def _ideal_prefix(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -246,7 +260,7 @@ def ndcg_rel(m: Metric, j: Judged) -> np.ndarray:
     """trec_eval ndcg_rel: the mean, over the n relevant documents of the ideal list, of nDCG at the rank
     of each retrieved relevant one (the whole list's nDCG for the ones not retrieved)."""
     q, pos, w = _gain_table(m, j)
-    rdcg = cumsum_within(q, w / np.log2(pos + 2.0))
+    _, rdcg, whole_r = _discounted(m, j)
     iq, ipos, ig, icum = _ideal_prefix(m, j)
     n_ideal = np.bincount(iq, minlength=j.nq)
     good = w > 0
@@ -254,7 +268,6 @@ def ndcg_rel(m: Metric, j: Judged) -> np.ndarray:
     idcg_at = value_at(iq, ipos, icum, gq, np.minimum(gpos, n_ideal[gq] - 1))
     total = sum_by_query(gq, safe_div(rdcg[good], idcg_at), j.nq)
     found = np.bincount(gq, minlength=j.nq)
-    whole_r = sum_by_query(q, w / np.log2(pos + 2.0), j.nq)
     whole_i = sum_by_query(iq, ig / np.log2(ipos + 2.0), j.nq)
     total = total + (n_ideal - found) * safe_div(whole_r, whole_i)
     out = safe_div(total, n_ideal.astype(np.float64))
@@ -264,7 +277,7 @@ def ndcg_rel(m: Metric, j: Judged) -> np.ndarray:
 def rndcg(m: Metric, j: Judged) -> np.ndarray:
     """trec_eval Rndcg: the mean of nDCG at each rank where the ideal list's gain drops to the next level
     (and at the end of the list when it is longer than the ideal list plus one)."""
-    q, pos, w = _gain_table(m, j)
+    q, pos, _ = _gain_table(m, j)
     iq, ipos, ig, icum = _ideal_prefix(m, j)
     n_ideal = np.bincount(iq, minlength=j.nq)
     # Boundaries: ideal ranks b >= 1 whose gain differs from rank b - 1's (the rank after the last is 0).
@@ -275,12 +288,11 @@ def rndcg(m: Metric, j: Judged) -> np.ndarray:
     nxt[same_q] = ig[1:][same_q[:-1]]
     at = nxt != ig  # the boundary is at ipos + 1; nDCG measured through ipos
     bq, bpos = iq[at], ipos[at]
-    rcum = cumsum_within(q, w / np.log2(pos + 2.0))
+    _, rcum, whole_r = _discounted(m, j)
     terms = safe_div(value_at(q, pos, rcum, bq, bpos), value_at(iq, ipos, icum, bq, bpos))
     total = sum_by_query(bq, terms, j.nq)
     count = np.bincount(bq, minlength=j.nq).astype(np.float64)
     longer = j.n_ret > n_ideal + 1
-    whole_r = sum_by_query(q, w / np.log2(pos + 2.0), j.nq)
     whole_i = value_at(iq, ipos, icum, np.arange(j.nq), n_ideal - 1)
     extra = longer & (whole_i > 0)
     total[extra] += whole_r[extra] / whole_i[extra]
