@@ -332,7 +332,7 @@ class _FastPath:
 
     #: Keys of the kernels' per-call cache (:class:`ragrade.kernels.metrics.Judged`) that depend on the qrels
     #: alone: kept from one evaluate() to the next.
-    QRELS_ONLY = frozenset({"R", "N", "ugain", "ideal", "idcg", "ilevels", "iprefix", "icost"})
+    QRELS_ONLY = frozenset({"R", "N", "ugain", "glevels", "ideal", "idcg", "ilevels", "iprefix", "icost"})
 
     def __init__(self, judgments: _Judgments, metrics: list[Any], labels: tuple[Any, ...], policies: Any) -> None:
         import numpy as np
@@ -425,14 +425,20 @@ class _FastPath:
         with the same parameters (``map`` and ``gm_map``) run once, one definedness mask per rule."""
         import numpy as np
 
-        from ragrade.engine.core import condensed, judged_view
+        from ragrade.engine.core import condensed
+        from ragrade.kernels.common import pick
+        from ragrade.kernels.metrics import Judged
 
         nq = self.nq
         n_ret = np.zeros(nq, dtype=np.int64)
         n_ret[in_order] = counts
         first = np.ones(len(rows), dtype=bool)  # a dict ranks each document once; no unit groups
-        judged = judged_view(nq, n_ret, self.row_q[rows], pos, self.grades[rows], self.row_unit[rows], first,
-                             self, self.policies.num_docs)  # type: ignore[arg-type]
+        # engine.core.judged_view's table (every row is a first copy: the credited rows are the positive ones)
+        qq, grade, unit = self.row_q[rows], self.grades[rows], self.row_unit[rows]
+        pq, ppos, pgrade, punit = pick(grade > 0, qq, pos, grade, unit)
+        judged = Judged(nq=nq, n_ret=n_ret, q=pq, pos=ppos, grade=pgrade, unit_q=self.unit_q,
+                        unit_grade=self.unit_grade, unit=punit, jq=qq, jpos=pos, jgrade=grade, jfirst=first,
+                        junit=unit, num_docs=self.policies.num_docs)
         views = {"nonrelevant": judged}
         for kind, rel, ks in self.steps.hit_cutoffs:
             if kind not in views:

@@ -22,6 +22,7 @@ import numpy as np
 from ragrade.kernels.common import (
     cumsum_within,
     group_starts,
+    pick,
     safe_div,
     suffix_max_within,
     sum_by_query,
@@ -65,7 +66,7 @@ def num_rel_ret(m: Metric, j: Judged) -> np.ndarray:
 def num_nonrel_judged_ret(m: Metric, j: Judged) -> np.ndarray:
     q, _, g, first = j.judged_table()
     mask = first & (g >= 0) & (g < m.rel)
-    return np.bincount(q[mask], minlength=j.nq).astype(np.float64)
+    return np.bincount(pick(mask, q)[0], minlength=j.nq).astype(np.float64)
 
 
 # -- set measures (over the whole retrieved list) ---------------------------------------------------------
@@ -97,7 +98,7 @@ def f_measure(m: Metric, j: Judged) -> np.ndarray:
 def _classes(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """First copies of the judged rows: ``(q, pos, relevant, judged non-relevant, pool-unjudged)``."""
     q, pos, g, first = j.judged_table()
-    q, pos, g = q[first], pos[first], g[first]
+    q, pos, g = pick(first, q, pos, g)
     rel = g >= m.rel
     return q, pos, rel, (g >= 0) & ~rel, g < 0
 
@@ -107,8 +108,7 @@ def bpref(m: Metric, j: Judged) -> np.ndarray:
     1 - min(n, R) / min(N, R), n the judged non-relevant documents above it, N all judged non-relevant
     ones; summed and divided by R."""
     q, _, rel, non, _ = _classes(m, j)
-    n_above = cumsum_within(q, non)[rel]
-    rq = q[rel]
+    n_above, rq = pick(rel, cumsum_within(q, non), q)
     r = j.n_relevant(m.rel)
     cap = np.minimum(j.n_nonrelevant(m.rel), r)[rq]
     term = np.ones(len(rq))
@@ -123,11 +123,8 @@ def infap(m: Metric, j: Judged) -> np.ndarray:
     (relevant above + non-relevant above + 2e), with pool-unjudged (negative grade) documents counted as
     judged above; 1 at rank 0; summed and divided by R."""
     q, pos, rel, non, unj = _classes(m, j)
-    r_above = (cumsum_within(q, rel) - rel)[rel]
-    n_above = (cumsum_within(q, non) - non)[rel]
-    u_above = (cumsum_within(q, unj) - unj)[rel]
-    rq = q[rel]
-    fj = pos[rel].astype(np.float64)
+    r_above, n_above, u_above, rq, fj = pick(rel, cumsum_within(q, rel) - rel, cumsum_within(q, non) - non,
+                                             cumsum_within(q, unj) - unj, q, pos.astype(np.float64))
     safe_j = np.where(fj > 0, fj, 1.0)
     term = (1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((r_above + n_above + u_above) / safe_j)
             * ((r_above + INFAP_EPSILON) / (r_above + n_above + 2 * INFAP_EPSILON)))
@@ -231,7 +228,7 @@ def _gain_table(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarra
         q, pos, g, first = j.judged_table()
         w = grade_gain(g, "linear", m.get("gains"))
         keep = first & (w != 0)
-        j._cache[key] = (q[keep], pos[keep], w[keep])
+        j._cache[key] = pick(keep, q, pos, w)
     return j._cache[key]
 
 
@@ -264,9 +261,9 @@ def ndcg_rel(m: Metric, j: Judged) -> np.ndarray:
     iq, ipos, ig, icum = _ideal_prefix(m, j)
     n_ideal = np.bincount(iq, minlength=j.nq)
     good = w > 0
-    gq, gpos = q[good], pos[good]
+    gq, gpos, grdcg = pick(good, q, pos, rdcg)
     idcg_at = value_at(iq, ipos, icum, gq, np.minimum(gpos, n_ideal[gq] - 1))
-    total = sum_by_query(gq, safe_div(rdcg[good], idcg_at), j.nq)
+    total = sum_by_query(gq, safe_div(grdcg, idcg_at), j.nq)
     found = np.bincount(gq, minlength=j.nq)
     whole_i = sum_by_query(iq, ig / np.log2(ipos + 2.0), j.nq)
     total = total + (n_ideal - found) * safe_div(whole_r, whole_i)
@@ -287,7 +284,7 @@ def rndcg(m: Metric, j: Judged) -> np.ndarray:
         same_q[:-1] = iq[1:] == iq[:-1]
     nxt[same_q] = ig[1:][same_q[:-1]]
     at = nxt != ig  # the boundary is at ipos + 1; nDCG measured through ipos
-    bq, bpos = iq[at], ipos[at]
+    bq, bpos = pick(at, iq, ipos)
     _, rcum, whole_r = _discounted(m, j)
     terms = safe_div(value_at(q, pos, rcum, bq, bpos), value_at(iq, ipos, icum, bq, bpos))
     total = sum_by_query(bq, terms, j.nq)
