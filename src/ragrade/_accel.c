@@ -1496,45 +1496,28 @@ done:
 
 #define PT_CACHE 4096  /* a power of two */
 
-static PyObject *nested_dicts(PyObject *self, PyObject *args) {
-    PyObject *qids, *names, *vals;
-    int by_name = 0;
-    if (!PyArg_ParseTuple(args, "O!O!O|p", &PyList_Type, &qids, &PyList_Type, &names, &vals, &by_name)) return NULL;
-    Py_ssize_t nq = PyList_GET_SIZE(qids), nm = PyList_GET_SIZE(names);
-    for (Py_ssize_t i = 0; i < nq; i++)
-        if (!PyUnicode_CheckExact(PyList_GET_ITEM(qids, i))) {
-            PyErr_SetString(PyExc_TypeError, "nested_dicts: query ids must be str");
-            return NULL;
-        }
-    for (Py_ssize_t j = 0; j < nm; j++)
-        if (!PyUnicode_CheckExact(PyList_GET_ITEM(names, j))) {
-            PyErr_SetString(PyExc_TypeError, "nested_dicts: names must be str");
-            return NULL;
-        }
-    Py_buffer b;
-    if (PyObject_GetBuffer(vals, &b, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (nm != 0 && nq > PY_SSIZE_T_MAX / 8 / nm) {
-        PyBuffer_Release(&b);
-        PyErr_SetString(PyExc_ValueError, "nested_dicts: too many values");
-        return NULL;
-    }
-    if (b.len != nq * nm * 8) {
-        PyBuffer_Release(&b);
-        PyErr_SetString(PyExc_ValueError, "nested_dicts: values must hold len(qids) * len(names) float64");
-        return NULL;
-    }
-    const double *x = (const double *)b.buf;
+/* Both nested_dicts: the dicts of value(i, j) = cols[j][i] when cols, else x[j * nq + i] (by_name) or x[i * nm + j].
+   qids and names: lists of exactly-str, checked by the caller. */
+static PyObject *nd_build(PyObject *qids_in, PyObject *names_in, Py_ssize_t nq, Py_ssize_t nm, const double *x,
+                          const double *const *cols, int by_name) {
+    /* private copies of the lists: a finalizer run by the garbage collector during an allocation below cannot
+       change their sizes */
+    PyObject *qids = PyList_GetSlice(qids_in, 0, nq), *names = PyList_GetSlice(names_in, 0, nm);
     uint64_t *bits = (uint64_t *)PyMem_Calloc(PT_CACHE, sizeof(uint64_t));
     PyObject **cached = (PyObject **)PyMem_Calloc(PT_CACHE, sizeof(PyObject *));
     PyObject *out = PyDict_New(), *first = NULL;
     if (bits == NULL || cached == NULL) { PyErr_NoMemory(); goto fail; }
-    if (out == NULL) goto fail;
+    if (out == NULL || qids == NULL || names == NULL) goto fail;
+    if (PyList_GET_SIZE(qids) != nq || PyList_GET_SIZE(names) != nm) {
+        PyErr_SetString(PyExc_ValueError, "nested_dicts: a list changed size");
+        goto fail;
+    }
     for (Py_ssize_t i = 0; i < nq; i++) {
-        /* the lists cannot change here: no Python code runs (exact str keys, float values) */
+        /* exact str keys and float values: setting them runs no Python code of their own */
         PyObject *d = first == NULL ? PyDict_New() : PyDict_Copy(first);
         if (d == NULL) goto fail;
         for (Py_ssize_t j = 0; j < nm; j++) {
-            double y = by_name ? x[j * nq + i] : x[i * nm + j];
+            double y = cols != NULL ? cols[j][i] : by_name ? x[j * nq + i] : x[i * nm + j];
             uint64_t u;
             memcpy(&u, &y, 8);
             size_t slot = (size_t)((u * 0x9E3779B97F4A7C15ULL) >> 52) & (PT_CACHE - 1);
@@ -1556,11 +1539,86 @@ fail:
     Py_CLEAR(out);
 done:
     Py_XDECREF(first);
+    Py_XDECREF(qids);
+    Py_XDECREF(names);
     if (cached != NULL)
         for (size_t k = 0; k < PT_CACHE; k++) Py_XDECREF(cached[k]);
     PyMem_Free(cached);
     PyMem_Free(bits);
+    return out;
+}
+
+static int nd_check_str(PyObject *list, const char *what) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++)
+        if (!PyUnicode_CheckExact(PyList_GET_ITEM(list, i))) {
+            PyErr_Format(PyExc_TypeError, "nested_dicts: %s must be str", what);
+            return -1;
+        }
+    return 0;
+}
+
+static PyObject *nested_dicts(PyObject *self, PyObject *args) {
+    PyObject *qids, *names, *vals;
+    int by_name = 0;
+    if (!PyArg_ParseTuple(args, "O!O!O|p", &PyList_Type, &qids, &PyList_Type, &names, &vals, &by_name)) return NULL;
+    Py_ssize_t nq = PyList_GET_SIZE(qids), nm = PyList_GET_SIZE(names);
+    if (nd_check_str(qids, "query ids") < 0 || nd_check_str(names, "names") < 0) return NULL;
+    Py_buffer b;
+    if (PyObject_GetBuffer(vals, &b, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (nm != 0 && nq > PY_SSIZE_T_MAX / 8 / nm) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "nested_dicts: too many values");
+        return NULL;
+    }
+    if (b.len != nq * nm * 8) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "nested_dicts: values must hold len(qids) * len(names) float64");
+        return NULL;
+    }
+    PyObject *out = nd_build(qids, names, nq, nm, (const double *)b.buf, NULL, by_name);
     PyBuffer_Release(&b);
+    return out;
+}
+
+/* nested_dicts_columns(qids, names, columns) -> {qids[i]: {names[j]: columns[j][i]}}
+ *     columns: a list of len(names) float64 buffers (C-contiguous) of len(qids) items each (ValueError
+ *     otherwise); the rest as nested_dicts (no table to stack first). */
+static PyObject *nested_dicts_columns(PyObject *self, PyObject *args) {
+    PyObject *qids, *names, *columns;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &qids, &PyList_Type, &names, &PyList_Type, &columns))
+        return NULL;
+    Py_ssize_t nq = PyList_GET_SIZE(qids), nm = PyList_GET_SIZE(names);
+    if (nd_check_str(qids, "query ids") < 0 || nd_check_str(names, "names") < 0) return NULL;
+    if (PyList_GET_SIZE(columns) != nm) {
+        PyErr_SetString(PyExc_ValueError, "nested_dicts_columns: one column per name");
+        return NULL;
+    }
+    Py_buffer *bufs = (Py_buffer *)PyMem_Calloc((size_t)nm + 1, sizeof(Py_buffer));
+    const double **cols = (const double **)PyMem_Calloc((size_t)nm + 1, sizeof(double *));
+    PyObject *held = PyList_GetSlice(columns, 0, nm);  /* our own references: the columns stay alive */
+    PyObject *out = NULL;
+    Py_ssize_t got = 0;
+    if (bufs == NULL || cols == NULL) { PyErr_NoMemory(); goto done; }
+    if (held == NULL) goto done;
+    if (PyList_GET_SIZE(held) != nm) {
+        PyErr_SetString(PyExc_ValueError, "nested_dicts_columns: a list changed size");
+        goto done;
+    }
+    for (; got < nm; got++) {
+        if (PyObject_GetBuffer(PyList_GET_ITEM(held, got), &bufs[got], PyBUF_C_CONTIGUOUS) < 0) goto done;
+        if (bufs[got].len != nq * 8) {
+            got++;
+            PyErr_SetString(PyExc_ValueError, "nested_dicts_columns: every column must hold len(qids) float64");
+            goto done;
+        }
+        cols[got] = (const double *)bufs[got].buf;
+    }
+    out = nd_build(qids, names, nq, nm, NULL, cols, 0);
+done:
+    for (Py_ssize_t j = 0; j < got; j++) PyBuffer_Release(&bufs[j]);
+    Py_XDECREF(held);
+    PyMem_Free(bufs);
+    PyMem_Free(cols);
     return out;
 }
 
@@ -2038,6 +2096,7 @@ static PyMethodDef methods[] = {
     {"pytrec_join", pytrec_join, METH_VARARGS, "pytrec_eval fast path: judged ranks of dict runs."},
     {"pytrec_qrels", pytrec_qrels, METH_VARARGS, "pytrec_eval fast path: qrels dicts copied and read."},
     {"nested_dicts", nested_dicts, METH_VARARGS, "{qid: {name: value}} from a 2-D float64 array."},
+    {"nested_dicts_columns", nested_dicts_columns, METH_VARARGS, "{qid: {name: value}} from float64 columns."},
     {"kahan_cumsum_runs", kahan_cumsum_runs, METH_VARARGS, "Compensated running sums within runs (pandas' cumsum)."},
     {"sort_segments_trec", sort_segments_trec, METH_VARARGS, "trec_eval's rank order (score, id descending) within segments."},
     {"trec_lines", trec_lines, METH_VARARGS, "trec_eval -q's lines (heads, query ids, %6.4f values, texts)."},

@@ -163,8 +163,7 @@ class RelevanceEvaluator:
                     cols.append(np.log(np.maximum(values[m], _MIN_GEO_MEAN)))
                 else:
                     cols.append(values[m])
-        table = np.stack(cols) if cols else np.zeros((0, len(queries)))  # one row per name
-        return nested_dicts(queries, names, table, by_name=True)
+        return nested_columns(queries, names, cols)
 
     def _general(self, run: Mapping[str, Any], queries: list[str]) -> dict[Any, Any]:
         """The measures through :func:`ragrade.evaluate` (any input it reads)."""
@@ -332,7 +331,7 @@ class _FastPath:
 
     #: Keys of the kernels' per-call cache (:class:`ragrade.kernels.metrics.Judged`) that depend on the qrels
     #: alone: kept from one evaluate() to the next.
-    QRELS_ONLY = frozenset({"R", "N", "ugain", "glevels", "ideal", "idcg", "ilevels", "iprefix", "icost"})
+    QRELS_ONLY = frozenset({"R", "N", "ugain", "glevels", "ideal", "idcg", "ilevels", "iprefix", "icost", "istarts"})
 
     def __init__(self, judgments: _Judgments, metrics: list[Any], labels: tuple[Any, ...], policies: Any) -> None:
         import numpy as np
@@ -394,6 +393,8 @@ class _FastPath:
             values = self._kernels(rows, pos, counts, in_order)
         else:
             values = self._finish(rows, pos, counts, n_inf, ordered, in_order)
+        if in_order is qpos and len(qpos) == self.nq:  # every qrels query, in the qrels' order: qpos is 0, 1, ...
+            return {m: values[lab] for m, (lab, _) in zip(self.metrics, self.labels, strict=True)}
         return {m: values[lab][qpos] for m, (lab, _) in zip(self.metrics, self.labels, strict=True)}
 
     def _finish(self, rows: Any, pos: Any, counts: Any, n_inf: int, ordered: list[str],
@@ -586,6 +587,25 @@ def _pytrec_join_py(runs: list[Any], docs: list[str], starts: Any, jcounts: Any)
         out_rows += [row for _, row in ranked]
         out_pos += [p for p, _ in ranked]
     return (np.asarray(out_rows, dtype=np.int64), np.asarray(out_pos, dtype=np.int64), counts, n_inf)
+
+
+def nested_columns(queries: list[str], names: list[str], columns: list[Any],
+                   use_accel: bool | None = None) -> dict[str, dict[str, float]]:
+    """``{queries[i]: {names[j]: columns[j][i]}}``: :func:`nested_dicts` of one column per name, read in place
+    by the C helper (no table stacked first)."""
+    import numpy as np
+
+    from ragrade._ingest import _accel
+
+    columns = [np.ascontiguousarray(c, dtype=np.float64) for c in columns]
+    accel = _accel if use_accel is None or use_accel else None
+    if accel is not None and type(queries) is list and type(names) is list:
+        try:
+            return accel.nested_dicts_columns(queries, names, columns)
+        except TypeError:  # an id or a name that is not exactly str
+            pass
+    table = np.stack(columns) if columns else np.zeros((0, len(queries)))
+    return nested_dicts(queries, names, table, use_accel=False, by_name=True)
 
 
 def nested_dicts(queries: list[str], names: list[str], table: Any, use_accel: bool | None = None,

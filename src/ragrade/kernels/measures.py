@@ -148,6 +148,9 @@ def iprec_at(share: float, m: Metric, j: Judged) -> np.ndarray:
     """Interpolated precision at recall ``share``: the best precision at or after the c-th relevant
     document retrieved, c = round(share R) (trec_eval 10; ``cut=trec9``: floor(share R + 0.9), trec_eval 9);
     0 when fewer than c were retrieved."""
+    done = ("iprec_at", share, m.rel, m.get("cut"))  # iprec_at_recall's levels are 11pt_avg's too
+    if done in j._cache:
+        return j._cache[done]
     key = ("iprec", m.rel)
     if key not in j._cache:  # shared by every recall level (11 of them in 11pt_avg and iprec_at_recall)
         q, pos, hitnum = j.relevant_rows(m.rel)
@@ -160,6 +163,7 @@ def iprec_at(share: float, m: Metric, j: Judged) -> np.ndarray:
     out = np.zeros(j.nq, dtype=np.float64)
     ok = (c <= found) & (found > 0)
     out[ok] = best[starts[:-1][ok] + c[ok] - 1]
+    j._cache[done] = out
     return out
 
 
@@ -243,6 +247,25 @@ def _discounted(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return j._cache[key]
 
 
+def _ideal_value_at(m: Metric, j: Judged, cum: np.ndarray, tq: np.ndarray, tpos: np.ndarray) -> np.ndarray:
+    """:func:`value_at` over the ideal ranking of :func:`_ideal_prefix` (``cum`` one value per ideal row): its rows
+    hold ranks 0, 1, ... of each query, query after query, so a rank's row is read, not searched."""
+    key = ("istarts", m.get("gains"))
+    if key not in j._cache:
+        iq = _ideal_prefix(m, j)[0]
+        n = np.bincount(iq, minlength=j.nq)
+        starts = np.zeros(j.nq, dtype=np.int64)
+        np.cumsum(n[:-1], out=starts[1:])
+        j._cache[key] = (starts, n)
+    starts, n = j._cache[key]
+    tq = np.asarray(tq, dtype=np.int64)
+    count = n[tq]
+    idx = np.flatnonzero((count > 0) & (tpos >= 0))
+    out = np.zeros(len(tq), dtype=np.float64)
+    out[idx] = cum[starts[tq[idx]] + np.minimum(tpos[idx], count[idx] - 1)]
+    return out
+
+
 def _ideal_prefix(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The ideal ranking ``(q, pos, gain, inclusive per-query DCG prefix)`` (computed once per table: it
     depends on the ground truth alone)."""
@@ -262,7 +285,7 @@ def ndcg_rel(m: Metric, j: Judged) -> np.ndarray:
     n_ideal = np.bincount(iq, minlength=j.nq)
     good = w > 0
     gq, gpos, grdcg = pick(good, q, pos, rdcg)
-    idcg_at = value_at(iq, ipos, icum, gq, np.minimum(gpos, n_ideal[gq] - 1))
+    idcg_at = _ideal_value_at(m, j, icum, gq, np.minimum(gpos, n_ideal[gq] - 1))
     total = sum_by_query(gq, safe_div(grdcg, idcg_at), j.nq)
     found = np.bincount(gq, minlength=j.nq)
     whole_i = sum_by_query(iq, ig / np.log2(ipos + 2.0), j.nq)
@@ -286,11 +309,11 @@ def rndcg(m: Metric, j: Judged) -> np.ndarray:
     at = nxt != ig  # the boundary is at ipos + 1; nDCG measured through ipos
     bq, bpos = pick(at, iq, ipos)
     _, rcum, whole_r = _discounted(m, j)
-    terms = safe_div(value_at(q, pos, rcum, bq, bpos), value_at(iq, ipos, icum, bq, bpos))
+    terms = safe_div(value_at(q, pos, rcum, bq, bpos), _ideal_value_at(m, j, icum, bq, bpos))
     total = sum_by_query(bq, terms, j.nq)
     count = np.bincount(bq, minlength=j.nq).astype(np.float64)
     longer = j.n_ret > n_ideal + 1
-    whole_i = value_at(iq, ipos, icum, np.arange(j.nq), n_ideal - 1)
+    whole_i = _ideal_value_at(m, j, icum, np.arange(j.nq), n_ideal - 1)
     extra = longer & (whole_i > 0)
     total[extra] += whole_r[extra] / whole_i[extra]
     count[extra] += 1
@@ -302,13 +325,13 @@ def normalized_gain(m: Metric, j: Judged) -> np.ndarray:
     """trec_eval G: sum over retrieved documents of gain / log2(2 + cost - gain so far), cost the sum of
     max(ideal gain, 1) through the rank; divided by the ideal total gain."""
     q, pos, w = _gain_table(m, j)
-    iq, ipos, ig, _ = _ideal_prefix(m, j)
+    iq, _, ig, _ = _ideal_prefix(m, j)
     n_ideal = np.bincount(iq, minlength=j.nq)
     key = ("icost", m.get("gains"))
     if key not in j._cache:
         j._cache[key] = cumsum_within(iq, np.maximum(ig, 1.0) - 1.0)
     extra_cost = j._cache[key]
-    cost = (pos + 1.0) + value_at(iq, ipos, extra_cost, q, np.minimum(pos, n_ideal[q] - 1))
+    cost = (pos + 1.0) + _ideal_value_at(m, j, extra_cost, q, np.minimum(pos, n_ideal[q] - 1))
     gained = cumsum_within(q, w)
     total = sum_by_query(q, w / np.log2(2.0 + cost - gained), j.nq)
     return safe_div(total, sum_by_query(iq, ig, j.nq))
