@@ -1496,10 +1496,10 @@ done:
 
 #define PT_CACHE 4096  /* a power of two */
 
-/* Both nested_dicts: the dicts of value(i, j) = cols[j][i] when cols, else x[j * nq + i] (by_name) or x[i * nm + j].
-   qids and names: lists of exactly-str, checked by the caller. */
+/* nested_dicts' dicts of x[j * nq + i] (by_name) or x[i * nm + j]; qids and names: lists of exactly-str of nq and
+   nm items (checked by the caller). */
 static PyObject *nd_build(PyObject *qids_in, PyObject *names_in, Py_ssize_t nq, Py_ssize_t nm, const double *x,
-                          const double *const *cols, int by_name) {
+                          int by_name) {
     /* private copies of the lists: a finalizer run by the garbage collector during an allocation below cannot
        change their sizes */
     PyObject *qids = PyList_GetSlice(qids_in, 0, nq), *names = PyList_GetSlice(names_in, 0, nm);
@@ -1517,7 +1517,7 @@ static PyObject *nd_build(PyObject *qids_in, PyObject *names_in, Py_ssize_t nq, 
         PyObject *d = first == NULL ? PyDict_New() : PyDict_Copy(first);
         if (d == NULL) goto fail;
         for (Py_ssize_t j = 0; j < nm; j++) {
-            double y = cols != NULL ? cols[j][i] : by_name ? x[j * nq + i] : x[i * nm + j];
+            double y = by_name ? x[j * nq + i] : x[i * nm + j];
             uint64_t u;
             memcpy(&u, &y, 8);
             size_t slot = (size_t)((u * 0x9E3779B97F4A7C15ULL) >> 52) & (PT_CACHE - 1);
@@ -1575,50 +1575,8 @@ static PyObject *nested_dicts(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "nested_dicts: values must hold len(qids) * len(names) float64");
         return NULL;
     }
-    PyObject *out = nd_build(qids, names, nq, nm, (const double *)b.buf, NULL, by_name);
+    PyObject *out = nd_build(qids, names, nq, nm, (const double *)b.buf, by_name);
     PyBuffer_Release(&b);
-    return out;
-}
-
-/* nested_dicts_columns(qids, names, columns) -> {qids[i]: {names[j]: columns[j][i]}}
- *     columns: a list of len(names) float64 buffers (C-contiguous) of len(qids) items each (ValueError
- *     otherwise); the rest as nested_dicts (no table to stack first). */
-static PyObject *nested_dicts_columns(PyObject *self, PyObject *args) {
-    PyObject *qids, *names, *columns;
-    if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &qids, &PyList_Type, &names, &PyList_Type, &columns))
-        return NULL;
-    Py_ssize_t nq = PyList_GET_SIZE(qids), nm = PyList_GET_SIZE(names);
-    if (nd_check_str(qids, "query ids") < 0 || nd_check_str(names, "names") < 0) return NULL;
-    if (PyList_GET_SIZE(columns) != nm) {
-        PyErr_SetString(PyExc_ValueError, "nested_dicts_columns: one column per name");
-        return NULL;
-    }
-    Py_buffer *bufs = (Py_buffer *)PyMem_Calloc((size_t)nm + 1, sizeof(Py_buffer));
-    const double **cols = (const double **)PyMem_Calloc((size_t)nm + 1, sizeof(double *));
-    PyObject *held = PyList_GetSlice(columns, 0, nm);  /* our own references: the columns stay alive */
-    PyObject *out = NULL;
-    Py_ssize_t got = 0;
-    if (bufs == NULL || cols == NULL) { PyErr_NoMemory(); goto done; }
-    if (held == NULL) goto done;
-    if (PyList_GET_SIZE(held) != nm) {
-        PyErr_SetString(PyExc_ValueError, "nested_dicts_columns: a list changed size");
-        goto done;
-    }
-    for (; got < nm; got++) {
-        if (PyObject_GetBuffer(PyList_GET_ITEM(held, got), &bufs[got], PyBUF_C_CONTIGUOUS) < 0) goto done;
-        if (bufs[got].len != nq * 8) {
-            got++;
-            PyErr_SetString(PyExc_ValueError, "nested_dicts_columns: every column must hold len(qids) float64");
-            goto done;
-        }
-        cols[got] = (const double *)bufs[got].buf;
-    }
-    out = nd_build(qids, names, nq, nm, NULL, cols, 0);
-done:
-    for (Py_ssize_t j = 0; j < got; j++) PyBuffer_Release(&bufs[j]);
-    Py_XDECREF(held);
-    PyMem_Free(bufs);
-    PyMem_Free(cols);
     return out;
 }
 
@@ -2096,7 +2054,6 @@ static PyMethodDef methods[] = {
     {"pytrec_join", pytrec_join, METH_VARARGS, "pytrec_eval fast path: judged ranks of dict runs."},
     {"pytrec_qrels", pytrec_qrels, METH_VARARGS, "pytrec_eval fast path: qrels dicts copied and read."},
     {"nested_dicts", nested_dicts, METH_VARARGS, "{qid: {name: value}} from a 2-D float64 array."},
-    {"nested_dicts_columns", nested_dicts_columns, METH_VARARGS, "{qid: {name: value}} from float64 columns."},
     {"kahan_cumsum_runs", kahan_cumsum_runs, METH_VARARGS, "Compensated running sums within runs (pandas' cumsum)."},
     {"sort_segments_trec", sort_segments_trec, METH_VARARGS, "trec_eval's rank order (score, id descending) within segments."},
     {"trec_lines", trec_lines, METH_VARARGS, "trec_eval -q's lines (heads, query ids, %6.4f values, texts)."},

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragrade import _ingest
-from ragrade.compat.pytrec_eval import nested_columns, nested_dicts, pytrec_join
+from ragrade.compat.pytrec_eval import nested_dicts, pytrec_join
 
 accel = _ingest._accel
 needs_accel = pytest.mark.skipif(accel is None, reason="the C helper is not built (RAGRADE_NO_ACCEL or no compiler)")
@@ -294,35 +294,3 @@ def test_kahan_cumsum_runs_refuses_what_it_cannot_sum():
     with pytest.raises((ValueError, BufferError)):  # a read-only output
         accel.kahan_cumsum_runs(q, np.zeros(3), np.broadcast_to(np.zeros(1), (3,)))
 
-
-@pytest.mark.parametrize("shape", [(3, 4), (0, 4), (3, 0), (1, 1), (300, 95)])
-def test_nested_columns_equal_the_stacked_table(shape):
-    rng = np.random.default_rng(3)
-    nq, nm = shape
-    queries, names = [f"q{i}" for i in range(nq)], [f"m{j}" for j in range(nm)]
-    columns = [np.round(rng.random(nq) * 4) / 4 if j % 2 else rng.random(nq) for j in range(nm)]
-    table = np.stack(columns) if columns else np.zeros((0, nq))
-    want = nested_dicts(queries, names, table, use_accel=False, by_name=True)
-    for use in (True, False):
-        got = nested_columns(queries, names, columns, use_accel=use)
-        assert got == want and list(got) == list(want)
-        assert all(list(v) == names for v in got.values())
-    strided = [np.repeat(c, 2)[::2] for c in columns]  # not contiguous: copied first
-    assert nested_columns(queries, names, strided) == want
-
-
-@needs_accel
-def test_nested_columns_checks_its_arguments():
-    with pytest.raises(ValueError):
-        accel.nested_dicts_columns(["a", "b"], ["x"], [np.zeros(3)])
-    with pytest.raises(ValueError):
-        accel.nested_dicts_columns(["a"], ["x", "y"], [np.zeros(1)])
-    with pytest.raises(ValueError):
-        accel.nested_dicts_columns(["a"], ["x"], [np.zeros(1, dtype=np.float32)])
-    with pytest.raises(TypeError):
-        accel.nested_dicts_columns(["a"], ["x"], [[1.0]])
-    with pytest.raises(TypeError):
-        accel.nested_dicts_columns([1], ["x"], [np.zeros(1)])
-    with pytest.raises(TypeError):
-        accel.nested_dicts_columns(["a"], ["x"], (np.zeros(1),))
-    assert nested_columns(["a"], [1], [np.ones(1)]) == {"a": {1: 1.0}}  # a name that is not str: the fallback

@@ -163,7 +163,10 @@ class RelevanceEvaluator:
                     cols.append(np.log(np.maximum(values[m], _MIN_GEO_MEAN)))
                 else:
                     cols.append(values[m])
-        return nested_columns(queries, names, cols)
+        # (one table, not the columns read in place: its allocation keeps glibc's heap from being trimmed and
+        # grown again around the result's dicts, which measures faster)
+        table = np.stack(cols) if cols else np.zeros((0, len(queries)))  # one row per name
+        return nested_dicts(queries, names, table, by_name=True)
 
     def _general(self, run: Mapping[str, Any], queries: list[str]) -> dict[Any, Any]:
         """The measures through :func:`ragrade.evaluate` (any input it reads)."""
@@ -587,25 +590,6 @@ def _pytrec_join_py(runs: list[Any], docs: list[str], starts: Any, jcounts: Any)
         out_rows += [row for _, row in ranked]
         out_pos += [p for p, _ in ranked]
     return (np.asarray(out_rows, dtype=np.int64), np.asarray(out_pos, dtype=np.int64), counts, n_inf)
-
-
-def nested_columns(queries: list[str], names: list[str], columns: list[Any],
-                   use_accel: bool | None = None) -> dict[str, dict[str, float]]:
-    """``{queries[i]: {names[j]: columns[j][i]}}``: :func:`nested_dicts` of one column per name, read in place
-    by the C helper (no table stacked first)."""
-    import numpy as np
-
-    from ragrade._ingest import _accel
-
-    columns = [np.ascontiguousarray(c, dtype=np.float64) for c in columns]
-    accel = _accel if use_accel is None or use_accel else None
-    if accel is not None and type(queries) is list and type(names) is list:
-        try:
-            return accel.nested_dicts_columns(queries, names, columns)
-        except TypeError:  # an id or a name that is not exactly str
-            pass
-    table = np.stack(columns) if columns else np.zeros((0, len(queries)))
-    return nested_dicts(queries, names, table, use_accel=False, by_name=True)
 
 
 def nested_dicts(queries: list[str], names: list[str], table: Any, use_accel: bool | None = None,
