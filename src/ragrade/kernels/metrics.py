@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragrade.kernels.common import pick, precision_sum, rank_within_group, safe_div, sum_by_query
+from ragrade.kernels.common import pick, rank_within_group, safe_div, sum_by_query
 
 if TYPE_CHECKING:  # pragma: no cover
     from ragrade.metrics.parser import Metric
@@ -273,8 +273,13 @@ def rr(m: Metric, j: Judged) -> np.ndarray:
 
 
 def _weighted_precision(m: Metric, j: Judged) -> np.ndarray:
+    """:func:`precision_sum`'s first value (the same terms, summed the same way), each row's term computed
+    once per table for every cutoff."""
     q, pos, hitnum = j.relevant_rows(m.rel)
-    return precision_sum(q, pos, j.nq, m.k, hitnum)[0]
+    key = ("wprec", m.rel)
+    if key not in j._cache:
+        j._cache[key] = hitnum / (pos + 1.0)
+    return sum_by_query(q, j._cache[key], j.nq, None if m.k is None else pos < m.k)
 
 
 def ap(m: Metric, j: Judged) -> np.ndarray:
@@ -293,9 +298,13 @@ def capped_ap(m: Metric, j: Judged) -> np.ndarray:
 
 def gain_rows(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(q, pos, gain)`` of the retrieved rows that earn a non-zero gain under ``m``'s ``rel``, ``gain``
-    and ``gains`` parameters (credited rows only), sorted by (q, pos)."""
+    and ``gains`` parameters (credited rows only), sorted by (q, pos); computed once per table (every cutoff
+    of a DCG family reads it)."""
     rel = m.get("rel")
     gains = m.get("gains")
+    key = ("grows", rel, m.get("gain"), gains)
+    if key in j._cache:
+        return j._cache[key]
     if gains:  # a map may give grade 0 (or a negative value) a gain: every judged row is looked at
         q, pos, g, first = j.judged_table()
         w = grade_gain(g, "linear", gains)
@@ -307,6 +316,7 @@ def gain_rows(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     if rel is not None:
         mask &= g >= rel
     q, pos, w = pick(mask, q, pos, w)
+    j._cache[key] = (q, pos, w)
     return q, pos, w
 
 
