@@ -469,35 +469,37 @@ class _FastPath:
         judged = Judged(nq=nq, n_ret=n_ret, q=pq, pos=ppos, grade=pgrade, unit_q=self.unit_q,
                         unit_grade=self.unit_grade, unit=punit, jq=qq, jpos=pos, jgrade=grade, jfirst=first,
                         junit=unit, num_docs=self.policies.num_docs)
+        judged._cache.update(self.qrels_cache)
         views = {"nonrelevant": judged}
-        for kind, rel, ks in self.steps.hit_cutoffs:
+        steps = self.steps
+
+        def view(kind: str) -> Any:
             if kind not in views:
                 views[kind] = condensed(judged)
-            views[kind]._cache.update(self.qrels_cache)
-            views[kind].count_hits_at(rel, ks)
+                views[kind]._cache.update(self.qrels_cache)
+            return views[kind]
+
+        for kind, rel, ks in steps.hit_cutoffs:
+            view(kind).count_hits_at(rel, ks)
         out: dict[str, Any] = {}
         done: dict[Any, Any] = {}
-        for (label, m), kind, memo, rule in zip(self.labels, self.steps.kinds, self.steps.memo, self.steps.rules,
-                                                strict=True):
-            fam = m.family
-            assert fam.kernel is not None
+        for (label, m), kernel, kind, memo, rule in zip(self.labels, steps.kernels, steps.kinds, steps.memo,
+                                                        steps.rules, strict=True):
             if memo is not None and memo in done:
                 out[label] = done[memo]
                 continue
-            if kind not in views:
-                views[kind] = condensed(judged)
-            jv = views[kind]
-            jv._cache.update(self.qrels_cache)
-            values = fam.kernel(m, jv)
+            values = kernel(m, view(kind))
             if rule is None:  # fam.defined == "value"
                 undefined = np.isnan(values)
+                some = bool(undefined.any())
             else:
                 if rule not in self.defined:
                     from ragrade.engine.core import defined_mask
 
-                    self.defined[rule] = ~defined_mask(m, judged)
-                undefined = self.defined[rule]
-            out[label] = np.where(undefined, 0.0, values) if undefined.any() else values
+                    mask = ~defined_mask(m, judged)
+                    self.defined[rule] = (mask, bool(mask.any()))
+                undefined, some = self.defined[rule]
+            out[label] = np.where(undefined, 0.0, values) if some else values
             if memo is not None:
                 done[memo] = out[label]
         for jv in views.values():
@@ -526,6 +528,7 @@ class _Steps:
         from ragrade.engine.core import metric_param
 
         self.kinds: list[str] = []
+        self.kernels: list[Any] = []  # each label's kernel function
         self.memo: list[Any] = []
         self.rules: list[Any] = []
         cutoffs: dict[tuple[str, int], set[int]] = collections.defaultdict(set)
@@ -534,6 +537,8 @@ class _Steps:
             kind = ("condensed" if policies.unjudged == "condensed" or metric_param(m, "judged_only", False)
                     else "nonrelevant")
             self.kinds.append(kind)
+            assert fam.kernel is not None
+            self.kernels.append(fam.kernel.resolve() if hasattr(fam.kernel, "resolve") else fam.kernel)
             memo: Any = (fam.kernel, m.k, kind, tuple((p.name, m.get(p.name)) for p in fam.params))
             try:
                 hash(memo)

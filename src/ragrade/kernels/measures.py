@@ -96,11 +96,15 @@ def f_measure(m: Metric, j: Judged) -> np.ndarray:
 
 
 def _classes(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """First copies of the judged rows: ``(q, pos, relevant, judged non-relevant, pool-unjudged)``."""
-    q, pos, g, first = j.judged_table()
-    q, pos, g = pick(first, q, pos, g)
-    rel = g >= m.rel
-    return q, pos, rel, (g >= 0) & ~rel, g < 0
+    """First copies of the judged rows: ``(q, pos, relevant, judged non-relevant, pool-unjudged)`` (computed
+    once per table: bpref and infAP read them)."""
+    key = ("classes", m.rel)
+    if key not in j._cache:
+        q, pos, g, first = j.judged_table()
+        q, pos, g = pick(first, q, pos, g)
+        rel = g >= m.rel
+        j._cache[key] = (q, pos, rel, (g >= 0) & ~rel, g < 0)
+    return j._cache[key]
 
 
 def bpref(m: Metric, j: Judged) -> np.ndarray:
@@ -161,8 +165,8 @@ def iprec_at(share: float, m: Metric, j: Judged) -> np.ndarray:
     c = cut_by_share(share, r) if m.get("cut") == "trec9" else cut_by_round(share, r)
     c = np.where(c == 0, 1, c)  # recall 0: the best precision anywhere, as at the first relevant document
     out = np.zeros(j.nq, dtype=np.float64)
-    ok = (c <= found) & (found > 0)
-    out[ok] = best[starts[:-1][ok] + c[ok] - 1]
+    ok = np.flatnonzero((c <= found) & (found > 0))
+    out[ok] = best[starts[ok] + c[ok] - 1]
     j._cache[done] = out
     return out
 
