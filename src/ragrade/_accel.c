@@ -1245,7 +1245,8 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
  * pytrec_qrels(dicts, counts_out, grades_out) -> (status, docs)
  *     Judgments {doc: grade} of each query: status 0 when every element is exactly a dict of exactly-str keys
  *     (without NUL) and exactly-int grades (within int64), and then docs (a list of every id, dict after dict, in iteration
- *     order), counts_out (int64) each dict's size and grades_out (float64) every grade in the same order; else
+ *     order; a list the cycle collector does not track: it holds str only and is not to be changed), counts_out
+ *     (int64) each dict's size and grades_out (float64) every grade in the same order; else
  *     status 1 (not a dict), 2 (a key) or 3 (a grade) and docs None. ValueError when an output is too small.
  *
  * nested_dicts(qids, names, values, by_name=False) -> {qids[i]: {names[j]: values[i, j]}}
@@ -1489,6 +1490,10 @@ done:
     if (err != NULL) { Py_XDECREF(copies); PyErr_SetString(PyExc_ValueError, err); return NULL; }
     if (PyErr_Occurred()) { Py_XDECREF(copies); return NULL; }
     if (status != 0) { Py_XDECREF(copies); return Py_BuildValue("lO", status, Py_None); }
+    /* a list of str only, never changed after: nothing in it for the cycle collector to find, so it is not
+       tracked (as CPython stops tracking a tuple or dict of atomic values); otherwise each collection while
+       the list is young walks its items, one cache miss per id */
+    PyObject_GC_UnTrack(copies);
     PyObject *res = Py_BuildValue("lO", status, copies);
     Py_DECREF(copies);
     return res;

@@ -7,6 +7,7 @@ pytrec_eval itself, whose C++ is not built for the sanitizers.
 
 from __future__ import annotations
 
+import gc
 import math
 
 import numpy as np
@@ -177,6 +178,9 @@ def test_qrels_reader(qrels, status):
     if status == 0:
         assert docs == ["a", "b", "c"]
         assert counts.tolist() == [2, 0, 1] and grades[:3].tolist() == [1.0, -2.0, 3.0]
+        assert not gc.is_tracked(docs)  # ids only: the cycle collector has nothing to walk in it
+        gc.collect()
+        assert docs == ["a", "b", "c"]
     else:
         assert docs is None
     with pytest.raises(ValueError):
