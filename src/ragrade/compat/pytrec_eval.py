@@ -510,8 +510,16 @@ class _FastPath:
 
     @functools.cached_property
     def steps(self) -> _Steps:
-        """What :meth:`_kernels` reads of each label, worked out once."""
-        return _Steps(self.labels, self.policies)
+        """What :meth:`_kernels` reads of each label, worked out once for each (labels, policies)."""
+        try:
+            return _steps(tuple(self.labels), self.policies)
+        except TypeError:  # something not hashable: worked out for this evaluator
+            return _Steps(self.labels, self.policies)
+
+
+@functools.lru_cache(maxsize=64)
+def _steps(labels: tuple[Any, ...], policies: Any) -> _Steps:
+    return _Steps(list(labels), policies)
 
 
 class _Steps:
