@@ -133,8 +133,8 @@ class Judged:
             out = None
             if len(q) and float(g.max()) <= 64 and (len(q) < 2 or bool((q[1:] >= q[:-1]).all())):
                 gi = g.astype(np.int64)
-                if np.array_equal(gi, g):  # gains > 0, so 1..top
-                    top = int(gi.max())
+                top = int(gi.max())
+                if np.array_equal(gi, g) and self.nq * top <= 8 * len(q) + 4096:  # gains 1..top; a small table
                     table = np.bincount(q * top + (top - gi), minlength=self.nq * top).reshape(self.nq, top)
                     out = (np.arange(top, 0, -1).astype(np.float64), table)
             self._cache[key] = out
