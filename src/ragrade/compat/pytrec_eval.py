@@ -360,7 +360,8 @@ class _FastPath:
 
     #: Keys of the kernels' per-call cache (:class:`ragrade.kernels.metrics.Judged`) that depend on the qrels
     #: alone: kept from one evaluate() to the next.
-    QRELS_ONLY = frozenset({"R", "N", "ugain", "glevels", "ideal", "idcg", "ilevels", "iprefix", "icost", "istarts"})
+    QRELS_ONLY = frozenset({"R", "N", "ugain", "glevels", "ideal", "idcg", "ilevels", "iprefix", "icost", "istarts",
+                            "irndcg"})
 
     def __init__(self, judgments: _Judgments, metrics: list[Any], labels: tuple[Any, ...], policies: Any) -> None:
         import numpy as np

@@ -116,8 +116,8 @@ def bpref(m: Metric, j: Judged) -> np.ndarray:
     r = j.n_relevant(m.rel)
     cap = np.minimum(j.n_nonrelevant(m.rel), r)[rq]
     term = np.ones(len(rq))
-    some = n_above > 0  # implies N > 0 and so cap > 0
-    term[some] = 1.0 - np.minimum(n_above[some], r[rq][some]) / cap[some]
+    some = np.flatnonzero(n_above > 0)  # implies N > 0 and so cap > 0
+    term[some] = 1.0 - np.minimum(n_above[some], r[rq[some]]) / cap[some]
     return safe_div(sum_by_query(rq, term, j.nq), r)
 
 
@@ -302,22 +302,27 @@ def rndcg(m: Metric, j: Judged) -> np.ndarray:
     """trec_eval Rndcg: the mean of nDCG at each rank where the ideal list's gain drops to the next level
     (and at the end of the list when it is longer than the ideal list plus one)."""
     q, pos, _ = _gain_table(m, j)
-    iq, ipos, ig, icum = _ideal_prefix(m, j)
-    n_ideal = np.bincount(iq, minlength=j.nq)
-    # Boundaries: ideal ranks b >= 1 whose gain differs from rank b - 1's (the rank after the last is 0).
-    nxt = np.zeros(len(ig))
-    same_q = np.zeros(len(ig), dtype=bool)
-    if len(ig) > 1:
-        same_q[:-1] = iq[1:] == iq[:-1]
-    nxt[same_q] = ig[1:][same_q[:-1]]
-    at = nxt != ig  # the boundary is at ipos + 1; nDCG measured through ipos
-    bq, bpos = pick(at, iq, ipos)
+    key = ("irndcg", m.get("gains"))  # the ideal list's part: the qrels' alone
+    if key not in j._cache:
+        iq, ipos, ig, icum = _ideal_prefix(m, j)
+        n_ideal = np.bincount(iq, minlength=j.nq)
+        # Boundaries: ideal ranks b >= 1 whose gain differs from rank b - 1's (the rank after the last is 0).
+        nxt = np.zeros(len(ig))
+        same_q = np.zeros(len(ig), dtype=bool)
+        if len(ig) > 1:
+            same_q[:-1] = iq[1:] == iq[:-1]
+        nxt[same_q] = ig[1:][same_q[:-1]]
+        at = nxt != ig  # the boundary is at ipos + 1; nDCG measured through ipos
+        bq, bpos = pick(at, iq, ipos)
+        j._cache[key] = (n_ideal, bq, bpos, _ideal_value_at(m, j, icum, bq, bpos),
+                         np.bincount(bq, minlength=j.nq).astype(np.float64),
+                         _ideal_value_at(m, j, icum, np.arange(j.nq), n_ideal - 1))
+    n_ideal, bq, bpos, ideal_at, ideal_count, whole_i = j._cache[key]
     _, rcum, whole_r = _discounted(m, j)
-    terms = safe_div(value_at(q, pos, rcum, bq, bpos), _ideal_value_at(m, j, icum, bq, bpos))
+    terms = safe_div(value_at(q, pos, rcum, bq, bpos), ideal_at)
     total = sum_by_query(bq, terms, j.nq)
-    count = np.bincount(bq, minlength=j.nq).astype(np.float64)
+    count = ideal_count.copy()
     longer = j.n_ret > n_ideal + 1
-    whole_i = _ideal_value_at(m, j, icum, np.arange(j.nq), n_ideal - 1)
     extra = longer & (whole_i > 0)
     total[extra] += whole_r[extra] / whole_i[extra]
     count[extra] += 1
