@@ -1245,7 +1245,8 @@ static PyObject *numba_argsort_segments(PyObject *self, PyObject *args) {
  * pytrec_qrels(dicts, counts_out, grades_out) -> (status, docs)
  *     Judgments {doc: grade} of each query: status 0 when every element is exactly a dict of exactly-str keys
  *     (without NUL) and exactly-int grades (within int64), and then docs (a list of every id, dict after dict, in iteration
- *     order), counts_out (int64) each dict's size and grades_out (float64) every grade in the same order; else
+ *     order; a list the cycle collector does not track: it holds str only and is not to be changed), counts_out
+ *     (int64) each dict's size and grades_out (float64) every grade in the same order; else
  *     status 1 (not a dict), 2 (a key) or 3 (a grade) and docs None. ValueError when an output is too small.
  *
  * nested_dicts(qids, names, values, by_name=False) -> {qids[i]: {names[j]: values[i, j]}}
@@ -1489,6 +1490,10 @@ done:
     if (err != NULL) { Py_XDECREF(copies); PyErr_SetString(PyExc_ValueError, err); return NULL; }
     if (PyErr_Occurred()) { Py_XDECREF(copies); return NULL; }
     if (status != 0) { Py_XDECREF(copies); return Py_BuildValue("lO", status, Py_None); }
+    /* a list of str only, never changed after: nothing in it for the cycle collector to find, so it is not
+       tracked (as CPython stops tracking a tuple or dict of atomic values); otherwise each collection while
+       the list is young walks its items, one cache miss per id */
+    PyObject_GC_UnTrack(copies);
     PyObject *res = Py_BuildValue("lO", status, copies);
     Py_DECREF(copies);
     return res;
@@ -1496,41 +1501,24 @@ done:
 
 #define PT_CACHE 4096  /* a power of two */
 
-static PyObject *nested_dicts(PyObject *self, PyObject *args) {
-    PyObject *qids, *names, *vals;
-    int by_name = 0;
-    if (!PyArg_ParseTuple(args, "O!O!O|p", &PyList_Type, &qids, &PyList_Type, &names, &vals, &by_name)) return NULL;
-    Py_ssize_t nq = PyList_GET_SIZE(qids), nm = PyList_GET_SIZE(names);
-    for (Py_ssize_t i = 0; i < nq; i++)
-        if (!PyUnicode_CheckExact(PyList_GET_ITEM(qids, i))) {
-            PyErr_SetString(PyExc_TypeError, "nested_dicts: query ids must be str");
-            return NULL;
-        }
-    for (Py_ssize_t j = 0; j < nm; j++)
-        if (!PyUnicode_CheckExact(PyList_GET_ITEM(names, j))) {
-            PyErr_SetString(PyExc_TypeError, "nested_dicts: names must be str");
-            return NULL;
-        }
-    Py_buffer b;
-    if (PyObject_GetBuffer(vals, &b, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (nm != 0 && nq > PY_SSIZE_T_MAX / 8 / nm) {
-        PyBuffer_Release(&b);
-        PyErr_SetString(PyExc_ValueError, "nested_dicts: too many values");
-        return NULL;
-    }
-    if (b.len != nq * nm * 8) {
-        PyBuffer_Release(&b);
-        PyErr_SetString(PyExc_ValueError, "nested_dicts: values must hold len(qids) * len(names) float64");
-        return NULL;
-    }
-    const double *x = (const double *)b.buf;
+/* nested_dicts' dicts of x[j * nq + i] (by_name) or x[i * nm + j]; qids and names: lists of exactly-str of nq and
+   nm items (checked by the caller). */
+static PyObject *nd_build(PyObject *qids_in, PyObject *names_in, Py_ssize_t nq, Py_ssize_t nm, const double *x,
+                          int by_name) {
+    /* private copies of the lists: a finalizer run by the garbage collector during an allocation below cannot
+       change their sizes */
+    PyObject *qids = PyList_GetSlice(qids_in, 0, nq), *names = PyList_GetSlice(names_in, 0, nm);
     uint64_t *bits = (uint64_t *)PyMem_Calloc(PT_CACHE, sizeof(uint64_t));
     PyObject **cached = (PyObject **)PyMem_Calloc(PT_CACHE, sizeof(PyObject *));
     PyObject *out = PyDict_New(), *first = NULL;
     if (bits == NULL || cached == NULL) { PyErr_NoMemory(); goto fail; }
-    if (out == NULL) goto fail;
+    if (out == NULL || qids == NULL || names == NULL) goto fail;
+    if (PyList_GET_SIZE(qids) != nq || PyList_GET_SIZE(names) != nm) {
+        PyErr_SetString(PyExc_ValueError, "nested_dicts: a list changed size");
+        goto fail;
+    }
     for (Py_ssize_t i = 0; i < nq; i++) {
-        /* the lists cannot change here: no Python code runs (exact str keys, float values) */
+        /* exact str keys and float values: setting them runs no Python code of their own */
         PyObject *d = first == NULL ? PyDict_New() : PyDict_Copy(first);
         if (d == NULL) goto fail;
         for (Py_ssize_t j = 0; j < nm; j++) {
@@ -1556,12 +1544,80 @@ fail:
     Py_CLEAR(out);
 done:
     Py_XDECREF(first);
+    Py_XDECREF(qids);
+    Py_XDECREF(names);
     if (cached != NULL)
         for (size_t k = 0; k < PT_CACHE; k++) Py_XDECREF(cached[k]);
     PyMem_Free(cached);
     PyMem_Free(bits);
+    return out;
+}
+
+static int nd_check_str(PyObject *list, const char *what) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++)
+        if (!PyUnicode_CheckExact(PyList_GET_ITEM(list, i))) {
+            PyErr_Format(PyExc_TypeError, "nested_dicts: %s must be str", what);
+            return -1;
+        }
+    return 0;
+}
+
+static PyObject *nested_dicts(PyObject *self, PyObject *args) {
+    PyObject *qids, *names, *vals;
+    int by_name = 0;
+    if (!PyArg_ParseTuple(args, "O!O!O|p", &PyList_Type, &qids, &PyList_Type, &names, &vals, &by_name)) return NULL;
+    Py_ssize_t nq = PyList_GET_SIZE(qids), nm = PyList_GET_SIZE(names);
+    if (nd_check_str(qids, "query ids") < 0 || nd_check_str(names, "names") < 0) return NULL;
+    Py_buffer b;
+    if (PyObject_GetBuffer(vals, &b, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (nm != 0 && nq > PY_SSIZE_T_MAX / 8 / nm) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "nested_dicts: too many values");
+        return NULL;
+    }
+    if (b.len != nq * nm * 8) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_ValueError, "nested_dicts: values must hold len(qids) * len(names) float64");
+        return NULL;
+    }
+    PyObject *out = nd_build(qids, names, nq, nm, (const double *)b.buf, by_name);
     PyBuffer_Release(&b);
     return out;
+}
+
+/* kahan_cumsum_runs(q, w, out) -> status
+ *     q int64, w and out float64, C-contiguous, of one length n (ValueError otherwise): out[i] the compensated
+ *     running sum of w within i's run of equal consecutive q values, the additions pandas' grouped cumsum makes
+ *     (y = w - c; t = s + y; c = (t - s) - y; s = t; from s = c = 0 at each run's start), so the same floats.
+ *     Status 0; 1 when a weight is not finite (out then holds nothing useful: the caller takes another way). */
+static PyObject *kahan_cumsum_runs(PyObject *self, PyObject *args) {
+    PyObject *objs[3];
+    if (!PyArg_ParseTuple(args, "OOO", &objs[0], &objs[1], &objs[2])) return NULL;
+    Py_buffer b[3];
+    if (get_buffers(objs, b, 3, 2) < 0) return NULL;
+    Py_ssize_t n = b[0].len / 8;
+    long status = 0;
+    if (b[0].len % 8 != 0 || b[1].len != b[0].len || b[2].len != b[0].len) {
+        for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+        PyErr_SetString(PyExc_ValueError, "kahan_cumsum_runs: q, w and out must hold n int64 / float64 each");
+        return NULL;
+    }
+    const int64_t *q = (const int64_t *)b[0].buf;
+    const double *w = (const double *)b[1].buf;
+    double *out = (double *)b[2].buf;
+    double acc = 0.0, comp = 0.0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i == 0 || q[i] != q[i - 1]) { acc = 0.0; comp = 0.0; }
+        double x = w[i];
+        if (!isfinite(x)) { status = 1; break; }
+        double y = x - comp;
+        double t = acc + y;
+        comp = (t - acc) - y;
+        acc = t;
+        out[i] = t;
+    }
+    for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+    return PyLong_FromLong(status);
 }
 /* ==== pyspeed (end) ================================================================================ */
 
@@ -2003,6 +2059,7 @@ static PyMethodDef methods[] = {
     {"pytrec_join", pytrec_join, METH_VARARGS, "pytrec_eval fast path: judged ranks of dict runs."},
     {"pytrec_qrels", pytrec_qrels, METH_VARARGS, "pytrec_eval fast path: qrels dicts copied and read."},
     {"nested_dicts", nested_dicts, METH_VARARGS, "{qid: {name: value}} from a 2-D float64 array."},
+    {"kahan_cumsum_runs", kahan_cumsum_runs, METH_VARARGS, "Compensated running sums within runs (pandas' cumsum)."},
     {"sort_segments_trec", sort_segments_trec, METH_VARARGS, "trec_eval's rank order (score, id descending) within segments."},
     {"trec_lines", trec_lines, METH_VARARGS, "trec_eval -q's lines (heads, query ids, %6.4f values, texts)."},
     {"fusion_pairs", fusion_pairs, METH_VARARGS, "Fusion: (query, document) pairs of several runs, first-seen order."},

@@ -158,3 +158,27 @@ def test_bool_grades_are_refused_by_the_fast_and_the_general_path(monkeypatch):
             compat.RelevanceEvaluator({"q": {"a": 1, "b": np.bool_(False)}}, {"map"})
 
 
+
+
+def test_evaluators_over_equal_qrels_share_the_qrels_state_and_stay_exact():
+    """Evaluators over equal qrels (BEIR and MTEB make one per call) share what the kernels computed from the
+    qrels alone; qrels that differ in one grade, or in their queries' sizes, get their own."""
+    qrels, runs = collection(7)
+    positive = {q: {d: max(g, 0) for d, g in docs.items()} for q, docs in qrels.items()}
+    first = compat.RelevanceEvaluator(positive, {"all_trec"})
+    want = [first.evaluate(run) for run in runs]
+    again = compat.RelevanceEvaluator({q: dict(d) for q, d in positive.items()}, {"all_trec"})
+    assert again._fast.qrels_cache is first._fast.qrels_cache and again._fast.qrels_cache
+    for run, w in zip(runs, want, strict=True):
+        identical(w, again.evaluate(run))
+    q0, d0 = next(iter(positive.items()))
+    changed = {q: dict(d) for q, d in positive.items()}
+    changed[q0][next(iter(d0))] = 3 - d0[next(iter(d0))]  # one grade changes
+    moved = dict(positive)
+    moved[q0] = dict(list(d0.items())[:-1])  # one judgment fewer
+    for truth in (changed, moved):
+        other = compat.RelevanceEvaluator(truth, {"all_trec"})
+        assert other._fast.qrels_cache is not first._fast.qrels_cache
+        theirs = pytrec_eval.RelevanceEvaluator(truth, {"all_trec"})
+        for run in runs:
+            same(theirs.evaluate(run), other.evaluate(run))

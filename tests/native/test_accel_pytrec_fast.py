@@ -7,6 +7,7 @@ pytrec_eval itself, whose C++ is not built for the sanitizers.
 
 from __future__ import annotations
 
+import gc
 import math
 
 import numpy as np
@@ -177,6 +178,9 @@ def test_qrels_reader(qrels, status):
     if status == 0:
         assert docs == ["a", "b", "c"]
         assert counts.tolist() == [2, 0, 1] and grades[:3].tolist() == [1.0, -2.0, 3.0]
+        assert not gc.is_tracked(docs)  # ids only: the cycle collector has nothing to walk in it
+        gc.collect()
+        assert docs == ["a", "b", "c"]
     else:
         assert docs is None
     with pytest.raises(ValueError):
@@ -254,3 +258,43 @@ def test_the_evaluator_with_and_without_the_helper(measures, monkeypatch):
 def test_nested_dicts_with_keys_that_are_not_str_take_the_fallback():
     assert nested_dicts(["a", "b"], [1, "x"], np.array([[1.0, 2.0], [3.0, 4.0]])) == {"a": {1: 1.0, "x": 2.0},
                                                                                       "b": {1: 3.0, "x": 4.0}}
+
+
+@needs_accel
+@pytest.mark.parametrize("seed", range(5))
+def test_kahan_cumsum_runs_makes_pandas_additions(seed):
+    """The C running sums within runs are pandas' grouped cumsum (compensated) to the last bit, and so the
+    NumPy way of ``cumsum_within`` without the helper."""
+    import pandas as pd
+
+    from ragrade.kernels import common
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 4000))
+    q = np.sort(rng.integers(0, max(n // int(rng.integers(1, 40)), 1), n)).astype(np.int64)
+    w = rng.choice([-1.0, 1.0], n) * rng.random(n) * 10.0 ** rng.integers(-12, 12, n)
+    out = np.empty(n)
+    assert accel.kahan_cumsum_runs(q, w, out) == 0
+    want = pd.Series(w).groupby(q, sort=False).cumsum().to_numpy(dtype=np.float64)
+    assert out.tobytes() == want.tobytes()
+    runs = common._runs_matrix(q)
+    if runs is not None:
+        assert common._kahan_cumsum_rows(runs, w).tobytes() == out.tobytes()
+
+
+@needs_accel
+def test_kahan_cumsum_runs_refuses_what_it_cannot_sum():
+    q = np.zeros(3, dtype=np.int64)
+    out = np.empty(3)
+    for bad in (math.nan, math.inf, -math.inf):
+        assert accel.kahan_cumsum_runs(q, np.array([1.0, bad, 2.0]), out) == 1
+    assert accel.kahan_cumsum_runs(np.zeros(0, dtype=np.int64), np.zeros(0), np.empty(0)) == 0
+    with pytest.raises(ValueError):
+        accel.kahan_cumsum_runs(q, np.zeros(4), out)
+    with pytest.raises(ValueError):
+        accel.kahan_cumsum_runs(q, np.zeros(3), np.empty(2))
+    with pytest.raises(ValueError):
+        accel.kahan_cumsum_runs(np.zeros(3, dtype=np.int8), np.zeros(3), out)
+    with pytest.raises((ValueError, BufferError)):  # a read-only output
+        accel.kahan_cumsum_runs(q, np.zeros(3), np.broadcast_to(np.zeros(1), (3,)))
+

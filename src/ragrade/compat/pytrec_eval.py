@@ -18,6 +18,7 @@ import collections
 import functools
 import math
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -163,6 +164,8 @@ class RelevanceEvaluator:
                     cols.append(np.log(np.maximum(values[m], _MIN_GEO_MEAN)))
                 else:
                     cols.append(values[m])
+        # (one table, not the columns read in place: its allocation keeps glibc's heap from being trimmed and
+        # grown again around the result's dicts, which measures faster)
         table = np.stack(cols) if cols else np.zeros((0, len(queries)))  # one row per name
         return nested_dicts(queries, names, table, by_name=True)
 
@@ -323,6 +326,31 @@ def _empty_ranking_nan(values: dict[Any, Any], metrics: list[Any], helper: list[
             values[m] = col
 
 
+#: The kernels' state that depends on the qrels alone (:attr:`_FastPath.QRELS_ONLY` entries, definedness
+#: masks) for the last few qrels contents: ``(counts, grades, state, masks)``, most recent first. Its entries are
+#: only ever added, each computed from the counts and grades alone, so evaluators over equal qrels share them.
+_QRELS_STATE: list[tuple[Any, Any, dict[Any, Any], dict[Any, Any]]] = []
+_QRELS_STATE_MAX = 2
+_QRELS_STATE_LOCK = threading.Lock()
+
+
+def _qrels_state(counts: Any, grades: Any) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    """The shared state of qrels with these per-query counts and grades (equal arrays: the same units, the
+    same queries, so the same R, ideal rankings and masks), made empty on first use."""
+    import numpy as np
+
+    with _QRELS_STATE_LOCK:
+        for i, (c, g, state, masks) in enumerate(_QRELS_STATE):
+            if len(c) == len(counts) and len(g) == len(grades) and np.array_equal(c, counts) \
+                    and np.array_equal(g, grades):
+                _QRELS_STATE.insert(0, _QRELS_STATE.pop(i))
+                return state, masks
+        state, masks = {}, {}
+        _QRELS_STATE.insert(0, (counts, grades, state, masks))
+        del _QRELS_STATE[_QRELS_STATE_MAX:]
+        return state, masks
+
+
 class _FastPath:
     """The qrels indexed once (the rows, queries and grades ragrade's :class:`~ragrade.engine.core.Evaluator`
     holds for them, under the pytrec_eval profile), the join of plain-dict runs against them
@@ -331,7 +359,8 @@ class _FastPath:
 
     #: Keys of the kernels' per-call cache (:class:`ragrade.kernels.metrics.Judged`) that depend on the qrels
     #: alone: kept from one evaluate() to the next.
-    QRELS_ONLY = frozenset({"R", "N", "ugain", "ideal", "idcg", "ilevels", "iprefix", "icost"})
+    QRELS_ONLY = frozenset({"R", "N", "ugain", "glevels", "ideal", "idcg", "ilevels", "iprefix", "icost", "istarts",
+                            "irndcg"})
 
     def __init__(self, judgments: _Judgments, metrics: list[Any], labels: tuple[Any, ...], policies: Any,
                  plan: Any) -> None:
@@ -356,8 +385,8 @@ class _FastPath:
         # else goes through finish() itself.
         self.own_kernels = (pol.no_relevant == "zero" and pol.missing_run == "zero" and pol.max_docs is None
                             and pol.unjudged in ("nonrelevant", "condensed"))
-        self.qrels_cache: dict[Any, Any] = {}
-        self.defined: dict[str, Any] = {}
+        # shared with the other evaluators over equal qrels (BEIR and MTEB make one evaluator per call)
+        self.qrels_cache, self.defined = _qrels_state(judgments.counts, grades)
 
     @property
     def evaluator(self) -> Any:
@@ -396,6 +425,8 @@ class _FastPath:
             values = self._kernels(rows, pos, counts, in_order)
         else:
             values = self._finish(rows, pos, counts, n_inf, ordered, in_order)
+        if in_order is qpos and len(qpos) == self.nq:  # every qrels query, in the qrels' order: qpos is 0, 1, ...
+            return {m: values[lab] for m, (lab, _) in zip(self.metrics, self.labels, strict=True)}
         return {m: values[lab][qpos] for m, (lab, _) in zip(self.metrics, self.labels, strict=True)}
 
     def _finish(self, rows: Any, pos: Any, counts: Any, n_inf: int, ordered: list[str],
@@ -422,41 +453,116 @@ class _FastPath:
 
     def _kernels(self, rows: Any, pos: Any, counts: Any, in_order: Any) -> dict[str, Any]:
         """finish()'s kernels and definedness rule (no_relevant="zero") on every qrels query (those not in
-        the run have an empty list), without the summary, hole rate and notes a Result carries."""
+        the run have an empty list), without the summary, hole rate and notes a Result carries. Work shared
+        by several labels is done once: the cutoff families' hit counts in one pass, a kernel asked twice
+        with the same parameters (``map`` and ``gm_map``) run once, one definedness mask per rule."""
         import numpy as np
 
-        from ragrade.engine.core import condensed, defined_mask, judged_view, metric_param
+        from ragrade.engine.core import condensed
+        from ragrade.kernels.common import pick
+        from ragrade.kernels.metrics import Judged
 
         nq = self.nq
         n_ret = np.zeros(nq, dtype=np.int64)
         n_ret[in_order] = counts
         first = np.ones(len(rows), dtype=bool)  # a dict ranks each document once; no unit groups
-        judged = judged_view(nq, n_ret, self.row_q[rows], pos, self.grades[rows], self.row_unit[rows], first,
-                             self, self.policies.num_docs)  # type: ignore[arg-type]
+        # engine.core.judged_view's table (every row is a first copy: the credited rows are the positive ones)
+        qq, grade, unit = self.row_q[rows], self.grades[rows], self.row_unit[rows]
+        pq, ppos, pgrade, punit = pick(grade > 0, qq, pos, grade, unit)
+        judged = Judged(nq=nq, n_ret=n_ret, q=pq, pos=ppos, grade=pgrade, unit_q=self.unit_q,
+                        unit_grade=self.unit_grade, unit=punit, jq=qq, jpos=pos, jgrade=grade, jfirst=first,
+                        junit=unit, num_docs=self.policies.num_docs)
+        judged._cache.update(self.qrels_cache)
         views = {"nonrelevant": judged}
-        out: dict[str, Any] = {}
-        for label, m in self.labels:
-            fam = m.family
-            assert fam.kernel is not None
-            kind = "condensed" if self.policies.unjudged == "condensed" or metric_param(m, "judged_only", False) \
-                else "nonrelevant"
+        steps = self.steps
+
+        def view(kind: str) -> Any:
             if kind not in views:
                 views[kind] = condensed(judged)
-            jv = views[kind]
-            jv._cache.update(self.qrels_cache)
-            values = fam.kernel(m, jv)
-            if fam.defined == "value":
+                views[kind]._cache.update(self.qrels_cache)
+            return views[kind]
+
+        for kind, rel, ks in steps.hit_cutoffs:
+            view(kind).count_hits_at(rel, ks)
+        out: dict[str, Any] = {}
+        done: dict[Any, Any] = {}
+        for (label, m), kernel, kind, memo, rule in zip(self.labels, steps.kernels, steps.kinds, steps.memo,
+                                                        steps.rules, strict=True):
+            if memo is not None and memo in done:
+                out[label] = done[memo]
+                continue
+            values = kernel(m, view(kind))
+            if rule is None:  # fam.defined == "value"
                 undefined = np.isnan(values)
+                some = bool(undefined.any())
             else:
-                if label not in self.defined:
-                    self.defined[label] = ~defined_mask(m, judged)
-                undefined = self.defined[label]
-            out[label] = np.where(undefined, 0.0, values) if undefined.any() else values
+                if rule not in self.defined:
+                    from ragrade.engine.core import defined_mask
+
+                    mask = ~defined_mask(m, judged)
+                    self.defined[rule] = (mask, bool(mask.any()))
+                undefined, some = self.defined[rule]
+            out[label] = np.where(undefined, 0.0, values) if some else values
+            if memo is not None:
+                done[memo] = out[label]
         for jv in views.values():
             for key, value in jv._cache.items():
                 if key[0] in self.QRELS_ONLY:
                     self.qrels_cache.setdefault(key, value)
         return out
+
+    @functools.cached_property
+    def steps(self) -> _Steps:
+        """What :meth:`_kernels` reads of each label, worked out once for each (labels, policies)."""
+        try:
+            return _steps(tuple(self.labels), self.policies)
+        except TypeError:  # something not hashable: worked out for this evaluator
+            return _Steps(self.labels, self.policies)
+
+
+@functools.lru_cache(maxsize=64)
+def _steps(labels: tuple[Any, ...], policies: Any) -> _Steps:
+    return _Steps(list(labels), policies)
+
+
+class _Steps:
+    """Per label: the judged view it reads (``kinds``), the key of its kernel call (``memo``: equal keys, equal
+    values; None when a parameter is not hashable), the key of its definedness mask (``rules``: None for the
+    families whose value says it); and the hit counts the cutoff families read (``hit_cutoffs``: view, rel and
+    cutoffs, counted in one pass when two or more are asked)."""
+
+    #: The kernels that read :func:`ragrade.kernels.metrics.hits` at the metric's cutoff.
+    HIT_KERNELS = frozenset({"precision", "recall", "hit_rate", "recall_all", "relative_precision",
+                             "context_precision", "f1", "f_measure"})
+
+    def __init__(self, labels: list[Any], policies: Any) -> None:
+        from ragrade.engine.core import metric_param
+
+        self.kinds: list[str] = []
+        self.kernels: list[Any] = []  # each label's kernel function
+        self.memo: list[Any] = []
+        self.rules: list[Any] = []
+        cutoffs: dict[tuple[str, int], set[int]] = collections.defaultdict(set)
+        for _, m in labels:
+            fam = m.family
+            kind = ("condensed" if policies.unjudged == "condensed" or metric_param(m, "judged_only", False)
+                    else "nonrelevant")
+            self.kinds.append(kind)
+            assert fam.kernel is not None
+            self.kernels.append(fam.kernel.resolve() if hasattr(fam.kernel, "resolve") else fam.kernel)
+            memo: Any = (fam.kernel, m.k, kind, tuple((p.name, m.get(p.name)) for p in fam.params))
+            try:
+                hash(memo)
+            except TypeError:
+                memo = None
+            self.memo.append(memo)
+            if fam.defined == "value":
+                self.rules.append(None)
+            else:
+                self.rules.append((fam.defined, m.rel, metric_param(m, "rel", None), metric_param(m, "gains", None)))
+            if m.k is not None and getattr(fam.kernel, "name", None) in self.HIT_KERNELS:
+                cutoffs[kind, m.rel].add(int(m.k))
+        self.hit_cutoffs = [(kind, rel, sorted(ks)) for (kind, rel), ks in cutoffs.items() if len(ks) > 1]
 
 
 def pytrec_join(runs: list[Any], docs: list[str], starts: Any, jcounts: Any,

@@ -22,6 +22,7 @@ import numpy as np
 from ragrade.kernels.common import (
     cumsum_within,
     group_starts,
+    pick,
     safe_div,
     suffix_max_within,
     sum_by_query,
@@ -65,7 +66,7 @@ def num_rel_ret(m: Metric, j: Judged) -> np.ndarray:
 def num_nonrel_judged_ret(m: Metric, j: Judged) -> np.ndarray:
     q, _, g, first = j.judged_table()
     mask = first & (g >= 0) & (g < m.rel)
-    return np.bincount(q[mask], minlength=j.nq).astype(np.float64)
+    return np.bincount(pick(mask, q)[0], minlength=j.nq).astype(np.float64)
 
 
 # -- set measures (over the whole retrieved list) ---------------------------------------------------------
@@ -95,11 +96,15 @@ def f_measure(m: Metric, j: Judged) -> np.ndarray:
 
 
 def _classes(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """First copies of the judged rows: ``(q, pos, relevant, judged non-relevant, pool-unjudged)``."""
-    q, pos, g, first = j.judged_table()
-    q, pos, g = q[first], pos[first], g[first]
-    rel = g >= m.rel
-    return q, pos, rel, (g >= 0) & ~rel, g < 0
+    """First copies of the judged rows: ``(q, pos, relevant, judged non-relevant, pool-unjudged)`` (computed
+    once per table: bpref and infAP read them)."""
+    key = ("classes", m.rel)
+    if key not in j._cache:
+        q, pos, g, first = j.judged_table()
+        q, pos, g = pick(first, q, pos, g)
+        rel = g >= m.rel
+        j._cache[key] = (q, pos, rel, (g >= 0) & ~rel, g < 0)
+    return j._cache[key]
 
 
 def bpref(m: Metric, j: Judged) -> np.ndarray:
@@ -107,13 +112,12 @@ def bpref(m: Metric, j: Judged) -> np.ndarray:
     1 - min(n, R) / min(N, R), n the judged non-relevant documents above it, N all judged non-relevant
     ones; summed and divided by R."""
     q, _, rel, non, _ = _classes(m, j)
-    n_above = cumsum_within(q, non)[rel]
-    rq = q[rel]
+    n_above, rq = pick(rel, cumsum_within(q, non), q)
     r = j.n_relevant(m.rel)
     cap = np.minimum(j.n_nonrelevant(m.rel), r)[rq]
     term = np.ones(len(rq))
-    some = n_above > 0  # implies N > 0 and so cap > 0
-    term[some] = 1.0 - np.minimum(n_above[some], r[rq][some]) / cap[some]
+    some = np.flatnonzero(n_above > 0)  # implies N > 0 and so cap > 0
+    term[some] = 1.0 - np.minimum(n_above[some], r[rq[some]]) / cap[some]
     return safe_div(sum_by_query(rq, term, j.nq), r)
 
 
@@ -123,11 +127,8 @@ def infap(m: Metric, j: Judged) -> np.ndarray:
     (relevant above + non-relevant above + 2e), with pool-unjudged (negative grade) documents counted as
     judged above; 1 at rank 0; summed and divided by R."""
     q, pos, rel, non, unj = _classes(m, j)
-    r_above = (cumsum_within(q, rel) - rel)[rel]
-    n_above = (cumsum_within(q, non) - non)[rel]
-    u_above = (cumsum_within(q, unj) - unj)[rel]
-    rq = q[rel]
-    fj = pos[rel].astype(np.float64)
+    r_above, n_above, u_above, rq, fj = pick(rel, cumsum_within(q, rel) - rel, cumsum_within(q, non) - non,
+                                             cumsum_within(q, unj) - unj, q, pos.astype(np.float64))
     safe_j = np.where(fj > 0, fj, 1.0)
     term = (1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((r_above + n_above + u_above) / safe_j)
             * ((r_above + INFAP_EPSILON) / (r_above + n_above + 2 * INFAP_EPSILON)))
@@ -151,6 +152,9 @@ def iprec_at(share: float, m: Metric, j: Judged) -> np.ndarray:
     """Interpolated precision at recall ``share``: the best precision at or after the c-th relevant
     document retrieved, c = round(share R) (trec_eval 10; ``cut=trec9``: floor(share R + 0.9), trec_eval 9);
     0 when fewer than c were retrieved."""
+    done = ("iprec_at", share, m.rel, m.get("cut"))  # iprec_at_recall's levels are 11pt_avg's too
+    if done in j._cache:
+        return j._cache[done]
     key = ("iprec", m.rel)
     if key not in j._cache:  # shared by every recall level (11 of them in 11pt_avg and iprec_at_recall)
         q, pos, hitnum = j.relevant_rows(m.rel)
@@ -161,8 +165,9 @@ def iprec_at(share: float, m: Metric, j: Judged) -> np.ndarray:
     c = cut_by_share(share, r) if m.get("cut") == "trec9" else cut_by_round(share, r)
     c = np.where(c == 0, 1, c)  # recall 0: the best precision anywhere, as at the first relevant document
     out = np.zeros(j.nq, dtype=np.float64)
-    ok = (c <= found) & (found > 0)
-    out[ok] = best[starts[:-1][ok] + c[ok] - 1]
+    ok = np.flatnonzero((c <= found) & (found > 0))
+    out[ok] = best[starts[ok] + c[ok] - 1]
+    j._cache[done] = out
     return out
 
 
@@ -225,11 +230,44 @@ def unjudged_at(m: Metric, j: Judged) -> np.ndarray:
 
 def _gain_table(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(q, pos, gain)`` of the retrieved judged rows with a non-zero gain (first copies), linear gains
-    or the metric's gain map."""
-    q, pos, g, first = j.judged_table()
-    w = grade_gain(g, "linear", m.get("gains"))
-    keep = first & (w != 0)
-    return q[keep], pos[keep], w[keep]
+    or the metric's gain map (computed once per table: G, ndcg_rel and Rndcg read it)."""
+    key = ("gtable", m.get("gains"))
+    if key not in j._cache:
+        q, pos, g, first = j.judged_table()
+        w = grade_gain(g, "linear", m.get("gains"))
+        keep = first & (w != 0)
+        j._cache[key] = pick(keep, q, pos, w)
+    return j._cache[key]
+
+
+def _discounted(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Of :func:`_gain_table`'s rows: ``(gain / log2(pos + 2), its running sum within the query, its sum per
+    query)`` (computed once per table: ndcg_rel and Rndcg read them)."""
+    key = ("gdcg", m.get("gains"))
+    if key not in j._cache:
+        q, pos, w = _gain_table(m, j)
+        d = w / np.log2(pos + 2.0)
+        j._cache[key] = (d, cumsum_within(q, d), sum_by_query(q, d, j.nq))
+    return j._cache[key]
+
+
+def _ideal_value_at(m: Metric, j: Judged, cum: np.ndarray, tq: np.ndarray, tpos: np.ndarray) -> np.ndarray:
+    """:func:`value_at` over the ideal ranking of :func:`_ideal_prefix` (``cum`` one value per ideal row): its rows
+    hold ranks 0, 1, ... of each query, query after query, so a rank's row is read, not searched."""
+    key = ("istarts", m.get("gains"))
+    if key not in j._cache:
+        iq = _ideal_prefix(m, j)[0]
+        n = np.bincount(iq, minlength=j.nq)
+        starts = np.zeros(j.nq, dtype=np.int64)
+        np.cumsum(n[:-1], out=starts[1:])
+        j._cache[key] = (starts, n)
+    starts, n = j._cache[key]
+    tq = np.asarray(tq, dtype=np.int64)
+    count = n[tq]
+    idx = np.flatnonzero((count > 0) & (tpos >= 0))
+    out = np.zeros(len(tq), dtype=np.float64)
+    out[idx] = cum[starts[tq[idx]] + np.minimum(tpos[idx], count[idx] - 1)]
+    return out
 
 
 def _ideal_prefix(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -246,15 +284,14 @@ def ndcg_rel(m: Metric, j: Judged) -> np.ndarray:
     """trec_eval ndcg_rel: the mean, over the n relevant documents of the ideal list, of nDCG at the rank
     of each retrieved relevant one (the whole list's nDCG for the ones not retrieved)."""
     q, pos, w = _gain_table(m, j)
-    rdcg = cumsum_within(q, w / np.log2(pos + 2.0))
+    _, rdcg, whole_r = _discounted(m, j)
     iq, ipos, ig, icum = _ideal_prefix(m, j)
     n_ideal = np.bincount(iq, minlength=j.nq)
     good = w > 0
-    gq, gpos = q[good], pos[good]
-    idcg_at = value_at(iq, ipos, icum, gq, np.minimum(gpos, n_ideal[gq] - 1))
-    total = sum_by_query(gq, safe_div(rdcg[good], idcg_at), j.nq)
+    gq, gpos, grdcg = pick(good, q, pos, rdcg)
+    idcg_at = _ideal_value_at(m, j, icum, gq, np.minimum(gpos, n_ideal[gq] - 1))
+    total = sum_by_query(gq, safe_div(grdcg, idcg_at), j.nq)
     found = np.bincount(gq, minlength=j.nq)
-    whole_r = sum_by_query(q, w / np.log2(pos + 2.0), j.nq)
     whole_i = sum_by_query(iq, ig / np.log2(ipos + 2.0), j.nq)
     total = total + (n_ideal - found) * safe_div(whole_r, whole_i)
     out = safe_div(total, n_ideal.astype(np.float64))
@@ -264,24 +301,28 @@ def ndcg_rel(m: Metric, j: Judged) -> np.ndarray:
 def rndcg(m: Metric, j: Judged) -> np.ndarray:
     """trec_eval Rndcg: the mean of nDCG at each rank where the ideal list's gain drops to the next level
     (and at the end of the list when it is longer than the ideal list plus one)."""
-    q, pos, w = _gain_table(m, j)
-    iq, ipos, ig, icum = _ideal_prefix(m, j)
-    n_ideal = np.bincount(iq, minlength=j.nq)
-    # Boundaries: ideal ranks b >= 1 whose gain differs from rank b - 1's (the rank after the last is 0).
-    nxt = np.zeros(len(ig))
-    same_q = np.zeros(len(ig), dtype=bool)
-    if len(ig) > 1:
-        same_q[:-1] = iq[1:] == iq[:-1]
-    nxt[same_q] = ig[1:][same_q[:-1]]
-    at = nxt != ig  # the boundary is at ipos + 1; nDCG measured through ipos
-    bq, bpos = iq[at], ipos[at]
-    rcum = cumsum_within(q, w / np.log2(pos + 2.0))
-    terms = safe_div(value_at(q, pos, rcum, bq, bpos), value_at(iq, ipos, icum, bq, bpos))
+    q, pos, _ = _gain_table(m, j)
+    key = ("irndcg", m.get("gains"))  # the ideal list's part: the qrels' alone
+    if key not in j._cache:
+        iq, ipos, ig, icum = _ideal_prefix(m, j)
+        n_ideal = np.bincount(iq, minlength=j.nq)
+        # Boundaries: ideal ranks b >= 1 whose gain differs from rank b - 1's (the rank after the last is 0).
+        nxt = np.zeros(len(ig))
+        same_q = np.zeros(len(ig), dtype=bool)
+        if len(ig) > 1:
+            same_q[:-1] = iq[1:] == iq[:-1]
+        nxt[same_q] = ig[1:][same_q[:-1]]
+        at = nxt != ig  # the boundary is at ipos + 1; nDCG measured through ipos
+        bq, bpos = pick(at, iq, ipos)
+        j._cache[key] = (n_ideal, bq, bpos, _ideal_value_at(m, j, icum, bq, bpos),
+                         np.bincount(bq, minlength=j.nq).astype(np.float64),
+                         _ideal_value_at(m, j, icum, np.arange(j.nq), n_ideal - 1))
+    n_ideal, bq, bpos, ideal_at, ideal_count, whole_i = j._cache[key]
+    _, rcum, whole_r = _discounted(m, j)
+    terms = safe_div(value_at(q, pos, rcum, bq, bpos), ideal_at)
     total = sum_by_query(bq, terms, j.nq)
-    count = np.bincount(bq, minlength=j.nq).astype(np.float64)
+    count = ideal_count.copy()
     longer = j.n_ret > n_ideal + 1
-    whole_r = sum_by_query(q, w / np.log2(pos + 2.0), j.nq)
-    whole_i = value_at(iq, ipos, icum, np.arange(j.nq), n_ideal - 1)
     extra = longer & (whole_i > 0)
     total[extra] += whole_r[extra] / whole_i[extra]
     count[extra] += 1
@@ -293,13 +334,13 @@ def normalized_gain(m: Metric, j: Judged) -> np.ndarray:
     """trec_eval G: sum over retrieved documents of gain / log2(2 + cost - gain so far), cost the sum of
     max(ideal gain, 1) through the rank; divided by the ideal total gain."""
     q, pos, w = _gain_table(m, j)
-    iq, ipos, ig, _ = _ideal_prefix(m, j)
+    iq, _, ig, _ = _ideal_prefix(m, j)
     n_ideal = np.bincount(iq, minlength=j.nq)
     key = ("icost", m.get("gains"))
     if key not in j._cache:
         j._cache[key] = cumsum_within(iq, np.maximum(ig, 1.0) - 1.0)
     extra_cost = j._cache[key]
-    cost = (pos + 1.0) + value_at(iq, ipos, extra_cost, q, np.minimum(pos, n_ideal[q] - 1))
+    cost = (pos + 1.0) + _ideal_value_at(m, j, extra_cost, q, np.minimum(pos, n_ideal[q] - 1))
     gained = cumsum_within(q, w)
     total = sum_by_query(q, w / np.log2(2.0 + cost - gained), j.nq)
     return safe_div(total, sum_by_query(iq, ig, j.nq))

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragrade.kernels.common import precision_sum, rank_within_group, safe_div, sum_by_query
+from ragrade.kernels.common import pick, rank_within_group, safe_div, sum_by_query
 
 if TYPE_CHECKING:  # pragma: no cover
     from ragrade.metrics.parser import Metric
@@ -70,6 +70,21 @@ class Judged:
         q, pos, _, _ = self.judged_table()
         return sum_by_query(q, np.ones(len(q)), self.nq, _within(pos, k))
 
+    def count_hits_at(self, rel: float, ks: list[int]) -> None:
+        """The relevant rows among the top k of each query for every cutoff of ``ks`` at once (one counting pass
+        instead of one per cutoff), cached for :func:`hits`: the same counts."""
+        cuts = np.unique(np.asarray(ks, dtype=np.int64))
+        if len(cuts) == 0:
+            return
+        q, pos, _ = self.relevant_rows(rel)
+        bucket = np.searchsorted(cuts, pos, side="right")  # the first cutoff that holds the row
+        keep = bucket < len(cuts)
+        q, bucket = pick(keep, q, bucket)
+        counts = np.bincount(q * len(cuts) + bucket, minlength=self.nq * len(cuts))
+        table = np.cumsum(counts.reshape(self.nq, len(cuts)), axis=1).astype(np.float64).T.copy()
+        for k, row in zip(cuts.tolist(), table, strict=True):
+            self._cache.setdefault(("hits", rel, k), row)
+
     def hits_uncut(self, rel: float) -> np.ndarray:
         q, _, _ = self.relevant_rows(rel)
         return np.bincount(q, minlength=self.nq).astype(np.float64)
@@ -89,7 +104,7 @@ class Judged:
         key = ("rows", rel)
         if key not in self._cache:
             mask = self.grade >= rel
-            q, pos = self.q[mask], self.pos[mask]
+            q, pos = pick(mask, self.q, self.pos)
             hitnum = rank_within_group(q)
             self._cache[key] = (q, pos, hitnum)
         return self._cache[key]
@@ -105,7 +120,24 @@ class Judged:
             mask = values > 0
             if rel is not None:
                 mask &= g >= rel
-            self._cache[key] = (self.unit_q[mask], values[mask])
+            self._cache[key] = pick(mask, self.unit_q, values)
+        return self._cache[key]
+
+    def gain_levels(self, rel: float | None, gain: str, gains: Gains = None) -> tuple[np.ndarray, np.ndarray] | None:
+        """When the units of :meth:`unit_gains` come query after query with whole gains 1..64 (qrels of grades):
+        ``(gain of each column, descending; int64[nq, columns] units of that gain per query)``, a counting
+        table of the ideal ranking; else None."""
+        key = ("glevels", rel, gain, gains)
+        if key not in self._cache:
+            q, g = self.unit_gains(rel, gain, gains)
+            out = None
+            if len(q) and float(g.max()) <= 64 and (len(q) < 2 or bool((q[1:] >= q[:-1]).all())):
+                gi = g.astype(np.int64)
+                top = int(gi.max())
+                if np.array_equal(gi, g) and self.nq * top <= 8 * len(q) + 4096:  # gains 1..top; a small table
+                    table = np.bincount(q * top + (top - gi), minlength=self.nq * top).reshape(self.nq, top)
+                    out = (np.arange(top, 0, -1).astype(np.float64), table)
+            self._cache[key] = out
         return self._cache[key]
 
     def ideal(self, rel: float | None, gain: str, gains: Gains = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -113,8 +145,13 @@ class Judged:
         key = ("ideal", rel, gain, gains)
         if key not in self._cache:
             q, g = self.unit_gains(rel, gain, gains)
-            order = np.lexsort((-g, q))
-            q, g = q[order], g[order]
+            levels = self.gain_levels(rel, gain, gains)
+            if levels is not None:  # counted: each query's gains, highest first (q is sorted already)
+                column_gain, table = levels
+                g = np.repeat(np.tile(column_gain, self.nq), table.ravel())
+            else:
+                order = np.lexsort((-g, q))
+                q, g = q[order], g[order]
             self._cache[key] = (q, rank_within_group(q) - 1, g)
         return self._cache[key]
 
@@ -127,11 +164,19 @@ class Judged:
             return self._cache[key]
         lkey = ("ilevels", rel, gain, gains)  # the gain levels and their counts per query: shared by every k
         if lkey not in self._cache:
-            q, g = self.unit_gains(rel, gain, gains)
-            levels = np.unique(g)[::-1]
-            counts = [] if len(levels) > 16 else [np.bincount(q[g == level], minlength=self.nq)
-                                                  for level in levels.tolist()]
-            longest = int(np.bincount(q, minlength=self.nq).max()) if len(q) else 0
+            counted = self.gain_levels(rel, gain, gains)
+            if counted is not None:  # the same levels and counts, read off the counting table
+                column_gain, table = counted
+                present = np.flatnonzero(table.any(axis=0))
+                levels = column_gain[present]
+                counts = [] if len(levels) > 16 else [table[:, c] for c in present.tolist()]
+                longest = int(table.sum(axis=1).max())
+            else:
+                q, g = self.unit_gains(rel, gain, gains)
+                levels = np.unique(g)[::-1]
+                counts = [] if len(levels) > 16 else [np.bincount(q[g == level], minlength=self.nq)
+                                                      for level in levels.tolist()]
+                longest = int(np.bincount(q, minlength=self.nq).max()) if len(q) else 0
             self._cache[lkey] = (levels, counts, longest)
         levels, counts, longest = self._cache[lkey]
         if len(levels) > 16:  # many distinct gains: sort
@@ -176,6 +221,11 @@ def _within(pos: np.ndarray, k: int | None) -> np.ndarray | None:
 
 
 def hits(m: Metric, j: Judged) -> np.ndarray:
+    """Relevant rows among the top k per query (read, not to be changed: it may be the cached counts of
+    :meth:`Judged.count_hits_at`)."""
+    counted = j._cache.get(("hits", m.rel, m.k))
+    if counted is not None:
+        return counted
     q, pos, _ = j.relevant_rows(m.rel)
     return sum_by_query(q, np.ones(len(q)), j.nq, _within(pos, m.k))
 
@@ -223,8 +273,13 @@ def rr(m: Metric, j: Judged) -> np.ndarray:
 
 
 def _weighted_precision(m: Metric, j: Judged) -> np.ndarray:
+    """:func:`precision_sum`'s first value (the same terms, summed the same way), each row's term computed
+    once per table for every cutoff."""
     q, pos, hitnum = j.relevant_rows(m.rel)
-    return precision_sum(q, pos, j.nq, m.k, hitnum)[0]
+    key = ("wprec", m.rel)
+    if key not in j._cache:
+        j._cache[key] = hitnum / (pos + 1.0)
+    return sum_by_query(q, j._cache[key], j.nq, None if m.k is None else pos < m.k)
 
 
 def ap(m: Metric, j: Judged) -> np.ndarray:
@@ -243,9 +298,13 @@ def capped_ap(m: Metric, j: Judged) -> np.ndarray:
 
 def gain_rows(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(q, pos, gain)`` of the retrieved rows that earn a non-zero gain under ``m``'s ``rel``, ``gain``
-    and ``gains`` parameters (credited rows only), sorted by (q, pos)."""
+    and ``gains`` parameters (credited rows only), sorted by (q, pos); computed once per table (every cutoff
+    of a DCG family reads it)."""
     rel = m.get("rel")
     gains = m.get("gains")
+    key = ("grows", rel, m.get("gain"), gains)
+    if key in j._cache:
+        return j._cache[key]
     if gains:  # a map may give grade 0 (or a negative value) a gain: every judged row is looked at
         q, pos, g, first = j.judged_table()
         w = grade_gain(g, "linear", gains)
@@ -256,14 +315,16 @@ def gain_rows(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray]
         w = grade_gain(g, m.get("gain"))
     if rel is not None:
         mask &= g >= rel
-    return q[mask], pos[mask], w[mask]
+    q, pos, w = pick(mask, q, pos, w)
+    j._cache[key] = (q, pos, w)
+    return q, pos, w
 
 
 def _dcg_rows(m: Metric, j: Judged) -> np.ndarray:
     q, pos, w = gain_rows(m, j)
     if m.k is not None:
         keep = pos < m.k
-        q, pos, w = q[keep], pos[keep], w[keep]
+        q, pos, w = pick(keep, q, pos, w)
     return np.bincount(q, weights=w / np.log2(pos + 2.0), minlength=j.nq).astype(np.float64, copy=False)
 
 
