@@ -160,15 +160,17 @@ def test_bool_grades_are_refused_by_the_fast_and_the_general_path(monkeypatch):
 
 
 
-def test_evaluators_over_equal_qrels_share_the_qrels_state_and_stay_exact():
-    """Evaluators over equal qrels (BEIR and MTEB make one per call) share what the kernels computed from the
-    qrels alone; qrels that differ in one grade, or in their queries' sizes, get their own."""
+def test_each_evaluator_keeps_its_own_qrels_state_and_stays_exact():
+    """What the kernels computed from the qrels alone is kept by each evaluator across its evaluate() calls,
+    never shared with another evaluator (no state outside the object): equal qrels give identical dicts,
+    qrels that differ in one grade or one judgment give pytrec_eval's."""
     qrels, runs = collection(7)
     positive = {q: {d: max(g, 0) for d, g in docs.items()} for q, docs in qrels.items()}
     first = compat.RelevanceEvaluator(positive, {"all_trec"})
     want = [first.evaluate(run) for run in runs]
+    assert first._fast.qrels_cache
     again = compat.RelevanceEvaluator({q: dict(d) for q, d in positive.items()}, {"all_trec"})
-    assert again._fast.qrels_cache is first._fast.qrels_cache and again._fast.qrels_cache
+    assert again._fast.qrels_cache is not first._fast.qrels_cache and not again._fast.qrels_cache
     for run, w in zip(runs, want, strict=True):
         identical(w, again.evaluate(run))
     q0, d0 = next(iter(positive.items()))
@@ -178,7 +180,6 @@ def test_evaluators_over_equal_qrels_share_the_qrels_state_and_stay_exact():
     moved[q0] = dict(list(d0.items())[:-1])  # one judgment fewer
     for truth in (changed, moved):
         other = compat.RelevanceEvaluator(truth, {"all_trec"})
-        assert other._fast.qrels_cache is not first._fast.qrels_cache
         theirs = pytrec_eval.RelevanceEvaluator(truth, {"all_trec"})
         for run in runs:
             same(theirs.evaluate(run), other.evaluate(run))

@@ -18,7 +18,6 @@ import collections
 import functools
 import math
 import re
-import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -326,31 +325,6 @@ def _empty_ranking_nan(values: dict[Any, Any], metrics: list[Any], helper: list[
             values[m] = col
 
 
-#: The kernels' state that depends on the qrels alone (:attr:`_FastPath.QRELS_ONLY` entries, definedness
-#: masks) for the last few qrels contents: ``(counts, grades, state, masks)``, most recent first. Its entries are
-#: only ever added, each computed from the counts and grades alone, so evaluators over equal qrels share them.
-_QRELS_STATE: list[tuple[Any, Any, dict[Any, Any], dict[Any, Any]]] = []
-_QRELS_STATE_MAX = 2
-_QRELS_STATE_LOCK = threading.Lock()
-
-
-def _qrels_state(counts: Any, grades: Any) -> tuple[dict[Any, Any], dict[Any, Any]]:
-    """The shared state of qrels with these per-query counts and grades (equal arrays: the same units, the
-    same queries, so the same R, ideal rankings and masks), made empty on first use."""
-    import numpy as np
-
-    with _QRELS_STATE_LOCK:
-        for i, (c, g, state, masks) in enumerate(_QRELS_STATE):
-            if len(c) == len(counts) and len(g) == len(grades) and np.array_equal(c, counts) \
-                    and np.array_equal(g, grades):
-                _QRELS_STATE.insert(0, _QRELS_STATE.pop(i))
-                return state, masks
-        state, masks = {}, {}
-        _QRELS_STATE.insert(0, (counts, grades, state, masks))
-        del _QRELS_STATE[_QRELS_STATE_MAX:]
-        return state, masks
-
-
 class _FastPath:
     """The qrels indexed once (the rows, queries and grades ragrade's :class:`~ragrade.engine.core.Evaluator`
     holds for them, under the pytrec_eval profile), the join of plain-dict runs against them
@@ -385,8 +359,9 @@ class _FastPath:
         # else goes through finish() itself.
         self.own_kernels = (pol.no_relevant == "zero" and pol.missing_run == "zero" and pol.max_docs is None
                             and pol.unjudged in ("nonrelevant", "condensed"))
-        # shared with the other evaluators over equal qrels (BEIR and MTEB make one evaluator per call)
-        self.qrels_cache, self.defined = _qrels_state(judgments.counts, grades)
+        # what depends on the qrels alone, kept from one evaluate() to the next of this evaluator
+        self.qrels_cache: dict[Any, Any] = {}
+        self.defined: dict[Any, Any] = {}
 
     @property
     def evaluator(self) -> Any:
