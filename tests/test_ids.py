@@ -213,18 +213,21 @@ def test_the_pytrec_eval_drop_in_follows_the_rule_for_runs_and_ids():
 
     evaluator = RelevanceEvaluator({"q1": {"d": 1, "e": 0}}, {"ndcg"})
     assert evaluator.evaluate({"q1": {"d": 1.0, "e": 0.5}})["q1"]["ndcg"] == 1.0
+    assert evaluator.evaluate({"q1": {"d": True}})["q1"]["ndcg"] == 1.0  # as pytrec_eval: True is 1.0
     with pytest.raises(InputError, match="is a boolean, not a number"):
-        evaluator.evaluate({"q1": {"d": True}})  # pytrec_eval itself reads True as 1.0
+        evaluator.evaluate({"q1": {"d": np.bool_(True)}})  # pytrec_eval refuses it too
     with pytest.raises(InputError, match="NUL character"):
         evaluator.evaluate({"q1": {"d\x00": 1.0}})  # pytrec_eval itself cuts ids at a NUL: "d\x00x" is "d"
     with pytest.raises(InputError, match="NUL character"):
         RelevanceEvaluator({"q1": {"d\x00": 1}}, {"ndcg"}).evaluate({"q1": {"d": 1.0}})
 
 
-def test_the_pytrec_eval_drop_in_refuses_a_boolean_grade():
+def test_the_pytrec_eval_drop_in_takes_what_pytrec_eval_takes_and_refuses_numpy_bools():
+    """The drop-in reads its input as pytrec_eval does (a Python bool grade is 1 or 0: values, not ids, so
+    the id rule is not involved); numpy.bool_, which pytrec_eval refuses too, is refused."""
     from ragrade.compat.pytrec_eval import RelevanceEvaluator
 
-    with pytest.raises(InputError, match="is a boolean, not a number"):
-        RelevanceEvaluator({"q1": {"d": True}}, {"ndcg"}).evaluate({"q1": {"d": 1.0}})
-    with pytest.raises(InputError, match="is a boolean, not a number"):
+    got = RelevanceEvaluator({"q1": {"d": True, "e": False}}, {"num_rel"}).evaluate({"q1": {"d": 1.0}})
+    assert got == {"q1": {"num_rel": 1.0}}
+    with pytest.raises(InputError, match="numpy.bool_"):
         RelevanceEvaluator({"q1": {"d": 1, "e": np.bool_(False)}}, {"ndcg"})

@@ -123,10 +123,19 @@ def test_scores_of_other_types(run):
          compat.RelevanceEvaluator(qrels, measures).evaluate(run))
 
 
-def test_boolean_scores_are_refused_as_everywhere_in_ragrade():
-    # pytrec_eval reads True as 1.0; ragrade's id and value rule (docs/formats.md) refuses it on every path
+def test_python_bool_scores_read_as_pytrec_eval_reads_them_and_numpy_bools_refused():
+    # pytrec_eval reads a Python bool score as 1.0 / 0.0 and refuses numpy.bool_ (docs/trec_eval.md)
+    qrels = {"q0": {"d1": 1, "d2": 0, "d3": 2}}
+    run = {"q0": {"d1": True, "d2": 0.5, "d3": False, "d4": 1}}
+    measures = {"map", "P_5", "ndcg", "recip_rank", "bpref"}
+    frozen = {q: dict(d) for q, d in run.items()}
+    same(pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run),
+         compat.RelevanceEvaluator(qrels, measures).evaluate(run))
+    assert run == frozen and type(run["q0"]["d1"]) is bool  # the caller's dicts are not changed
+    with pytest.raises(TypeError):
+        pytrec_eval.RelevanceEvaluator(qrels, {"map"}).evaluate({"q0": {"d1": np.bool_(True)}})
     with pytest.raises(InputError, match="is a boolean, not a number"):
-        compat.RelevanceEvaluator({"q0": {"d1": 1}}, {"map"}).evaluate({"q0": {"d1": True, "d2": 0.5}})
+        compat.RelevanceEvaluator(qrels, {"map"}).evaluate({"q0": {"d1": np.bool_(True), "d2": 0.5}})
 
 
 def test_qrels_changed_after_init_change_nothing():
@@ -145,16 +154,21 @@ def test_ids_that_are_not_str_are_read_as_pytrec_eval_reads_them():
     assert got == {"1": {"map": 0.5, "P_1": 0.0}, "2": {"map": 1.0, "P_1": 1.0}}
 
 
-def test_bool_grades_are_refused_by_the_fast_and_the_general_path(monkeypatch):
-    # pytrec_eval reads True as 1; ragrade's rule refuses a boolean grade (docs/trec_eval.md)
+def test_python_bool_grades_read_as_pytrec_eval_reads_them_on_both_paths(monkeypatch):
+    # pytrec_eval reads a Python bool grade as 1 / 0 and refuses numpy.bool_ (docs/trec_eval.md)
     import ragrade._ingest
 
+    qrels = {"q": {"a": True, "b": 0, "c": 2, "d": False}}
+    run = {"q": {"a": 0.3, "b": 0.9, "c": 0.1, "e": 0.5}}
+    measures = {"map", "ndcg", "num_rel", "bpref"}
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    with pytest.raises(TypeError):
+        pytrec_eval.RelevanceEvaluator({"q": {"a": 1, "b": np.bool_(False)}}, {"map"})
     for use_accel in (True, False):
         if not use_accel:
             monkeypatch.setattr(ragrade._ingest, "_accel", None)
-        with pytest.raises(InputError, match="grade is a boolean"):
-            compat.RelevanceEvaluator({"q": {"a": True, "b": 0, "c": 2}}, {"map"})
-        with pytest.raises(InputError, match="grade is a boolean"):
+        same(theirs, compat.RelevanceEvaluator(qrels, measures).evaluate(run))
+        with pytest.raises(InputError, match="numpy.bool_"):
             compat.RelevanceEvaluator({"q": {"a": 1, "b": np.bool_(False)}}, {"map"})
 
 

@@ -145,6 +145,9 @@ class RelevanceEvaluator:
             return {}
         values: dict[Any, np.ndarray] = {}
         got = self._fast.evaluate(run, queries) if self._fast is not None else None
+        if got is None and self._fast is not None and _has_bool_score(run, queries):
+            run = _bools_as_numbers(run)  # pytrec_eval reads a Python bool score as 1.0 or 0.0
+            got = self._fast.evaluate(run, queries)
         if got is not None:
             values = got
         elif self._metrics:
@@ -263,6 +266,18 @@ class _Judgments:
         return self._dicts
 
 
+def _has_bool_score(run: Mapping[str, Any], queries: list[str]) -> bool:
+    """Whether a ranking of ``queries`` holds a Python ``bool`` score (pytrec_eval reads it as a number)."""
+    return any(type(v) is bool for q in queries if isinstance(docs := run[q], Mapping) for v in docs.values())
+
+
+def _bools_as_numbers(run: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``run`` with each Python ``bool`` score as pytrec_eval reads it (``True``: 1.0); the
+    caller's dicts are left as they are."""
+    return {q: ({d: float(v) if type(v) is bool else v for d, v in docs.items()} if isinstance(docs, Mapping)
+                else docs) for q, docs in run.items()}
+
+
 def _read_qrels(qrels: Mapping[Any, Mapping[Any, Any]]) -> _Judgments:
     """The qrels as pytrec_eval keeps them (``str`` ids, ``int`` grades, queries without judgments left out).
     Plain ``str`` -> ``int`` dicts are read in one C pass."""
@@ -289,14 +304,14 @@ def _read_qrels(qrels: Mapping[Any, Mapping[Any, Any]]) -> _Judgments:
                 return _Judgments(qids, docs, counts[keep], grades)
     from itertools import chain
 
-    for q, docs in qrels.items():  # ragrade's rule: a boolean is not a grade (pytrec_eval reads True as 1)
+    for q, docs in qrels.items():  # pytrec_eval reads a Python bool grade as 1 or 0 and refuses numpy's
         for d, g in docs.items():
             if isinstance(d, str) and "\x00" in d:
                 raise InputError("qrels: document id contains a NUL character (\\x00): ids are text without NUL "
                                  "bytes", query=str(q), value=d)
-            if type(g) is bool or type(g) is np.bool_:
-                raise InputError("qrels: grade is a boolean, not a number (write 1 and 0)", query=str(q),
-                                 item=str(d), value=g)
+            if type(g) is np.bool_:
+                raise InputError("qrels: grade is a numpy.bool_, not an integer (pytrec_eval refuses it too)",
+                                 query=str(q), item=str(d), value=g)
     out = {str(q): {str(d): int(g) for d, g in docs.items()} for q, docs in qrels.items() if len(docs) > 0}
     counts = np.fromiter(map(len, out.values()), dtype=np.int64, count=len(out))
     grades = np.fromiter(chain.from_iterable(d.values() for d in out.values()), dtype=np.float64,
