@@ -229,5 +229,5 @@ def test_the_pytrec_eval_drop_in_takes_what_pytrec_eval_takes_and_refuses_numpy_
 
     got = RelevanceEvaluator({"q1": {"d": True, "e": False}}, {"num_rel"}).evaluate({"q1": {"d": 1.0}})
     assert got == {"q1": {"num_rel": 1.0}}
-    with pytest.raises(InputError, match="numpy.bool_"):
+    with pytest.raises(InputError, match=r"numpy\.bool_"):
         RelevanceEvaluator({"q1": {"d": 1, "e": np.bool_(False)}}, {"ndcg"})

@@ -168,7 +168,7 @@ def test_python_bool_grades_read_as_pytrec_eval_reads_them_on_both_paths(monkeyp
         if not use_accel:
             monkeypatch.setattr(ragrade._ingest, "_accel", None)
         same(theirs, compat.RelevanceEvaluator(qrels, measures).evaluate(run))
-        with pytest.raises(InputError, match="numpy.bool_"):
+        with pytest.raises(InputError, match=r"numpy\.bool_"):
             compat.RelevanceEvaluator({"q": {"a": 1, "b": np.bool_(False)}}, {"map"})
 
 
