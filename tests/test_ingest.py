@@ -276,10 +276,10 @@ def test_first_nul(monkeypatch, accel, ids, want, as_array):
 
 
 @pytest.mark.parametrize("accel", MODES)
-@pytest.mark.parametrize("first", ["a", "\xe9", "\u0100", "\U0001f600"])  # each of str's widths
+@pytest.mark.parametrize("first", ["a", "\x01", "\xe9", "\u0100", "\U0001f600"])  # str's widths; "\x01"
 def test_a_nul_is_found_at_every_position_of_every_length(monkeypatch, accel, first):
     """The C scan reads short ids in overlapping words: every length up to 40 and every position of the NUL,
-    and no false alarm on bytes next to zero (0x01, 0x7f, 0x80, 0xff)."""
+    and no false alarm on bytes next to zero (0x01, 0x7f, 0x80, 0xff; ASCII ids of characters 0x01..0x1a)."""
     from ragrade.data.ids import first_nul
 
     if not accel:

@@ -293,8 +293,36 @@ static inline int bytes_have_nul(const unsigned char *c, Py_ssize_t len) {
     return c[0] == 0 || c[len >> 1] == 0 || c[len - 1] == 0;  /* 1..3: these are all the bytes */
 }
 
+/* Whether compact ASCII str k of length 1..16 holds a zero byte. The 16 bytes that end with its last
+   character are read in one load: they lie within the object, as at least 40 bytes of its own header
+   (sizeof(PyASCIIObject)) precede the characters; the bits of the header bytes are shifted out. This
+   runs for every key of every scanned dict, right after the key's length was read (the characters lie
+   on that cache line): the fewer instructions, the more keys the processor keeps in flight. */
+static inline int short_ascii_has_nul(PyObject *k, Py_ssize_t len) {
+    const unsigned char *end = (const unsigned char *)k + sizeof(PyASCIIObject) + len;
+#if defined(HAVE_SSE2)
+    __m128i w = _mm_loadu_si128((const __m128i *)(end - 16));
+    unsigned zero = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(w, _mm_setzero_si128()));
+    return (zero >> (16 - len)) != 0;  /* bit i: byte i of the 16 (the characters are the last len) */
+#else
+    const uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL;
+    uint64_t a, b;
+    memcpy(&a, end - 16, 8);
+    memcpy(&b, end - 8, 8);
+    a = ~(((a & low7) + low7) | a | low7);  /* 0x80 in each zero byte, exactly (no borrow across bytes) */
+    b = ~(((b & low7) + low7) | b | low7);
+    if (PY_LITTLE_ENDIAN) {  /* byte i of a word is bits 8i..8i+7: keep the last len bytes of the 16 */
+        if (len <= 8) return (b >> (64 - 8 * len)) != 0;
+        return b != 0 || (a >> (128 - 8 * len)) != 0;
+    }
+    if (len <= 8) return (b << (64 - 8 * len)) != 0;
+    return b != 0 || (a << (128 - 8 * len)) != 0;
+#endif
+}
+
 /* Whether str k (exact, of length len > 0, ready) holds the character U+0000. */
 static inline int str_has_nul(PyObject *k, Py_ssize_t len) {
+    if (len <= 16 && PyUnicode_IS_COMPACT_ASCII(k)) return short_ascii_has_nul(k, len);
     if (PyUnicode_IS_COMPACT_ASCII(k))  /* nearly every id: the characters follow the header */
         return bytes_have_nul((const unsigned char *)(((PyASCIIObject *)k) + 1), len);
 #if PY_VERSION_HEX < 0x030C0000
@@ -359,45 +387,56 @@ static PyObject *ids_first_nul(PyObject *self, PyObject *arg) {
 /* -- end of ids -------------------------------------------------------------------------------------- */
 
 /* Append the values of dict d to out[*n..] (and its keys to the list `keys` if not NULL, at the same
-   positions); 0 ok, else a status code (see above). */
+   positions); 0 ok, else a status code (see above). The position is kept in a local (PyDict_Next, an
+   outside function, would make the compiler reload and store it for every key). */
 static long scan_one(PyObject *d, double *out, Py_ssize_t *n, Py_ssize_t cap, PyObject **keys) {
     if (!PyDict_CheckExact(d)) return 1;
-    Py_ssize_t p = 0;
+    Py_ssize_t p = 0, i = *n;
     PyObject *k, *v;
+    long status = 0;
     while (PyDict_Next(d, &p, &k, &v)) {
-        if (!PyUnicode_CheckExact(k)) return 2;
+        if (!PyUnicode_CheckExact(k)) { status = 2; break; }
         Py_ssize_t klen = PyUnicode_GET_LENGTH(k);
-        if (klen == 0) return 4;
-        if (str_has_nul(k, klen)) return 6;
-        if (*n >= cap) return 5;
+        if (klen == 0) { status = 4; break; }
+        if (str_has_nul(k, klen)) { status = 6; break; }
+        if (i >= cap) { status = 5; break; }
         double x;
-        /* k and v are borrowed from d. A value that is neither float nor int is converted by its own
-           __float__ / __index__, which may run any Python code, including code that changes d and so
-           frees k or v: hold references to both across the call. */
-        Py_INCREF(k);
-        if (PyFloat_CheckExact(v)) {
+        if (PyFloat_CheckExact(v)) {  /* exact float or int: no Python code runs, k and v stay alive */
             x = PyFloat_AS_DOUBLE(v);
         } else if (PyLong_CheckExact(v)) {  /* no temporary float object, unlike PyFloat_AsDouble */
             x = PyLong_AsDouble(v);
-            if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); Py_DECREF(k); return 3; }
+            if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); status = 3; break; }
         } else {
-            if (is_bool_value(v)) { Py_DECREF(k); return 3; }
+            if (is_bool_value(v)) { status = 3; break; }
+            /* k and v are borrowed from d. Any other value is converted by its own __float__ /
+               __index__, which may run any Python code, including code that changes d and so frees k
+               or v: hold references to both across the call. */
+            Py_INCREF(k);
             Py_INCREF(v);
             x = PyFloat_AsDouble(v);
             Py_DECREF(v);
-            if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); Py_DECREF(k); return 3; }
-            if (*n >= cap) { Py_DECREF(k); return 5; }
+            if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); Py_DECREF(k); status = 3; break; }
+            if (i >= cap) { Py_DECREF(k); status = 5; break; }
+            if (keys != NULL) {  /* a slot of an object array: holds a reference (None when fresh) */
+                PyObject *old = keys[i];
+                keys[i] = k;  /* the reference taken above moves into the slot */
+                Py_XDECREF(old);
+            } else {
+                Py_DECREF(k);
+            }
+            out[i++] = x;
+            continue;
         }
-        if (keys != NULL) {  /* a slot of an object array: holds a reference (None when fresh) */
-            PyObject *old = keys[*n];
-            keys[*n] = k;  /* the reference taken above moves into the slot */
+        if (keys != NULL) {
+            PyObject *old = keys[i];
+            Py_INCREF(k);
+            keys[i] = k;
             Py_XDECREF(old);
-        } else {
-            Py_DECREF(k);
         }
-        out[(*n)++] = x;
+        out[i++] = x;
     }
-    return 0;
+    *n = i;
+    return status;
 }
 
 static int get_buffers(PyObject **objs, Py_buffer *bufs, int n, int writable_from) {
