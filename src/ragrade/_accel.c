@@ -65,6 +65,9 @@
  * first_nul(ids) -> int
  *     Index of the first str of ids (a list or an object array) holding the character U+0000, or -1.
  *
+ * str_ids(ids) -> (bool, int)
+ *     Whether every item of ids (a list or an object array) is a str, and first_nul(ids) when so (else -1).
+ *
  * features() -> dict
  *     What this build has: sse2, file_map, page_release, address_sanitizer (bools).
  *
@@ -354,35 +357,74 @@ static int is_bool_value(PyObject *v) {
     const char *name = Py_TYPE(v)->tp_name;
     return name != NULL && (strcmp(name, "numpy.bool") == 0 || strcmp(name, "numpy.bool_") == 0);
 }
-/* first_nul(ids): the index of the first str of `ids` (a list, or a 1-D object array through the buffer
-   protocol) holding the character U+0000, or -1; items that are not str are passed over. No Python code
-   runs during the loop, so the list cannot change under it. */
+/* The items of `ids`, a list or a 1-D object array (through the buffer protocol, released by the caller
+   when 1 is returned): 0 or 1, or -1 with an exception set. */
+static int ids_items(PyObject *ids, const char *fn, Py_buffer *b, PyObject *const **items, Py_ssize_t *n) {
+    if (PyList_Check(ids)) {
+        *items = (PyObject *const *)PySequence_Fast_ITEMS(ids);
+        *n = PyList_GET_SIZE(ids);
+        return 0;
+    }
+    if (PyObject_GetBuffer(ids, b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    if (b->format == NULL || strcmp(b->format, "O") != 0 || b->itemsize != (Py_ssize_t)sizeof(PyObject *)) {
+        PyBuffer_Release(b);
+        PyErr_Format(PyExc_TypeError, "%s: ids must be a list or an object array", fn);
+        return -1;
+    }
+    *items = (PyObject *const *)b->buf;
+    *n = b->len / (Py_ssize_t)sizeof(PyObject *);
+    return 1;
+}
+
+/* The index of the first str of items[0..n) holding U+0000, or -1; items that are not str are passed over,
+   or, with `all_str` not NULL, end the search: *all_str is then 0 (else 1). No Python code runs. */
+static Py_ssize_t items_first_nul(PyObject *const *items, Py_ssize_t n, int *all_str) {
+    Py_ssize_t found = -1;
+    if (all_str != NULL) *all_str = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *s = items[i];
+        if (s == NULL || !PyUnicode_Check(s)) {
+            if (all_str == NULL) continue;
+            *all_str = 0;
+            return -1;
+        }
+        Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+        if (found < 0 && len > 0 && str_has_nul(s, len)) {
+            found = i;
+            if (all_str == NULL) return found;
+        }
+    }
+    return found;
+}
+
+/* first_nul(ids): the index of the first str of `ids` (a list, or a 1-D object array) holding the
+   character U+0000, or -1; items that are not str are passed over. */
 static PyObject *ids_first_nul(PyObject *self, PyObject *arg) {
     (void)self;
-    if (PyList_Check(arg)) {
-        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(arg); i++) {
-            PyObject *s = PyList_GET_ITEM(arg, i);
-            if (PyUnicode_Check(s) && PyUnicode_GET_LENGTH(s) > 0 && str_has_nul(s, PyUnicode_GET_LENGTH(s)))
-                return PyLong_FromSsize_t(i);
-        }
-        return PyLong_FromLong(-1);
-    }
     Py_buffer b;
-    if (PyObject_GetBuffer(arg, &b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    if (b.format == NULL || strcmp(b.format, "O") != 0 || b.itemsize != (Py_ssize_t)sizeof(PyObject *)) {
-        PyBuffer_Release(&b);
-        PyErr_SetString(PyExc_TypeError, "first_nul: ids must be a list or an object array");
-        return NULL;
-    }
-    PyObject *const *items = (PyObject *const *)b.buf;
-    Py_ssize_t n = b.len / (Py_ssize_t)sizeof(PyObject *), found = -1;
-    for (Py_ssize_t i = 0; i < n && found < 0; i++) {
-        PyObject *s = items[i];
-        if (s != NULL && PyUnicode_Check(s) && PyUnicode_GET_LENGTH(s) > 0 && str_has_nul(s, PyUnicode_GET_LENGTH(s)))
-            found = i;
-    }
-    PyBuffer_Release(&b);
+    PyObject *const *items;
+    Py_ssize_t n;
+    int got = ids_items(arg, "first_nul", &b, &items, &n);
+    if (got < 0) return NULL;
+    Py_ssize_t found = items_first_nul(items, n, NULL);
+    if (got) PyBuffer_Release(&b);
     return PyLong_FromSsize_t(found);
+}
+
+/* str_ids(ids) -> (all_str, first_nul): whether every item of `ids` (a list, or a 1-D object array) is a
+   str (subclasses included), and the index of the first holding U+0000 (-1: none; also -1 when not all
+   are str: such ids are converted, and checked, by the caller's other path). One pass, for what the
+   callers asked in two (the kind of the ids, then a search for NUL): each id's object is read once. */
+static PyObject *ids_str_ids(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer b;
+    PyObject *const *items;
+    Py_ssize_t n;
+    int got = ids_items(arg, "str_ids", &b, &items, &n), all_str;
+    if (got < 0) return NULL;
+    Py_ssize_t found = items_first_nul(items, n, &all_str);
+    if (got) PyBuffer_Release(&b);
+    return Py_BuildValue("(Nn)", PyBool_FromLong(all_str), found);
 }
 /* -- end of ids -------------------------------------------------------------------------------------- */
 
@@ -2048,6 +2090,7 @@ static PyMethodDef methods[] = {
     {"fusion_layout", fusion_layout, METH_VARARGS, "Fusion: the fused rows of several runs and each run's row and place."},
     {"features", features, METH_NOARGS, "What this build has: SIMD, the file mapping, page release."},
     {"first_nul", ids_first_nul, METH_O, "Index of the first str holding a NUL character, or -1."},
+    {"str_ids", ids_str_ids, METH_O, "(whether every item is a str, index of the first holding a NUL or -1)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -193,6 +193,20 @@ def test_other_functions_refuse_inconsistent_offsets():
 
 
 @needs_accel
+@pytest.mark.parametrize("fn", ["first_nul", "str_ids"])
+def test_id_searches_take_a_list_or_an_object_array_only(fn):
+    f = getattr(accel, fn)
+    for bad in (np.zeros(3), np.array(["a", "b"]), b"abc"):  # buffers of other formats
+        with pytest.raises(TypeError, match=fn):
+            f(bad)
+    with pytest.raises(TypeError):  # not a buffer
+        f(("a", "b"))
+    ids = np.array(["a", "b\x00", "c"] * 3, dtype=object)
+    found = f(ids[::-1].copy())
+    assert (found if fn == "first_nul" else found[1]) == 1
+
+
+@needs_accel
 def test_file_map_is_read_only_and_refuses_close_while_exported(tmp_path):
     path = tmp_path / "f.txt"
     path.write_bytes(b"hello\nworld\n")
