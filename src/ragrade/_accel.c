@@ -76,12 +76,13 @@
  *     find(sub, start, end), close(), len(), context manager. POSIX only.
 
  *
- * scan(dicts, keys, which, find, find_idx) -> (status, counts, values, found)
+ * scan(dicts, keys, which, find, find_idx) -> (status, counts, values, found[, keys])
  *     One call for everything the dict path needs: counts (bytes of int64, one per dict), values
  *     (bytearray of float64, insertion order), found (bytearray of float64, one per find_idx entry:
  *     dicts[which[j]].get(find[find_idx[j]], nan), done right after that dict is scanned; which must be
  *     non-decreasing int64, else ValueError; find is an object array). `keys` is None or a fresh object
- *     array (numpy, through the buffer protocol) with room for every key: each key is stored at its
+ *     array (numpy, through the buffer protocol) with room for every key, or a callable that makes one
+ *     given the number of keys (that array is then returned too, fifth): each key is stored at its
  *     value's position (the reference it held, None, is released). A value's __float__ or a key's __eq__
  *     may run any Python code: the list's size is re-checked for every dict, and references to the
  *     dict, its key and value and the lookup key are held across such calls (status 5 when sizes
@@ -682,18 +683,6 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     PyObject *const *find = (PyObject *const *)fb.buf;
     const int64_t *find_idx = (const int64_t *)ib.buf;
     Py_ssize_t nfind = fb.len / (Py_ssize_t)sizeof(PyObject *);
-    if (have_keys) {
-        if (PyObject_GetBuffer(keysobj, &kb, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
-            PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
-            return NULL;
-        }
-        if (kb.format == NULL || strcmp(kb.format, "O") != 0 || kb.itemsize != (Py_ssize_t)sizeof(PyObject *)) {
-            PyBuffer_Release(&kb);
-            PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
-            PyErr_SetString(PyExc_TypeError, "scan: keys must be an object array");
-            return NULL;
-        }
-    }
     Py_ssize_t nd = PyList_GET_SIZE(dicts), m = ib.len / 8;
     int bad_idx = 0;
     for (Py_ssize_t j = 0; j < m; j++) if (find_idx[j] < 0 || find_idx[j] >= nfind) bad_idx = 1;
@@ -701,7 +690,6 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     /* the lookups of dict i are done right after it is scanned: `which` must be non-decreasing */
     for (Py_ssize_t j = 1; !bad_idx && j < m && wb.len / 8 >= m; j++) if (which[j] < which[j - 1]) bad_idx = 1;
     if (wb.len / 8 < m || bad_idx) {
-        if (have_keys) PyBuffer_Release(&kb);
         PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
         PyErr_SetString(PyExc_ValueError,
                         "scan: 'which' shorter than 'find_idx', not sorted, or an index out of range");
@@ -711,7 +699,6 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     Py_ssize_t n = 0;
     PyObject *counts = PyBytes_FromStringAndSize(NULL, nd * 8);
     if (counts == NULL) {
-        if (have_keys) PyBuffer_Release(&kb);
         PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
         return NULL;
     }
@@ -722,12 +709,39 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         cnt[i] = PyDict_GET_SIZE(d);
         n += PyDict_GET_SIZE(d);
     }
+    /* keys: an object array, or a callable making one for the n keys (the caller need not count them);
+       Python code run by the callable may change the list: pass 2 checks sizes again */
+    PyObject *made = NULL;
+    if (have_keys && PyCallable_Check(keysobj)) {
+        made = PyObject_CallFunction(keysobj, "n", status ? (Py_ssize_t)0 : n);
+        if (made == NULL) {
+            Py_DECREF(counts);
+            PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
+            return NULL;
+        }
+        keysobj = made;
+    }
+    if (have_keys) {
+        if (PyObject_GetBuffer(keysobj, &kb, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
+            Py_XDECREF(made); Py_DECREF(counts);
+            PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
+            return NULL;
+        }
+        if (kb.format == NULL || strcmp(kb.format, "O") != 0 || kb.itemsize != (Py_ssize_t)sizeof(PyObject *)) {
+            PyBuffer_Release(&kb);
+            Py_XDECREF(made); Py_DECREF(counts);
+            PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
+            PyErr_SetString(PyExc_TypeError, "scan: keys must be an object array");
+            return NULL;
+        }
+    }
     if (!status && have_keys && kb.len / (Py_ssize_t)sizeof(PyObject *) < n) status = 5;  /* sizes changed */
     PyObject *values = PyByteArray_FromStringAndSize(NULL, status ? 0 : n * 8);
     PyObject *found = PyByteArray_FromStringAndSize(NULL, m * 8);
     if (values == NULL || found == NULL) {
         Py_XDECREF(values); Py_XDECREF(found); Py_DECREF(counts);
         if (have_keys) PyBuffer_Release(&kb);
+        Py_XDECREF(made);
         PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
         return NULL;
     }
@@ -768,6 +782,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     }
     if (have_keys) PyBuffer_Release(&kb);
     PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
+    if (made != NULL) return Py_BuildValue("(lNNNN)", status, counts, values, found, made);
     return Py_BuildValue("(lNNN)", status, counts, values, found);
 }
 
