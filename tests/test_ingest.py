@@ -276,10 +276,35 @@ def test_first_nul(monkeypatch, accel, ids, want, as_array):
 
 
 @pytest.mark.parametrize("accel", MODES)
-@pytest.mark.parametrize("first", ["a", "\xe9", "\u0100", "\U0001f600"])  # each of str's widths
+@pytest.mark.parametrize(("ids", "want"), [
+    ([], (True, None)),
+    (["a", "bb", "e" * 8, "f" * 9, "g" * 17, "h" * 33], (True, None)),
+    (["a", "b\x00", "\x00"], (True, 1)),
+    (["ab", "\u0100b", "\u0100\x00"], (True, 2)),
+    ([np.str_("a"), np.str_("b\x00")], (True, 1)),  # str subclasses are str
+    (["a", 7], (False, None)),
+    (["a\x00", None], (False, None)),  # not all str: the NUL is left to the path that converts them
+    ([b"x", "y"], (False, None)),
+])
+@pytest.mark.parametrize("as_array", [False, True])
+def test_str_ids_is_the_kind_and_the_first_nul_in_one_pass(monkeypatch, accel, ids, want, as_array):
+    from ragrade._arrays import infer_kind
+    from ragrade.data.ids import first_nul, str_ids
+
+    if not accel:
+        monkeypatch.setattr(_ingest, "_accel", None)
+    given = np.array([*ids, None], dtype=object)[:-1] if as_array else list(ids)
+    assert str_ids(given) == want
+    arr = np.array([*ids, None], dtype=object)[:-1]
+    all_str = infer_kind(arr) in ("string", "empty")  # what the callers asked before, in two passes
+    assert want == (all_str, first_nul(arr) if all_str else None)
+
+
+@pytest.mark.parametrize("accel", MODES)
+@pytest.mark.parametrize("first", ["a", "\x01", "\xe9", "\u0100", "\U0001f600"])  # str's widths; "\x01"
 def test_a_nul_is_found_at_every_position_of_every_length(monkeypatch, accel, first):
     """The C scan reads short ids in overlapping words: every length up to 40 and every position of the NUL,
-    and no false alarm on bytes next to zero (0x01, 0x7f, 0x80, 0xff)."""
+    and no false alarm on bytes next to zero (0x01, 0x7f, 0x80, 0xff; ASCII ids of characters 0x01..0x1a)."""
     from ragrade.data.ids import first_nul
 
     if not accel:

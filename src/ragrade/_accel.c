@@ -65,6 +65,9 @@
  * first_nul(ids) -> int
  *     Index of the first str of ids (a list or an object array) holding the character U+0000, or -1.
  *
+ * str_ids(ids) -> (bool, int)
+ *     Whether every item of ids (a list or an object array) is a str, and first_nul(ids) when so (else -1).
+ *
  * features() -> dict
  *     What this build has: sse2, file_map, page_release, address_sanitizer (bools).
  *
@@ -73,12 +76,13 @@
  *     find(sub, start, end), close(), len(), context manager. POSIX only.
 
  *
- * scan(dicts, keys, which, find, find_idx) -> (status, counts, values, found)
+ * scan(dicts, keys, which, find, find_idx) -> (status, counts, values, found[, keys])
  *     One call for everything the dict path needs: counts (bytes of int64, one per dict), values
  *     (bytearray of float64, insertion order), found (bytearray of float64, one per find_idx entry:
  *     dicts[which[j]].get(find[find_idx[j]], nan), done right after that dict is scanned; which must be
  *     non-decreasing int64, else ValueError; find is an object array). `keys` is None or a fresh object
- *     array (numpy, through the buffer protocol) with room for every key: each key is stored at its
+ *     array (numpy, through the buffer protocol) with room for every key, or a callable that makes one
+ *     given the number of keys (that array is then returned too, fifth): each key is stored at its
  *     value's position (the reference it held, None, is released). A value's __float__ or a key's __eq__
  *     may run any Python code: the list's size is re-checked for every dict, and references to the
  *     dict, its key and value and the lookup key are held across such calls (status 5 when sizes
@@ -293,8 +297,39 @@ static inline int bytes_have_nul(const unsigned char *c, Py_ssize_t len) {
     return c[0] == 0 || c[len >> 1] == 0 || c[len - 1] == 0;  /* 1..3: these are all the bytes */
 }
 
+/* Whether compact ASCII str k of length 1..16 holds a zero byte. The 16 bytes that end with its last
+   character are read in one load: they lie within the object, as at least 40 bytes of its own header
+   (sizeof(PyASCIIObject)) precede the characters; the bits of the header bytes are shifted out. This
+   runs for every key of every scanned dict, right after the key's length was read (the characters lie
+   on that cache line): the fewer instructions, the more keys the processor keeps in flight. */
+static inline int short_ascii_has_nul(PyObject *k, Py_ssize_t len) {
+    const unsigned char *end = (const unsigned char *)k + sizeof(PyASCIIObject) + len;
+#if defined(HAVE_SSE2)
+    __m128i w = _mm_loadu_si128((const __m128i *)(end - 16));
+    uint32_t zero = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(w, _mm_setzero_si128()));
+    /* bit i: byte i of the 16, the characters being the last len: shifted to bits 16.. and kept. (Two
+       shifts, no comparison: a shift right by 16 - len, then != 0, was 5 ns more per key on 10M keys
+       drawn from a million ids, where every instruction here counts.) */
+    return (int)((zero << len) >> 16);
+#else
+    const uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL;
+    uint64_t a, b;
+    memcpy(&a, end - 16, 8);
+    memcpy(&b, end - 8, 8);
+    a = ~(((a & low7) + low7) | a | low7);  /* 0x80 in each zero byte, exactly (no borrow across bytes) */
+    b = ~(((b & low7) + low7) | b | low7);
+    if (PY_LITTLE_ENDIAN) {  /* byte i of a word is bits 8i..8i+7: keep the last len bytes of the 16 */
+        if (len <= 8) return (b >> (64 - 8 * len)) != 0;
+        return b != 0 || (a >> (128 - 8 * len)) != 0;
+    }
+    if (len <= 8) return (b << (64 - 8 * len)) != 0;
+    return b != 0 || (a << (128 - 8 * len)) != 0;
+#endif
+}
+
 /* Whether str k (exact, of length len > 0, ready) holds the character U+0000. */
 static inline int str_has_nul(PyObject *k, Py_ssize_t len) {
+    if (len <= 16 && PyUnicode_IS_COMPACT_ASCII(k)) return short_ascii_has_nul(k, len);
     if (PyUnicode_IS_COMPACT_ASCII(k))  /* nearly every id: the characters follow the header */
         return bytes_have_nul((const unsigned char *)(((PyASCIIObject *)k) + 1), len);
 #if PY_VERSION_HEX < 0x030C0000
@@ -326,78 +361,128 @@ static int is_bool_value(PyObject *v) {
     const char *name = Py_TYPE(v)->tp_name;
     return name != NULL && (strcmp(name, "numpy.bool") == 0 || strcmp(name, "numpy.bool_") == 0);
 }
-/* first_nul(ids): the index of the first str of `ids` (a list, or a 1-D object array through the buffer
-   protocol) holding the character U+0000, or -1; items that are not str are passed over. No Python code
-   runs during the loop, so the list cannot change under it. */
+/* The items of `ids`, a list or a 1-D object array (through the buffer protocol, released by the caller
+   when 1 is returned): 0 or 1, or -1 with an exception set. */
+static int ids_items(PyObject *ids, const char *fn, Py_buffer *b, PyObject *const **items, Py_ssize_t *n) {
+    if (PyList_Check(ids)) {
+        *items = (PyObject *const *)PySequence_Fast_ITEMS(ids);
+        *n = PyList_GET_SIZE(ids);
+        return 0;
+    }
+    if (PyObject_GetBuffer(ids, b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    if (b->format == NULL || strcmp(b->format, "O") != 0 || b->itemsize != (Py_ssize_t)sizeof(PyObject *)) {
+        PyBuffer_Release(b);
+        PyErr_Format(PyExc_TypeError, "%s: ids must be a list or an object array", fn);
+        return -1;
+    }
+    *items = (PyObject *const *)b->buf;
+    *n = b->len / (Py_ssize_t)sizeof(PyObject *);
+    return 1;
+}
+
+/* The index of the first str of items[0..n) holding U+0000, or -1; items that are not str are passed over,
+   or, with `all_str` not NULL, end the search: *all_str is then 0 (else 1). No Python code runs. */
+static Py_ssize_t items_first_nul(PyObject *const *items, Py_ssize_t n, int *all_str) {
+    Py_ssize_t found = -1;
+    if (all_str != NULL) *all_str = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *s = items[i];
+        if (s == NULL || !PyUnicode_Check(s)) {
+            if (all_str == NULL) continue;
+            *all_str = 0;
+            return -1;
+        }
+        Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+        if (found < 0 && len > 0 && str_has_nul(s, len)) {
+            found = i;
+            if (all_str == NULL) return found;
+        }
+    }
+    return found;
+}
+
+/* first_nul(ids): the index of the first str of `ids` (a list, or a 1-D object array) holding the
+   character U+0000, or -1; items that are not str are passed over. */
 static PyObject *ids_first_nul(PyObject *self, PyObject *arg) {
     (void)self;
-    if (PyList_Check(arg)) {
-        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(arg); i++) {
-            PyObject *s = PyList_GET_ITEM(arg, i);
-            if (PyUnicode_Check(s) && PyUnicode_GET_LENGTH(s) > 0 && str_has_nul(s, PyUnicode_GET_LENGTH(s)))
-                return PyLong_FromSsize_t(i);
-        }
-        return PyLong_FromLong(-1);
-    }
     Py_buffer b;
-    if (PyObject_GetBuffer(arg, &b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    if (b.format == NULL || strcmp(b.format, "O") != 0 || b.itemsize != (Py_ssize_t)sizeof(PyObject *)) {
-        PyBuffer_Release(&b);
-        PyErr_SetString(PyExc_TypeError, "first_nul: ids must be a list or an object array");
-        return NULL;
-    }
-    PyObject *const *items = (PyObject *const *)b.buf;
-    Py_ssize_t n = b.len / (Py_ssize_t)sizeof(PyObject *), found = -1;
-    for (Py_ssize_t i = 0; i < n && found < 0; i++) {
-        PyObject *s = items[i];
-        if (s != NULL && PyUnicode_Check(s) && PyUnicode_GET_LENGTH(s) > 0 && str_has_nul(s, PyUnicode_GET_LENGTH(s)))
-            found = i;
-    }
-    PyBuffer_Release(&b);
+    PyObject *const *items;
+    Py_ssize_t n;
+    int got = ids_items(arg, "first_nul", &b, &items, &n);
+    if (got < 0) return NULL;
+    Py_ssize_t found = items_first_nul(items, n, NULL);
+    if (got) PyBuffer_Release(&b);
     return PyLong_FromSsize_t(found);
+}
+
+/* str_ids(ids) -> (all_str, first_nul): whether every item of `ids` (a list, or a 1-D object array) is a
+   str (subclasses included), and the index of the first holding U+0000 (-1: none; also -1 when not all
+   are str: such ids are converted, and checked, by the caller's other path). One pass, for what the
+   callers asked in two (the kind of the ids, then a search for NUL): each id's object is read once. */
+static PyObject *ids_str_ids(PyObject *self, PyObject *arg) {
+    (void)self;
+    Py_buffer b;
+    PyObject *const *items;
+    Py_ssize_t n;
+    int got = ids_items(arg, "str_ids", &b, &items, &n), all_str;
+    if (got < 0) return NULL;
+    Py_ssize_t found = items_first_nul(items, n, &all_str);
+    if (got) PyBuffer_Release(&b);
+    return Py_BuildValue("(Nn)", PyBool_FromLong(all_str), found);
 }
 /* -- end of ids -------------------------------------------------------------------------------------- */
 
 /* Append the values of dict d to out[*n..] (and its keys to the list `keys` if not NULL, at the same
-   positions); 0 ok, else a status code (see above). */
+   positions); 0 ok, else a status code (see above). The position is kept in a local (PyDict_Next, an
+   outside function, would make the compiler reload and store it for every key). */
 static long scan_one(PyObject *d, double *out, Py_ssize_t *n, Py_ssize_t cap, PyObject **keys) {
     if (!PyDict_CheckExact(d)) return 1;
-    Py_ssize_t p = 0;
+    Py_ssize_t p = 0, i = *n;
     PyObject *k, *v;
+    long status = 0;
     while (PyDict_Next(d, &p, &k, &v)) {
-        if (!PyUnicode_CheckExact(k)) return 2;
+        if (!PyUnicode_CheckExact(k)) { status = 2; break; }
         Py_ssize_t klen = PyUnicode_GET_LENGTH(k);
-        if (klen == 0) return 4;
-        if (str_has_nul(k, klen)) return 6;
-        if (*n >= cap) return 5;
+        if (klen == 0) { status = 4; break; }
+        if (str_has_nul(k, klen)) { status = 6; break; }
+        if (i >= cap) { status = 5; break; }
         double x;
-        /* k and v are borrowed from d. A value that is neither float nor int is converted by its own
-           __float__ / __index__, which may run any Python code, including code that changes d and so
-           frees k or v: hold references to both across the call. */
-        Py_INCREF(k);
-        if (PyFloat_CheckExact(v)) {
+        if (PyFloat_CheckExact(v)) {  /* exact float or int: no Python code runs, k and v stay alive */
             x = PyFloat_AS_DOUBLE(v);
         } else if (PyLong_CheckExact(v)) {  /* no temporary float object, unlike PyFloat_AsDouble */
             x = PyLong_AsDouble(v);
-            if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); Py_DECREF(k); return 3; }
+            if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); status = 3; break; }
         } else {
-            if (is_bool_value(v)) { Py_DECREF(k); return 3; }
+            if (is_bool_value(v)) { status = 3; break; }
+            /* k and v are borrowed from d. Any other value is converted by its own __float__ /
+               __index__, which may run any Python code, including code that changes d and so frees k
+               or v: hold references to both across the call. */
+            Py_INCREF(k);
             Py_INCREF(v);
             x = PyFloat_AsDouble(v);
             Py_DECREF(v);
-            if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); Py_DECREF(k); return 3; }
-            if (*n >= cap) { Py_DECREF(k); return 5; }
+            if (x == -1.0 && PyErr_Occurred()) { PyErr_Clear(); Py_DECREF(k); status = 3; break; }
+            if (i >= cap) { Py_DECREF(k); status = 5; break; }
+            if (keys != NULL) {  /* a slot of an object array: holds a reference (None when fresh) */
+                PyObject *old = keys[i];
+                keys[i] = k;  /* the reference taken above moves into the slot */
+                Py_XDECREF(old);
+            } else {
+                Py_DECREF(k);
+            }
+            out[i++] = x;
+            continue;
         }
-        if (keys != NULL) {  /* a slot of an object array: holds a reference (None when fresh) */
-            PyObject *old = keys[*n];
-            keys[*n] = k;  /* the reference taken above moves into the slot */
+        if (keys != NULL) {
+            PyObject *old = keys[i];
+            Py_INCREF(k);
+            keys[i] = k;
             Py_XDECREF(old);
-        } else {
-            Py_DECREF(k);
         }
-        out[(*n)++] = x;
+        out[i++] = x;
     }
-    return 0;
+    *n = i;
+    return status;
 }
 
 static int get_buffers(PyObject **objs, Py_buffer *bufs, int n, int writable_from) {
@@ -601,18 +686,6 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     PyObject *const *find = (PyObject *const *)fb.buf;
     const int64_t *find_idx = (const int64_t *)ib.buf;
     Py_ssize_t nfind = fb.len / (Py_ssize_t)sizeof(PyObject *);
-    if (have_keys) {
-        if (PyObject_GetBuffer(keysobj, &kb, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
-            PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
-            return NULL;
-        }
-        if (kb.format == NULL || strcmp(kb.format, "O") != 0 || kb.itemsize != (Py_ssize_t)sizeof(PyObject *)) {
-            PyBuffer_Release(&kb);
-            PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
-            PyErr_SetString(PyExc_TypeError, "scan: keys must be an object array");
-            return NULL;
-        }
-    }
     Py_ssize_t nd = PyList_GET_SIZE(dicts), m = ib.len / 8;
     int bad_idx = 0;
     for (Py_ssize_t j = 0; j < m; j++) if (find_idx[j] < 0 || find_idx[j] >= nfind) bad_idx = 1;
@@ -620,7 +693,6 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     /* the lookups of dict i are done right after it is scanned: `which` must be non-decreasing */
     for (Py_ssize_t j = 1; !bad_idx && j < m && wb.len / 8 >= m; j++) if (which[j] < which[j - 1]) bad_idx = 1;
     if (wb.len / 8 < m || bad_idx) {
-        if (have_keys) PyBuffer_Release(&kb);
         PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
         PyErr_SetString(PyExc_ValueError,
                         "scan: 'which' shorter than 'find_idx', not sorted, or an index out of range");
@@ -630,7 +702,6 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     Py_ssize_t n = 0;
     PyObject *counts = PyBytes_FromStringAndSize(NULL, nd * 8);
     if (counts == NULL) {
-        if (have_keys) PyBuffer_Release(&kb);
         PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
         return NULL;
     }
@@ -641,12 +712,39 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         cnt[i] = PyDict_GET_SIZE(d);
         n += PyDict_GET_SIZE(d);
     }
+    /* keys: an object array, or a callable making one for the n keys (the caller need not count them);
+       Python code run by the callable may change the list: pass 2 checks sizes again */
+    PyObject *made = NULL;
+    if (have_keys && PyCallable_Check(keysobj)) {
+        made = PyObject_CallFunction(keysobj, "n", status ? (Py_ssize_t)0 : n);
+        if (made == NULL) {
+            Py_DECREF(counts);
+            PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
+            return NULL;
+        }
+        keysobj = made;
+    }
+    if (have_keys) {
+        if (PyObject_GetBuffer(keysobj, &kb, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
+            Py_XDECREF(made); Py_DECREF(counts);
+            PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
+            return NULL;
+        }
+        if (kb.format == NULL || strcmp(kb.format, "O") != 0 || kb.itemsize != (Py_ssize_t)sizeof(PyObject *)) {
+            PyBuffer_Release(&kb);
+            Py_XDECREF(made); Py_DECREF(counts);
+            PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
+            PyErr_SetString(PyExc_TypeError, "scan: keys must be an object array");
+            return NULL;
+        }
+    }
     if (!status && have_keys && kb.len / (Py_ssize_t)sizeof(PyObject *) < n) status = 5;  /* sizes changed */
     PyObject *values = PyByteArray_FromStringAndSize(NULL, status ? 0 : n * 8);
     PyObject *found = PyByteArray_FromStringAndSize(NULL, m * 8);
     if (values == NULL || found == NULL) {
         Py_XDECREF(values); Py_XDECREF(found); Py_DECREF(counts);
         if (have_keys) PyBuffer_Release(&kb);
+        Py_XDECREF(made);
         PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
         return NULL;
     }
@@ -687,6 +785,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     }
     if (have_keys) PyBuffer_Release(&kb);
     PyBuffer_Release(&wb); PyBuffer_Release(&ib); PyBuffer_Release(&fb);
+    if (made != NULL) return Py_BuildValue("(lNNNN)", status, counts, values, found, made);
     return Py_BuildValue("(lNNN)", status, counts, values, found);
 }
 
@@ -2066,6 +2165,7 @@ static PyMethodDef methods[] = {
     {"fusion_layout", fusion_layout, METH_VARARGS, "Fusion: the fused rows of several runs and each run's row and place."},
     {"features", features, METH_NOARGS, "What this build has: SIMD, the file mapping, page release."},
     {"first_nul", ids_first_nul, METH_O, "Index of the first str holding a NUL character, or -1."},
+    {"str_ids", ids_str_ids, METH_O, "(whether every item is a str, index of the first holding a NUL or -1)"},
     {NULL, NULL, 0, NULL},
 };
 

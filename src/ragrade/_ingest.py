@@ -68,23 +68,21 @@ def scan_items(dicts: list, use_accel: bool | None = None,
 def _c_scan(dicts: list, want_keys: bool, which: np.ndarray, find: np.ndarray,
             find_idx: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
     """The C helper's one-call scan: (status, counts, values, keys or None, found), looking up
-    ``find[find_idx[j]]`` in ``dicts[which[j]]``. The keys are written straight into an object array."""
+    ``find[find_idx[j]]`` in ``dicts[which[j]]``. The keys are written straight into an object array, which
+    the scan asks for once it has counted them (no pass of the caller's own over the dicts)."""
     if type(dicts) is not list:
         dicts = list(dicts)
     assert _accel is not None
-    keys = None
-    if want_keys:
-        try:
-            n = sum(map(len, dicts))
-        except TypeError:  # not all dicts: the scan reports it
-            n = 0
-        keys = np.empty(n, dtype=object)
-    assert _accel is not None
-    status, counts, values, found = _accel.scan(dicts, keys, np.ascontiguousarray(which, dtype=np.int64),
-                                                np.ascontiguousarray(find, dtype=object),
-                                                np.ascontiguousarray(find_idx, dtype=np.int64))
+    got = _accel.scan(dicts, _object_array if want_keys else None, np.ascontiguousarray(which, dtype=np.int64),
+                      np.ascontiguousarray(find, dtype=object), np.ascontiguousarray(find_idx, dtype=np.int64))
+    status, counts, values, found = got[:4]
+    keys = got[4] if want_keys else None
     return (status, np.frombuffer(counts, dtype=np.int64), np.frombuffer(values, dtype=np.float64), keys,
             np.frombuffer(found, dtype=np.float64))
+
+
+def _object_array(n: int) -> np.ndarray:
+    return np.empty(n, dtype=object)
 
 
 def _scan_values_py(dicts: list, counts: np.ndarray, values: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:

@@ -122,6 +122,50 @@ def test_scan_holds_references_across_float(with_keys):
             assert all(k is None or isinstance(k, str) for k in keys)
 
 
+_NONE = np.zeros(0, dtype=I64)
+
+
+@needs_accel
+def test_scan_makes_its_keys_array_through_a_callable():
+    dicts = [{"a": 1.0, "b": 2.0}, {}, {"c": 3}]
+    asked: list[int] = []
+
+    def make(n: int) -> np.ndarray:
+        asked.append(n)
+        return np.empty(n, dtype=object)
+
+    status, counts, values, _, keys = accel.scan(dicts, make, _NONE, np.zeros(0, dtype=object), _NONE)
+    assert status == 0 and asked == [3] and keys.tolist() == ["a", "b", "c"]
+    assert np.frombuffer(values).tolist() == [1.0, 2.0, 3.0] and np.frombuffer(counts, dtype=I64).tolist() == [2, 0, 1]
+
+
+@needs_accel
+def test_scan_checks_what_the_keys_callable_gives_and_does():
+    dicts = [{"a": 1.0, "b": 2.0}, {"c": 3.0}]
+    args = (_NONE, np.zeros(0, dtype=object), _NONE)
+    with pytest.raises(TypeError, match="object array"):
+        accel.scan(list(dicts), lambda n: np.empty(n), *args)
+    with pytest.raises(ZeroDivisionError):
+        accel.scan(list(dicts), lambda n: 1 / 0, *args)
+    assert accel.scan(list(dicts), lambda n: np.empty(n - 1, dtype=object), *args)[0] == 5  # too small
+
+    def grows(n: int) -> np.ndarray:  # Python code between the passes changes the dicts and the list
+        outer[0]["z"] = 9.0
+        outer.append({"y": 1.0})
+        return np.empty(n, dtype=object)
+
+    outer = [dict(d) for d in dicts]
+    assert accel.scan(outer, grows, *args)[0] == 5  # sizes changed: reported, never a write beyond the array
+
+    def shrinks(n: int) -> np.ndarray:
+        outer.clear()
+        return np.empty(n, dtype=object)
+
+    outer = [dict(d) for d in dicts]
+    assert accel.scan(outer, shrinks, *args)[0] == 5
+    gc.collect()
+
+
 class EvilKey(str):
     """A lookup key whose ``__eq__`` (called on a hash collision) replaces the dict's contents."""
 
@@ -190,6 +234,20 @@ def test_other_functions_refuse_inconsistent_offsets():
     with pytest.raises(ValueError):
         accel.rank_in_segments(np.zeros(3), np.array([0], I64), np.array([5], I64), np.zeros(1), np.empty(1, I64),
                                np.empty(1, I64))
+
+
+@needs_accel
+@pytest.mark.parametrize("fn", ["first_nul", "str_ids"])
+def test_id_searches_take_a_list_or_an_object_array_only(fn):
+    f = getattr(accel, fn)
+    for bad in (np.zeros(3), np.array(["a", "b"]), b"abc"):  # buffers of other formats
+        with pytest.raises(TypeError, match=fn):
+            f(bad)
+    with pytest.raises(TypeError):  # not a buffer
+        f(("a", "b"))
+    ids = np.array(["a", "b\x00", "c"] * 3, dtype=object)
+    found = f(ids[::-1].copy())
+    assert (found if fn == "first_nul" else found[1]) == 1
 
 
 @needs_accel

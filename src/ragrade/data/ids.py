@@ -44,7 +44,7 @@ from ragrade.errors import InputError
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
-__all__ = ["first_nul", "id_array", "id_column", "normalize_id"]
+__all__ = ["first_nul", "id_array", "id_column", "normalize_id", "str_ids"]
 
 
 def normalize_id(value: Any, what: str = "id", *, query: str | None = None) -> str:
@@ -93,6 +93,21 @@ def first_nul(ids: Any) -> int | None:
     except TypeError:  # not all str: those that are
         pass
     return next((i for i, v in enumerate(listed) if isinstance(v, str) and "\x00" in v), None)
+
+
+def str_ids(ids: np.ndarray | list) -> tuple[bool, int | None]:
+    """``(every id a str, index of the first holding a NUL or None)`` for a list or a 1-D object array; the
+    index is None too when not every id is a ``str`` (such ids are converted, and checked, elsewhere). One
+    pass over the ids in the C helper, where a kind check and :func:`first_nul` would take two."""
+    accel = getattr(_ingest._accel, "str_ids", None)
+    if accel is not None and (type(ids) is list or (isinstance(ids, np.ndarray) and ids.dtype == object
+                                                    and ids.ndim == 1)):
+        all_str, found = accel(ids if type(ids) is list else np.ascontiguousarray(ids))
+        return all_str, None if found < 0 else int(found)
+    arr = ids if isinstance(ids, np.ndarray) else np.fromiter(ids, dtype=object, count=len(ids))
+    if infer_kind(arr) not in ("string", "empty"):
+        return False, None
+    return True, first_nul(arr)
 
 
 def _nul_error(what: str, row: int, value: Any) -> InputError:

@@ -117,15 +117,16 @@ class Qrels(ColumnarTable):
     @classmethod
     def _from_grouped(cls, qids, counts, docs, grades, source: str, units=None, unique: bool = False,
                       has_empty: bool | None = None, docs_are_str: bool = False) -> Qrels:
-        from ragrade.data.columns import _all_str, check_query_ids, check_raw, check_vocab, distinct
+        from ragrade.data.columns import check_raw, check_vocab, distinct, nul_error
         from ragrade.data.ids import id_array as as_object_strings
+        from ragrade.data.ids import str_ids
 
         listed = np.fromiter(qids, dtype=object, count=len(qids)) if isinstance(qids, list) else None
-        all_str = listed is not None and _all_str(listed)
+        all_str, nul = str_ids(listed) if listed is not None else (False, None)  # (one pass for both)
         # ids to convert (ints, ...): converted ids may collide, so check
         q: np.ndarray = listed if listed is not None and all_str else as_object_strings(qids, f"{source} query ids")
-        if listed is not None and all_str:
-            check_query_ids(q)  # (as_object_strings checks the others)
+        if nul is not None:  # (as_object_strings checks the ids that are not all str)
+            raise nul_error("query id", q[nul])
         if not distinct(q, already_unique=unique and all_str):
             # The same query id twice (e.g. 1 and "1"): merge through the row path, which groups them.
             per_row = np.repeat(q, counts)

@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from ragrade._arrays import Lookup, duplicated, factorize, infer_kind, take_strings
+from ragrade._arrays import Lookup, duplicated, factorize, take_strings
 from ragrade._ingest import OK, match_segments, rank_in_segments, scan_join
 from ragrade.data import Qrels, Run
 from ragrade.data.columns import first_duplicate
-from ragrade.data.ids import first_nul
+from ragrade.data.ids import first_nul, str_ids
 from ragrade.errors import PolicyError
 from ragrade.kernels.ranking import argsort_desc_within, inverse_at
 from ragrade.policies import Policies
@@ -347,13 +347,14 @@ def join_dict(index: TruthIndex, run: dict[Any, Any], policies: Policies) -> Joi
     qids_list = list(run.keys())
     values = list(run.values())
     qids = np.fromiter(qids_list, dtype=object, count=len(qids_list))
-    if len(qids) and infer_kind(qids) != "string":
+    all_str, nul = str_ids(qids)  # (one pass: the kind, and a search for NUL)
+    if not all_str:
         return None
     # Which judgments to look up, in which run dict (queries matched by id first, so that the lookups run
     # inside the one pass over the run's values).
     qmap = index.query_map(qids_list)
     unmatched = qmap < 0
-    if unmatched.any() and first_nul(qids[unmatched]) is not None:
+    if nul is not None and unmatched.any() and first_nul(qids[unmatched]) is not None:
         # A run query id holding a NUL: the Run the caller builds refuses it, naming it. (Only the queries
         # without ground truth are looked at: the others equal query ids of the qrels, checked when read.)
         return None
