@@ -208,8 +208,9 @@ def looks_like_header(fields: list[str]) -> bool:
 
 
 def pick_column(names: list[str], wanted: str | None, defaults: tuple[str, ...], what: str, path: str,
-                required: bool = True, exclude: tuple[str, ...] = ()) -> str | None:
-    """The column to use for ``what``: ``wanted`` if given (must exist), else the first default present."""
+                required: bool = True, exclude: tuple[str, ...] = (), option: str | None = None) -> str | None:
+    """The column to use for ``what``: ``wanted`` if given (must exist), else the first default present
+    (names compared case-insensitively). ``option``: the keyword that names it (default ``{what}_col``)."""
     if wanted is not None:
         if wanted not in names:
             raise ParseError(f"no column {wanted!r} for the {what} (columns: {', '.join(names)})", path=path)
@@ -221,7 +222,7 @@ def pick_column(names: list[str], wanted: str | None, defaults: tuple[str, ...],
     if required:
         raise ParseError(
             f"cannot find the {what} column (looked for {', '.join(defaults)}; columns: {', '.join(names)}); "
-            f"name it with the {what}_col option",
+            f"name it with the {option or what + '_col'} option",
             path=path,
         )
     return None

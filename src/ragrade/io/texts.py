@@ -24,6 +24,7 @@ from typing import IO, Any
 
 from ragrade.errors import ArrowCannot as _ArrowCannot
 from ragrade.errors import InputError, ParseError
+from ragrade.io._common import pick_column
 from ragrade.io.columns import (
     PASSAGE_ID_NAMES,
     PASSAGE_TEXT_NAMES,
@@ -72,18 +73,8 @@ def _open_text(path: str) -> IO[str]:
 
 def _pick(names: list[str], wanted: str | None, candidates: tuple[str, ...], what: str, path: str,
           required: bool = True) -> str | None:
-    if wanted is not None:
-        if wanted not in names:
-            raise ParseError(f"no {what} column {wanted!r} (columns: {', '.join(names)})", path=path)
-        return wanted
-    lower = {n.lower(): n for n in names}
-    for c in candidates:
-        if c in lower:
-            return lower[c]
-    if required:
-        raise ParseError(f"no {what} column (looked for {', '.join(candidates)}; columns: {', '.join(names)}); "
-                         f"name it explicitly", path=path)
-    return None
+    option = {"query id": "id_col", "passage id": "id_col", "title": "title_col"}.get(what, "text_col")
+    return pick_column(names, wanted, candidates, what, path, required=required, option=option)
 
 
 def _first_line(path: str) -> str:
