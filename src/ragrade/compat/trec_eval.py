@@ -539,6 +539,54 @@ def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, r
                    for p in output_parts(planned, opts, qrels_path, run_path, value_format))
 
 
+def _scored_columns(planned: list[Planned], opts: Options, qrels: Any, runobj: Any, qids: list[str],
+                    missing_mask: Any, run_path: str, best_grade: dict[str, Any]) -> tuple[dict[Metric, Any], list[Any]]:
+    """Every measure's per-query values (``qids`` order) as trec_eval 10 computes them under ``opts``, and
+    the helper measures (num_ret, num_rel) when any value was computed."""
+    import numpy as np
+
+    from ragrade.metrics import parse_labelled
+
+    metrics: list[Metric] = []
+    seen: set[Metric] = set()
+    for p in planned:
+        for m in p.metrics:
+            if m is not None and m not in seen:
+                seen.add(m)
+                metrics.append(m)
+    columns: dict[Metric, np.ndarray] = {}
+    helpers: list[Any] = []
+    if not (metrics or (opts.query and any(p.parts for p in planned))):
+        return columns, helpers
+    helpers = [parse_labelled(n, "trec_eval")[0][1] for n in ("num_ret", "num_rel")]
+    every = metrics + [m for m in helpers if m not in seen]
+    if opts.query:  # relstring's characters (printed per query only)
+        every += [m for p in planned for m in p.parts if m not in seen]
+    settings: dict[str, Any] = dict(
+        no_relevant="zero", duplicates="error", missing_qrels="ignore",
+        unjudged="condensed" if opts.judged_only else None, num_docs=_num_docs(opts, metrics),
+        rel_level=opts.rel_level if opts.rel_level > 1 else None, names="trec_eval")
+    bogus = {q: {_BOGUS_DOC: 1.0} if opts.max_docs is None or opts.max_docs > 0 else {}
+             for q in np.array(qids)[missing_mask].tolist()}
+    if opts.rel_level >= 1:
+        frame = _scored(qrels, runobj, bogus, every, settings, qids, run_path)
+    else:  # -l0 and below: the measures that have a relevance level read every grade >= 0 as relevant
+        leveled = [m for m in every if _has_level(m)]
+        frame = _scored(_grade_zero_relevant(qrels), runobj, bogus, leveled, settings, qids, run_path)
+        others = [m for m in every if not _has_level(m)]
+        if others:
+            import pandas as pd
+
+            frame = pd.concat([frame, _scored(qrels, runobj, bogus, others, settings, qids, run_path)], axis=1)
+    for m in every:
+        columns[m] = frame[str(m)].to_numpy(dtype=np.float64)
+    _nan_like_trec_eval(planned, columns, helpers)
+    if opts.rel_level < 1:
+        _rndcg_below_one(planned, columns, qrels, qids)
+    _stale_ideal(planned, columns, qids, best_grade)
+    return columns, helpers
+
+
 def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_path: str,
                  value_format: str = "%6.4f") -> Iterator[str | bytes]:
     """:func:`compute_and_format`'s text in parts (UTF-8 bytes or str), to be written one after the other; every
@@ -546,7 +594,6 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
     import numpy as np
 
     from ragrade.io import read_qrels, read_run
-    from ragrade.metrics import parse_labelled
 
     for path in (qrels_path, run_path):
         if path != "-" and not os.path.isfile(path):
@@ -575,44 +622,9 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
         raise TrecEvalError("no queries with both results and relevance information")
     best_grade = _negative_queries(qrels, qids, qrels_path) if any(
         p.measure.kind not in ("runid", "count_q") for p in planned) else {}
-    metrics: list[Metric] = []
-    seen: set[Metric] = set()
-    for p in planned:
-        for m in p.metrics:
-            if m is not None and m not in seen:
-                seen.add(m)
-                metrics.append(m)
-    columns: dict[Metric, np.ndarray] = {}
     relstrings: dict[str, str] = {}
-    helpers: list[Any] = []
     missing_mask = np.array([q not in run_ids for q in qids], dtype=bool)
-    if metrics or (opts.query and any(p.parts for p in planned)):
-        helpers = [parse_labelled(n, "trec_eval")[0][1] for n in ("num_ret", "num_rel")]
-        every = metrics + [m for m in helpers if m not in seen]
-        if opts.query:  # relstring's characters (printed per query only)
-            every += [m for p in planned for m in p.parts if m not in seen]
-        settings: dict[str, Any] = dict(
-            no_relevant="zero", duplicates="error", missing_qrels="ignore",
-            unjudged="condensed" if opts.judged_only else None, num_docs=_num_docs(opts, metrics),
-            rel_level=opts.rel_level if opts.rel_level > 1 else None, names="trec_eval")
-        bogus = {q: {_BOGUS_DOC: 1.0} if opts.max_docs is None or opts.max_docs > 0 else {}
-                 for q in np.array(qids)[missing_mask].tolist()}
-        if opts.rel_level >= 1:
-            frame = _scored(qrels, runobj, bogus, every, settings, qids, run_path)
-        else:  # -l0 and below: the measures that have a relevance level read every grade >= 0 as relevant
-            leveled = [m for m in every if _has_level(m)]
-            frame = _scored(_grade_zero_relevant(qrels), runobj, bogus, leveled, settings, qids, run_path)
-            others = [m for m in every if not _has_level(m)]
-            if others:
-                import pandas as pd
-
-                frame = pd.concat([frame, _scored(qrels, runobj, bogus, others, settings, qids, run_path)], axis=1)
-        for m in every:
-            columns[m] = frame[str(m)].to_numpy(dtype=np.float64)
-        _nan_like_trec_eval(planned, columns, helpers)
-        if opts.rel_level < 1:
-            _rndcg_below_one(planned, columns, qrels, qids)
-        _stale_ideal(planned, columns, qids, best_grade)
+    columns, helpers = _scored_columns(planned, opts, qrels, runobj, qids, missing_mask, run_path, best_grade)
     if opts.query and any(p.measure.kind == "relstring" for p in planned):
         rs = next(p for p in planned if p.measure.kind == "relstring")
         relstrings = _relstrings(rs, columns, qids, helpers[0])
