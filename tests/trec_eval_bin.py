@@ -11,6 +11,7 @@ To run them locally, build trec_eval 10 (``make`` in its source) and a copy with
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 from pathlib import Path
@@ -37,3 +38,39 @@ def trec_eval_binary(full: bool = False) -> Path:
             pytest.fail(f"RAGRADE_REQUIRE_TREC_EVAL is set but {problem} (.ci/run builds trec_eval 10)")
         pytest.skip(f"{problem}: see tests/trec_eval_bin.py to build trec_eval 10 and compare with it")
     return Path(value)
+
+
+def binary_output(binary: Path, args: list[str], judgments: Path, run: Path) -> str:
+    """What the binary prints for ``args`` on the two files (it must succeed)."""
+    proc = subprocess.run([str(binary), *args, str(judgments), str(run)], capture_output=True, text=True)
+    assert proc.returncode == 0, (args, proc.stderr)
+    return proc.stdout
+
+
+def ours(args: list[str], judgments: Path, run: Path, value_format: str = "%6.4f") -> str:
+    """What ``ragrade trec_eval`` prints for ``args`` on the two files (it must succeed)."""
+    from ragrade.compat.trec_eval import run as trec_eval_run
+
+    out = io.StringIO()
+    assert trec_eval_run([*args, str(judgments), str(run)], out, value_format) == 0
+    return out.getvalue()
+
+
+def first_difference(got: str, want: str) -> tuple[str, str]:
+    """The first pair of lines that differ, or the two line counts."""
+    for g, w in zip(got.splitlines(), want.splitlines(), strict=False):
+        if g != w:
+            return g, w
+    return f"{len(got.splitlines())} lines", f"{len(want.splitlines())} lines"
+
+
+def output_values(text: str, skip: tuple[str, ...] = ()) -> dict[tuple[str, str], float]:
+    """``{(measure, query): value}`` of trec_eval's output, without the lines that are not numbers (runid,
+    relstring, quoted values) and the measures whose names start with one of ``skip``."""
+    out = {}
+    for line in text.splitlines():
+        name, q, v = line.split("\t")
+        name = name.strip()
+        if name not in ("runid", "relstring") and not v.startswith("'") and not (skip and name.startswith(skip)):
+            out[(name, q)] = float(v)
+    return out

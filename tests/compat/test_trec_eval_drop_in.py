@@ -10,9 +10,7 @@ and blank lines. The binaries come from ``.ci/run`` (``tests/trec_eval_bin.py``)
 
 from __future__ import annotations
 
-import io
 import math
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from ragrade.cli import main
-from ragrade.compat.trec_eval import run as trec_eval_run
-from trec_eval_bin import trec_eval_binary
+from trec_eval_bin import binary_output, first_difference, ours, output_values, trec_eval_binary
 
 #: trec_eval 10's Makefile quicktest lines that read qrels and a run (their files replaced by ours; -M100 by
 #: -M100 and -M5 since our rankings are short), then more option combinations of the same kind.
@@ -80,18 +77,6 @@ def collection(seed: int, tmp: Path, complete: bool) -> tuple[Path, Path]:
     return qp, rp
 
 
-def binary_output(binary: Path, args: list[str], qp: Path, rp: Path) -> str:
-    proc = subprocess.run([str(binary), *args, str(qp), str(rp)], capture_output=True, text=True)
-    assert proc.returncode == 0, (args, proc.stderr)
-    return proc.stdout
-
-
-def ours(args: list[str], qp: Path, rp: Path, value_format: str = "%6.4f") -> str:
-    out = io.StringIO()
-    assert trec_eval_run([*args, str(qp), str(rp)], out, value_format) == 0
-    return out.getvalue()
-
-
 @pytest.mark.parametrize("seed", range(3))
 def test_quicktest_command_lines_print_what_trec_eval_10_prints(seed, tmp_path):
     binary = trec_eval_binary()
@@ -102,7 +87,7 @@ def test_quicktest_command_lines_print_what_trec_eval_10_prints(seed, tmp_path):
         q, r = (qpc, rpc) if "-c" in args or "-qc" in args else (qp, rp)
         want = binary_output(binary, args, q, r)
         got = ours(args, q, r)
-        assert got == want, (args, _first_difference(got, want))
+        assert got == want, (args, first_difference(got, want))
         lines += want.count("\n")
     assert lines > 5000
 
@@ -157,7 +142,7 @@ def test_judgment_groups_as_trec_eval_10(tmp_path):
             jg = jg_qrels(q, seed)
             want = binary_output(binary, args, jg, r)
             got = ours(args, jg, r)
-            assert got == want, (args, _first_difference(got, want))
+            assert got == want, (args, first_difference(got, want))
 
 
 def test_zscores_as_trec_eval_10(tmp_path):
@@ -169,23 +154,7 @@ def test_zscores_as_trec_eval_10(tmp_path):
         for args in (["-q", "-c", "-m", "all_trec", "-Z", str(z)], ["-c", "-Z", str(z), "-m", "all_trec", "-J"]):
             want = binary_output(binary, args, qp, rp)
             got = ours(args, qp, rp)
-            assert got == want, (args, _first_difference(got, want))
-
-
-def _first_difference(got: str, want: str) -> tuple[str, str]:
-    for g, w in zip(got.splitlines(), want.splitlines(), strict=False):
-        if g != w:
-            return g, w
-    return f"{len(got.splitlines())} lines", f"{len(want.splitlines())} lines"
-
-
-def _values(text: str) -> dict[tuple[str, str], float]:
-    out = {}
-    for line in text.splitlines():
-        name, q, v = line.split("\t")
-        if name.strip() not in ("runid", "relstring") and not v.startswith("'"):
-            out[(name.strip(), q)] = float(v)
-    return out
+            assert got == want, (args, first_difference(got, want))
 
 
 def test_every_value_at_full_precision(tmp_path):
@@ -199,8 +168,8 @@ def test_every_value_at_full_precision(tmp_path):
         qp, rp = collection(300 + seed, tmp_path, complete=False)
         for opt in options:
             args = ["-q", "-m", "all_trec", *extra, *opt]
-            want = _values(binary_output(binary, args, qp, rp))
-            got = _values(ours(args, qp, rp, "%.17g"))
+            want = output_values(binary_output(binary, args, qp, rp))
+            got = output_values(ours(args, qp, rp, "%.17g"))
             assert got.keys() == want.keys()
             for key, w in want.items():
                 g = got[key]

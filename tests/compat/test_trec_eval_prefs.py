@@ -32,7 +32,7 @@ from ragrade.compat.trec_eval import parse_args
 from ragrade.compat.trec_eval import run as trec_eval_run
 from ragrade.compat.trec_eval_prefs import NAMES, evaluate
 from ragrade.errors import TrecEvalError
-from trec_eval_bin import trec_eval_binary
+from trec_eval_bin import binary_output, first_difference, ours, output_values, trec_eval_binary
 
 
 def prefs_collection(seed: int, tmp: Path, complete: bool, comments: bool = False) -> tuple[Path, Path]:
@@ -81,18 +81,6 @@ def prefs_collection(seed: int, tmp: Path, complete: bool, comments: bool = Fals
     return pp, rp
 
 
-def binary_output(binary: Path, args: list[str], jp: Path, rp: Path) -> str:
-    proc = subprocess.run([str(binary), *args, str(jp), str(rp)], capture_output=True, text=True)
-    assert proc.returncode == 0, (args, proc.stderr)
-    return proc.stdout
-
-
-def ours(args: list[str], jp: Path, rp: Path, value_format: str = "%6.4f") -> str:
-    out = io.StringIO()
-    assert trec_eval_run([*args, str(jp), str(rp)], out, value_format) == 0
-    return out.getvalue()
-
-
 def guessed(args: list[str], jp: Path, rp: Path) -> set[tuple[str, str]]:
     """The (measure, query) whose prefs_avgjg_Rnonrel(_ret) reads memory trec_eval 10 never wrote: its value
     there changes from run to run of the binary (docs/trec_eval.md)."""
@@ -104,7 +92,7 @@ def same_output(got: str, want: str, unsure: set[tuple[str, str]]) -> int:
     """Assert the two outputs are the same bytes, except the values of the ``unsure`` (measure, query) lines
     and of their measure's summary line; return how many lines were compared byte for byte."""
     if not unsure:
-        assert got == want, _first_difference(got, want)
+        assert got == want, first_difference(got, want)
         return want.count("\n")
     g_lines, w_lines = got.splitlines(), want.splitlines()
     assert len(g_lines) == len(w_lines)
@@ -118,13 +106,6 @@ def same_output(got: str, want: str, unsure: set[tuple[str, str]]) -> int:
         assert g == w, (g, w)
         compared += 1
     return compared
-
-
-def _first_difference(got: str, want: str) -> tuple[str, str]:
-    for g, w in zip(got.splitlines(), want.splitlines(), strict=False):
-        if g != w:
-            return g, w
-    return f"{len(got.splitlines())} lines", f"{len(want.splitlines())} lines"
 
 
 PREFS_LINES = [
@@ -163,15 +144,6 @@ def test_qrels_prefs_quicktest_line_prints_what_trec_eval_10_prints(tmp_path):
             same_output(got, want, guessed(args, q, r))
 
 
-def _values(text: str) -> dict[tuple[str, str], float]:
-    out = {}
-    for line in text.splitlines():
-        name, q, v = line.split("\t")
-        if name.strip() != "runid":
-            out[(name.strip(), q)] = float(v)
-    return out
-
-
 def test_every_prefs_value_at_full_precision(tmp_path):
     """Per query and in the summary, every value of -m all_prefs (-R prefs and -R qrels_prefs, with and without
     -M) equals the %.17g build of trec_eval 10 exactly (same operations in the same order), except where
@@ -186,8 +158,8 @@ def test_every_prefs_value_at_full_precision(tmp_path):
                 p, r = collection(1000 + seed, tmp_path, complete=False)
             for opt in (["-c"], ["-c", "-M12"], ["-c", "-M3"]):
                 args = ["-q", "-m", "all_prefs", "-R", kind, *opt]
-                want = _values(binary_output(binary, args, p, r))
-                got = _values(ours(args, p, r, "%.17g"))
+                want = output_values(binary_output(binary, args, p, r))
+                got = output_values(ours(args, p, r, "%.17g"))
                 assert got.keys() == want.keys()
                 unsure = guessed(args, p, r)
                 skip_all = {m for m, _ in unsure}

@@ -204,7 +204,7 @@ def _prepare(measures: frozenset[str], relevance_level: int,
     same (the parsed values are immutable): trec_eval's plan of the names, the metrics to compute (each once),
     the two helper metrics of trec_eval 9's empty-ranking rule (or None), their labels under the profile and
     the policies, and the plan they come from."""
-    from ragrade.compat.trec_eval import Options, TrecEvalError, plan
+    from ragrade.compat.trec_eval import Options, TrecEvalError, distinct_metrics, plan
 
     combined = _combine(measures)
     opts = Options(marked=list(combined), params={m: ",".join(sorted(p)) for m, p in combined.items() if p})
@@ -212,13 +212,8 @@ def _prepare(measures: frozenset[str], relevance_level: int,
         planned = plan(opts)
     except TrecEvalError as err:
         raise ValueError(str(err)) from None
-    metrics: list[Any] = []
-    seen: set[Any] = set()
-    for p in planned:
-        for m in p.metrics:
-            if m is not None and m not in seen:
-                seen.add(m)
-                metrics.append(m)
+    metrics: list[Any] = distinct_metrics(planned)
+    seen = set(metrics)
     helper = None
     if any(m.name in ("iprec", "iprec_11pt") for m in metrics):
         from ragrade.metrics import parse_labelled

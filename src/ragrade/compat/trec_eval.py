@@ -377,6 +377,11 @@ def plan(opts: Options) -> list[Planned]:
     return out
 
 
+def distinct_metrics(planned: list[Planned]) -> list[Metric]:
+    """The ragrade metrics of ``planned``, each once, in trec_eval's order."""
+    return list(dict.fromkeys(m for p in planned for m in p.metrics if m is not None))
+
+
 def _normal_params(m: Measure, given: str) -> str:
     """trec_eval's parameter text in the form ragrade's parser reads (numbers through ``atof``)."""
     if m.name in ("utility", "set_F", "11pt_avg"):
@@ -547,13 +552,8 @@ def _scored_columns(planned: list[Planned], opts: Options, qrels: Any, runobj: A
 
     from ragrade.metrics import parse_labelled
 
-    metrics: list[Metric] = []
-    seen: set[Metric] = set()
-    for p in planned:
-        for m in p.metrics:
-            if m is not None and m not in seen:
-                seen.add(m)
-                metrics.append(m)
+    metrics = distinct_metrics(planned)
+    seen = set(metrics)
     columns: dict[Metric, np.ndarray] = {}
     helpers: list[Any] = []
     if not (metrics or (opts.query and any(p.parts for p in planned))):
