@@ -228,3 +228,32 @@ def test_other_values_trec_eval_accepts(tmp_path):
         want = binary_output(binary, args, qp, rp)
         assert "zzz" in want
         assert ours(args, qp, rp) == want, args
+
+
+def test_a_negative_collection_size_as_trec_eval_10(tmp_path):
+    """trec_eval takes a negative -N: utility's fourth coefficient counts from it, and the judgment-group
+    measures ignore it. Byte for byte, and utility's values at full precision (equal, not close)."""
+    binary = trec_eval_binary()
+    full = trec_eval_binary(full=True)
+    lines = [["-N-7", "-q", "-c", "-m", "utility.1,-1,0.5,0.25", "-m", "utility", "-m", "utility.0.3,-1.7,0.5,0.1"],
+             ["-N", "-1000", "-q", "-c", "-m", "all_trec", "-m", "utility.2,-3,1,-0.75"],
+             ["-N-3", "-l2", "-M5", "-q", "-c", "-m", "utility.1,-1,0.5,0.25"]]
+    n = 0
+    for seed in range(3):
+        qp, rp, _ = collection(110 + seed, tmp_path, complete=False)
+        for args in lines:
+            want = binary_output(binary, args, qp, rp)
+            got = ours(args, qp, rp)
+            assert got == want, (args, first_difference(got, want))
+            want_v = output_values(binary_output(full, args, qp, rp))
+            got_v = output_values(ours(args, qp, rp, "%.17g"))
+            for key, w in want_v.items():
+                if key[0].startswith("utility"):
+                    assert got_v[key] == w, (args, key, got_v[key], w)
+                    n += 1
+        jg = tmp_path / f"jg{seed}.txt"  # each judgment in two groups, grades >= 0
+        jg.write_text("".join(f"{q} {g} {d} {max(int(grade), 0)}\n" for q, _, d, grade in
+                              (line.split() for line in qp.read_text().splitlines()) for g in ("1", "2")))
+        args = ["-N-3", "-R", "qrels_jg", "-m", "qrels_jg", "-q", "-c"]
+        assert ours(args, jg, rp) == binary_output(binary, args, jg, rp)
+    assert n > 100

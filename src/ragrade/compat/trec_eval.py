@@ -562,6 +562,8 @@ def _scored_columns(planned: list[Planned], opts: Options, qrels: Any, runobj: A
     every = metrics + [m for m in helpers if m not in seen]
     if opts.query:  # relstring's characters (printed per query only)
         every += [m for p in planned for m in p.parts if m not in seen]
+    terms = _utility_terms(metrics, opts.num_docs)
+    every = list(dict.fromkeys(every + [t for pair in terms.values() for t in pair]))
     settings: dict[str, Any] = dict(
         no_relevant="zero", duplicates="error", missing_qrels="ignore",
         unjudged="condensed" if opts.judged_only else None, num_docs=_num_docs(opts, metrics),
@@ -580,6 +582,8 @@ def _scored_columns(planned: list[Planned], opts: Options, qrels: Any, runobj: A
             frame = pd.concat([frame, _scored(qrels, runobj, bogus, others, settings, qids, run_path)], axis=1)
     for m in every:
         columns[m] = frame[str(m)].to_numpy(dtype=np.float64)
+    for m, (first, count) in terms.items():  # the kernel's additions, with trec_eval's negative -N
+        columns[m] = columns[first] + float(m.get("d")) * (opts.num_docs + columns[count])
     _nan_like_trec_eval(planned, columns, helpers)
     if opts.rel_level < 1:
         _rndcg_below_one(planned, columns, qrels, qids)
@@ -701,13 +705,24 @@ def _scored(qrels: Any, runobj: Any, bogus: dict[str, dict[str, float]], metrics
 
 def _num_docs(opts: Options, metrics: list[Metric]) -> int | None:
     """-N for utility's fourth coefficient: trec_eval's default collection size is 0 (not unknown). A negative
-    size is refused where a utility reads it (ragrade counts documents from 0)."""
+    size, which trec_eval takes, is read as 0 by the kernels and put back by :func:`_utility_terms`."""
     if opts.num_docs >= 0:
         return opts.num_docs
-    if any(m.name == "utility" and float(m.get("d")) != 0.0 for m in metrics):
-        raise TrecEvalError(f"-N{opts.num_docs}: a negative number of documents in the collection; ragrade "
-                            "trec_eval does not compute utility's fourth term with it")
-    return None
+    return 0 if any(_reads_num_docs(m) for m in metrics) else None
+
+
+def _reads_num_docs(m: Metric) -> bool:
+    return m.name == "utility" and float(m.get("d")) != 0.0
+
+
+def _utility_terms(metrics: list[Metric], num_docs: int) -> dict[Metric, tuple[Metric, Metric]]:
+    """With a negative -N (ragrade's collection size is never negative), each utility that reads it as
+    two metrics computed at size 0: its first three terms (``d`` = 0) and the count ``h - n - r`` (only
+    ``d`` = 1), from which the value is ``first + d * (N + count)``: the kernel's operations, in its order."""
+    if num_docs >= 0:
+        return {}
+    return {m: (m.with_params(d=0.0), m.with_params(a=0.0, b=0.0, c=0.0, d=1.0)) for m in metrics
+            if _reads_num_docs(m)}
 
 
 def _has_level(m: Metric) -> bool:
@@ -897,10 +912,10 @@ def _jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path
     vqrels = {f"{q}{sep}{g}": docs for q in qids for g, docs in groups[q].items()}
     bogus = {_BOGUS_DOC: 1.0} if opts.max_docs is None or opts.max_docs > 0 else {}
     vrun = {f"{q}{sep}{g}": ranked.get(q, bogus) for q in qids for g in groups[q]}
-    metrics = list(dict.fromkeys(m for p in planned for m in p.metrics if m is not None))
-    settings: dict[str, Any] = dict(
+    metrics = distinct_metrics(planned)
+    settings: dict[str, Any] = dict(  # the judgment-group measures never read -N
         no_relevant="zero", duplicates="error", missing_qrels="ignore",
-        unjudged="condensed" if opts.judged_only else None, num_docs=opts.num_docs or None,
+        unjudged="condensed" if opts.judged_only else None,
         rel_level=opts.rel_level if opts.rel_level > 1 else None, names="trec_eval")
     frame = _evaluate(vqrels, vrun, metrics, settings, run_path).reindex(list(vqrels))
     if opts.rel_level < 0 and not opts.judged_only:
