@@ -626,6 +626,7 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
         raise TrecEvalError("no queries with both results and relevance information")
     best_grade = _negative_queries(qrels, qids, qrels_path) if any(
         p.measure.kind not in ("runid", "count_q") for p in planned) else {}
+    _check_gain_maps(planned, qrels)
     relstrings: dict[str, str] = {}
     missing_mask = np.array([q not in run_ids for q in qids], dtype=bool)
     columns, helpers = _scored_columns(planned, opts, qrels, runobj, qids, missing_mask, run_path, best_grade)
@@ -638,6 +639,66 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
         planned = _below_zero(planned, opts, columns, qrels, runobj, qids, missing_mask)
     positive = int((qrels.grades > 0).sum()) if opts.complete else 0
     yield from _format_parts(planned, opts, qids, columns, relstrings, positive, run_path, value_format)
+
+
+def _check_gain_maps(planned: list[Planned], qrels: Any) -> None:
+    """The gain maps whose trec_eval 10 values ragrade trec_eval does not reproduce, refused (an error line
+    rather than other numbers): a gain for a negative grade (trec_eval counts such documents apart from its
+    level table), and, for the measures that build an ideal ranking, a level table that trec_eval's sort
+    leaves out of gain order: it sorts the levels (the map's in the order written, then each other grade
+    up to the query's highest, its own gain) with glibc's merge sort and a comparison that keeps only the
+    integer part of the gains' difference, so gains less than 1 apart may stay in their first order
+    (:func:`_trec_gain_order`). dcg reads no ideal ranking; rbp's gains follow its own rules."""
+    import numpy as np
+
+    g = qrels.grades
+    qrow = np.repeat(np.arange(len(qrels.query_ids)), np.diff(qrels.offsets))
+    top = np.full(len(qrels.query_ids), -1.0)
+    np.maximum.at(top, qrow, np.where(g >= 0, g, -1.0))
+    levels = sorted({int(t) + 1 for t in top.tolist() if t >= 0})  # the level table's length, per query
+    for p in planned:
+        for name, m in zip(p.names, p.metrics, strict=True):
+            if m is None or m.family.param("gains") is None or m.name == "rbp" or not m.get("gains"):
+                continue
+            written = [(int(level), float(gain)) for level, gain in
+                       (pair.split("=", 1) for pair in name.rsplit("_", 1)[-1].split(","))]
+            if any(level < 0 for level, _ in written):
+                raise TrecEvalError(f"{name}: a gain for a negative grade; ragrade trec_eval does not reproduce "
+                                    "how trec_eval 10 counts such documents")
+            if m.name == "dcg":
+                continue
+            for n in levels:
+                order = _trec_gain_order(written, n)
+                if any(b < a for a, b in itertools.pairwise(order)):
+                    raise TrecEvalError(f"{name}: trec_eval 10 sorts these gains out of order (it compares the "
+                                        "integer part of their differences); ragrade trec_eval does not reproduce "
+                                        "that order")
+
+
+def _trec_gain_order(written: list[tuple[int, float]], n_levels: int) -> list[float]:
+    """The gains of trec_eval's level table in the order its qsort leaves them (glibc's merge sort: halves
+    sorted, then merged taking the left item unless the comparison says it is greater), compared by
+    ``(int)(gain1 - gain2)``."""
+    given = {level for level, _ in written}
+    table = [gain for _, gain in written] + [float(i) for i in range(n_levels) if i not in given]
+
+    def msort(items: list[float]) -> list[float]:
+        if len(items) <= 1:
+            return items
+        half = len(items) // 2
+        left, right = msort(items[:half]), msort(items[half:])
+        out: list[float] = []
+        i = j = 0
+        while i < len(left) and j < len(right):
+            if int(left[i] - right[j]) <= 0:
+                out.append(left[i])
+                i += 1
+            else:
+                out.append(right[j])
+                j += 1
+        return out + left[i:] + right[j:]
+
+    return msort(table)
 
 
 def _negative_queries(qrels: Any, qids: list[str], qrels_path: str) -> dict[str, float]:
