@@ -1813,7 +1813,7 @@ static PyObject *sort_segments_trec(PyObject *self, PyObject *args) {
  *     bytes (heads: nc strings, qids: nq strings, texts: any number). kinds[j] = -1 - f < 0: the value is
  *     values[f * nq + i] (float64) printed as C's "%6.4f" (digits from round(|v| * 10^4) when the product is
  *     more than 10^-3 from a rounding boundary, else Python's own correctly rounded printing, which is
- *     printf's; NaN as "  -nan"); kinds[j] = t >= 0: the text is text string t * nq + i, copied. Every
+ *     printf's; a NaN as "  -nan" with its sign bit set, else "   nan"); kinds[j] = t >= 0: the text is text string t * nq + i, copied. Every
  *     offset and size is checked first (ValueError); the GIL is held (Python prints the rare values).
  */
 typedef struct { char *buf; size_t len, cap; } trec_out;
@@ -1907,7 +1907,7 @@ static PyObject *trec_lines(PyObject *self, PyObject *args) {
                 if (n >= 0) {
                     failed |= trec_put(&o, num, (size_t)n);
                 } else if (isnan(v)) {
-                    failed |= trec_put(&o, "  -nan", 6);
+                    failed |= trec_put(&o, signbit(v) ? "  -nan" : "   nan", 6);
                 } else {
                     char *text = PyOS_double_to_string(v, 'f', 4, 0, NULL);
                     if (text == NULL) { failed = 1; break; }

@@ -267,9 +267,11 @@ def test_where_trec_eval_stops_on_preferences_ragrade_stops_with_exit_2(tmp_path
     assert res.exit_code == 2 and "twice" in res.output
     assert _cli(["-R", "prefs", "-m", "all_prefs", "-M2", str(jp), str(dup)]).exit_code == 0  # not in the first 2
     for bad in (["-R", "prefs", "-m", "map"], ["-R", "prefs"], ["-m", "prefs_simp"], ["-R", "qrels_jg", "-m", "prefs"],
-                ["-R", "prefs", "-m", "prefs_simp.3"], ["-R", "prefs", "-M-1", "-m", "prefs"]):
+                ["-R", "prefs", "-M-1", "-m", "prefs"]):
         res = _cli([*bad, str(jp), str(run)])
         assert res.exit_code == 2 and res.output.startswith("error: "), (bad, res.output)
+    res = _cli(["-R", "prefs", "-m", "prefs_simp.3", str(jp), str(run)])  # trec_eval ignores the parameters
+    assert res.exit_code == 0 and res.output.startswith("prefs_simp            \tall\t"), res.output
 
 
 _LINE = st.tuples(st.sampled_from(["1", "2", "10"]), st.sampled_from(["u", "v"]), st.sampled_from(["s", "t"]),

@@ -4,6 +4,10 @@ order."""
 
 from __future__ import annotations
 
+import ctypes
+import math
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,12 +17,33 @@ from ragrade.compat import _trec_eval_text as text_of
 
 
 def c_fixed4(v: float) -> str:
-    return "  -nan" if v != v else format(v, "6.4f")  # (Python rounds the binary value as printf)
+    """C's ``%6.4f``: glibc's own snprintf where it can be called, else Python's ``%`` (which rounds the binary
+    value as printf does) with a NaN printed by its sign bit."""
+    if _snprintf is not None:
+        buf = ctypes.create_string_buffer(400)
+        _snprintf(buf, 400, b"%6.4f", ctypes.c_double(v))
+        return buf.value.decode()
+    if v != v:
+        return "  -nan" if math.copysign(1.0, v) < 0 else "   nan"
+    return format(v, "6.4f")
+
+
+def _libc_snprintf():
+    try:
+        f = ctypes.CDLL(None).snprintf
+    except (OSError, AttributeError):
+        return None
+    if not sys.platform.startswith("linux"):
+        return None
+    return f
+
+
+_snprintf = _libc_snprintf()
 
 
 EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, 0.03125, 0.00005, 0.00015, 0.99995, 0.999949999999, 9.99995, 1 / 3, 2 / 3,
          1e-300, -1e-300, 5e-324, 9999999.99994, 9999999.99995, 1e7, 1e8, 123456789.123456, 1e300, -1e300,
-         float("inf"), float("-inf"), float("nan"), -0.00004, -0.00005, -12.34565, 0.12345, 0.12355]
+         float("inf"), float("-inf"), float("nan"), -float("nan"), -0.00004, -0.00005, -12.34565, 0.12345, 0.12355]
 
 
 def test_fixed4_prints_the_edges_as_printf():
@@ -57,7 +82,7 @@ def helper(request, monkeypatch):
 def test_integers_and_lines_in_trec_eval_order(helper):
     assert text_of.integers(np.array([0, 7, -3, 1234567890123])).to_pylist() == ["0", "7", "-3", "1234567890123"]
     qids = ["q1", "q10", "q2", "q3", "é"]
-    floats = np.array([0.5, 0.25, float("nan"), -0.0, 0.03125])
+    floats = np.array([0.5, 0.25, -float("nan"), -0.0, float("nan")])
     big = np.array([1e300, -2.5e-5, 12345678.5, float("-inf"), 0.99995])
     cols = [text_of.integers(np.arange(5)), floats, text_of.strings(["'1-'", "''", "'0'", "'>'", "'9'"]), big]
     heads = [f"{n:<22}" for n in ("num_ret", "map", "relstring", "Zmap")]

@@ -10,7 +10,7 @@ NumPy (:func:`fixed4`) and Arrow joins, which give the same bytes.
 than 10^-3) from a rounding boundary, which the float error of the product (below 2^-53 of it, about 10^-9 for
 values under 10^7) cannot cross; every other value (near a boundary, exact halves such as 0.03125 among them,
 NaN, infinities, values of 10^7 or more) is printed by Python's own formatting, which rounds the exact binary
-value as glibc's printf does (NaN as ``  -nan``, as trec_eval prints 0 / 0).
+value as glibc's printf does (a NaN as ``  -nan`` when its sign bit is set, as in trec_eval's 0 / 0, else ``   nan``).
 """
 
 from __future__ import annotations
@@ -115,9 +115,11 @@ def strings(texts: Sequence[str], end: str = "") -> Any:
 
 
 def printf_fixed4(v: float) -> str:
-    """C's ``%6.4f`` of one value (Python's ``%`` rounds the binary value as printf does; NaN as glibc prints
-    0 / 0)."""
-    return "  -nan" if v != v else format(v, "6.4f")
+    """C's ``%6.4f`` of one value (Python's ``%`` rounds the binary value as printf does; a NaN as glibc prints
+    it: ``  -nan`` with its sign bit set, as 0 / 0 makes it, else ``   nan``)."""
+    if v != v:
+        return "  -nan" if np.signbit(v) else "   nan"
+    return format(v, "6.4f")
 
 
 def lines(heads: list[str], columns: list[Any], qids: Sequence[str]) -> Iterator[bytes]:

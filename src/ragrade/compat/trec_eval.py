@@ -14,7 +14,8 @@ message; the command prints it as one ``error:`` line and exits with status 2.
 
 ``-M`` cuts each ranking in trec_eval's order before anything else (``-M0``: every ranking empty); ``-l0`` is
 level 1 on the judgments with every grade >= 0 raised by one (the measures with a relevance level), and below 0
-the measures that read the rankings' marks come from :mod:`ragrade.compat.trec_eval_levels`.
+the measures that read the rankings' marks come from :mod:`ragrade.compat.trec_eval_query`, which also computes the
+parameters the kernels do not express (gain maps trec_eval sorts out of order, recall levels outside [0, 1]...).
 
 ``-R qrels_jg`` reads judgment groups (``qid group docno grade``) for ``map_avgjg``, ``P_avgjg`` and
 ``Rprec_mult_avgjg``. ``-R prefs`` and ``-R qrels_prefs`` read preference judgments for the ``prefs_*``
@@ -31,6 +32,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ragrade.compat._trec_eval_c import atof as _atof
+from ragrade.compat._trec_eval_c import atol as _atol
 from ragrade.errors import TrecEvalError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -160,43 +163,6 @@ _LONG = {"help": "h", "version": "v", "query_eval_wanted": "q", "measure": "m", 
          "Results_format": "T", "Output_old_results_format": "o", "Zscore": "Z"}
 
 
-def _atol(text: str) -> int:
-    """C's ``atol``: leading blanks, an optional sign and the digits that follow; 0 if none."""
-    s = text.lstrip()
-    sign, i = 1, 0
-    if s[:1] in "+-" and s[:1]:
-        sign, i = (-1 if s[0] == "-" else 1), 1
-    j = i
-    while j < len(s) and s[j].isdigit():
-        j += 1
-    return sign * int(s[i:j]) if j > i else 0
-
-
-def _atof(text: str) -> float:
-    """C's ``atof`` for the plain decimal forms trec_eval's parameters use (``.25``, ``5.0``, ``-1``)."""
-    s = text.strip()
-    end = 0
-    seen_digit = seen_dot = False
-    if s[:1] in ("+", "-"):
-        end = 1
-    while end < len(s) and (s[end].isdigit() or (s[end] == "." and not seen_dot)):
-        seen_dot |= s[end] == "."
-        seen_digit |= s[end].isdigit()
-        end += 1
-    if end < len(s) and s[end] in "eE" and seen_digit:
-        k = end + 1
-        if k < len(s) and s[k] in "+-":
-            k += 1
-        if k < len(s) and s[k].isdigit():
-            while k < len(s) and s[k].isdigit():
-                k += 1
-            end = k
-    try:
-        return float(s[:end]) if seen_digit else 0.0
-    except ValueError:
-        return 0.0
-
-
 def parse_args(argv: Sequence[str]) -> Options:
     """trec_eval's options (GNU getopt: options may follow the files; ``--`` ends them)."""
     opts = Options()
@@ -297,7 +263,8 @@ def _mark(opts: Options, text: str) -> None:
 
 @dataclass
 class Planned:
-    """One requested measure: its output names and the ragrade metric of each (None: text or count)."""
+    """One requested measure: its output names and the ragrade metric of each (None: text, count, or computed
+    query by query: ``direct``)."""
 
     measure: Measure
     names: list[str]
@@ -305,26 +272,82 @@ class Planned:
     params: str | None = None  # the parameter string given with -m (None: the default)
     number: float = 0.0  # relstring's length
     parts: list[Metric] = field(default_factory=list)  # relstring: grade_at@1 ... grade_at@N
+    values: list[Any] = field(default_factory=list)  # the parameters as trec_eval reads them (_trec_eval_c)
+    direct: bool = False  # computed query by query (compat/trec_eval_query.py): parameters the kernels lack
 
 
-def _cut_values(m: Measure, params: str) -> list[Any]:
-    parts = params.split(",")
+#: trec_eval 10's dcg, ideal_dcg and ndcg share one parameter block: a gain map given to one of them is read
+#: into it as each is set up (in this order), so all three compute with the last map given, and each is named
+#: with the map last read when it was set up (``-m ndcg.1=3 -m dcg``: ``dcg`` and ``ndcg_1=3``, both with the
+#: map). trec_eval then frees that block twice and aborts after printing (its output is lost when piped);
+#: ragrade prints what it computes, to the end.
+_SHARED = ("dcg", "ideal_dcg", "ndcg")
+
+#: The measures whose parameters are ``name=value`` pairs (the rest read a list of numbers).
+_PAIRS = frozenset({"G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "rbp", "rbp_resid"})
+
+
+def _double_name(name: str, value: float) -> str:
+    """trec_eval's name of one value of a cut_double measure: ``name_%3.2f``, the number cut to 8 characters
+    (as its buffer cuts it: ``iprec_at_recall_100000.0``), NaN and infinities as glibc prints them."""
+    from ragrade.compat._trec_eval_c import printf
+
+    return f"{name}_{printf('%3.2f', value)[:8]}"
+
+
+def _finite(values: list[float]) -> bool:
+    return all(math.isfinite(v) for v in values)
+
+
+def _kernel_form(m: Measure, values: list[Any]) -> str | None:
+    """The ragrade metric text that computes measure ``m`` with the parameters ``values`` (as trec_eval reads
+    them) exactly as trec_eval 10 does, or None where the kernels do not express them (computed query by
+    query instead)."""
+    name = m.base or m.name
     if m.kind == "cut_long":
-        longs = sorted(_atol(p) for p in parts)
-        if longs[0] <= 0:
-            raise TrecEvalError(f"{m.name}.{params}: a cutoff must be a positive integer (trec_eval: negative "
-                                "cutoff detected)")
-        if len(set(longs)) != len(longs):
-            raise TrecEvalError(f"{m.name}.{params}: a cutoff is given twice (trec_eval: duplicate cutoffs)")
-        return longs
-    doubles = sorted(_atof(p) for p in parts)
-    if len(set(doubles)) != len(doubles):
-        raise TrecEvalError(f"{m.name}.{params}: a value is given twice (trec_eval: duplicate cutoffs)")
-    return doubles
+        return None if values != sorted(values) else ""  # misordered: two cutoffs 2^32 apart
+    if m.kind == "cut_double":
+        top = 1.0 if name == "iprec_at_recall" else 1e6  # Rprec_mult: (long)(x R + 0.9) stays in range
+        low_ok = (lambda v: v >= 0) if name == "iprec_at_recall" else (lambda v: v > 0)
+        return "" if _finite(values) and all(low_ok(v) and v <= top for v in values) else None
+    if m.name == "utility":
+        if len(values) != 4:
+            raise TrecEvalError(f"utility.{','.join(map(repr, values))}: utility takes 4 coefficients (trec_eval: "
+                                "improper number of coefficients)")
+        return f"utility.{','.join(map(repr, values))}" if _finite(values) else None
+    if m.name == "set_F":
+        return f"set_F.{values[0]!r}" if math.isfinite(values[0]) and values[0] > 0 else None
+    if m.name == "11pt_avg":
+        ok = _finite(values) and all(0 <= v <= 1 for v in values) and values == sorted(values)
+        return f"11pt_avg.{','.join(map(repr, values))}" if ok else None
+    if m.name in _PAIRS:
+        from ragrade.compat._trec_eval_c import is_valid_int
+
+        if m.name != "rbp_resid" and any(is_valid_int(n) for n, _ in values):
+            return None  # a gain map: trec_eval's table (compat/trec_eval_query.gain_table)
+        given = [v for n, v in values if n == "p"] if m.name in ("rbp", "rbp_resid") else []
+        if not given:
+            return m.name
+        return f"{m.name}.p={given[-1]!r}" if 0 < given[-1] < 1 else None
+    raise AssertionError(m.name)  # pragma: no cover
+
+
+def _read_params(m: Measure, text: str) -> list[Any]:
+    """The parameters of measure ``m`` as trec_eval reads ``text`` (its default when no parameters are given)."""
+    from ragrade.compat import _trec_eval_c as c
+
+    if m.kind == "cut_long":
+        return list(c.long_cutoffs(m.name, text))
+    if m.kind == "cut_double":
+        return list(c.double_cutoffs(m.name, text))
+    if m.name in _PAIRS:
+        return list(c.param_pairs(m.name, text)) if text else []
+    return list(c.double_params(text)) if text else []
 
 
 def plan(opts: Options) -> list[Planned]:
-    """The measures to compute, in trec_eval's order, with their output names and ragrade metrics."""
+    """The measures to compute, in trec_eval's order, with their output names and ragrade metrics; a measure
+    whose parameters the kernels do not express is ``direct`` (computed by :mod:`ragrade.compat.trec_eval_query`)."""
     from ragrade.compat.trec_eval_prefs import key as prefs_key
     from ragrade.errors import MetricError
     from ragrade.metrics import parse_labelled
@@ -346,47 +369,49 @@ def plan(opts: Options) -> list[Planned]:
         base = m.base or m.name
         given = opts.params.get(m.name)
         params = given if given is not None else m.default
+        if m.name in _SHARED:  # one parameter block for the three: trec_eval's names and values, below
+            shown = next((opts.params[n] for n in reversed(_SHARED[:_SHARED.index(m.name) + 1])
+                          if n in marked and n in opts.params), None)
+            given = shown
+            params = next((opts.params[n] for n in reversed(_SHARED) if n in marked and n in opts.params), "")
         try:
             if m.kind in ("cut_long", "cut_double"):
-                values = _cut_values(m, params)
+                values = _read_params(m, params)
+                direct = _kernel_form(m, values) is None
                 if m.kind == "cut_long":
                     names = [f"{m.name}_{v}" for v in values]
-                    metrics = [parse_labelled(f"{base}.{v}", "trec_eval")[0][1] for v in values]
+                    texts = [f"{base}.{v}" for v in values]
                 else:
-                    names = [f"{m.name}_{v:3.2f}" for v in values]
-                    metrics = [parse_labelled(f"{base}.{v!r}", "trec_eval")[0][1] for v in values]
-                out.append(Planned(m, names, list(metrics), given))
+                    names = [_double_name(m.name, v) for v in values]
+                    texts = [f"{base}.{v!r}" for v in values]
+                metrics = [None] * len(values) if direct else [parse_labelled(t, "trec_eval")[0][1] for t in texts]
+                out.append(Planned(m, names, list(metrics), given, values=values, direct=direct))
             elif m.kind == "relstring":
+                from ragrade.compat._trec_eval_c import c_long, double_params
+
                 name = m.name if given is None else f"{m.name}_{given}"
-                length = int(_atof(params.split(",")[0]))
-                parts = [parse_labelled(f"grade_at@{k}")[0][1] for k in range(1, length + 1)]
-                out.append(Planned(m, [name], [None], given, number=length, parts=parts))
+                length = max(c_long(double_params(params)[0]), 0)  # trec_eval: (long) of its first number
+                out.append(Planned(m, [name], [None], given, number=length))
             elif m.kind in ("runid", "count_q"):
                 out.append(Planned(m, [m.name], [None], given))
             elif m.kind == "double_p":
                 name = m.name if given is None else f"{m.name}_{given}"
-                text = m.name if given is None else f"{m.name}.{_normal_params(m, given)}"
-                out.append(Planned(m, [name], [parse_labelled(text, "trec_eval")[0][1]], given))
-            else:
-                if given is not None:
-                    raise TrecEvalError(f"measure {m.name!r} takes no parameters, got {m.name}.{given}")
+                values = _read_params(m, params)
+                text = m.name if not params or params == m.default else _kernel_form(m, values)
+                metric = None if text is None else parse_labelled(text, "trec_eval")[0][1]
+                out.append(Planned(m, [name], [metric], given, values=values, direct=metric is None))
+            else:  # trec_eval reads no parameters for these measures, and ignores any given
                 metric = prefs_key(m.name) if m.name.startswith("prefs_") else parse_labelled(base, "trec_eval")[0][1]
-                out.append(Planned(m, [m.name], [metric], None))
+                out.append(Planned(m, [m.name], [metric], given))
         except MetricError as err:
             raise TrecEvalError(f"bad parameters for measure {m.name!r}: {err}") from None
     return out
 
 
 def distinct_metrics(planned: list[Planned]) -> list[Metric]:
-    """The ragrade metrics of ``planned``, each once, in trec_eval's order."""
-    return list(dict.fromkeys(m for p in planned for m in p.metrics if m is not None))
-
-
-def _normal_params(m: Measure, given: str) -> str:
-    """trec_eval's parameter text in the form ragrade's parser reads (numbers through ``atof``)."""
-    if m.name in ("utility", "set_F", "11pt_avg"):
-        return ",".join(repr(_atof(p)) for p in given.split(","))
-    return given
+    """The ragrade metrics of ``planned``, each once, in trec_eval's order (not the columns computed query by
+    query)."""
+    return list(dict.fromkeys(m for p in planned for m in p.metrics if m is not None and not _is_direct(m)))
 
 
 # -- reading ---------------------------------------------------------------------------------------------------
@@ -416,9 +441,29 @@ def _last_run_id(path: str) -> str:
 
 
 def _fmt(v: float, spec: str = "%6.4f") -> str:
-    if v != v:
-        return "  -nan" if spec == "%6.4f" else "-nan"  # glibc's printing of 0.0 / 0.0
-    return spec % v  # (C's %6.4f, as trec_eval prints)
+    """A value as trec_eval prints it (C's ``%6.4f``; ``-nan`` for a NaN with its sign bit set)."""
+    from ragrade.compat._trec_eval_c import printf
+
+    return printf(spec, v)
+
+
+def _is_direct(m: Any) -> bool:
+    """Whether a column key is a column computed query by query (:func:`_direct`)."""
+    return isinstance(m, tuple) and m[:1] == ("direct",)
+
+
+def _c_nans(values: np.ndarray) -> np.ndarray:
+    """A kernel column's NaN as trec_eval makes them: each stands for a 0 / 0, which on x86-64 is a NaN with its
+    sign bit set (printed ``-nan``). Columns computed query by query carry C's own NaN (``nan`` for a gain given as
+    ``nan``)."""
+    import numpy as np
+
+    bad = np.isnan(values)
+    if not bad.any():
+        return values
+    out = values.copy()
+    out[bad] = -math.nan
+    return out
 
 
 def run(argv: Sequence[str], out: TextIO | None = None, value_format: str = "%6.4f") -> int:
@@ -626,79 +671,18 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
         raise TrecEvalError("no queries with both results and relevance information")
     best_grade = _negative_queries(qrels, qids, qrels_path) if any(
         p.measure.kind not in ("runid", "count_q") for p in planned) else {}
-    _check_gain_maps(planned, qrels)
+    planned = _with_relstring_parts(_kernel_gain_maps(planned, qrels), runobj)
     relstrings: dict[str, str] = {}
     missing_mask = np.array([q not in run_ids for q in qids], dtype=bool)
     columns, helpers = _scored_columns(planned, opts, qrels, runobj, qids, missing_mask, run_path, best_grade)
+    planned = _direct(planned, opts, columns, qrels, runobj, qids, missing_mask)
     if opts.query and any(p.measure.kind == "relstring" for p in planned):
         rs = next(p for p in planned if p.measure.kind == "relstring")
-        relstrings = _relstrings(rs, columns, qids, helpers[0])
+        relstrings = _relstrings(rs, columns, qids, helpers[0]) if rs.parts else {q: "" for q in qids}
     if missing_mask.any():
         _clean_missing(planned, columns, missing_mask, qids, relstrings)
-    if opts.rel_level < 0 and not opts.judged_only:
-        planned = _below_zero(planned, opts, columns, qrels, runobj, qids, missing_mask)
     positive = int((qrels.grades > 0).sum()) if opts.complete else 0
     yield from _format_parts(planned, opts, qids, columns, relstrings, positive, run_path, value_format)
-
-
-def _check_gain_maps(planned: list[Planned], qrels: Any) -> None:
-    """The gain maps whose trec_eval 10 values ragrade trec_eval does not reproduce, refused (an error line
-    rather than other numbers): a gain for a negative grade (trec_eval counts such documents apart from its
-    level table), and, for the measures that build an ideal ranking, a level table that trec_eval's sort
-    leaves out of gain order: it sorts the levels (the map's in the order written, then each other grade
-    up to the query's highest, its own gain) with glibc's merge sort and a comparison that keeps only the
-    integer part of the gains' difference, so gains less than 1 apart may stay in their first order
-    (:func:`_trec_gain_order`). dcg reads no ideal ranking; rbp's gains follow its own rules."""
-    import numpy as np
-
-    g = qrels.grades
-    qrow = np.repeat(np.arange(len(qrels.query_ids)), np.diff(qrels.offsets))
-    top = np.full(len(qrels.query_ids), -1.0)
-    np.maximum.at(top, qrow, np.where(g >= 0, g, -1.0))
-    levels = sorted({int(t) + 1 for t in top.tolist() if t >= 0})  # the level table's length, per query
-    for p in planned:
-        for name, m in zip(p.names, p.metrics, strict=True):
-            if m is None or m.family.param("gains") is None or m.name == "rbp" or not m.get("gains"):
-                continue
-            written = [(int(level), float(gain)) for level, gain in
-                       (pair.split("=", 1) for pair in name.rsplit("_", 1)[-1].split(","))]
-            if any(level < 0 for level, _ in written):
-                raise TrecEvalError(f"{name}: a gain for a negative grade; ragrade trec_eval does not reproduce "
-                                    "how trec_eval 10 counts such documents")
-            if m.name == "dcg":
-                continue
-            for n in levels:
-                order = _trec_gain_order(written, n)
-                if any(b < a for a, b in itertools.pairwise(order)):
-                    raise TrecEvalError(f"{name}: trec_eval 10 sorts these gains out of order (it compares the "
-                                        "integer part of their differences); ragrade trec_eval does not reproduce "
-                                        "that order")
-
-
-def _trec_gain_order(written: list[tuple[int, float]], n_levels: int) -> list[float]:
-    """The gains of trec_eval's level table in the order its qsort leaves them (glibc's merge sort: halves
-    sorted, then merged taking the left item unless the comparison says it is greater), compared by
-    ``(int)(gain1 - gain2)``."""
-    given = {level for level, _ in written}
-    table = [gain for _, gain in written] + [float(i) for i in range(n_levels) if i not in given]
-
-    def msort(items: list[float]) -> list[float]:
-        if len(items) <= 1:
-            return items
-        half = len(items) // 2
-        left, right = msort(items[:half]), msort(items[half:])
-        out: list[float] = []
-        i = j = 0
-        while i < len(left) and j < len(right):
-            if int(left[i] - right[j]) <= 0:
-                out.append(left[i])
-                i += 1
-            else:
-                out.append(right[j])
-                j += 1
-        return out + left[i:] + right[j:]
-
-    return msort(table)
 
 
 def _negative_queries(qrels: Any, qids: list[str], qrels_path: str) -> dict[str, float]:
@@ -724,28 +708,100 @@ def _negative_queries(qrels: Any, qids: list[str], qrels_path: str) -> dict[str,
     return best
 
 
-def _below_zero(planned: list[Planned], opts: Options, columns: dict[Any, Any], qrels: Any, runobj: Any,
-                qids: list[str], missing: np.ndarray) -> list[Planned]:
-    """-l below 0 (without -J): the measures that read the rankings' marks, from
-    :mod:`ragrade.compat.trec_eval_levels`, each output name its own column (Rprec and Rprec_mult_1.00 may
-    differ there); the planned measures with those columns."""
+def _kernel_gain_maps(planned: list[Planned], qrels: Any) -> list[Planned]:
+    """The gain maps the kernels compute as trec_eval 10 does, moved back from the per-query path (which
+    computes any map exactly but is slower): ``dcg``, ``ideal_dcg``, ``ndcg``, ``ndcg_rel`` and ``G`` with a map
+    whose levels are distinct grades >= 0, whose gains are finite and not negative (the kernels score 0 a query
+    whose judgments have no positive gain; trec_eval adds its negative gains), and whose table trec_eval's sort leaves in gain
+    order for every query (:func:`ragrade.compat.trec_eval_query.gain_table`; ``ndcg.0=1.5`` is not: 1.5 stays
+    before 1 and 2). Rndcg and rbp with a map stay on the per-query path."""
+    import dataclasses
+
+    import numpy as np
+
+    from ragrade.compat import _trec_eval_c as c
+    from ragrade.compat.trec_eval_query import gain_table
+    from ragrade.metrics import parse_labelled
+
+    names = ("dcg", "ideal_dcg", "ndcg", "ndcg_rel", "G")
+    if not any(p.direct and p.measure.name in names for p in planned):
+        return planned
+    g = qrels.grades
+    qrow = np.repeat(np.arange(len(qrels.query_ids)), np.diff(qrels.offsets))
+    top = np.full(len(qrels.query_ids), -1.0)
+    np.maximum.at(top, qrow, np.where(g >= 0, g, -1.0))
+    lengths = sorted({int(t) + 1 for t in top.tolist() if t >= 0})  # the tables' lengths (num_rel_levels)
+    out = []
+    for p in planned:
+        if p.direct and p.measure.name in names:
+            pairs = [(c.atol(n), v) for n, v in p.values if c.is_valid_int(n)]
+            levels = [level for level, _ in pairs]
+            regular = (len(set(levels)) == len(levels) and min(levels) >= 0
+                       and all(math.isfinite(v) and v >= 0 for _, v in pairs))
+            if regular and p.measure.name != "dcg":
+                for n in lengths:
+                    table = [row.gain for row in gain_table(p.values, [1] * n)]
+                    regular = regular and table == sorted(table)
+            if regular:
+                text = f"{p.measure.name}.{','.join(f'{level}={v!r}' for level, v in pairs)}"
+                p = dataclasses.replace(p, metrics=[parse_labelled(text, "trec_eval")[0][1]], direct=False)
+        out.append(p)
+    return out
+
+
+def _with_relstring_parts(planned: list[Planned], runobj: Any) -> list[Planned]:
+    """relstring's characters as ``grade_at@1 .. grade_at@N`` metrics, N its length held to the longest ranking
+    (trec_eval prints at most the ranking: ``relstring.1e18`` is the whole ranking)."""
+    import dataclasses
+
+    import numpy as np
+
+    from ragrade.metrics import parse_labelled
+
+    longest = max(int(np.diff(runobj.offsets).max()) if len(runobj.offsets) > 1 else 0, 1)
+    out = []
+    for p in planned:
+        if p.measure.kind == "relstring":
+            length = int(min(p.number, longest))
+            p = dataclasses.replace(p, parts=[parse_labelled(f"grade_at@{k}")[0][1] for k in range(1, length + 1)])
+        out.append(p)
+    return out
+
+
+def _direct(planned: list[Planned], opts: Options, columns: dict[Any, Any], qrels: Any, runobj: Any,
+            qids: list[str], missing: np.ndarray) -> list[Planned]:
+    """The measures computed query by query (:mod:`ragrade.compat.trec_eval_query`): those whose parameters
+    the kernels do not express, and below level 0 (without -J) those that read the rankings' marks. Each
+    output name gets a column of its own; returns the planned measures with those columns."""
     import dataclasses
     from typing import cast
 
     import numpy as np
 
-    from ragrade.compat import trec_eval_levels as below
+    from ragrade.compat import trec_eval_query as per_query
 
+    below = opts.rel_level < 0 and not opts.judged_only
+    chosen = [p.direct or (below and p.measure.name in per_query.MARKED) for p in planned]
+    if not any(chosen):
+        return planned
     stand_in = [_BOGUS_DOC] if opts.max_docs is None or opts.max_docs > 0 else []
-    ranked = below.rankings(opts.rel_level, qrels, runobj, qids, stand_in, missing.tolist())
+    grades = qrels.to_dict()
+    docs = runobj.raw_docs.to_pylist() if runobj.raw_is_arrow else list(runobj.raw_docs)
+    offsets = np.asarray(runobj.offsets).tolist()
+    where = {q: i for i, q in enumerate(runobj.query_ids.tolist())}
+    rankings = [stand_in if miss else docs[offsets[where[q]]:offsets[where[q] + 1]]
+                for q, miss in zip(qids, missing.tolist(), strict=True)]
+    scored = per_query.queries(opts.rel_level, opts.judged_only,
+                               zip([grades.get(q, {}) for q in qids], rankings, strict=True))
     out = []
-    for p in planned:
-        if p.measure.name not in below.MARKED:
+    for p, pick in zip(planned, chosen, strict=True):
+        if not pick:
             out.append(p)
             continue
         keys = []
-        for name, values in zip(p.names, zip(*(below.values(p, r) for r in ranked), strict=True), strict=True):
-            key = cast("Metric", ("below_zero", name))  # a column of its own (read by its key only)
+        per_name = zip(*(per_query.values(p, q, opts.num_docs) for q in scored), strict=True)
+        for j, (name, values) in enumerate(zip(p.names, per_name, strict=True)):
+            key = cast("Metric", ("direct", name, j))  # a column of its own (read by its key only: _is_direct)
             columns[key] = np.array(values, dtype=np.float64)
             keys.append(key)
         out.append(dataclasses.replace(p, metrics=list(keys)))
@@ -853,7 +909,7 @@ def _format_parts(planned: list[Planned], opts: Options, qids: list[str], column
             continue
         for name, m in zip(p.names, p.metrics, strict=True):
             assert m is not None
-            values = columns[m]
+            values = columns[m] if _is_direct(m) else _c_nans(columns[m])
             head = f"{z}{name:<22}\t"
             if kind == "gm":
                 values = np.log(np.maximum(values, 1e-5))
@@ -936,10 +992,25 @@ def _to_zscores(table: dict[str, dict[str, tuple[float, float]]], qids: list[str
 
 
 def _seq_sum(values: np.ndarray) -> float:
-    """The sum added query by query, in order (as trec_eval accumulates its averages)."""
+    """The sum added query by query, in order (as trec_eval accumulates its averages). With a NaN or an infinity
+    among the values it is added one by one as trec_eval's x86-64 code adds (each query's value is the first
+    operand): a query's NaN replaces the sum, a NaN sum stays, and inf + -inf is the x86 NaN (sign bit set);
+    so the sign of a NaN in the summary is the one trec_eval prints."""
     import numpy as np
 
-    return float(np.cumsum(values)[-1]) if len(values) else 0.0
+    if not len(values):
+        return 0.0
+    if np.isfinite(values).all():
+        return float(np.cumsum(values)[-1])
+    total = 0.0
+    for v in values.tolist():
+        if v != v:
+            total = v
+        elif total == total:
+            total = total + v
+            if total != total:
+                total = -math.nan
+    return total
 
 
 def _jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path: str) -> tuple[list[str], dict]:
@@ -955,8 +1026,7 @@ def _jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path
         if fields[2] in docs:
             raise TrecEvalError(f"{qrels_path}, line {number}: document {fields[2]!r} judged twice for query "
                                 f"{fields[0]!r} in group {fields[1]!r}")
-        grade = _atol(fields[3])
-        docs[fields[2]] = grade + 1 if opts.rel_level < 1 and grade >= 0 else grade  # -l0: grade 0 relevant
+        docs[fields[2]] = _atol(fields[3])
     runobj = read_run(run_path, format="trec")
     ranked = runobj.to_dict()
     if opts.max_docs is not None:  # the first max_docs documents in trec_eval's order (score, then id, descending)
@@ -970,21 +1040,24 @@ def _jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path
     if not qids:
         raise TrecEvalError("no queries with both results and relevance information")
     sep = "\x1f"
-    vqrels = {f"{q}{sep}{g}": docs for q in qids for g, docs in groups[q].items()}
+    shift = opts.rel_level < 1  # -l0 and below: grade 0 relevant, read at level 1 with every grade >= 0 raised by one
+    vqrels = {f"{q}{sep}{g}": {d: v + 1 if shift and v >= 0 else v for d, v in docs.items()} if shift else docs
+              for q in qids for g, docs in groups[q].items()}
     bogus = {_BOGUS_DOC: 1.0} if opts.max_docs is None or opts.max_docs > 0 else {}
     vrun = {f"{q}{sep}{g}": ranked.get(q, bogus) for q in qids for g in groups[q]}
-    metrics = distinct_metrics(planned)
     settings: dict[str, Any] = dict(  # the judgment-group measures never read -N
         no_relevant="zero", duplicates="error", missing_qrels="ignore",
         unjudged="condensed" if opts.judged_only else None,
         rel_level=opts.rel_level if opts.rel_level > 1 else None, names="trec_eval")
-    frame = _evaluate(vqrels, vrun, metrics, settings, run_path).reindex(list(vqrels))
-    if opts.rel_level < 0 and not opts.judged_only:
-        _jg_below_zero(planned, opts.rel_level, frame, vqrels, vrun)
+    planned[:], group_columns = _jg_direct(planned, opts, [docs for q in qids for docs in groups[q].values()],
+                                           list(vrun.values()))
+    metrics = distinct_metrics(planned)
+    if metrics:
+        frame = _evaluate(vqrels, vrun, metrics, settings, run_path).reindex(list(vqrels))
+        group_columns.update({m: frame[str(m)].to_numpy(dtype=np.float64) for m in metrics})
     owner = [key.split(sep, 1)[0] for key in vqrels]
     columns: dict[Any, Any] = {}
-    for m in metrics:
-        values = frame[str(m)].to_numpy(dtype=np.float64)
+    for m, values in group_columns.items():
         total: dict[str, float] = {}
         count: dict[str, int] = {}
         for q, v in zip(owner, values.tolist(), strict=True):
@@ -994,32 +1067,41 @@ def _jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path
     return qids, columns
 
 
-def _jg_below_zero(planned: list[Planned], level: int, frame: Any, vqrels: dict[str, dict[str, int]],
-                   vrun: dict[str, dict[str, float]]) -> None:
-    """-R qrels_jg below level 0 (without -J): each judgment group's map, P and Rprec_mult from the rankings'
-    marks (:mod:`ragrade.compat.trec_eval_levels`; ``vqrels`` holds the grades >= 0 raised by one)."""
+def _jg_direct(planned: list[Planned], opts: Options, judgments: list[dict[str, int]],
+               rankings: list[dict[str, float]]) -> tuple[list[Planned], dict[Any, Any]]:
+    """-R qrels_jg: the judgment-group measures computed group by group from trec_eval's definitions
+    (:mod:`ragrade.compat.trec_eval_query`): those with parameters the kernels lack, and below level 0 (without
+    -J) all three. ``judgments`` and ``rankings``: each group's grades and its query's ranking, in order.
+    Returns the planned measures with their columns, and each column's value per group."""
     import dataclasses
+    from typing import cast
 
     import numpy as np
 
-    from ragrade.compat import trec_eval_levels as below
+    from ragrade.compat import trec_eval_query as per_query
 
-    ranked = []
-    for key, judged in vqrels.items():
-        order = sorted(vrun[key].items(), key=lambda kv: (kv[1], kv[0].encode("utf-8")), reverse=True)
-        marks = []
-        for doc, _ in order:
-            g = judged.get(doc)
-            marks.append(level <= -1 if g is None else (level <= -2 if g < 0 else True))
-        ranked.append(below.Ranking(tuple(marks), sum(1 for g in judged.values() if g >= 0),
-                                    sum(1 for doc, _ in order if judged.get(doc, -1) >= 0)))
-    for p in planned:
-        if not p.measure.base or p.measure.base not in below.MARKED:
+    below = opts.rel_level < 0 and not opts.judged_only
+    chosen = [p.direct or (below and p.measure.base in per_query.MARKED) for p in planned]
+    if not any(chosen):
+        return planned, {}
+    order = [[d for d, _ in sorted(r.items(), key=lambda kv: (kv[1], kv[0].encode("utf-8")), reverse=True)]
+             for r in rankings]  # trec_eval's order: score, then document id, descending
+    groups = per_query.queries(opts.rel_level, opts.judged_only, zip(judgments, order, strict=True))
+    out: list[Planned] = []
+    columns: dict[Any, Any] = {}
+    for p, pick in zip(planned, chosen, strict=True):
+        if not pick:
+            out.append(p)
             continue
         base = dataclasses.replace(p, measure=BY_NAME[p.measure.base])
-        per_group = [below.values(base, r) for r in ranked]
-        for i, m in enumerate(p.metrics):
-            frame[str(m)] = np.array([v[i] for v in per_group], dtype=np.float64)
+        per_name = zip(*(per_query.values(base, g) for g in groups), strict=True)
+        names = []
+        for j, (name, values) in enumerate(zip(p.names, per_name, strict=True)):
+            key = cast("Metric", ("direct", name, j))
+            columns[key] = np.array(values, dtype=np.float64)
+            names.append(key)
+        out.append(dataclasses.replace(p, metrics=list(names)))
+    return out, columns
 
 
 _BOGUS_DOC = "ceci_nest_pas_un_docno"  # trec_eval's stand-in document for a query absent from the run
@@ -1085,7 +1167,7 @@ def _stale_ideal(planned: list[Planned], columns: dict[Any, Any], qids: list[str
     if not stale:
         return
     for p in planned:
-        if p.measure.name != "ideal_dcg":
+        if p.measure.name != "ideal_dcg" or p.direct:  # (a gain map: its table reads the stale counts itself)
             continue
         for m in p.metrics:
             col = columns[m].copy()

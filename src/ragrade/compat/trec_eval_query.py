@@ -1,0 +1,628 @@
+"""trec_eval 10's measures computed query by query, for the inputs of ``ragrade trec_eval`` that ragrade's
+kernels do not express.
+
+``ragrade trec_eval`` computes its values with ragrade's kernels (:mod:`ragrade.compat.trec_eval`). A few inputs
+that trec_eval takes lie outside what those kernels express, and the measures they touch are computed here,
+from trec_eval's definitions (in our own code), on each query's ranking as trec_eval marks it: each retrieved
+document's grade (>= 0), -1 when it has no judgment and -2 when its judgment is negative.
+
+- **Levels below 0** (``-l-1``, ``-l-2``...): a document counts as relevant in a ranking when its mark is at
+  least the level, so the documents without a judgment (from -1; those with a negative grade too, from -2) are
+  relevant *in the rankings*, while R (``num_rel``) and ``num_rel_ret`` still count the judgments of grade
+  >= 0 only. The kernels keep the two consistent, so the measures that read the marks (:data:`MARKED`) come
+  from here. The interpolated ones (``iprec_at_recall``, ``11pt_avg``, ``Rprec_mult``) walk the ranking from
+  its end starting from ``num_rel_ret``, not from the number of marked documents.
+- **Parameters outside the kernels' domain**, as trec_eval reads them (:mod:`ragrade.compat._trec_eval_c`):
+  cutoffs it sorts out of order (two of them 2^32 apart), recall levels outside [0, 1], unsorted or not
+  numbers, ``Rprec_mult`` multiples that are 0, negative or not numbers, ``set_F`` and ``utility``
+  coefficients that are not positive or finite, ``rbp`` and ``rbp_resid`` persistences outside (0, 1), and
+  every gain map (``ndcg.1=3,2=9``), which trec_eval holds in a table (:func:`gain_table`) sorted with a
+  comparison that keeps only the integer part of two gains' difference (gains less than 1 apart may stay out of
+  order, and its ideal ranking follows that order), and in which a gain for grade -1 or -2 is the gain of the
+  retrieved documents marked so.
+
+Arithmetic is C's: a division by zero gives an infinity or NaN (0 / 0 is the NaN x86-64 makes, printed
+``-nan``), the logarithm of 0 is -infinity, and every sum is added in trec_eval's order.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ragrade.compat._trec_eval_c import atol, c_int, c_long, is_valid_int, lround, merge_sort
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ragrade.compat.trec_eval import Planned
+
+#: The measures whose values change below level 0 (trec_eval output names, without their parameters).
+MARKED = frozenset({"P", "success", "recip_rank", "map", "gm_map", "map_cut", "Rprec", "recall", "relative_P",
+                    "binG", "yaap", "iprec_at_recall", "11pt_avg", "Rprec_mult"})
+
+#: Every measure this module computes.
+MEASURES = MARKED | {"unj", "ndcg_cut", "set_F", "utility", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg",
+                     "rbp", "rbp_resid"}
+
+NONPOOL = -1  # the mark of a retrieved document without a judgment
+UNJUDGED = -2  # the mark of a retrieved document judged with a negative grade
+
+_X86_NAN = -math.nan  # what x86-64 makes of 0 / 0, inf - inf...: a NaN with its sign bit set
+
+
+@dataclass(frozen=True)
+class Query:
+    """One query as trec_eval scores it: ``marks[i]`` the mark of the document at rank i + 1 (after -M and
+    -J), ``levels[g]`` the number of judgments of grade g (0 up to the highest; what trec_eval last counted
+    when the query has none), ``rel`` R (judgments of grade >= max(level, 0)), ``rel_ret`` the retrieved ones
+    among them, ``level`` -l."""
+
+    marks: tuple[int, ...]
+    levels: tuple[int, ...]
+    rel: int
+    rel_ret: int
+    level: int
+
+    @property
+    def num_ret(self) -> int:
+        return len(self.marks)
+
+    def relevant(self) -> list[bool]:
+        """Whether each retrieved document counts as relevant: its mark is at least the level."""
+        return [m >= self.level for m in self.marks]
+
+
+def queries(level: int, judged_only: bool, items: Iterable[tuple[Mapping[str, float], Sequence[str]]]) -> list[Query]:
+    """Each query as trec_eval scores it, from ``(judgments, ranking)`` pairs in trec_eval's order of queries:
+    the query's grade of each judged document, and its ranking in trec_eval's order, cut by -M (the stand-in
+    ranking for a judged query absent from the run under -c)."""
+    out = []
+    counts: tuple[int, ...] = ()
+    for judged, ranked in items:
+        marks = []
+        for d in ranked:
+            g = judged.get(d)
+            marks.append(NONPOOL if g is None else (UNJUDGED if g < 0 else int(g)))
+        if judged_only:
+            marks = [m for m in marks if m >= 0]
+        top = max((int(g) for g in judged.values() if g >= 0), default=-1)
+        if top >= 0:  # else trec_eval keeps the counts of the query it scored before
+            tally = [0] * (top + 1)
+            for g in judged.values():
+                if g >= 0:
+                    tally[int(g)] += 1
+            counts = tuple(tally)
+            rel = sum(tally[max(level, 0):])
+        else:
+            rel = 0
+        rel_ret = sum(1 for m in marks if m >= 0 and m >= level)
+        out.append(Query(tuple(marks), counts, rel, rel_ret, level))
+    return out
+
+
+# -- C's arithmetic -------------------------------------------------------------------------------------------
+
+
+def _div(a: float, b: float) -> float:
+    """C's double division (x86-64): x / 0 is an infinity, 0 / 0 the x86 NaN, a NaN operand is kept."""
+    if b == 0:
+        if a != a:
+            return a
+        if a == 0:
+            return _X86_NAN
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def _add(a: float, b: float) -> float:
+    """``a + b`` as x86-64 adds, ``a`` the first operand: a NaN ``a`` is kept (its sign too), else a NaN ``b``;
+    inf + -inf is the x86 NaN. trec_eval's code (built without optimisation) adds a running sum and a computed
+    term in a fixed order at each place, which decides the sign of a NaN sum; Python's ``+`` does not say which
+    NaN it keeps (CPython's compiled code may swap the operands), hence this function."""
+    if a != a:
+        return a
+    if b != b:
+        return b
+    out = a + b
+    return _X86_NAN if out != out else out
+
+
+def _mul(a: float, b: float) -> float:
+    """``a * b`` as x86-64 multiplies, ``a`` the first operand (as :func:`_add`); 0 * inf is the x86 NaN."""
+    if a != a:
+        return a
+    if b != b:
+        return b
+    out = a * b
+    return _X86_NAN if out != out else out
+
+
+def _log(x: float) -> float:
+    """C's log: -inf at 0, the x86 NaN below 0, NaN kept, inf at inf."""
+    if x != x:
+        return x
+    if x < 0:
+        return _X86_NAN
+    return -math.inf if x == 0 else math.log(x)
+
+
+def _log2(x: float) -> float:
+    """C's log2, as :func:`_log`."""
+    if x != x:
+        return x
+    if x < 0:
+        return _X86_NAN
+    return -math.inf if x == 0 else math.log2(x)
+
+
+# -- cutoffs ---------------------------------------------------------------------------------------------------
+
+
+def _walk(cuts: Sequence[int], n: int, at: Callable[[int, int], float]) -> list[float]:
+    """trec_eval's walk down a ranking of ``n`` positions with cutoffs in its order: a cutoff c is met at
+    position c if no earlier cutoff was met at or beyond it and c < n, and takes ``at(c, c)``; from the first
+    cutoff not met on, each takes ``at(c, n)`` (what is known at the end). ``at(cutoff, positions read)``."""
+    out: list[float] = []
+    start = 0
+    for idx, c in enumerate(cuts):
+        if start <= c < n:
+            out.append(at(c, c))
+            start = c + 1
+        else:
+            out.extend(at(cut, n) for cut in cuts[idx:])
+            break
+    return out
+
+
+def _prefix_counts(flags: Sequence[bool]) -> list[int]:
+    """``counts[k]``: how many of the first k flags are set."""
+    counts = [0]
+    for f in flags:
+        counts.append(counts[-1] + (1 if f else 0))
+    return counts
+
+
+def _prefix_ap(flags: Sequence[bool]) -> list[float]:
+    """``sums[k]``: the sum of the precision at each set flag among the first k (map's running sum)."""
+    sums = [0.0]
+    found = 0
+    total = 0.0
+    for i, f in enumerate(flags):
+        if f:
+            found += 1
+            total += found / (i + 1)
+        sums.append(total)
+    return sums
+
+
+def _ndcg_cut(q: Query, cuts: Sequence[int]) -> list[float]:
+    """ndcg_cut: the DCG of the marks above 0 at each cutoff, over the DCG of the ideal ranking of the grades
+    above 0 (the grades as gains; no division where that is 0)."""
+    dcg = [0.0]
+    for i, m in enumerate(q.marks):
+        dcg.append(dcg[-1] + m / math.log2(i + 2) if m > 0 else dcg[-1])
+    ideal = [0.0]
+    for grade in range(len(q.levels) - 1, 0, -1):
+        for _ in range(q.levels[grade]):
+            ideal.append(ideal[-1] + grade / math.log2(len(ideal) + 1))
+    top = _walk(cuts, q.num_ret, lambda c, k: dcg[k])
+    best = _walk(cuts, len(ideal) - 1, lambda c, k: ideal[k])
+    return [v / b if b > 0 else v for v, b in zip(top, best, strict=True)]
+
+
+# -- interpolated precision -------------------------------------------------------------------------------------
+
+
+def _interpolated(q: Query, cuts: list[int], put: Callable[[int, float], None]) -> None:
+    """trec_eval's interpolated precision walk for ``cuts`` (numbers of relevant documents, in the parameters'
+    order): from the end of the ranking, starting at ``rel_ret``; ``put(index, value)`` for each cut, in the
+    order the walk reaches them (never for a cut above ``rel_ret`` that the walk skips at its start)."""
+    flags = q.relevant()
+    n = len(flags)
+    cur = len(cuts) - 1
+    while cur >= 0 and cuts[cur] > q.rel_ret:
+        cur -= 1
+    best = _div(float(q.rel_ret), float(n))
+    seen = q.rel_ret
+    i = n
+    while i > 0 and seen > 0:
+        precision = seen / i
+        if best < precision:
+            best = precision
+        if flags[i - 1]:
+            while cur >= 0 and seen == cuts[cur]:
+                put(cur, best)
+                cur -= 1
+            seen -= 1
+        i -= 1
+    while cur >= 0:
+        put(cur, best)
+        cur -= 1
+
+
+def _iprec_at_recall(q: Query, levels: Sequence[float]) -> list[float]:
+    out = [0.0] * len(levels)
+
+    def put(i: int, v: float) -> None:
+        out[i] = v
+
+    _interpolated(q, [lround(x * q.rel) for x in levels], put)
+    return out
+
+
+def _eleven_point(q: Query, levels: Sequence[float]) -> float:
+    total = [0.0]
+
+    def put(i: int, v: float) -> None:
+        total[0] += v
+
+    _interpolated(q, [lround(x * q.rel) for x in levels], put)
+    return total[0] / len(levels)
+
+
+def _rprec_mult(q: Query, shares: Sequence[float]) -> list[float]:
+    """Precision at ``(long)(x R + 0.9)`` documents for each x; a cut beyond the ranking divides num_rel_ret by
+    the cut; the others are read walking the ranking from its end (0 where the walk stops first)."""
+    flags = q.relevant()
+    n = len(flags)
+    cuts = [c_long(x * q.rel + 0.9) for x in shares]
+    values = [0.0] * len(cuts)
+    cur = len(cuts) - 1
+    while cur >= 0 and cuts[cur] > n:
+        values[cur] = _div(float(q.rel_ret), float(cuts[cur]))
+        cur -= 1
+    seen = q.rel_ret
+    i = n
+    while i > 0 and seen > 0:
+        precision = seen / i
+        while cur >= 0 and i == cuts[cur]:
+            values[cur] = precision
+            cur -= 1
+        if flags[i - 1]:
+            seen -= 1
+        i -= 1
+    return values
+
+
+# -- gains ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Gain:
+    """One row of trec_eval's gain table: a grade, its gain, and how many judgments have that grade."""
+
+    grade: int
+    gain: float
+    count: int
+
+
+def gain_table(pairs: Sequence[tuple[str, float]], levels: Sequence[int]) -> list[Gain]:
+    """trec_eval's gain table for a query: the map's levels in the order written (the pairs whose name is an
+    integer; a grade given twice keeps its first row for the count), then each other grade from 0 up to the
+    query's highest at its own value as gain; sorted with glibc's merge sort comparing ``(int)(gain1 -
+    gain2)``, which keeps gains less than 1 apart (and any pair with a NaN) in the order they came in.
+    ``levels``: the query's number of judgments of each grade."""
+    return [Gain(grade, gain, levels[at] if at is not None else 0)
+            for grade, gain, at in _table_order(tuple(pairs), len(levels))]
+
+
+@functools.lru_cache(maxsize=256)
+def _table_order(pairs: tuple[tuple[str, float], ...], n: int) -> tuple[tuple[int, float, int | None], ...]:
+    """The sorted table for ``n`` grades (0 .. n - 1), each row ``(grade, gain, the grade whose count it holds or
+    None)``: the order depends on the map and ``n`` only, not on the counts."""
+    rows: list[tuple[int, float, int | None]] = [(atol(name), value, None) for name, value in pairs
+                                                 if is_valid_int(name)]
+    given = len(rows)
+    for grade in range(n):
+        at = next((i for i in range(given) if rows[i][0] == grade), None)
+        if at is not None:
+            rows[at] = (rows[at][0], rows[at][1], grade)
+        else:
+            rows.append((grade, float(grade), grade))
+    return tuple(merge_sort(rows, lambda a, b: c_int(a[1] - b[1])))
+
+
+def _gain_of(table: Sequence[Gain]) -> Callable[[int], float]:
+    """A mark's gain: that of the first row of its grade in the sorted table, 0 if none."""
+    first: dict[int, float] = {}
+    for row in table:
+        first.setdefault(row.grade, row.gain)
+    return lambda mark: first.get(mark, 0.0)
+
+
+class _Ideal:
+    """The ideal ranking trec_eval walks down its gain table: from the last row up, each row's gain as many
+    times as its count; ``gain`` is the current one (first the last row's, whatever its count), 0 past the
+    first row."""
+
+    def __init__(self, table: Sequence[Gain]) -> None:
+        self.table = table
+        self.row = len(table) - 1
+        self.gain = table[-1].gain if table else 0.0
+        self.taken = 0
+
+    def step(self) -> float:
+        self.taken += 1
+        while self.row >= 0 and self.taken > self.table[self.row].count:
+            self.taken = 1
+            self.row -= 1
+            self.gain = self.table[self.row].gain if self.row >= 0 else 0.0
+        return self.gain
+
+
+def _dcgs(q: Query, table: list[Gain]) -> tuple[float, float]:
+    """(DCG of the ranking, DCG of the ideal ranking), added as trec_eval adds them: the ideal one while its
+    gains stay above 0."""
+    gain = _gain_of(table)
+    ideal = _Ideal(table)
+    dcg = best = 0.0
+    i = 0
+    n = q.num_ret
+    while i < n and ideal.gain > 0:
+        g = gain(q.marks[i])
+        if g != 0:
+            dcg = _add(dcg, g / math.log2(i + 2))
+        if ideal.step() > 0:
+            best += ideal.gain / math.log2(i + 2)
+        i += 1
+    while i < n:
+        g = gain(q.marks[i])
+        if g != 0:
+            dcg = _add(dcg, g / math.log2(i + 2))
+        i += 1
+    while ideal.gain > 0:
+        if ideal.step() > 0:
+            best += ideal.gain / math.log2(i + 2)
+        i += 1
+    return dcg, best
+
+
+def _g(q: Query, table: list[Gain]) -> float:
+    """G: each document's gain over log2(2 + the ideal ranking's cumulated cost - the ranking's cumulated gain)
+    (cost: the ideal gain, at least 1 per position), summed and divided by the ideal ranking's total gain."""
+    gain = _gain_of(table)
+    ideal = _Ideal(table)
+    got = best = cost = total = 0.0
+    i = 0
+    n = q.num_ret
+    while i < n and ideal.gain > 0:
+        g = gain(q.marks[i])
+        got = _add(got, g)
+        step = ideal.step()
+        if step > 0:
+            best += step
+        cost += step if step >= 1.0 else 1.0
+        if g != 0:
+            total = _add(total, _div(g, _log2(2 + cost - got)))
+        i += 1
+    while i < n:
+        g = gain(q.marks[i])
+        got = _add(got, g)
+        cost += 1.0
+        if g != 0:
+            total = _add(total, _div(g, _log2(2 + cost - got)))
+        i += 1
+    while ideal.gain > 0:
+        if ideal.step() > 0:
+            best += ideal.gain
+        i += 1
+    return total / best if best > 0 else 0.0
+
+
+def _ndcg_rel(q: Query, table: list[Gain]) -> float:
+    """ndcg_rel: the nDCG at each retrieved document with a gain above 0, and for each ideal document above 0
+    not matched so, the nDCG at the end, averaged over the ideal documents above 0 (0 unless the sum is above 0)."""
+    gain = _gain_of(table)
+    ideal = _Ideal(table)
+    dcg = best = total = 0.0
+    found = wanted = 0
+    i = 0
+    n = q.num_ret
+    while i < n and ideal.gain > 0:
+        g = gain(q.marks[i])
+        if g != 0:
+            dcg = _add(dcg, g / math.log2(i + 2))
+        if ideal.step() > 0:
+            wanted += 1
+            best += ideal.gain / math.log2(i + 2)
+        if g > 0:
+            total = _add(_div(dcg, best), total)
+            found += 1
+        i += 1
+    while i < n:
+        g = gain(q.marks[i])
+        if g != 0:
+            dcg = _add(dcg, g / math.log2(i + 2))
+        if g > 0:
+            total = _add(_div(dcg, best), total)
+            found += 1
+        i += 1
+    while ideal.gain > 0:
+        if ideal.step() > 0:
+            wanted += 1
+            best += ideal.gain / math.log2(i + 2)
+        i += 1
+    total = _add(_div(float(wanted - found) * dcg, best), total)
+    return _div(total, float(wanted)) if total > 0 else 0.0
+
+
+def _rndcg(q: Query, table: list[Gain]) -> float:
+    """Rndcg: the nDCG at each position where the ideal gain changes (and at the end of the ranking, when the
+    ideal gains run out before it), averaged; 0 for a query without relevant judgments (R = 0)."""
+    if q.rel == 0:
+        return 0.0
+    gain = _gain_of(table)
+    ideal = _Ideal(table)
+    last = ideal.gain
+    dcg = best = total = 0.0
+    points = 0
+    i = 0
+    n = q.num_ret
+    while i < n and ideal.gain > 0:
+        g = gain(q.marks[i])
+        if ideal.step() != last:
+            if best > 0:
+                total = _add(dcg / best, total)
+                points += 1
+            last = ideal.gain
+        if g != 0:
+            dcg = _add(dcg, g / math.log2(i + 2))
+        if ideal.gain > 0:
+            best += ideal.gain / math.log2(i + 2)
+        i += 1
+    if i < n:
+        while i < n:
+            g = gain(q.marks[i])
+            if g != 0:
+                dcg = _add(dcg, g / math.log2(i + 2))
+            i += 1
+        if best > 0:
+            total = _add(dcg / best, total)
+            points += 1
+    while ideal.gain > 0:
+        if ideal.step() != last:
+            if best > 0:
+                total = _add(dcg / best, total)
+                points += 1
+            last = ideal.gain
+        if ideal.gain > 0:
+            best += ideal.gain / math.log2(i + 2)
+        i += 1
+    return _div(total, float(points))
+
+
+def _persistence(pairs: Sequence[tuple[str, float]]) -> float:
+    """rbp's and rbp_resid's p: the last pair named exactly ``p``, else 0.9."""
+    p = 0.9
+    for name, value in pairs:
+        if name == "p":
+            p = value
+    return p
+
+
+def _rbp(q: Query, pairs: Sequence[tuple[str, float]]) -> float:
+    """rbp: (1 - p) times the sum of each document's gain times p^(rank - 1), the table's gains first scaled
+    to [0, 1] by its lowest and highest (each compared with 0 first: trec_eval reads two uninitialised
+    variables there, which hold 0 almost always; docs/conventions.md, P10) when one lies outside."""
+    p = _persistence(pairs)
+    table = gain_table(pairs, q.levels)
+    low = high = 0.0
+    for row in table:
+        if row.gain < low:
+            low = row.gain
+        if row.gain > high:
+            high = row.gain
+    if low < 0 or high > 1:
+        table = [Gain(r.grade, _div(r.gain - low, high - low), r.count) for r in table]
+    gain = _gain_of(table)
+    total = 0.0
+    weight = 1.0
+    for mark in q.marks:
+        g = gain(mark)
+        if g != 0:
+            total = _add(_mul(g, weight), total)
+        weight = _mul(weight, p)
+    return _mul(1.0 - p, total)
+
+
+def _rbp_resid(q: Query, pairs: Sequence[tuple[str, float]]) -> float:
+    """rbp_resid: p^n + (1 - p) times the sum of p^(rank - 1) over the retrieved documents marked below 0;
+    0 when there is none."""
+    p = _persistence(pairs)
+    unjudged = 0
+    total = 0.0
+    weight = 1.0
+    for mark in q.marks:
+        if mark < 0:
+            unjudged += 1
+            total = _add(total, weight)
+        weight = _mul(weight, p)
+    return _add(_mul(1 - p, total), weight) if unjudged else 0.0
+
+
+# -- one query --------------------------------------------------------------------------------------------------
+
+
+def values(p: Planned, q: Query, num_docs: int = 0) -> list[float]:
+    """The values of the planned measure ``p`` (one per output name, ``p.values`` its parameters as trec_eval
+    reads them) for one query; ``num_docs``: -N."""
+    name = p.measure.name
+    flags = q.relevant() if name in MARKED else []
+    n = q.num_ret
+    params: list[Any] = list(p.values)
+    if name in ("P", "success", "recall", "relative_P", "map_cut", "unj"):
+        if name in ("recall", "relative_P", "map_cut") and q.rel == 0:
+            return [0.0] * len(params)
+        if name == "map_cut":
+            ap = _prefix_ap(flags)
+            return _walk(params, n, lambda c, k: ap[k] / q.rel)
+        hits = _prefix_counts([m < 0 for m in q.marks] if name == "unj" else flags)
+        if name == "success":
+            return _walk(params, n, lambda c, k: 1.0 if hits[k] else 0.0)
+        if name == "recall":
+            return _walk(params, n, lambda c, k: hits[k] / q.rel)
+        if name == "relative_P":
+            return _walk(params, n, lambda c, k: _div(float(hits[k]), float(q.rel if c > q.rel else c)))
+        return _walk(params, n, lambda c, k: _div(float(hits[k]), float(c)))
+    if name == "ndcg_cut":
+        return _ndcg_cut(q, params)
+    if name == "recip_rank":
+        first = next((i for i, f in enumerate(flags) if f), None)
+        return [0.0 if first is None else 1.0 / (first + 1)]
+    if name in ("map", "gm_map"):
+        total = _prefix_ap(flags)[-1]
+        return [_div(total, float(q.rel)) if any(flags) else 0.0]
+    if name == "yaap":
+        total = _prefix_ap(flags)[-1]
+        return [_log(_div(1.0 + total, 1.0 + q.rel - total))]
+    if name == "binG":
+        total, found = 0.0, 0
+        for i, f in enumerate(flags):
+            if f:
+                found += 1
+                total += _div(1.0, _log2(float(3 + i - found)))
+        return [_div(total, float(q.rel)) if found else 0.0]
+    if name == "Rprec":
+        look = min(n, q.rel)
+        return [sum(flags[:look]) / q.rel if look else 0.0]
+    if name == "iprec_at_recall":
+        return _iprec_at_recall(q, params)
+    if name == "11pt_avg":
+        return [_eleven_point(q, params)]
+    if name == "Rprec_mult":
+        return _rprec_mult(q, params)
+    if name == "set_F":
+        if not q.rel_ret:
+            return [0.0]
+        precision = q.rel_ret / n
+        recall = q.rel_ret / q.rel
+        x = params[0]
+        return [_div((x + 1.0) * precision * recall, x * precision + recall)]
+    if name == "utility":
+        a, b, c, d = params  # (added as trec_eval's code adds: the last term first, which decides a NaN's sign)
+        first = _add(_add(a * q.rel_ret, b * (n - q.rel_ret)), c * (q.rel - q.rel_ret))
+        return [_add(d * (num_docs + q.rel_ret - n - q.rel), first)]
+    if name == "rbp":
+        return [_rbp(q, params)]
+    if name == "rbp_resid":
+        return [_rbp_resid(q, params)]
+    table = gain_table(params, q.levels)
+    if name == "G":
+        return [_g(q, table)]
+    if name == "ndcg_rel":
+        return [_ndcg_rel(q, table)]
+    if name == "Rndcg":
+        return [_rndcg(q, table)]
+    dcg, best = _dcgs(q, table)
+    if name == "dcg":
+        return [dcg]
+    if name == "ideal_dcg":
+        return [best]
+    if name == "ndcg":
+        return [dcg / best if best > 0 else 0.0]
+    raise AssertionError(name)  # pragma: no cover (MEASURES lists the names above)
+
+
+__all__ = ["MARKED", "MEASURES", "NONPOOL", "UNJUDGED", "Gain", "Query", "gain_table", "queries", "values"]
