@@ -602,8 +602,8 @@ def values(p: Planned, q: Query, num_docs: int = 0) -> list[float]:
         return [_div((x + 1.0) * precision * recall, x * precision + recall)]
     if name == "utility":
         a, b, c, d = params  # (added as trec_eval's code adds: the last term first, which decides a NaN's sign)
-        first = _add(_add(a * q.rel_ret, b * (n - q.rel_ret)), c * (q.rel - q.rel_ret))
-        return [_add(d * (num_docs + q.rel_ret - n - q.rel), first)]
+        summed = _add(_add(a * q.rel_ret, b * (n - q.rel_ret)), c * (q.rel - q.rel_ret))
+        return [_add(d * (num_docs + q.rel_ret - n - q.rel), summed)]
     if name == "rbp":
         return [_rbp(q, params)]
     if name == "rbp_resid":
