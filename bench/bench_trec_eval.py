@@ -8,7 +8,7 @@ The binary is ``TREC_EVAL_BIN`` (``.ci/run`` builds it; ``tests/trec_eval_bin.py
 on the first ``--pytrec-rows`` rows (default 1,000,000), from Python dicts, ``all_trec`` per query.
 
 Usage:  TREC_EVAL_BIN=/path/to/trec_eval python bench/bench_trec_eval.py [--rows 10000000] [--depth 100]
-        [--pytrec-rows 1000000] [--skip-pytrec]
+        [--pytrec-rows 1000000] [--skip-pytrec] [--measure all_trec] [--measure ndcg.0=1.5 ...]
 """
 
 from __future__ import annotations
@@ -85,15 +85,16 @@ def ours(args: list[str]) -> bytes:
     return proc.stdout
 
 
-def bench_trec_eval(te: str, qp: Path, rp: Path) -> None:
+def bench_trec_eval(te: str, qp: Path, rp: Path, measures: list[str]) -> None:
     for extra in ([], ["-q"]):
-        args = ["-m", "all_trec", "-c", *extra, str(qp), str(rp)]
+        marks = [a for m in measures for a in ("-m", m)]
+        args = [*marks, "-c", *extra, str(qp), str(rp)]
         t_bin, c_bin, want = timed_child(binary, te, args)
         t_ours, c_ours, got = timed_child(ours, args)
         same = "identical" if got == want else "DIFFERENT"
         label = "-q (per query)" if extra else "summary"
         n_lines = want.count(b"\n")
-        print(f"trec_eval -m all_trec -c {label:15s}: binary {t_bin:7.2f} s, ragrade {t_ours:7.2f} s, "
+        print(f"trec_eval {' '.join(marks)} -c {label:15s}: binary {t_bin:7.2f} s, ragrade {t_ours:7.2f} s, "
               f"ratio {t_bin / t_ours:5.2f}x, output {same} ({n_lines:,} lines); CPU time (user + system, "
               f"the fairer figure on a busy machine): binary {c_bin:7.2f} s, ragrade {c_ours:7.2f} s, "
               f"ratio {c_bin / max(c_ours, 1e-9):5.2f}x")
@@ -134,13 +135,16 @@ def main() -> None:
     ap.add_argument("--depth", type=int, default=100)
     ap.add_argument("--pytrec-rows", type=int, default=1_000_000)
     ap.add_argument("--skip-pytrec", action="store_true")
+    ap.add_argument("--measure", action="append", default=None,
+                    help="a trec_eval -m argument (repeatable; default all_trec). A gain map trec_eval sorts out of "
+                         "gain order (ndcg.0=1.5, G.0=1.5) times the measures ragrade computes query by query")
     a = ap.parse_args()
     te = os.environ.get("TREC_EVAL_BIN")
     with tempfile.TemporaryDirectory() as tmp:
         t, (qp, rp) = timed(write_collection, Path(tmp), a.rows, a.depth)
         print(f"collection: {a.rows:,} run rows, {a.rows // a.depth:,} queries (written in {t:.1f} s)")
         if te:
-            bench_trec_eval(te, qp, rp)
+            bench_trec_eval(te, qp, rp, a.measure or ["all_trec"])
         else:
             print("TREC_EVAL_BIN is not set: the trec_eval comparison is skipped (.ci/run builds the binary)")
         if not a.skip_pytrec:

@@ -353,3 +353,60 @@ def test_dcg_ideal_dcg_ndcg_share_one_gain_map(tmp_path):
         assert shown.count("\n") > 20 and got.startswith(shown), (ms, first_difference(got, shown))
         names = {line.split("\t")[0].strip() for line in got.splitlines()}
         assert len(names) == len(ms) and got.count("\tall\t") == len(ms), got
+
+
+def test_grades_as_trec_eval_reads_them(tmp_path):
+    """A grade is read as C's atol reads it (its integer part: 1.5 is 1, -0.5 is 0): the binary's bytes; a grade
+    of 2^31 or more stops with one error line (trec_eval sets aside a count for every grade up to the highest,
+    and stops or runs out of memory there)."""
+    binary = trec_eval_binary()
+    qp, rp = _collection(160, tmp_path)
+    rng = random.Random(160)
+    lines = []
+    for line in qp.read_text().splitlines():
+        q, it, d, g = line.split()
+        if rng.random() < 0.4:
+            g = f"{int(g) + rng.choice([0.5, 0.9, 0.25, -0.5, 0.0])}"
+        lines.append(f"{q} {it} {d} {g}\n")
+    fractional = tmp_path / "fractional.txt"
+    fractional.write_text("".join(lines))
+    assert any("." in line.split()[3] for line in lines)
+    for args in (["-q", "-c", "-m", "all_trec"], ["-q", "-c", "-l2", "-m", "all_trec", "-m", "ndcg.1=0.5,3=2"]):
+        proc = subprocess.run([str(binary), *args, str(fractional), str(rp)], capture_output=True, text=True)
+        status, text = _ours(args, fractional, rp, "%6.4f")
+        assert proc.returncode == 0 and status == "ok" and text == proc.stdout, (args, first_difference(text, proc.stdout))
+    huge = tmp_path / "huge.txt"
+    huge.write_text("1 0 a 2147483648\n1 0 b 1\n")
+    status, text = _ours(["-m", "map"], huge, rp, "%6.4f")
+    assert status == "refused" and "2147483648" in text and str(huge) in text
+
+
+@pytest.mark.parametrize("fmt", ["qrels", "qrels_jg", "prefs", "qrels_prefs"])
+def test_judgment_files_read_as_trec_eval_reads_them(fmt, tmp_path):
+    """trec_eval skips a comment line (``#`` in the first column) and reads the line after it as data, whatever
+    it is: a blank line, a second comment line in a row and an indented comment are malformed lines to it (it
+    stops), a comment on the last line makes it crash. ragrade trec_eval prints the binary's bytes where it
+    prints and stops (one error line naming the file and line) where it stops or crashes; a run file's comments
+    and blank lines are fine to both."""
+    binary = trec_eval_binary()
+    a, b = {"qrels": ("1 0 a 1", "1 0 b 0"), "qrels_jg": ("1 g a 1", "1 g b 0"), "prefs": ("1 u s a 2", "1 u s b 1"),
+            "qrels_prefs": ("1 0 a 2", "1 0 b 1")}[fmt]
+    run = tmp_path / "run.txt"
+    run.write_text("#c\n\n1 Q0 a 1 1 r\n  # indented\n#c\n#d\n1 Q0 b 2 0 r\n# last")
+    measure = {"qrels": "all_trec", "qrels_jg": "qrels_jg"}.get(fmt, "all_prefs")
+    printed = stopped = 0
+    for text in (f"{a}\n\n{b}\n", f"{a}\n  \n{b}\n", f"\n{a}\n{b}\n", f"{a}\n{b}\n\n", f"   # c\n{a}\n{b}\n",
+                 f"{a}\n#c\n{b}\n", f"{a}\n#c\n#d\n{b}\n", f"{a}\n{b}\n#c", f"{a}\n{b}\n#c\n", f"#c\n{a}\n#c\n{b}\n",
+                 f"{a}\r\n{b}\r\n", f"{a}\n{b}"):
+        judged = tmp_path / "judged.txt"
+        judged.write_text(text)
+        args = ["-R", fmt, "-q", "-m", measure]
+        proc = subprocess.run([str(binary), *args, str(judged), str(run)], capture_output=True, text=True)
+        status, out = _ours(args, judged, run, "%6.4f")
+        if proc.returncode == 0:
+            assert status == "ok" and out == proc.stdout, (fmt, text, out)
+            printed += 1
+        else:
+            assert status == "refused" and str(judged) in out and "line" in out, (fmt, text, out)
+            stopped += 1
+    assert printed >= 4 and stopped >= 6, (printed, stopped)

@@ -214,6 +214,16 @@ def test_qrels_line_with_extra_column_is_refused_like_trec_eval(tmp_path):
     assert info.value.line == 2
 
 
+@pytest.mark.parametrize("chunk", PATHS)
+def test_a_last_comment_line_without_a_newline(tmp_path, chunk):
+    # the last chunk is then a comment and nothing else: read as no lines, not as a parse error
+    run, qrels = tmp_path / "run.txt", tmp_path / "q.txt"
+    run.write_text("q1 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\n# the end")
+    qrels.write_text("q1 0 d1 1\n#  the end  ")
+    assert read_run(run, chunk_size=chunk).to_dict() == {"q1": {"d1": 2.0, "d2": 1.0}}
+    assert read_qrels(qrels, chunk_size=chunk).to_dict() == {"q1": {"d1": 1.0}}
+
+
 def test_only_comments_is_an_empty_file(tmp_path):
     path = tmp_path / "run.txt"
     path.write_text("# nothing\n\n# here\n")

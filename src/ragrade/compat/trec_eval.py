@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -647,6 +648,7 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
     for path in (qrels_path, run_path):
         if path != "-" and not os.path.isfile(path):
             raise TrecEvalError(f"cannot read file {path!r}: it does not exist")
+    _judgment_lines(qrels_path, 5 if opts.rel_format == "prefs" else 4)
     if opts.rel_format == "qrels_jg":
         qids, jg_columns = _jg_columns(planned, opts, qrels_path, run_path)
         yield from _format_parts(planned, opts, qids, jg_columns, {}, 0, run_path, value_format)
@@ -658,7 +660,7 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
         qids, prefs_columns = trec_eval_prefs.columns(names, opts, qrels_path, run_path)
         yield from _format_parts(planned, opts, qids, prefs_columns, {}, 0, run_path, value_format)
         return
-    qrels = read_qrels(qrels_path, format="trec")
+    qrels = _grades_as_trec_eval_reads(read_qrels(qrels_path, format="trec"), qrels_path)
     runobj = _in_rank_order(read_run(run_path, format="trec"), opts.max_docs)
     run_ids = set(runobj.query_ids.tolist())
     qids = sorted(qrels.query_ids.tolist(), key=lambda s: s.encode("utf-8"))
@@ -851,6 +853,82 @@ def _has_level(m: Metric) -> bool:
     return spec is not None and spec.default == 1 and m.family.param("gains") is None
 
 
+_ODD_LINE = re.compile(rb"(?:^|\n)(?:[ \t\r\v\f]*\n|[ \t\r\v\f]+#)")  # a blank line, or an indented '#'
+
+
+def _judgment_lines(path: str, fields: int) -> None:
+    """Stop where trec_eval 10 stops reading a judgments file (qrels, qrels_jg, prefs, qrels_prefs): it skips a
+    line starting with ``#`` and reads the line after it as data, whatever it is, so a blank line, a second
+    comment line in a row and an indented ``#`` are malformed lines to it (it stops), a comment on the last line
+    makes it read past the end of the file (it crashes), and such a line with ``fields`` fields is a judgment of a
+    query whose id starts with ``#`` (ragrade stops there too, rather than read a comment as a query). Files
+    without ``#`` or blank lines are passed at memchr speed; gzip files are ragrade's own (trec_eval reads none)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return  # (the reader names the problem)
+    if not data or data[:2] == b"\x1f\x8b":
+        return
+    body = data if data.endswith(b"\n") else data + b"\n"
+    if b"#" not in body and _ODD_LINE.search(body) is None:
+        first = body[:body.index(b"\n")].split()  # (the reader holds every line to the first one's fields)
+        if len(first) == fields:
+            return
+    lines = body[:-1].split(b"\n")
+    i = 0
+    while i < len(lines):
+        if lines[i][:1] == b"#":
+            i += 1
+            if i == len(lines):
+                raise TrecEvalError(f"{path}, line {i}: the file ends with a comment line; trec_eval 10 then reads "
+                                    "past the end of the file and crashes (ragrade trec_eval stops here)")
+        tokens = lines[i].split()
+        if len(tokens) != fields:
+            what = "a blank line" if not tokens else (
+                "a comment line right after another one" if i and lines[i - 1][:1] == b"#" and tokens[0][:1] == b"#"
+                else "an indented comment line" if tokens[0][:1] == b"#" else f"{len(tokens)} fields, not {fields}")
+            why = "" if tokens and tokens[0][:1] != b"#" else (
+                " (it skips one comment line at a time, starting in the first column)")
+            raise TrecEvalError(f"{path}, line {i + 1}: {what}: trec_eval 10 reads it as a malformed line and "
+                                f"stops{why}")
+        if tokens[0][:1] == b"#":
+            raise TrecEvalError(f"{path}, line {i + 1}: trec_eval 10 reads this line as a judgment of query "
+                                f"{tokens[0].decode('utf-8', 'replace')!r} (it skips one comment line at a time, "
+                                "starting in the first column); ragrade trec_eval stops here rather than read a "
+                                "comment as a query")
+        i += 1
+
+
+#: The highest grade read: trec_eval sets aside a count for every grade from 0 to the highest judged, and runs out
+#: of memory (or stops, "Can't calculate measure") long before 2^31.
+_TOP_GRADE = 2 ** 31 - 1
+
+
+def _grades_as_trec_eval_reads(qrels: Any, path: str) -> Any:
+    """``qrels`` with each grade as trec_eval's ``atol`` reads it: the integer part of a decimal (``1.5`` is 1,
+    ``-0.5`` is 0); a grade above :data:`_TOP_GRADE` stops with an error, as trec_eval stops or runs out of
+    memory there."""
+    import numpy as np
+
+    from ragrade.data import Qrels
+
+    g = qrels.grades
+    if len(g) and g.max() > _TOP_GRADE:
+        where = int(np.argmax(g))
+        q = qrels.query_ids[int(np.searchsorted(qrels.offsets, where, side="right")) - 1]
+        raise TrecEvalError(f"{path}: query {q!r} has a judgment of grade {g[where]:.0f}: trec_eval 10 sets aside a "
+                            f"count for every grade from 0 to the highest, and stops or runs out of memory at grades "
+                            f"this high (ragrade trec_eval reads grades up to {_TOP_GRADE})")
+    whole = np.trunc(g)
+    if np.array_equal(whole, g):
+        return qrels
+    whole = whole + 0.0  # (-0.5 reads as 0, not -0)
+    if qrels.raw_docs is not None:
+        return Qrels(qrels.query_ids, qrels.offsets, None, None, whole, raw_docs=qrels.raw_docs)
+    return Qrels(qrels.query_ids, qrels.offsets, qrels.doc_codes, qrels.doc_vocab, whole)
+
+
 def _grade_zero_relevant(qrels: Any) -> Any:
     """``qrels`` with every grade >= 0 raised by one: at relevance level 1 these judgments read as trec_eval
     reads the originals at -l0 (grade 0 relevant; negative grades stay judged "unjudged in the pool")."""
@@ -1027,6 +1105,10 @@ def _jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path
             raise TrecEvalError(f"{qrels_path}, line {number}: document {fields[2]!r} judged twice for query "
                                 f"{fields[0]!r} in group {fields[1]!r}")
         docs[fields[2]] = _atol(fields[3])
+        if docs[fields[2]] > _TOP_GRADE:
+            raise TrecEvalError(f"{qrels_path}, line {number}: grade {fields[3]}: trec_eval 10 sets aside a count for "
+                                "every grade from 0 to the highest, and stops or runs out of memory at grades this "
+                                f"high (ragrade trec_eval reads grades up to {_TOP_GRADE})")
     runobj = read_run(run_path, format="trec")
     ranked = runobj.to_dict()
     if opts.max_docs is not None:  # the first max_docs documents in trec_eval's order (score, then id, descending)

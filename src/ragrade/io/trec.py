@@ -299,6 +299,8 @@ def _parse_chunk(block: bytes, end: int, offset: int, path: str, layout: Layout,
     data = normalise_whitespace(block[:end])
     if _has_comment(data):
         data = _drop_comments(data)
+        if _NON_SPACE.search(data) is None:  # comments only (a file's last line, a comment without a newline)
+            return None, None
     try:
         return _arrow_parse(data, layout, doc_type), data
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
