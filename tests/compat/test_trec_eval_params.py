@@ -410,3 +410,15 @@ def test_judgment_files_read_as_trec_eval_reads_them(fmt, tmp_path):
             assert status == "refused" and str(judged) in out and "line" in out, (fmt, text, out)
             stopped += 1
     assert printed >= 4 and stopped >= 6, (printed, stopped)
+
+
+def test_collection_sizes_beyond_2_to_the_53(tmp_path):
+    """-N of 2^53 and more, and near LONG_MIN: utility's fourth term in C's long arithmetic (exact, wrapping at 64
+    bits), equal to the %.17g build's to the bit."""
+    full = trec_eval_binary(full=True)
+    qp, rp = _collection(180, tmp_path)
+    for size in ("-9223372036854775808", "9007199254740993", "-9007199254740993", "9223372036854775807"):
+        args = ["-q", "-c", "-N", size, "-m", "utility.1,-1,0.5,1"]
+        want = subprocess.run([str(full), *args, str(qp), str(rp)], capture_output=True, text=True).stdout
+        status, got = _ours(args, qp, rp, "%.17g")
+        assert status == "ok" and got == want, (size, first_difference(got, want))

@@ -75,3 +75,17 @@ def test_ir_measures_profile_equals_ir_measures(seed):
         ours = ragrade.evaluate(qrels, run, list(measures), profile="ir_measures")
     for label, m in measures.items():
         assert ours.means[label] == pytest.approx(peer[m], abs=1e-12), label
+
+
+@pytest.mark.parametrize("profile", ["trec_eval", "pytrec_eval"])
+def test_a_gain_for_a_negative_grade_is_refused_under_trec_eval_names(profile):
+    """trec_eval reads ndcg.-1=2 as the gain of retrieved documents without a judgment (-2: those judged with a
+    negative grade); ragrade.evaluate reads gains per judged grade, so under a profile whose names are trec_eval's
+    such a map is refused (ragrade trec_eval computes trec_eval's reading); without a profile it is a map."""
+    from ragrade.errors import MetricError
+
+    qrels, run = {"q": {"a": 1, "d": -1}}, {"q": {"x": 2.0, "d": 1.5, "a": 1.0}}
+    with pytest.raises(MetricError, match="ragrade trec_eval"):
+        ragrade.evaluate(qrels, run, ["ndcg.-1=2"], profile=profile)
+    assert ragrade.evaluate(qrels, run, ["ndcg.1=3"], profile=profile).means["ndcg_1=3"] == pytest.approx(0.5)
+    assert 0 < ragrade.evaluate(qrels, run, ["ndcg(gains={-1:2})"]).means["ndcg(gains={-1:2})"] < 1

@@ -399,6 +399,8 @@ def plan(opts: Options) -> list[Planned]:
                 name = m.name if given is None else f"{m.name}_{given}"
                 values = _read_params(m, params)
                 text = m.name if not params or params == m.default else _kernel_form(m, values)
+                if m.name == "utility" and values[3] != 0 and abs(opts.num_docs) >= 2 ** 53:
+                    text = None  # (-N beyond 2^53: C's exact long arithmetic, wrapping at 64 bits)
                 metric = None if text is None else parse_labelled(text, "trec_eval")[0][1]
                 out.append(Planned(m, [name], [metric], given, values=values, direct=metric is None))
             else:  # trec_eval reads no parameters for these measures, and ignores any given

@@ -603,7 +603,8 @@ def values(p: Planned, q: Query, num_docs: int = 0) -> list[float]:
     if name == "utility":
         a, b, c, d = params  # (added as trec_eval's code adds: the last term first, which decides a NaN's sign)
         summed = _add(_add(a * q.rel_ret, b * (n - q.rel_ret)), c * (q.rel - q.rel_ret))
-        return [_add(d * (num_docs + q.rel_ret - n - q.rel), summed)]
+        size = (num_docs + q.rel_ret - n - q.rel + 2 ** 63) % 2 ** 64 - 2 ** 63  # C's long: wraps at 64 bits
+        return [_add(d * size, summed)]
     if name == "rbp":
         return [_rbp(q, params)]
     if name == "rbp_resid":

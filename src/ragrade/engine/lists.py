@@ -111,8 +111,9 @@ def evaluate_engine_profile(truth: Any, retrieved: Any, metrics: MetricsArg, pro
                             policies: dict[str, Any]) -> Result:
     """Id metrics under an engine profile: the profile's policies (overridable by ``policies``), its score
     precision and BEIR's MRR variant."""
-    if prof.iprec_cut != "round":  # trec_eval 9's interpolated precision (pytrec_eval, and ir-measures through it)
-        metrics = [(lab, prof.adapt(m)) for lab, m in metric_labels(metrics)]
+    # the profile's reading of each metric (trec_eval 9's interpolated precision under pytrec_eval, and through it
+    # ir-measures; trec_eval's gain maps refused where ragrade reads them otherwise)
+    metrics = [(lab, prof.adapt(m)) for lab, m in metric_labels(metrics)]
     if prof.providers == "ir_measures" or prof.tie_order != "policy" or prof.substitutes:
         from ragrade.engine.peer_profiles import evaluate_ir_measures, evaluate_ranx
 

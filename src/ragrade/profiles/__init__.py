@@ -161,7 +161,17 @@ class Profile:
 
     def adapt(self, metric: Metric) -> Metric:
         """``metric`` as the profile computes it: trec_eval 9's interpolated precision (``cut=trec9``) for
-        ``iprec`` and ``iprec_11pt`` under a trec_eval 9 profile (pytrec_eval), unless the metric sets it."""
+        ``iprec`` and ``iprec_11pt`` under a trec_eval 9 profile (pytrec_eval), unless the metric sets it.
+        Under a profile whose names are trec_eval's, a gain for a negative grade is refused: trec_eval reads
+        ``ndcg.-1=2`` as the gain of the retrieved documents without a judgment (-2: those judged with a
+        negative grade), not of judgments of grade -1 (``ragrade trec_eval`` computes trec_eval's reading)."""
+        if self.names == "trec_eval" and any(level < 0 for level, _ in (dict(metric.params).get("gains") or ())):
+            from ragrade.errors import MetricError
+
+            raise MetricError(f"{metric}: under the {self.name} profile a gain for a negative grade means what "
+                              "trec_eval 10 reads (grade -1: each retrieved document without a judgment; -2: each "
+                              "one judged with a negative grade), which ragrade.evaluate does not compute: use "
+                              "`ragrade trec_eval` for trec_eval's reading, or no profile for gains per judged grade")
         if self.iprec_cut != "round" and metric.name in ("iprec", "iprec_11pt") and \
                 dict(metric.params).get("cut") is None:
             return metric.with_params(cut=self.iprec_cut)
