@@ -117,9 +117,12 @@ def test_trec_lines_writes_heads_queries_values_and_texts():
     ho, hd = _strings([b"map", b"rel"])
     qo, qd = _strings([b"q1", b"q2"])
     to, td = _strings([b"'1'", b"''"])
-    values = np.array([0.5, float("nan")])
+    values = np.array([0.5, -float("nan")])  # a NaN with its sign bit set (0 / 0 on x86-64) prints -nan
     out = accel.trec_lines(values, np.array([-1, 0], dtype=I64), ho, hd, qo, qd, to, td, 0, 2)
     assert out == b"map\tq1\t0.5000\nrel\tq1\t'1'\nmap\tq2\t  -nan\nrel\tq2\t''\n"
+    values = np.array([0.5, float("nan")])  # one without (a gain given as nan) prints nan, as glibc does
+    out = accel.trec_lines(values, np.array([-1, 0], dtype=I64), ho, hd, qo, qd, to, td, 0, 2)
+    assert out == b"map\tq1\t0.5000\nrel\tq1\t'1'\nmap\tq2\t   nan\nrel\tq2\t''\n"
     assert accel.trec_lines(values, np.array([-1, 0], dtype=I64), ho, hd, qo, qd, to, td, 1, 1) == b""
 
 
