@@ -58,51 +58,41 @@ def atof(text: str) -> float:
         return -math.nan if negative else math.nan
     if rest.startswith("0x") and len(rest) > 2 and (rest[2] in _HEX or (rest[2] == "." and len(rest) > 3
                                                                         and rest[3] in _HEX)):
-        j = 2
-        while j < len(rest) and rest[j] in _HEX:
-            j += 1
+        j = _run(rest, 2, _HEX)
         if j < len(rest) and rest[j] == ".":
-            j += 1
-            while j < len(rest) and rest[j] in _HEX:
-                j += 1
-        end = j
-        if j < len(rest) and rest[j] == "p":
-            k = j + 1
-            if k < len(rest) and rest[k] in "+-":
-                k += 1
-            if k < len(rest) and rest[k] in _DIGITS:
-                while k < len(rest) and rest[k] in _DIGITS:
-                    k += 1
-                end = k
-        mantissa = rest[:end]
+            j = _run(rest, j + 1, _HEX)
+        mantissa = rest[:_exponent_end(rest, j, "p")]
         try:
             value = float.fromhex(mantissa if "p" in mantissa else mantissa + "p0")
         except OverflowError:
             value = math.inf
         return -value if negative else value
-    j = 0
-    digits = 0
-    while j < len(rest) and rest[j] in _DIGITS:
-        j += 1
-        digits += 1
+    j = _run(rest, 0, _DIGITS)
+    digits = j
     if j < len(rest) and rest[j] == ".":
-        j += 1
-        while j < len(rest) and rest[j] in _DIGITS:
-            j += 1
-            digits += 1
+        after = _run(rest, j + 1, _DIGITS)
+        digits += after - (j + 1)
+        j = after
     if not digits:
         return 0.0
-    end = j
-    if j < len(rest) and rest[j] == "e":
-        k = j + 1
-        if k < len(rest) and rest[k] in "+-":
-            k += 1
-        if k < len(rest) and rest[k] in _DIGITS:
-            while k < len(rest) and rest[k] in _DIGITS:
-                k += 1
-            end = k
-    value = float(rest[:end])  # Python rounds a decimal string correctly, as glibc does; 1e400 is inf
+    value = float(rest[:_exponent_end(rest, j, "e")])  # Python rounds a decimal correctly, as glibc; 1e400 is inf
     return -value if negative else value
+
+
+def _run(s: str, i: int, chars: str) -> int:
+    """The index after the run of ``chars`` starting at ``i``."""
+    while i < len(s) and s[i] in chars:
+        i += 1
+    return i
+
+
+def _exponent_end(s: str, j: int, marker: str) -> int:
+    """The index after an exponent (``marker``, a sign, digits) at ``j``, or ``j`` when no digit follows."""
+    if j < len(s) and s[j] == marker:
+        k = j + 1 + (1 if j + 1 < len(s) and s[j + 1] in "+-" else 0)
+        if k < len(s) and s[k] in _DIGITS:
+            return _run(s, k, _DIGITS)
+    return j
 
 
 def atol(text: str) -> int:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -352,98 +352,75 @@ class _Ideal:
         return self.gain
 
 
-def _dcgs(q: Query, table: list[Gain]) -> tuple[float, float]:
-    """(DCG of the ranking, DCG of the ideal ranking), added as trec_eval adds them: the ideal one while its
-    gains stay above 0."""
+#: What :func:`_gain_walk` yields after the ranking's last document when the ideal gains ran out before it.
+_RANKING_END = (-1, None, None)
+
+
+def _gain_walk(q: Query, table: list[Gain]) -> Iterator[tuple[int, float | None, float | None]]:
+    """trec_eval's walk down a ranking and its ideal ranking together, one ``(position, gain, ideal gain)`` per
+    step (0-based position): first both, while the ideal gain (before each step) stays above 0; then the rest of
+    the ranking (ideal gain None), followed by :data:`_RANKING_END` if there was any; then the rest of the ideal
+    ranking (gain None) while its gain stays above 0. The ideal gain is the gain of the position, after the step
+    (0 past the table's first row)."""
     gain = _gain_of(table)
     ideal = _Ideal(table)
-    dcg = best = 0.0
     i = 0
     n = q.num_ret
     while i < n and ideal.gain > 0:
-        g = gain(q.marks[i])
-        if g != 0:
-            dcg = _add(dcg, g / math.log2(i + 2))
-        if ideal.step() > 0:
-            best += ideal.gain / math.log2(i + 2)
+        yield i, gain(q.marks[i]), ideal.step()
         i += 1
-    while i < n:
-        g = gain(q.marks[i])
-        if g != 0:
-            dcg = _add(dcg, g / math.log2(i + 2))
-        i += 1
+    if i < n:
+        while i < n:
+            yield i, gain(q.marks[i]), None
+            i += 1
+        yield _RANKING_END
     while ideal.gain > 0:
-        if ideal.step() > 0:
-            best += ideal.gain / math.log2(i + 2)
+        yield i, None, ideal.step()
         i += 1
+
+
+def _dcgs(q: Query, table: list[Gain]) -> tuple[float, float]:
+    """(DCG of the ranking, DCG of the ideal ranking), added as trec_eval adds them: the ideal one while its
+    gains stay above 0."""
+    dcg = best = 0.0
+    for i, g, step in _gain_walk(q, table):
+        if g is not None and g != 0:
+            dcg = _add(dcg, g / math.log2(i + 2))
+        if step is not None and step > 0:
+            best += step / math.log2(i + 2)
     return dcg, best
 
 
 def _g(q: Query, table: list[Gain]) -> float:
     """G: each document's gain over log2(2 + the ideal ranking's cumulated cost - the ranking's cumulated gain)
     (cost: the ideal gain, at least 1 per position), summed and divided by the ideal ranking's total gain."""
-    gain = _gain_of(table)
-    ideal = _Ideal(table)
     got = best = cost = total = 0.0
-    i = 0
-    n = q.num_ret
-    while i < n and ideal.gain > 0:
-        g = gain(q.marks[i])
-        got = _add(got, g)
-        step = ideal.step()
-        if step > 0:
+    for _, g, step in _gain_walk(q, table):
+        if step is not None and step > 0:
             best += step
-        cost += step if step >= 1.0 else 1.0
-        if g != 0:
-            total = _add(total, _div(g, _log2(2 + cost - got)))
-        i += 1
-    while i < n:
-        g = gain(q.marks[i])
+        if g is None:
+            continue
         got = _add(got, g)
-        cost += 1.0
+        cost += step if step is not None and step >= 1.0 else 1.0
         if g != 0:
             total = _add(total, _div(g, _log2(2 + cost - got)))
-        i += 1
-    while ideal.gain > 0:
-        if ideal.step() > 0:
-            best += ideal.gain
-        i += 1
     return total / best if best > 0 else 0.0
 
 
 def _ndcg_rel(q: Query, table: list[Gain]) -> float:
     """ndcg_rel: the nDCG at each retrieved document with a gain above 0, and for each ideal document above 0
     not matched so, the nDCG at the end, averaged over the ideal documents above 0 (0 unless the sum is above 0)."""
-    gain = _gain_of(table)
-    ideal = _Ideal(table)
     dcg = best = total = 0.0
     found = wanted = 0
-    i = 0
-    n = q.num_ret
-    while i < n and ideal.gain > 0:
-        g = gain(q.marks[i])
-        if g != 0:
+    for i, g, step in _gain_walk(q, table):
+        if g is not None and g != 0:
             dcg = _add(dcg, g / math.log2(i + 2))
-        if ideal.step() > 0:
+        if step is not None and step > 0:
             wanted += 1
-            best += ideal.gain / math.log2(i + 2)
-        if g > 0:
+            best += step / math.log2(i + 2)
+        if g is not None and g > 0:
             total = _add(_div(dcg, best), total)
             found += 1
-        i += 1
-    while i < n:
-        g = gain(q.marks[i])
-        if g != 0:
-            dcg = _add(dcg, g / math.log2(i + 2))
-        if g > 0:
-            total = _add(_div(dcg, best), total)
-            found += 1
-        i += 1
-    while ideal.gain > 0:
-        if ideal.step() > 0:
-            wanted += 1
-            best += ideal.gain / math.log2(i + 2)
-        i += 1
     total = _add(_div(float(wanted - found) * dcg, best), total)
     return _div(total, float(wanted)) if total > 0 else 0.0
 
@@ -453,43 +430,20 @@ def _rndcg(q: Query, table: list[Gain]) -> float:
     ideal gains run out before it), averaged; 0 for a query without relevant judgments (R = 0)."""
     if q.rel == 0:
         return 0.0
-    gain = _gain_of(table)
-    ideal = _Ideal(table)
-    last = ideal.gain
+    last = table[-1].gain if table else 0.0
     dcg = best = total = 0.0
     points = 0
-    i = 0
-    n = q.num_ret
-    while i < n and ideal.gain > 0:
-        g = gain(q.marks[i])
-        if ideal.step() != last:
+    for i, g, step in _gain_walk(q, table):
+        if (i, g, step) == _RANKING_END or (step is not None and step != last):  # (NaN != NaN: a change)
             if best > 0:
                 total = _add(dcg / best, total)
                 points += 1
-            last = ideal.gain
-        if g != 0:
+            if step is not None:
+                last = step
+        if g is not None and g != 0:
             dcg = _add(dcg, g / math.log2(i + 2))
-        if ideal.gain > 0:
-            best += ideal.gain / math.log2(i + 2)
-        i += 1
-    if i < n:
-        while i < n:
-            g = gain(q.marks[i])
-            if g != 0:
-                dcg = _add(dcg, g / math.log2(i + 2))
-            i += 1
-        if best > 0:
-            total = _add(dcg / best, total)
-            points += 1
-    while ideal.gain > 0:
-        if ideal.step() != last:
-            if best > 0:
-                total = _add(dcg / best, total)
-                points += 1
-            last = ideal.gain
-        if ideal.gain > 0:
-            best += ideal.gain / math.log2(i + 2)
-        i += 1
+        if step is not None and step > 0:
+            best += step / math.log2(i + 2)
     return _div(total, float(points))
 
 
