@@ -114,6 +114,12 @@ def _combine(measures: Iterable[str]) -> dict[str, set[str]]:
     return params
 
 
+@functools.lru_cache(maxsize=256)
+def _measure_names(measures: frozenset[str]) -> frozenset[str]:
+    """The measures :func:`_combine` reads in ``measures`` (read once per set)."""
+    return frozenset(_combine(measures))
+
+
 class RelevanceEvaluator:
     """pytrec_eval's evaluator: ``RelevanceEvaluator(qrels, {"map", "ndcg_cut.10"}).evaluate(run)``.
 
@@ -129,7 +135,7 @@ class RelevanceEvaluator:
         if isinstance(measures, str):
             raise TypeError("measures must be a set (or list) of measure names, e.g. {'map', 'ndcg_cut.10'}")
         measures = frozenset(measures)
-        combined = _combine(measures)  # an unsupported name first (ValueError), as pytrec_eval checks it first
+        names = _measure_names(measures)  # an unsupported name first (ValueError), as pytrec_eval checks it first
         self.relevance_level = _relevance_level(relevance_level)
         self.judged_docs_only_flag = bool(_c_int_argument("judged_docs_only_flag", judged_docs_only_flag))
         prepared = _prepare(measures, self.relevance_level, self.judged_docs_only_flag)
@@ -138,7 +144,7 @@ class RelevanceEvaluator:
         #: Why pytrec_eval crashes on the first query it scores (None: it does not). Its evaluate() returns {}
         #: for a run without a query in common with the qrels: so does this one, which raises a ValueError with
         #: this message when it has a query to score.
-        self._crash = _bpref_crash(self.relevance_level, relevance_level, combined)
+        self._crash = _bpref_crash(self.relevance_level, relevance_level, names)
         self._columns = prepared.columns
         self._direct = prepared.direct
         self._num_docs = prepared.num_docs
@@ -305,7 +311,7 @@ def _relevance_level(value: Any) -> int:
     return level + 2**32 if level < 0 else level
 
 
-def _bpref_crash(level: int, given: Any, measures: Mapping[str, Any]) -> str | None:
+def _bpref_crash(level: int, given: Any, measures: frozenset[str]) -> str | None:
     """Why pytrec_eval crashes computing bpref or gm_bpref at relevance level ``level``, or None: both add up
     ``level`` entries of a table holding one entry per grade, and past ``2**30`` (8 GiB beyond the table) that
     always reads outside pytrec_eval's memory. (From about 10,000 on it may already: that depends on its heap,
