@@ -8,8 +8,15 @@ trec_eval 9's interpolated precision), per-query ``gm_map``/``gm_bpref`` as ``lo
 ``runid``/``relstring`` as 0.0, only the queries present on both sides, ``{}`` for an empty run, queries whose
 qrels are empty left out. Measure names are read as pytrec_eval reads them: ``"ndcg_cut"`` (trec_eval's
 cutoffs), ``"ndcg_cut.10"``, ``"ndcg_cut_10"``, ``"P.5,10"``, nicknames (``"all_trec"``, ``"official"``,
-``"set"``). No C extension to build: it works wherever ragrade does; ragrade's optional C helper makes it
-several times faster than pytrec_eval (docs/trec_eval.md, bench/bench_pytrec_eval.py).
+``"set"``), and so are other parameters: the numbers pytrec_eval's pattern keeps (``"P.5abc"`` is ``P_5``),
+one measure's parameters merged and sorted as strings (``"utility.1,2,3,10"`` has the coefficients 1, 10, 2,
+3), read as trec_eval 9 reads them, keyed as pytrec_eval keys them (``"set_F.0.5"`` gives ``"set_F"``;
+cutoff measures keep their parameter: ``"Rprec_mult_0.50"``). Parameters the kernels do not express
+(``set_F.0``, ``Rprec_mult.0``, recall levels above 1, unsorted ``11pt_avg`` levels, cutoffs trec_eval sorts
+out of order) are computed query by query (:mod:`ragrade.compat.trec_eval_query`); those trec_eval 9
+refuses while setting a measure up, on which pytrec_eval crashes (``P.0``, ``P.5,05``, ``ndcg.1=3,2=9``),
+raise a :class:`ValueError`. No C extension to build: it works wherever ragrade does; ragrade's optional C
+helper makes it several times faster than pytrec_eval (docs/trec_eval.md, bench/bench_pytrec_eval.py).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import functools
 import math
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "parse_qrel", "parse_run", "supported_measures",
@@ -106,6 +114,12 @@ def _combine(measures: Iterable[str]) -> dict[str, set[str]]:
     return params
 
 
+@functools.lru_cache(maxsize=256)
+def _measure_names(measures: frozenset[str]) -> frozenset[str]:
+    """The measures :func:`_combine` reads in ``measures`` (read once per set)."""
+    return frozenset(_combine(measures))
+
+
 class RelevanceEvaluator:
     """pytrec_eval's evaluator: ``RelevanceEvaluator(qrels, {"map", "ndcg_cut.10"}).evaluate(run)``.
 
@@ -120,18 +134,28 @@ class RelevanceEvaluator:
                  relevance_level: int = 1, judged_docs_only_flag: bool = False) -> None:
         if isinstance(measures, str):
             raise TypeError("measures must be a set (or list) of measure names, e.g. {'map', 'ndcg_cut.10'}")
-        self.relevance_level = int(relevance_level)
-        self.judged_docs_only_flag = bool(judged_docs_only_flag)
-        prepared = _prepare(frozenset(measures), self.relevance_level, self.judged_docs_only_flag)
-        self._planned, metrics, helper, labels, policies, plan = prepared
-        self._metrics = list(metrics)
-        self._helper = None if helper is None else list(helper)
+        measures = frozenset(measures)
+        names = _measure_names(measures)  # an unsupported name first (ValueError), as pytrec_eval checks it first
+        self.relevance_level = _relevance_level(relevance_level)
+        self.judged_docs_only_flag = bool(_c_int_argument("judged_docs_only_flag", judged_docs_only_flag))
+        prepared = _prepare(measures, self.relevance_level, self.judged_docs_only_flag)
+        if prepared.crash is not None:  # (pytrec_eval's evaluate() then crashes, or returns unset values)
+            raise ValueError(prepared.crash)
+        #: Why pytrec_eval crashes on the first query it scores (None: it does not). Its evaluate() returns {}
+        #: for a run without a query in common with the qrels: so does this one, which raises a ValueError with
+        #: this message when it has a query to score.
+        self._crash = _bpref_crash(self.relevance_level, relevance_level, names)
+        self._columns = prepared.columns
+        self._direct = prepared.direct
+        self._num_docs = prepared.num_docs
+        self._metrics = list(prepared.metrics)
+        self._helper = None if prepared.helper is None else list(prepared.helper)
         self._judgments = _read_qrels(query_relevance)
-        self._fast = (_FastPath(self._judgments, self._metrics, labels, policies, plan)
-                      if metrics and self._judgments.qids else None)
+        self._fast = (_FastPath(self._judgments, self._metrics, prepared.labels, prepared.policies, prepared.plan)
+                      if prepared.metrics and self._judgments.qids else None)
 
     def _options(self) -> dict[str, Any]:
-        return _options(self.relevance_level, self.judged_docs_only_flag)
+        return _options(self.relevance_level, self.judged_docs_only_flag, self._num_docs)
 
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
         """Per-query values ``{query: {measure: value}}`` of the queries in both the qrels and ``scores``."""
@@ -143,6 +167,8 @@ class RelevanceEvaluator:
         queries = list(filter(self._judgments.qpos.__contains__, run))
         if not queries:
             return {}
+        if self._crash is not None:
+            raise ValueError(self._crash)
         values: dict[Any, np.ndarray] = {}
         got = self._fast.evaluate(run, queries) if self._fast is not None else None
         if got is None and self._fast is not None and _has_bool_score(run, queries):
@@ -154,18 +180,19 @@ class RelevanceEvaluator:
             values = self._general(run, queries)
         if self._helper is not None:  # trec_eval 9 divides 0 by 0 for the interpolated precision of an empty ranking
             _empty_ranking_nan(values, self._metrics, self._helper)
+        direct = self._direct_values(run, queries) if self._direct else []
         names: list[str] = []
         cols: list[np.ndarray] = []
-        for p in self._planned:
-            kind = p.measure.kind
-            for name, m in zip(p.names, p.metrics, strict=True):
-                names.append(name)
-                if m is None:
-                    cols.append(np.full(len(queries), 1.0 if kind == "count_q" else 0.0))
-                elif kind == "gm":
-                    cols.append(np.log(np.maximum(values[m], _MIN_GEO_MEAN)))
-                else:
-                    cols.append(values[m])
+        for name, source, ref in self._columns:
+            names.append(name)
+            if source == "metric":
+                cols.append(values[ref])
+            elif source == "gm":
+                cols.append(np.log(np.maximum(values[ref], _MIN_GEO_MEAN)))
+            elif source == "direct":
+                cols.append(direct[ref])
+            else:  # "constant"
+                cols.append(np.full(len(queries), ref))
         # (one table, not the columns read in place: its allocation keeps glibc's heap from being trimmed and
         # grown again around the result's dicts, which measures faster)
         table = np.stack(cols) if cols else np.zeros((0, len(queries)))  # one row per name
@@ -188,31 +215,206 @@ class RelevanceEvaluator:
         frame = res.per_query.reindex(queries)
         return {m: frame[str(m)].to_numpy(dtype=np.float64) for m in self._metrics}
 
+    def _direct_values(self, run: Mapping[str, Any], queries: list[str]) -> list[Any]:
+        """The columns of the measures computed query by query (:mod:`ragrade.compat.trec_eval_query`, with
+        trec_eval 9's recall-level rule): one array per output name, in the order of ``self._direct``'s names."""
+        import numpy as np
 
-def _options(relevance_level: int, judged_docs_only_flag: bool) -> dict[str, Any]:
-    """ragrade.evaluate's keywords for pytrec_eval's options."""
-    return {"profile": "pytrec_eval", "missing_run": "zero",
-            "rel_level": relevance_level if relevance_level != 1 else None,
-            "unjudged": "condensed" if judged_docs_only_flag else None}
+        from ragrade.compat import trec_eval_query as per_query
+
+        qrels = self._judgments.dicts()
+        scored = per_query.queries(self.relevance_level, self.judged_docs_only_flag,
+                                   zip([qrels[q] for q in queries], self._rankings(run, queries), strict=True))
+        out: list[Any] = []
+        for p in self._direct:
+            rows = [per_query.values(p, q, 0, per_query.share_cut_9) for q in scored]
+            out += [np.array(col, dtype=np.float64) for col in zip(*rows, strict=True)] if rows else []
+        return out
+
+    def _rankings(self, run: Mapping[str, Any], queries: list[str]) -> list[list[str]]:
+        """Each query's ranking in trec_eval's order (float32 scores descending, then document ids descending),
+        as the measures computed query by query read it: the judged documents at their ranks, every other
+        place holding a stand-in id that no judgment has (a NUL is refused in judged ids)."""
+        import numpy as np
+
+        j = self._judgments
+        qpos = np.fromiter(map(j.qpos.__getitem__, queries), dtype=np.int64, count=len(queries))
+        rankings = [run[q] for q in queries]
+        joined = pytrec_join(rankings, j.docs, j.starts[qpos], j.counts[qpos])
+        if joined is None:  # not plain dicts of str -> float: read as the general path reads them
+            joined = pytrec_join([_plain_ranking(q, run[q]) for q in queries], j.docs, j.starts[qpos],
+                                 j.counts[qpos])
+            assert joined is not None
+        rows, pos, counts, _ = joined
+        where = {int(k): i for i, k in enumerate(qpos.tolist())}
+        owner = np.searchsorted(j.starts, rows, side="right") - 1  # each judged row's qrels query
+        out = [[_NOT_JUDGED] * n for n in counts.tolist()]
+        for row, at, k in zip(rows.tolist(), pos.tolist(), owner.tolist(), strict=True):
+            out[where[k]][at] = j.docs[row]
+        return out
+
+
+_NOT_JUDGED = "\x00"  # a document id no judgment holds (_read_qrels refuses a NUL in judged ids)
+
+
+def _plain_ranking(query: str, docs: Any) -> dict[str, float]:
+    """A ranking that is not a plain ``{str: float}`` dict, as the general path reads it: ids as ``str``,
+    Python bools as 1.0 / 0.0, numbers as float32 (the scores trec_eval 9 holds). What it cannot read (NaN,
+    numpy booleans or anything else that is not a number as a score, an id holding a NUL) is an
+    :class:`~ragrade.errors.InputError`."""
+    import numpy as np
+
+    from ragrade.errors import InputError
+
+    if not isinstance(docs, Mapping):
+        raise InputError("run: a query's ranking must be a dict of document -> score", query=query,
+                         value=type(docs).__name__)
+    out: dict[str, float] = {}
+    for d, v in docs.items():
+        if "\x00" in str(d):
+            raise InputError("run: document id contains a NUL character (\\x00): ids are text without NUL bytes",
+                             query=query, value=str(d))
+        if isinstance(v, np.bool_) or (not isinstance(v, bool | int | float) and not isinstance(v, np.number)):
+            raise InputError(f"run: score is a {type(v).__name__}, not a number", query=query, item=str(d),
+                             value=v)
+        x = float(v)
+        if x != x:
+            raise InputError("run: score is NaN (scores must be comparable numbers)", query=query, item=str(d),
+                             value=v)
+        with np.errstate(over="ignore"):
+            out[str(d)] = float(np.float32(x))
+    return out
+
+
+def _c_int_argument(name: str, value: Any) -> int:
+    """An integer argument as pytrec_eval's C code reads it (a C ``int``): a ``TypeError`` for anything else
+    (a float, a string, a number beyond the ``int`` range), as pytrec_eval raises."""
+    import operator
+
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer (pytrec_eval reads a C int), got {type(value).__name__}") from None
+    if not -(2**31) <= number < 2**31:
+        raise TypeError(f"{name} must be an integer in the range of a C int (pytrec_eval), got {number}")
+    return number
+
+
+def _relevance_level(value: Any) -> int:
+    """The relevance level trec_eval 9 uses for ``relevance_level=value``. pytrec_eval reads the argument as a
+    C ``int`` into the low half of a zeroed 64-bit ``long``, so a negative level ``n`` is the level ``2**32 + n``
+    (``-1``: 4294967295, no document relevant); 0 is refused (``TypeError``, as pytrec_eval)."""
+    level = _c_int_argument("relevance_level", value)
+    if level == 0:
+        raise TypeError("relevance_level must not be 0 (pytrec_eval: \"Argument relevance_level should be "
+                        "positive.\")")
+    return level + 2**32 if level < 0 else level
+
+
+def _bpref_crash(level: int, given: Any, measures: frozenset[str]) -> str | None:
+    """Why pytrec_eval crashes computing bpref or gm_bpref at relevance level ``level``, or None: both add up
+    ``level`` entries of a table holding one entry per grade, and past ``2**30`` (8 GiB beyond the table) that
+    always reads outside pytrec_eval's memory. (From about 10,000 on it may already: that depends on its heap,
+    and ragrade computes such levels.)"""
+    if level > 2**30 and ("bpref" in measures or "gm_bpref" in measures):
+        return (f"relevance_level {given} (read by pytrec_eval as {level}): pytrec_eval's bpref and gm_bpref read "
+                "that many entries of a table of one entry per grade, far outside its memory, and crash")
+    return None
+
+
+def _options(relevance_level: int, judged_docs_only_flag: bool, num_docs: int | None = None) -> dict[str, Any]:
+    """ragrade.evaluate's keywords for pytrec_eval's options (``num_docs``: the collection size, 0 in
+    pytrec_eval, given when a utility reads it)."""
+    options = {"profile": "pytrec_eval", "missing_run": "zero",
+               "rel_level": relevance_level if relevance_level != 1 else None,
+               "unjudged": "condensed" if judged_docs_only_flag else None}
+    if num_docs is not None:
+        options["num_docs"] = num_docs
+    return options
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """What a measure set means (:func:`_prepare`).
+
+    ``columns``: each output key in pytrec_eval's order with where its values come from: ``("metric", m)`` a
+    kernel metric's column, ``("gm", m)`` its logarithm as pytrec_eval gives gm_map and gm_bpref,
+    ``("direct", i)`` the i-th column computed query by query from ``direct`` (the planned measures whose
+    parameters the kernels do not express), ``("constant", v)`` the same value for every query. ``metrics``:
+    the kernel metrics to compute, each once (with ``helper``: num_ret and num_rel for trec_eval 9's
+    empty-ranking rule, or None); ``labels``, ``policies`` and ``plan``: their reading under the pytrec_eval
+    profile; ``num_docs``: the collection size given to the kernels (0, as pytrec_eval holds it, when a
+    utility's fourth coefficient reads it; else None); ``crash``: why pytrec_eval cannot compute these
+    measures (then nothing else is set), or None."""
+
+    columns: tuple[tuple[str, str, Any], ...]
+    metrics: tuple[Any, ...]
+    helper: tuple[Any, ...] | None
+    labels: tuple[Any, ...]
+    policies: Any
+    plan: Any
+    direct: tuple[Any, ...]
+    num_docs: int | None
+    crash: str | None = None
+
+
+#: trec_eval 9's measures whose per-query print is the cutoff-array one: pytrec_eval keys each value with the
+#: measure's name and its parameter (``P_5``, ``iprec_at_recall_0.10``, ``Rprec_mult_0.50``); every other
+#: measure is keyed by its bare name, whatever its parameters (``set_F.0.5`` gives ``set_F``).
+_CUTOFF_KINDS = frozenset({"cut_long", "cut_double"})
 
 
 @functools.lru_cache(maxsize=64)
-def _prepare(measures: frozenset[str], relevance_level: int,
-             judged_docs_only_flag: bool) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...] | None,
-                                                   tuple[Any, ...], Any, Any]:
+def _prepare(measures: frozenset[str], relevance_level: int, judged_docs_only_flag: bool) -> _Prepared:
     """What a measure set means, read once per (measures, options) and reused by every evaluator asking the
-    same (the parsed values are immutable): trec_eval's plan of the names, the metrics to compute (each once),
-    the two helper metrics of trec_eval 9's empty-ranking rule (or None), their labels under the profile and
-    the policies, and the plan they come from."""
-    from ragrade.compat.trec_eval import Options, TrecEvalError, distinct_metrics, plan
+    same (the parsed values are immutable).
+
+    The names are read as pytrec_eval reads them (:func:`_combine`), and each measure's parameters, joined as
+    pytrec_eval hands them to trec_eval 9 (sorted as strings), are read as trec_eval reads them
+    (:func:`ragrade.compat.trec_eval.plan`: trec_eval 9 and 10 parse parameters alike). Where trec_eval
+    rejects them while setting the measure up (a cutoff of 0, a cutoff or recall level given twice, numbers
+    given to a measure that reads ``name=value`` pairs), pytrec_eval goes on with the measure unset: its
+    evaluate() crashes (an assertion or a segmentation fault, even on a run without a query in common with
+    the qrels) or returns values read from unset memory. ``crash`` then says why, and the evaluator raises it
+    as a :class:`ValueError` when it is built. ``utility`` with another number of coefficients than 4 is
+    refused by trec_eval 9 only when it computes ("improper number of coefficients", on stderr), which leaves
+    pytrec_eval's value at 0.0 for every query: 0.0 here too."""
+    from ragrade.compat._trec_eval_c import double_params
+    from ragrade.compat.trec_eval import Options, TrecEvalError, plan
 
     combined = _combine(measures)
-    opts = Options(marked=list(combined), params={m: ",".join(sorted(p)) for m, p in combined.items() if p})
+    params = {m: ",".join(sorted(p)) for m, p in combined.items() if p}
+    zero_utility = "utility" in params and len(double_params(params["utility"])) != 4
+    if zero_utility:
+        del params["utility"]  # (planned with its default coefficients, and given 0.0 below)
     try:
-        planned = plan(opts)
+        planned = plan(Options(marked=list(combined), params=params))
     except TrecEvalError as err:
-        raise ValueError(str(err)) from None
-    metrics: list[Any] = distinct_metrics(planned)
+        return _Prepared((), (), None, (), None, None, (), None,
+                         crash=f"{err}; pytrec_eval reads {sorted(measures)} as "
+                               f"{sorted(f'{m}.{p}' for m, p in params.items())}, which trec_eval 9 rejects while "
+                               "setting the measure up: pytrec_eval then crashes in evaluate() (or returns values "
+                               "read from unset memory)")
+    columns: list[tuple[str, str, Any]] = []
+    direct: list[Any] = []
+    n_direct = 0
+    for p in planned:
+        kind = p.measure.kind
+        names = p.names if kind in _CUTOFF_KINDS else [p.measure.name]
+        if kind in ("runid", "relstring") or (zero_utility and p.measure.name == "utility"):
+            columns.append((names[0], "constant", 0.0))  # (pytrec_eval's value of a text measure: 0.0)
+        elif kind == "count_q":
+            columns.append((names[0], "constant", 1.0))
+        elif p.direct:
+            direct.append(p)
+            for name in names:
+                columns.append((name, "direct", n_direct))
+                n_direct += 1
+        else:
+            for name, m in zip(names, p.metrics, strict=True):
+                columns.append((name, "gm" if kind == "gm" else "metric", m))
+    metrics: list[Any] = list(dict.fromkeys(ref for _, source, ref in columns if source in ("metric", "gm")))
+    num_docs = 0 if any(m.name == "utility" and float(m.get("d")) != 0.0 for m in metrics) else None
     seen = set(metrics)
     helper = None
     if any(m.name in ("iprec", "iprec_11pt") for m in metrics):
@@ -226,12 +428,14 @@ def _prepare(measures: frozenset[str], relevance_level: int,
         from ragrade.engine.executor import id_setup
         from ragrade.evaluation import build_plan
 
-        plan_ = build_plan({}, None, [(str(m), m) for m in metrics], **_options(relevance_level, judged_docs_only_flag))
+        plan_ = build_plan({}, None, [(str(m), m) for m in metrics],
+                           **_options(relevance_level, judged_docs_only_flag, num_docs))
         prof = plan_.profile
         assert prof is not None and prof.mrr_variant != "beir" and prof.score_dtype == "float32"
         adapted, policies = id_setup(plan_)  # the in-memory executor's reading of the plan (profile, policies)
         labels = tuple(adapted)
-    return tuple(planned), tuple(metrics), None if helper is None else tuple(helper), labels, policies, plan_
+    return _Prepared(tuple(columns), tuple(metrics), None if helper is None else tuple(helper), labels, policies,
+                     plan_, tuple(direct), num_docs)
 
 
 class _Judgments:

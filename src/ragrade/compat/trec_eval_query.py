@@ -21,6 +21,11 @@ document's grade (>= 0), -1 when it has no judgment and -2 when its judgment is 
   order, and its ideal ranking follows that order), and in which a gain for grade -1 or -2 is the gain of the
   retrieved documents marked so.
 
+The same definitions serve ``ragrade.compat.pytrec_eval`` (trec_eval 9, as pytrec_eval runs it), whose
+parameters they read alike; the one difference in these measures is the number of relevant documents at
+which ``iprec_at_recall`` and ``11pt_avg`` read a recall level x: ``(long)(x R + 0.9)`` in trec_eval 9
+(:func:`share_cut_9`, passed to :func:`values`), ``lround(x R)`` in trec_eval 10 (the default).
+
 Arithmetic is C's: a division by zero gives an infinity or NaN (0 / 0 is the NaN x86-64 makes, printed
 ``-nan``), the logarithm of 0 is -infinity, and every sum is added in trec_eval's order.
 """
@@ -242,23 +247,34 @@ def _interpolated(q: Query, cuts: list[int], put: Callable[[int, float], None]) 
         cur -= 1
 
 
-def _iprec_at_recall(q: Query, levels: Sequence[float]) -> list[float]:
+def _share_cut(x: float, rel: int) -> int:
+    """trec_eval 10's number of relevant documents for a recall level x: ``lround(x R)``."""
+    return lround(x * rel)
+
+
+def share_cut_9(x: float, rel: int) -> int:
+    """trec_eval 9's number of relevant documents for a recall level x (``iprec_at_recall``, ``11pt_avg``; what
+    pytrec_eval computes): ``(long)(x R + 0.9)``, toward zero."""
+    return c_long(x * rel + 0.9)
+
+
+def _iprec_at_recall(q: Query, levels: Sequence[float], cut: Callable[[float, int], int] = _share_cut) -> list[float]:
     out = [0.0] * len(levels)
 
     def put(i: int, v: float) -> None:
         out[i] = v
 
-    _interpolated(q, [lround(x * q.rel) for x in levels], put)
+    _interpolated(q, [cut(x, q.rel) for x in levels], put)
     return out
 
 
-def _eleven_point(q: Query, levels: Sequence[float]) -> float:
+def _eleven_point(q: Query, levels: Sequence[float], cut: Callable[[float, int], int] = _share_cut) -> float:
     total = [0.0]
 
     def put(i: int, v: float) -> None:
         total[0] += v
 
-    _interpolated(q, [lround(x * q.rel) for x in levels], put)
+    _interpolated(q, [cut(x, q.rel) for x in levels], put)
     return total[0] / len(levels)
 
 
@@ -499,9 +515,13 @@ def _rbp_resid(q: Query, pairs: Sequence[tuple[str, float]]) -> float:
 # -- one query --------------------------------------------------------------------------------------------------
 
 
-def values(p: Planned, q: Query, num_docs: int = 0) -> list[float]:
+def values(p: Planned, q: Query, num_docs: int = 0,
+           share_cut: Callable[[float, int], int] | None = None) -> list[float]:
     """The values of the planned measure ``p`` (one per output name, ``p.values`` its parameters as trec_eval
-    reads them) for one query; ``num_docs``: -N."""
+    reads them) for one query; ``num_docs``: -N. ``share_cut(x, R)``: the number of relevant documents at which
+    ``iprec_at_recall`` and ``11pt_avg`` read recall level x (None: trec_eval 10's ``lround(x R)``;
+    :func:`share_cut_9` for trec_eval 9's, as pytrec_eval computes)."""
+    cut = _share_cut if share_cut is None else share_cut
     name = p.measure.name
     flags = q.relevant() if name in MARKED else []
     n = q.num_ret
@@ -542,9 +562,9 @@ def values(p: Planned, q: Query, num_docs: int = 0) -> list[float]:
         look = min(n, q.rel)
         return [sum(flags[:look]) / q.rel if look else 0.0]
     if name == "iprec_at_recall":
-        return _iprec_at_recall(q, params)
+        return _iprec_at_recall(q, params, cut)
     if name == "11pt_avg":
-        return [_eleven_point(q, params)]
+        return [_eleven_point(q, params, cut)]
     if name == "Rprec_mult":
         return _rprec_mult(q, params)
     if name == "set_F":
@@ -580,4 +600,5 @@ def values(p: Planned, q: Query, num_docs: int = 0) -> list[float]:
     raise AssertionError(name)  # pragma: no cover (MEASURES lists the names above)
 
 
-__all__ = ["MARKED", "MEASURES", "NONPOOL", "UNJUDGED", "Gain", "Query", "gain_table", "queries", "values"]
+__all__ = ["MARKED", "MEASURES", "NONPOOL", "UNJUDGED", "Gain", "Query", "gain_table", "queries", "share_cut_9",
+           "values"]
