@@ -856,6 +856,7 @@ def _has_level(m: Metric) -> bool:
 
 
 _ODD_LINE = re.compile(rb"(?:^|\n)(?:[ \t\r\v\f]*\n|[ \t\r\v\f]+#)")  # a blank line, or an indented '#'
+_COMMENT_LINE = re.compile(rb"^#[^\n]*\n", re.MULTILINE)
 
 
 def _judgment_lines(path: str, fields: int) -> None:
@@ -863,8 +864,9 @@ def _judgment_lines(path: str, fields: int) -> None:
     line starting with ``#`` and reads the line after it as data, whatever it is, so a blank line, a second
     comment line in a row and an indented ``#`` are malformed lines to it (it stops), a comment on the last line
     makes it read past the end of the file (it crashes), and such a line with ``fields`` fields is a judgment of a
-    query whose id starts with ``#`` (ragrade stops there too, rather than read a comment as a query). Files
-    without ``#`` or blank lines are passed at memchr speed; gzip files are ragrade's own (trec_eval reads none)."""
+    query whose id starts with ``#`` (ragrade stops there too, rather than read a comment as a query). A file's
+    lines are looked at only where it holds ``#``, a line feed after a line feed or a line starting with a blank
+    (memchr-speed tests); gzip files are ragrade's own (trec_eval reads none)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -872,34 +874,39 @@ def _judgment_lines(path: str, fields: int) -> None:
         return  # (the reader names the problem)
     if not data or data[:2] == b"\x1f\x8b":
         return
+
+    def stop(at: int, what: str) -> None:
+        line = data.count(b"\n", 0, at) + 1
+        raise TrecEvalError(f"{path}, line {line}: {what}")
+
+    import numpy as np
+
     body = data if data.endswith(b"\n") else data + b"\n"
-    if b"#" not in body and _ODD_LINE.search(body) is None:
-        first = body[:body.index(b"\n")].split()  # (the reader holds every line to the first one's fields)
-        if len(first) == fields:
-            return
-    lines = body[:-1].split(b"\n")
-    i = 0
-    while i < len(lines):
-        if lines[i][:1] == b"#":
-            i += 1
-            if i == len(lines):
-                raise TrecEvalError(f"{path}, line {i}: the file ends with a comment line; trec_eval 10 then reads "
-                                    "past the end of the file and crashes (ragrade trec_eval stops here)")
-        tokens = lines[i].split()
-        if len(tokens) != fields:
-            what = "a blank line" if not tokens else (
-                "a comment line right after another one" if i and lines[i - 1][:1] == b"#" and tokens[0][:1] == b"#"
-                else "an indented comment line" if tokens[0][:1] == b"#" else f"{len(tokens)} fields, not {fields}")
-            why = "" if tokens and tokens[0][:1] != b"#" else (
-                " (it skips one comment line at a time, starting in the first column)")
-            raise TrecEvalError(f"{path}, line {i + 1}: {what}: trec_eval 10 reads it as a malformed line and "
-                                f"stops{why}")
-        if tokens[0][:1] == b"#":
-            raise TrecEvalError(f"{path}, line {i + 1}: trec_eval 10 reads this line as a judgment of query "
-                                f"{tokens[0].decode('utf-8', 'replace')!r} (it skips one comment line at a time, "
-                                "starting in the first column); ragrade trec_eval stops here rather than read a "
-                                "comment as a query")
-        i += 1
+    raw = np.frombuffer(body, dtype=np.uint8)
+    heads = raw[np.flatnonzero(raw[:-1] == 10) + 1]  # each line's first byte (after the first line)
+    if raw[0] <= 32 or bool((heads <= 32).any()):  # a line starting with a blank or a control byte, or empty
+        odd = _ODD_LINE.search(body)
+        if odd is not None:
+            at = odd.start() + (body[odd.start():odd.start() + 1] == b"\n")
+            indented = body[at:body.index(b"\n", at)].strip()[:1] == b"#"
+            stop(at, ("an indented comment line" if indented else "a blank line") + ": trec_eval 10 reads it as a "
+                 "malformed line and stops (it skips one comment line at a time, starting in the first column)")
+    if b"#" in body:
+        for comment in _COMMENT_LINE.finditer(body):
+            at = comment.end()
+            if at >= len(body):
+                stop(comment.start(), "the file ends with a comment line; trec_eval 10 then reads past the end of "
+                     "the file and crashes (ragrade trec_eval stops here)")
+            tokens = body[at:body.index(b"\n", at)].split()
+            if tokens[:1] and tokens[0][:1] == b"#":
+                stop(at, "a comment line right after another one: trec_eval 10 reads it as " + (
+                    f"a judgment of query {tokens[0].decode('utf-8', 'replace')!r}; ragrade trec_eval stops here "
+                    "rather than read a comment as a query" if len(tokens) == fields else "a malformed line and stops")
+                     + " (it skips one comment line at a time)")
+    first = next((line for line in body.split(b"\n", 64) if line[:1] != b"#"), b"").split()
+    if first and len(first) != fields:  # (the reader holds every line to the first one's fields)
+        stop(body.index(b" ".join(first[:1])), f"{len(first)} fields, not {fields}: trec_eval 10 reads it as a "
+             "malformed line and stops")
 
 
 #: The highest grade read: trec_eval sets aside a count for every grade from 0 to the highest judged, and runs out
