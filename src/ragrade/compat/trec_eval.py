@@ -788,15 +788,8 @@ def _direct(planned: list[Planned], opts: Options, columns: dict[Any, Any], qrel
     chosen = [p.direct or (below and p.measure.name in per_query.MARKED) for p in planned]
     if not any(chosen):
         return planned
-    stand_in = [_BOGUS_DOC] if opts.max_docs is None or opts.max_docs > 0 else []
-    grades = qrels.to_dict()
-    docs = runobj.raw_docs.to_pylist() if runobj.raw_is_arrow else list(runobj.raw_docs)
-    offsets = np.asarray(runobj.offsets).tolist()
-    where = {q: i for i, q in enumerate(runobj.query_ids.tolist())}
-    rankings = [stand_in if miss else docs[offsets[where[q]]:offsets[where[q] + 1]]
-                for q, miss in zip(qids, missing.tolist(), strict=True)]
-    scored = per_query.queries(opts.rel_level, opts.judged_only,
-                               zip([grades.get(q, {}) for q in qids], rankings, strict=True))
+    marks, grades = _marks(qrels, runobj, qids, missing, opts.max_docs)
+    scored = per_query.marked_queries(opts.rel_level, opts.judged_only, marks, grades)
     out = []
     for p, pick in zip(planned, chosen, strict=True):
         if not pick:
@@ -1156,6 +1149,42 @@ def _jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path
             count[q] = count.get(q, 0) + 1
         columns[m] = np.array([total[q] / count[q] if count[q] > 1 else total[q] for q in qids])
     return qids, columns
+
+
+def _marks(qrels: Any, runobj: Any, qids: list[str], missing: np.ndarray,
+           max_docs: int | None) -> tuple[list[list[int]], list[list[int]]]:
+    """Each query's ranking as trec_eval marks it (its grade >= 0, -1 without a judgment, -2 judged with a
+    negative grade), by the engine's join of the run (in trec_eval's order) to the judgments, and the grades >= 0
+    of its judgments; in ``qids`` order, a query absent from the run (-c) ranking trec_eval's stand-in document
+    (no judgment) unless -M0."""
+    import numpy as np
+
+    from ragrade.compat import trec_eval_query as per_query
+    from ragrade.engine.join import TruthIndex, join_run
+    from ragrade.policies import Policies
+
+    index = TruthIndex(qrels)
+    joined = join_run(index, runobj, Policies().update(missing_run="drop", duplicates="error"))
+    offsets = np.asarray(runobj.offsets, dtype=np.int64)
+    run_of = np.full(len(qrels.query_ids), -1, dtype=np.int64)  # each judged query's run query
+    qmap = joined.alignment.qmap
+    run_of[qmap[qmap >= 0]] = np.flatnonzero(qmap >= 0)
+    flat = np.full(int(offsets[-1]), per_query.NONPOOL, dtype=np.int64)
+    g = qrels.grades[joined.qrow]
+    flat[offsets[run_of[joined.qq]] + joined.pos] = np.where(g >= 0, g, per_query.UNJUDGED).astype(np.int64)
+    every = flat.tolist()
+    stand_in = [per_query.NONPOOL] if max_docs is None or max_docs > 0 else []
+    where = {q: i for i, q in enumerate(qrels.query_ids.tolist())}
+    ends = offsets.tolist()
+    runq = run_of.tolist()
+    marks = []
+    for q, miss in zip(qids, missing.tolist(), strict=True):
+        r = runq[where[q]]
+        marks.append(list(stand_in) if miss else every[ends[r]:ends[r + 1]])
+    all_grades = qrels.grades.astype(np.int64).tolist()  # (whole numbers: _grades_as_trec_eval_reads)
+    bounds = np.asarray(qrels.offsets).tolist()
+    grades = [[x for x in all_grades[bounds[where[q]]:bounds[where[q] + 1]] if x >= 0] for q in qids]
+    return marks, grades
 
 
 def _jg_direct(planned: list[Planned], opts: Options, judgments: list[dict[str, int]],

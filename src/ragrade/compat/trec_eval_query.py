@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -83,27 +84,38 @@ def queries(level: int, judged_only: bool, items: Iterable[tuple[Mapping[str, fl
     """Each query as trec_eval scores it, from ``(judgments, ranking)`` pairs in trec_eval's order of queries:
     the query's grade of each judged document, and its ranking in trec_eval's order, cut by -M (the stand-in
     ranking for a judged query absent from the run under -c)."""
+    marks: list[list[int]] = []
+    grades: list[list[int]] = []
+    for judged, ranked in items:
+        marks.append([mark(judged.get(d)) for d in ranked])
+        grades.append([int(g) for g in judged.values() if g >= 0])
+    return marked_queries(level, judged_only, marks, grades)
+
+
+def mark(grade: float | None) -> int:
+    """A retrieved document's mark from its judgment's grade (None: no judgment)."""
+    return NONPOOL if grade is None else (UNJUDGED if grade < 0 else int(grade))
+
+
+def marked_queries(level: int, judged_only: bool, marks: Sequence[list[int]],
+                   grades: Sequence[Sequence[int]]) -> list[Query]:
+    """Each query as trec_eval scores it, from its rankings' marks (:func:`mark`; before -J) and the grades >= 0
+    of its judgments, in trec_eval's order of queries."""
     out = []
     counts: tuple[int, ...] = ()
-    for judged, ranked in items:
-        marks = []
-        for d in ranked:
-            g = judged.get(d)
-            marks.append(NONPOOL if g is None else (UNJUDGED if g < 0 else int(g)))
+    for ranked, judged in zip(marks, grades, strict=True):
         if judged_only:
-            marks = [m for m in marks if m >= 0]
-        top = max((int(g) for g in judged.values() if g >= 0), default=-1)
-        if top >= 0:  # else trec_eval keeps the counts of the query it scored before
-            tally = [0] * (top + 1)
-            for g in judged.values():
-                if g >= 0:
-                    tally[int(g)] += 1
+            ranked = [m for m in ranked if m >= 0]
+        if judged:  # else trec_eval keeps the counts of the query it scored before
+            tally = [0] * (max(judged) + 1)
+            for g in judged:
+                tally[g] += 1
             counts = tuple(tally)
             rel = sum(tally[max(level, 0):])
         else:
             rel = 0
-        rel_ret = sum(1 for m in marks if m >= 0 and m >= level)
-        out.append(Query(tuple(marks), counts, rel, rel_ret, level))
+        rel_ret = sum(1 for m in ranked if m >= 0 and m >= level)
+        out.append(Query(tuple(ranked), counts, rel, rel_ret, level))
     return out
 
 
@@ -348,96 +360,124 @@ def _gain_of(table: Sequence[Gain]) -> Callable[[int], float]:
     return lambda mark: first.get(mark, 0.0)
 
 
-class _Ideal:
-    """The ideal ranking trec_eval walks down its gain table: from the last row up, each row's gain as many
-    times as its count; ``gain`` is the current one (first the last row's, whatever its count), 0 past the
-    first row."""
-
-    def __init__(self, table: Sequence[Gain]) -> None:
-        self.table = table
-        self.row = len(table) - 1
-        self.gain = table[-1].gain if table else 0.0
-        self.taken = 0
-
-    def step(self) -> float:
-        self.taken += 1
-        while self.row >= 0 and self.taken > self.table[self.row].count:
-            self.taken = 1
-            self.row -= 1
-            self.gain = self.table[self.row].gain if self.row >= 0 else 0.0
-        return self.gain
-
-
-#: What :func:`_gain_walk` yields after the ranking's last document when the ideal gains ran out before it.
-_RANKING_END = (-1, None, None)
+def _ideal_steps(table: Sequence[Gain]) -> list[float]:
+    """The ideal ranking trec_eval walks down its table, one gain per position: from the last row up, each row's
+    gain as many times as its count (rows of count 0 skipped), 0 past the first row; the walk goes on while the
+    gain before a step is above 0, so it starts only if the last row's gain (whatever its count) is, and its last
+    step is the first gain that is not."""
+    if not table or not table[-1].gain > 0:
+        return []
+    out: list[float] = []
+    for row in reversed(table):
+        if row.count == 0:
+            continue
+        if not row.gain > 0:
+            out.append(row.gain)
+            return out
+        out += [row.gain] * row.count
+    out.append(0.0)
+    return out
 
 
-def _gain_walk(q: Query, table: list[Gain]) -> Iterator[tuple[int, float | None, float | None]]:
-    """trec_eval's walk down a ranking and its ideal ranking together, one ``(position, gain, ideal gain)`` per
-    step (0-based position): first both, while the ideal gain (before each step) stays above 0; then the rest of
-    the ranking (ideal gain None), followed by :data:`_RANKING_END` if there was any; then the rest of the ideal
-    ranking (gain None) while its gain stays above 0. The ideal gain is the gain of the position, after the step
-    (0 past the table's first row)."""
-    gain = _gain_of(table)
-    ideal = _Ideal(table)
-    i = 0
-    n = q.num_ret
-    while i < n and ideal.gain > 0:
-        yield i, gain(q.marks[i]), ideal.step()
-        i += 1
-    if i < n:
-        while i < n:
-            yield i, gain(q.marks[i]), None
-            i += 1
-        yield _RANKING_END
-    while ideal.gain > 0:
-        yield i, None, ideal.step()
-        i += 1
+_LOG2: list[float] = []
+
+
+def _log2s(n: int) -> list[float]:
+    """``log2(i + 2)`` for positions i = 0 .. n - 1 at least, through C's log2 (the list is made anew, larger, when
+    a ranking needs more, and replaced at once: a thread never sees it half made)."""
+    global _LOG2
+    table = _LOG2
+    if len(table) < n:
+        table = [math.log2(i + 2) for i in range(max(n, 2 * len(table), 1024))]
+        _LOG2 = table
+    return table
+
+
+@dataclass(frozen=True)
+class _Walk:
+    """A query's ranking and ideal ranking as trec_eval walks them together: ``gains[i]`` the gain of the
+    document at position i, ``ideal[i]`` the ideal gain at position i (:func:`_ideal_steps`), ``log[i]`` log2(i + 2),
+    ``add`` the addition of a running sum and a term (C's operands in order, :func:`_add`, where a gain is not a
+    finite number; plain addition otherwise, where every NaN that can arise is the x86 one).
+
+    trec_eval walks both while there is a document and an ideal gain (positions below ``min(n, k)``, n documents,
+    k ideal steps), then the rest of the ranking (and takes an nDCG point at its end, in Rndcg), then the rest of
+    the ideal ranking."""
+
+    gains: list[float]
+    ideal: list[float]
+    log: list[float]
+    add: Callable[[float, float], float]
+
+    @classmethod
+    def of(cls, q: Query, table: list[Gain]) -> _Walk:
+        first: dict[int, float] = {}
+        for row in table:
+            first.setdefault(row.grade, row.gain)
+        gains = [first.get(m, 0.0) for m in q.marks]
+        ideal = _ideal_steps(table)
+        finite = all(math.isfinite(row.gain) for row in table)
+        return cls(gains, ideal, _log2s(max(len(gains), len(ideal))), operator.add if finite else _add)
+
+    def best(self) -> list[float]:
+        """The ideal DCG after each ideal position (the positive gains, added in order)."""
+        total = 0.0
+        out = []
+        for gain, lg in zip(self.ideal, self.log, strict=False):
+            if gain > 0:
+                total += gain / lg
+            out.append(total)
+        return out
 
 
 def _dcgs(q: Query, table: list[Gain]) -> tuple[float, float]:
     """(DCG of the ranking, DCG of the ideal ranking), added as trec_eval adds them: the ideal one while its
     gains stay above 0."""
-    dcg = best = 0.0
-    for i, g, step in _gain_walk(q, table):
-        if g is not None and g != 0:
-            dcg = _add(dcg, g / math.log2(i + 2))
-        if step is not None and step > 0:
-            best += step / math.log2(i + 2)
-    return dcg, best
+    w = _Walk.of(q, table)
+    dcg = 0.0
+    for g, lg in zip(w.gains, w.log, strict=False):
+        if g != 0:
+            dcg = w.add(dcg, g / lg)
+    best = w.best()
+    return dcg, best[-1] if best else 0.0
 
 
 def _g(q: Query, table: list[Gain]) -> float:
     """G: each document's gain over log2(2 + the ideal ranking's cumulated cost - the ranking's cumulated gain)
     (cost: the ideal gain, at least 1 per position), summed and divided by the ideal ranking's total gain."""
-    got = best = cost = total = 0.0
-    for _, g, step in _gain_walk(q, table):
-        if step is not None and step > 0:
-            best += step
-        if g is None:
-            continue
-        got = _add(got, g)
-        cost += step if step is not None and step >= 1.0 else 1.0
+    w = _Walk.of(q, table)
+    k = len(w.ideal)
+    got = cost = total = 0.0
+    for i, g in enumerate(w.gains):
+        got = w.add(got, g)
+        step = w.ideal[i] if i < k else 1.0
+        cost += step if step >= 1.0 else 1.0
         if g != 0:
-            total = _add(total, _div(g, _log2(2 + cost - got)))
+            total = w.add(total, _div(g, _log2(2 + cost - got)))
+    best = 0.0
+    for step in w.ideal:
+        if step > 0:
+            best += step
     return total / best if best > 0 else 0.0
 
 
 def _ndcg_rel(q: Query, table: list[Gain]) -> float:
     """ndcg_rel: the nDCG at each retrieved document with a gain above 0, and for each ideal document above 0
     not matched so, the nDCG at the end, averaged over the ideal documents above 0 (0 unless the sum is above 0)."""
-    dcg = best = total = 0.0
-    found = wanted = 0
-    for i, g, step in _gain_walk(q, table):
-        if g is not None and g != 0:
-            dcg = _add(dcg, g / math.log2(i + 2))
-        if step is not None and step > 0:
-            wanted += 1
-            best += step / math.log2(i + 2)
-        if g is not None and g > 0:
-            total = _add(_div(dcg, best), total)
+    w = _Walk.of(q, table)
+    k = len(w.ideal)
+    best = w.best()
+    ideal_dcg = best[-1] if best else 0.0
+    dcg = total = 0.0
+    found = 0
+    for i, g in enumerate(w.gains):
+        if g != 0:
+            dcg = w.add(dcg, g / w.log[i])
+        if g > 0:
+            total = w.add(_div(dcg, best[i] if i < k else ideal_dcg), total)
             found += 1
-    total = _add(_div(float(wanted - found) * dcg, best), total)
+    wanted = sum(1 for step in w.ideal if step > 0)
+    total = w.add(_div(float(wanted - found) * dcg, ideal_dcg), total)
     return _div(total, float(wanted)) if total > 0 else 0.0
 
 
@@ -446,20 +486,25 @@ def _rndcg(q: Query, table: list[Gain]) -> float:
     ideal gains run out before it), averaged; 0 for a query without relevant judgments (R = 0)."""
     if q.rel == 0:
         return 0.0
+    w = _Walk.of(q, table)
+    n, k = len(w.gains), len(w.ideal)
     last = table[-1].gain if table else 0.0
     dcg = best = total = 0.0
     points = 0
-    for i, g, step in _gain_walk(q, table):
-        if (i, g, step) == _RANKING_END or (step is not None and step != last):  # (NaN != NaN: a change)
+    for i in range(max(n, k)):
+        step = w.ideal[i] if i < k else None
+        if step is not None and step != last:  # (NaN != NaN: a change)
             if best > 0:
-                total = _add(dcg / best, total)
+                total = w.add(dcg / best, total)
                 points += 1
-            if step is not None:
-                last = step
-        if g is not None and g != 0:
-            dcg = _add(dcg, g / math.log2(i + 2))
+            last = step
+        if i < n and w.gains[i] != 0:
+            dcg = w.add(dcg, w.gains[i] / w.log[i])
         if step is not None and step > 0:
-            best += step / math.log2(i + 2)
+            best += step / w.log[i]
+        if i == n - 1 and k < n and best > 0:  # the ranking ends after the ideal gains ran out: one more point
+            total = w.add(dcg / best, total)
+            points += 1
     return _div(total, float(points))
 
 
