@@ -349,66 +349,78 @@ def _read_params(m: Measure, text: str) -> list[Any]:
 def plan(opts: Options) -> list[Planned]:
     """The measures to compute, in trec_eval's order, with their output names and ragrade metrics; a measure
     whose parameters the kernels do not express is ``direct`` (computed by :mod:`ragrade.compat.trec_eval_query`)."""
-    from ragrade.compat.trec_eval_prefs import key as prefs_key
     from ragrade.errors import MetricError
-    from ragrade.metrics import parse_labelled
 
     marked = set(opts.marked or NICKNAMES["official"])
     out: list[Planned] = []
     for m in MEASURES:
         if m.name not in marked:
             continue
-        if (m.name.startswith("prefs_") != (opts.rel_format in ("prefs", "qrels_prefs"))
-                and m.kind not in ("runid", "count_q")):
-            raise TrecEvalError(f"measure {m.name!r} reads " + ("preferences: use -R prefs or -R qrels_prefs"
-                                if m.name.startswith("prefs_") else f"qrels, not -R {opts.rel_format}"))
-        jg_format = opts.rel_format == "qrels_jg"
-        if bool(m.base) != jg_format and m.kind not in ("runid", "count_q") and not m.name.startswith("prefs_"):
-            raise TrecEvalError(f"measure {m.name!r} reads " + ("judgment groups: use -R qrels_jg" if m.base else
-                                f"qrels, not -R {opts.rel_format} (the judgment-group measures are map_avgjg, "
-                                "P_avgjg, Rprec_mult_avgjg)"))
-        base = m.base or m.name
-        given = opts.params.get(m.name)
-        params = given if given is not None else m.default
-        if m.name in _SHARED:  # one parameter block for the three: trec_eval's names and values, below
-            shown = next((opts.params[n] for n in reversed(_SHARED[:_SHARED.index(m.name) + 1])
-                          if n in marked and n in opts.params), None)
-            given = shown
-            params = next((opts.params[n] for n in reversed(_SHARED) if n in marked and n in opts.params), "")
+        _check_format(m, opts.rel_format)
+        given, params = _parameters(m, opts, marked)
         try:
-            if m.kind in ("cut_long", "cut_double"):
-                values = _read_params(m, params)
-                direct = _kernel_form(m, values) is None
-                if m.kind == "cut_long":
-                    names = [f"{m.name}_{v}" for v in values]
-                    texts = [f"{base}.{v}" for v in values]
-                else:
-                    names = [_double_name(m.name, v) for v in values]
-                    texts = [f"{base}.{v!r}" for v in values]
-                metrics = [None] * len(values) if direct else [parse_labelled(t, "trec_eval")[0][1] for t in texts]
-                out.append(Planned(m, names, list(metrics), given, values=values, direct=direct))
-            elif m.kind == "relstring":
-                from ragrade.compat._trec_eval_c import c_long, double_params
-
-                name = m.name if given is None else f"{m.name}_{given}"
-                length = max(c_long(double_params(params)[0]), 0)  # trec_eval: (long) of its first number
-                out.append(Planned(m, [name], [None], given, number=length))
-            elif m.kind in ("runid", "count_q"):
-                out.append(Planned(m, [m.name], [None], given))
-            elif m.kind == "double_p":
-                name = m.name if given is None else f"{m.name}_{given}"
-                values = _read_params(m, params)
-                text = m.name if not params or params == m.default else _kernel_form(m, values)
-                if m.name == "utility" and values[3] != 0 and abs(opts.num_docs) >= 2 ** 53:
-                    text = None  # (-N beyond 2^53: C's exact long arithmetic, wrapping at 64 bits)
-                metric = None if text is None else parse_labelled(text, "trec_eval")[0][1]
-                out.append(Planned(m, [name], [metric], given, values=values, direct=metric is None))
-            else:  # trec_eval reads no parameters for these measures, and ignores any given
-                metric = prefs_key(m.name) if m.name.startswith("prefs_") else parse_labelled(base, "trec_eval")[0][1]
-                out.append(Planned(m, [m.name], [metric], given))
+            out.append(_plan_one(m, given, params, opts))
         except MetricError as err:
             raise TrecEvalError(f"bad parameters for measure {m.name!r}: {err}") from None
     return out
+
+
+def _check_format(m: Measure, rel_format: str) -> None:
+    """Refuse a measure that reads another judgment format than ``rel_format`` (as trec_eval does)."""
+    if m.kind in ("runid", "count_q"):
+        return
+    if m.name.startswith("prefs_") != (rel_format in ("prefs", "qrels_prefs")):
+        raise TrecEvalError(f"measure {m.name!r} reads " + ("preferences: use -R prefs or -R qrels_prefs"
+                            if m.name.startswith("prefs_") else f"qrels, not -R {rel_format}"))
+    if bool(m.base) != (rel_format == "qrels_jg") and not m.name.startswith("prefs_"):
+        raise TrecEvalError(f"measure {m.name!r} reads " + ("judgment groups: use -R qrels_jg" if m.base else
+                            f"qrels, not -R {rel_format} (the judgment-group measures are map_avgjg, "
+                            "P_avgjg, Rprec_mult_avgjg)"))
+
+
+def _parameters(m: Measure, opts: Options, marked: set[str]) -> tuple[str | None, str]:
+    """``(the parameters shown in m's name, or None; the parameters m computes with)``: the ones given with -m
+    (or m's default), except for the three measures that share one parameter block (:data:`_SHARED`)."""
+    given = opts.params.get(m.name)
+    if m.name not in _SHARED:
+        return given, given if given is not None else m.default
+    shown = next((opts.params[n] for n in reversed(_SHARED[:_SHARED.index(m.name) + 1])
+                  if n in marked and n in opts.params), None)
+    return shown, next((opts.params[n] for n in reversed(_SHARED) if n in marked and n in opts.params), "")
+
+
+def _plan_one(m: Measure, given: str | None, params: str, opts: Options) -> Planned:
+    """One measure's output names, metrics and parameters (:func:`plan`)."""
+    from ragrade.compat._trec_eval_c import c_long, double_params
+    from ragrade.compat.trec_eval_prefs import key as prefs_key
+    from ragrade.metrics import parse_labelled
+
+    base = m.base or m.name
+    if m.kind in ("cut_long", "cut_double"):
+        values = _read_params(m, params)
+        direct = _kernel_form(m, values) is None
+        if m.kind == "cut_long":
+            names, texts = [f"{m.name}_{v}" for v in values], [f"{base}.{v}" for v in values]
+        else:
+            names, texts = [_double_name(m.name, v) for v in values], [f"{base}.{v!r}" for v in values]
+        metrics = [None] * len(values) if direct else [parse_labelled(t, "trec_eval")[0][1] for t in texts]
+        return Planned(m, names, list(metrics), given, values=values, direct=direct)
+    name = m.name if given is None else f"{m.name}_{given}"
+    if m.kind == "relstring":
+        length = max(c_long(double_params(params)[0]), 0)  # trec_eval: (long) of its first number
+        return Planned(m, [name], [None], given, number=length)
+    if m.kind in ("runid", "count_q"):
+        return Planned(m, [m.name], [None], given)
+    if m.kind == "double_p":
+        values = _read_params(m, params)
+        text = m.name if not params or params == m.default else _kernel_form(m, values)
+        if m.name == "utility" and values[3] != 0 and abs(opts.num_docs) >= 2 ** 53:
+            text = None  # (-N beyond 2^53: C's exact long arithmetic, wrapping at 64 bits)
+        metric = None if text is None else parse_labelled(text, "trec_eval")[0][1]
+        return Planned(m, [name], [metric], given, values=values, direct=metric is None)
+    # trec_eval reads no parameters for the other measures, and ignores any given
+    metric = prefs_key(m.name) if m.name.startswith("prefs_") else parse_labelled(base, "trec_eval")[0][1]
+    return Planned(m, [m.name], [metric], given)
 
 
 def distinct_metrics(planned: list[Planned]) -> list[Metric]:

@@ -48,10 +48,6 @@ if TYPE_CHECKING:  # pragma: no cover
 MARKED = frozenset({"P", "success", "recip_rank", "map", "gm_map", "map_cut", "Rprec", "recall", "relative_P",
                     "binG", "yaap", "iprec_at_recall", "11pt_avg", "Rprec_mult"})
 
-#: Every measure this module computes.
-MEASURES = MARKED | {"unj", "ndcg_cut", "set_F", "utility", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg",
-                     "rbp", "rbp_resid"}
-
 NONPOOL = -1  # the mark of a retrieved document without a judgment
 UNJUDGED = -2  # the mark of a retrieved document judged with a negative grade
 
@@ -560,90 +556,138 @@ def _rbp_resid(q: Query, pairs: Sequence[tuple[str, float]]) -> float:
 # -- one query --------------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Context:
+    """What a measure reads besides the query and its parameters: -N, and the number of relevant documents at
+    which a recall level is read (:func:`values`)."""
+
+    num_docs: int
+    share_cut: Callable[[float, int], int]
+
+
+_Measure = Callable[[Query, list[Any], _Context], list[float]]
+
+
+def _cutoffs(value: Callable[[Query, list[int], int, int], float], counts: str = "relevant",
+             needs_rel: bool = False) -> _Measure:
+    """A cutoff measure (P, success, recall, ...): ``value(q, prefix, cutoff, positions read)`` at each cutoff of
+    trec_eval's walk, ``prefix[k]`` the number of relevant (``counts="unjudged"``: unjudged) documents among the
+    first k; all 0 for a query without relevant judgments when ``needs_rel``."""
+    def measure(q: Query, cuts: list[Any], ctx: _Context) -> list[float]:
+        if needs_rel and q.rel == 0:
+            return [0.0] * len(cuts)
+        prefix = _prefix_counts([m < 0 for m in q.marks] if counts == "unjudged" else q.relevant())
+        return _walk(cuts, q.num_ret, lambda c, k: value(q, prefix, c, k))
+    return measure
+
+
+def _map_cut(q: Query, cuts: list[Any], ctx: _Context) -> list[float]:
+    if q.rel == 0:
+        return [0.0] * len(cuts)
+    ap = _prefix_ap(q.relevant())
+    return _walk(cuts, q.num_ret, lambda c, k: ap[k] / q.rel)
+
+
+def _recip_rank(q: Query, params: list[Any], ctx: _Context) -> list[float]:
+    first = next((i for i, f in enumerate(q.relevant()) if f), None)
+    return [0.0 if first is None else 1.0 / (first + 1)]
+
+
+def _map(q: Query, params: list[Any], ctx: _Context) -> list[float]:
+    flags = q.relevant()
+    return [_div(_prefix_ap(flags)[-1], float(q.rel)) if any(flags) else 0.0]
+
+
+def _yaap(q: Query, params: list[Any], ctx: _Context) -> list[float]:
+    total = _prefix_ap(q.relevant())[-1]
+    return [_log(_div(1.0 + total, 1.0 + q.rel - total))]
+
+
+def _bin_g(q: Query, params: list[Any], ctx: _Context) -> list[float]:
+    total, found = 0.0, 0
+    for i, f in enumerate(q.relevant()):
+        if f:
+            found += 1
+            total += _div(1.0, _log2(float(3 + i - found)))
+    return [_div(total, float(q.rel)) if found else 0.0]
+
+
+def _r_prec(q: Query, params: list[Any], ctx: _Context) -> list[float]:
+    look = min(q.num_ret, q.rel)
+    return [sum(q.relevant()[:look]) / q.rel if look else 0.0]
+
+
+def _set_f(q: Query, params: list[Any], ctx: _Context) -> list[float]:
+    if not q.rel_ret:
+        return [0.0]
+    precision = q.rel_ret / q.num_ret
+    recall = q.rel_ret / q.rel
+    x = params[0]
+    return [_div((x + 1.0) * precision * recall, x * precision + recall)]
+
+
+def _utility(q: Query, params: list[Any], ctx: _Context) -> list[float]:
+    a, b, c, d = params  # (added as trec_eval's code adds: the last term first, which decides a NaN's sign)
+    n = q.num_ret
+    summed = _add(_add(a * q.rel_ret, b * (n - q.rel_ret)), c * (q.rel - q.rel_ret))
+    size = (ctx.num_docs + q.rel_ret - n - q.rel + 2 ** 63) % 2 ** 64 - 2 ** 63  # C's long: wraps at 64 bits
+    return [_add(d * size, summed)]
+
+
+def _with_table(value: Callable[[Query, list[Gain]], float]) -> _Measure:
+    """A measure of a query's gain table (:func:`gain_table` of the map in its parameters)."""
+    return lambda q, params, ctx: [value(q, gain_table(params, q.levels))]
+
+
+def _ndcg(q: Query, table: list[Gain]) -> float:
+    dcg, best = _dcgs(q, table)
+    return dcg / best if best > 0 else 0.0
+
+
+#: trec_eval 10's measures computed query by query: each takes the query, the parameters as trec_eval reads
+#: them (cutoffs, numbers or name=value pairs) and the context.
+_MEASURES: dict[str, _Measure] = {
+    "P": _cutoffs(lambda q, hits, c, k: _div(float(hits[k]), float(c))),
+    "success": _cutoffs(lambda q, hits, c, k: 1.0 if hits[k] else 0.0),
+    "recall": _cutoffs(lambda q, hits, c, k: hits[k] / q.rel, needs_rel=True),
+    "relative_P": _cutoffs(lambda q, hits, c, k: _div(float(hits[k]), float(q.rel if c > q.rel else c)),
+                           needs_rel=True),
+    "unj": _cutoffs(lambda q, hits, c, k: _div(float(hits[k]), float(c)), counts="unjudged"),
+    "map_cut": _map_cut,
+    "ndcg_cut": lambda q, params, ctx: _ndcg_cut(q, params),
+    "recip_rank": _recip_rank,
+    "map": _map,
+    "gm_map": _map,  # (its logarithm is taken when printed)
+    "yaap": _yaap,
+    "binG": _bin_g,
+    "Rprec": _r_prec,
+    "iprec_at_recall": lambda q, params, ctx: _iprec_at_recall(q, params, ctx.share_cut),
+    "11pt_avg": lambda q, params, ctx: [_eleven_point(q, params, ctx.share_cut)],
+    "Rprec_mult": lambda q, params, ctx: _rprec_mult(q, params),
+    "set_F": _set_f,
+    "utility": _utility,
+    "rbp": lambda q, params, ctx: [_rbp(q, params)],
+    "rbp_resid": lambda q, params, ctx: [_rbp_resid(q, params)],
+    "G": _with_table(_g),
+    "ndcg_rel": _with_table(_ndcg_rel),
+    "Rndcg": _with_table(_rndcg),
+    "dcg": _with_table(lambda q, table: _dcgs(q, table)[0]),
+    "ideal_dcg": _with_table(lambda q, table: _dcgs(q, table)[1]),
+    "ndcg": _with_table(_ndcg),
+}
+#: Every measure this module computes.
+MEASURES = frozenset(_MEASURES)
+
+
 def values(p: Planned, q: Query, num_docs: int = 0,
            share_cut: Callable[[float, int], int] | None = None) -> list[float]:
     """The values of the planned measure ``p`` (one per output name, ``p.values`` its parameters as trec_eval
     reads them) for one query; ``num_docs``: -N. ``share_cut(x, R)``: the number of relevant documents at which
     ``iprec_at_recall`` and ``11pt_avg`` read recall level x (None: trec_eval 10's ``lround(x R)``;
     :func:`share_cut_9` for trec_eval 9's, as pytrec_eval computes)."""
-    cut = _share_cut if share_cut is None else share_cut
-    name = p.measure.name
-    flags = q.relevant() if name in MARKED else []
-    n = q.num_ret
-    params: list[Any] = list(p.values)
-    if name in ("P", "success", "recall", "relative_P", "map_cut", "unj"):
-        if name in ("recall", "relative_P", "map_cut") and q.rel == 0:
-            return [0.0] * len(params)
-        if name == "map_cut":
-            ap = _prefix_ap(flags)
-            return _walk(params, n, lambda c, k: ap[k] / q.rel)
-        hits = _prefix_counts([m < 0 for m in q.marks] if name == "unj" else flags)
-        if name == "success":
-            return _walk(params, n, lambda c, k: 1.0 if hits[k] else 0.0)
-        if name == "recall":
-            return _walk(params, n, lambda c, k: hits[k] / q.rel)
-        if name == "relative_P":
-            return _walk(params, n, lambda c, k: _div(float(hits[k]), float(q.rel if c > q.rel else c)))
-        return _walk(params, n, lambda c, k: _div(float(hits[k]), float(c)))
-    if name == "ndcg_cut":
-        return _ndcg_cut(q, params)
-    if name == "recip_rank":
-        first = next((i for i, f in enumerate(flags) if f), None)
-        return [0.0 if first is None else 1.0 / (first + 1)]
-    if name in ("map", "gm_map"):
-        total = _prefix_ap(flags)[-1]
-        return [_div(total, float(q.rel)) if any(flags) else 0.0]
-    if name == "yaap":
-        total = _prefix_ap(flags)[-1]
-        return [_log(_div(1.0 + total, 1.0 + q.rel - total))]
-    if name == "binG":
-        total, found = 0.0, 0
-        for i, f in enumerate(flags):
-            if f:
-                found += 1
-                total += _div(1.0, _log2(float(3 + i - found)))
-        return [_div(total, float(q.rel)) if found else 0.0]
-    if name == "Rprec":
-        look = min(n, q.rel)
-        return [sum(flags[:look]) / q.rel if look else 0.0]
-    if name == "iprec_at_recall":
-        return _iprec_at_recall(q, params, cut)
-    if name == "11pt_avg":
-        return [_eleven_point(q, params, cut)]
-    if name == "Rprec_mult":
-        return _rprec_mult(q, params)
-    if name == "set_F":
-        if not q.rel_ret:
-            return [0.0]
-        precision = q.rel_ret / n
-        recall = q.rel_ret / q.rel
-        x = params[0]
-        return [_div((x + 1.0) * precision * recall, x * precision + recall)]
-    if name == "utility":
-        a, b, c, d = params  # (added as trec_eval's code adds: the last term first, which decides a NaN's sign)
-        summed = _add(_add(a * q.rel_ret, b * (n - q.rel_ret)), c * (q.rel - q.rel_ret))
-        size = (num_docs + q.rel_ret - n - q.rel + 2 ** 63) % 2 ** 64 - 2 ** 63  # C's long: wraps at 64 bits
-        return [_add(d * size, summed)]
-    if name == "rbp":
-        return [_rbp(q, params)]
-    if name == "rbp_resid":
-        return [_rbp_resid(q, params)]
-    table = gain_table(params, q.levels)
-    if name == "G":
-        return [_g(q, table)]
-    if name == "ndcg_rel":
-        return [_ndcg_rel(q, table)]
-    if name == "Rndcg":
-        return [_rndcg(q, table)]
-    dcg, best = _dcgs(q, table)
-    if name == "dcg":
-        return [dcg]
-    if name == "ideal_dcg":
-        return [best]
-    if name == "ndcg":
-        return [dcg / best if best > 0 else 0.0]
-    raise AssertionError(name)  # pragma: no cover (MEASURES lists the names above)
+    context = _Context(num_docs, _share_cut if share_cut is None else share_cut)
+    return _MEASURES[p.measure.name](q, list(p.values), context)
 
 
-__all__ = ["MARKED", "MEASURES", "NONPOOL", "UNJUDGED", "Gain", "Query", "gain_table", "queries", "share_cut_9",
-           "values"]
+__all__ = ["MARKED", "MEASURES", "NONPOOL", "UNJUDGED", "Gain", "Query", "gain_table", "mark", "marked_queries",
+           "queries", "share_cut_9", "values"]
