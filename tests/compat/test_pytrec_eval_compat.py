@@ -41,14 +41,18 @@ def collection(seed: int, negative: bool):
     return qrels, run
 
 
-def same(want, got) -> int:
-    assert sorted(want) == sorted(got)
+def same(want, got, ordered: bool = False) -> int:
+    """Equal dicts of dicts (``ordered``: their keys in the same order too), values to 1e-12 (NaN equal to NaN);
+    the number of values compared."""
+    keys = list if ordered else sorted
+    assert keys(want) == keys(got)
     n = 0
     for q, values in want.items():
-        assert sorted(values) == sorted(got[q]), (q, set(values) ^ set(got[q]))
+        assert keys(values) == keys(got[q]), (q, set(values) ^ set(got[q]))
         for name, w in values.items():
             g = got[q][name]
-            assert (math.isnan(w) and math.isnan(g)) or math.isclose(g, w, rel_tol=0, abs_tol=1e-12), (q, name, g, w)
+            assert w == g or (math.isnan(w) and math.isnan(g)) or math.isclose(g, w, rel_tol=0, abs_tol=1e-12), (
+                q, name, g, w)
             n += 1
     return n
 

@@ -13,13 +13,13 @@ grades, and rankings with no document.
 from __future__ import annotations
 
 import json
-import math
 import random
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from test_pytrec_eval_compat import same as same_dicts
 
 import ragrade.compat.pytrec_eval as compat
 from ragrade import _ingest
@@ -56,16 +56,8 @@ def collection(seed: int, negative: bool, shuffled: bool = True):
 
 
 def same(want, got) -> int:
-    assert list(want) == list(got)
-    n = 0
-    for q, values in want.items():
-        assert list(values) == list(got[q]), (q, set(values) ^ set(got[q]))
-        for name, w in values.items():
-            g = got[q][name]
-            assert w == g or (math.isnan(w) and math.isnan(g)) or math.isclose(g, w, rel_tol=0, abs_tol=1e-12), (
-                q, name, g, w)
-            n += 1
-    return n
+    """pytrec_eval's dicts, keys in its order (test_pytrec_eval_compat.same)."""
+    return same_dicts(want, got, ordered=True)
 
 
 def both(qrels, run, measures, **kw):
