@@ -272,7 +272,7 @@ def test_the_runner_fails_a_failing_block_and_shares_state(tmp_path: Path) -> No
 
 
 def test_the_readme_test_command_is_the_one_ci_runs() -> None:
-    command = 'pip install -e ".[test]" && python -m pytest'
+    command = 'pip install -e ".[test]" && python -m pytest -n auto'
     assert command in (ROOT / "README.md").read_text(encoding="utf-8")
     assert command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
