@@ -3,7 +3,7 @@ its contract, the file readers' fast path against the careful one, and the dict 
 pure-Python fallback, on randomly mutated inputs.
 
 Each fuzz runs for ``RAGRADE_FUZZ_SECONDS`` seconds (default 2; the sanitizer job of ``.ci/run`` gives
-each a couple of minutes under AddressSanitizer and UndefinedBehaviorSanitizer, where any out-of-bounds
+each 45 s under AddressSanitizer and UndefinedBehaviorSanitizer, where any out-of-bounds
 access or use-after-free stops the process). Inputs come from ``random.Random(RAGRADE_FUZZ_SEED + i)``,
 so a failure names the seed that reproduces it.
 """
