@@ -17,12 +17,12 @@ never import it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Never
+from typing import TYPE_CHECKING, Any
 
 from ragrade.engine.core import Evaluator
 from ragrade.engine.executor import piece_runner, run_in_memory
 from ragrade.engine.executor import prepare as prepare_in_memory
-from ragrade.engine.plan import EvalPlan, build_plan, option_names
+from ragrade.engine.plan import TRUTH_OPTIONS, EvalPlan, build_plan, option_names
 from ragrade.engine.result import MetricsArg, Result
 from ragrade.errors import InputError, UnknownNameError, boundary
 from ragrade.metrics.parser import Names
@@ -44,9 +44,33 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["EvalPlan", "build_plan", "dispatch", "dispatch_one", "evaluate", "prepare"]
 
 
+#: The routes of the ground truths beyond judged ids, one module each (imported when a plan is dispatched):
+#: each has ``claims(plan) -> bool`` (whether the plan's ground truth, metrics or extras are its kind) and
+#: ``run(plan) -> {run name: Result}`` (the id metrics of such a plan are computed by the engine's executor
+#: on the ground truth it derives: spans projected onto chunks, nuggets as subtopics, ...). The first route
+#: that claims a plan runs it; a plan no route claims goes to the engine's executors.
+ROUTES: tuple[str, ...] = ()
+
+
+def route_of(plan: EvalPlan) -> Any:
+    """The route module that claims ``plan``, or None."""
+    import importlib
+
+    for name in ROUTES:
+        module = importlib.import_module(name)
+        if module.claims(plan):
+            return module
+    return None
+
+
 def dispatch(plan: EvalPlan) -> dict[str, Result]:
     """Run ``plan``: ``{run name: Result}`` in the plan's order, every run by the executor its inputs call
-    for (Spark, out of core, in memory). The values do not depend on the executor."""
+    for (a route of another kind of ground truth, Spark, out of core, in memory). The values do not depend
+    on the executor."""
+    route = route_of(plan)
+    if route is not None:
+        results: dict[str, Result] = route.run(plan)
+        return {name: results[name] for name, _ in plan.runs}
     if plan.engine == "spark":
         return {name: _on_spark(plan, run) for name, run in plan.runs}
     out: dict[str, Result] = {}
@@ -133,7 +157,7 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
              ties: Ties | None = None, empty_run: EmptyRun | None = None, unjudged: Unjudged | None = None,
              max_docs: int | None = None, num_docs: int | None = None, upper_grade: float | None = None,
              names: Names | None = None, rel_level: int | None = None, max_memory: int | str | None = None,
-             **unknown: Never) -> Result:
+             **truth_options: Any) -> Result:
     """Score ``run`` against ``qrels`` with ``metrics``.
 
     ``qrels`` and ``run`` may be :class:`~ragrade.data.Qrels` / :class:`~ragrade.data.Run` objects, nested
@@ -157,6 +181,9 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
     Every result carries the hole rate (``result.hole_rate``): the share of each query's top-k documents
     without a judgment, k the largest cutoff asked (10 when none is).
 
+    ``truth_options``: the keywords of a ground truth beyond judged ids (character spans, nuggets, traces:
+    :data:`ragrade.engine.plan.TRUTH_OPTIONS`), read by the route that evaluates that kind (:data:`ROUTES`).
+
     ``max_memory`` (``"4GiB"``, bytes) evaluates two files in about that much memory, piece by piece, with
     the same results (``docs/scale.md``); files too large for the memory available are evaluated so even
     without it.
@@ -170,11 +197,12 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profil
     >>> {k: round(v, 10) for k, v in r.means.items()}
     {'ndcg@4': 0.703918089, 'ap@4': 0.5555555556, 'P@10': 0.2, 'rr': 1.0}
     """
+    unknown = [k for k in truth_options if k not in TRUTH_OPTIONS]
     if unknown:
-        raise UnknownNameError("option", next(iter(unknown)), option_names())
+        raise UnknownNameError("option", unknown[0], option_names())
     plan = build_plan(qrels, run, metrics, profile=profile, matcher=matcher, names=names, rel_level=rel_level,
                       max_memory=max_memory, missing_run=missing_run, missing_qrels=missing_qrels,
                       no_relevant=no_relevant, duplicates=duplicates, identical_ids=identical_ids, ties=ties,
                       empty_run=empty_run, unjudged=unjudged, max_docs=max_docs, num_docs=num_docs,
-                      upper_grade=upper_grade)
+                      upper_grade=upper_grade, **truth_options)
     return dispatch_one(plan)

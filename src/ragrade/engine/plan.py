@@ -37,6 +37,16 @@ ENGINES: tuple[str, ...] = ("memory", "spark")
 #: ``report.write_html`` and ``gate`` accept the same).
 PLAN_OPTIONS: tuple[str, ...] = ("profile", "matcher", "names", "rel_level", "max_memory")
 
+#: The keywords of the ground truths beyond judged ids, each read by the route that evaluates that kind of
+#: ground truth (:data:`ragrade.evaluation.ROUTES`: spans, nuggets, traces), declared here once so that every
+#: entry point (``evaluate``, ``compare``, ``report``, ``gate``) takes them: name -> what it is. They travel in
+#: :attr:`EvalPlan.extras`; the route validates their values.
+TRUTH_OPTIONS: dict[str, str] = {}
+
+#: The metric kinds the engine's own executors compute; any other kind (span, nugget, trajectory) is computed
+#: by the route of its ground truth (:data:`ragrade.evaluation.ROUTES`).
+CORE_KINDS = frozenset({"id", "text", "judge", "diversity"})
+
 Engine = Literal["memory", "spark"]
 Progress = Callable[[int, int], None] | None
 
@@ -44,7 +54,7 @@ Progress = Callable[[int, int], None] | None
 def option_names() -> list[str]:
     """Every keyword :func:`build_plan` takes from a caller's ``**options``: the policies, their numeric
     settings and :data:`PLAN_OPTIONS`."""
-    return [*Policies.choices(), *Policies.settings(), *PLAN_OPTIONS]
+    return [*Policies.choices(), *Policies.settings(), *PLAN_OPTIONS, *TRUTH_OPTIONS]
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,8 @@ class EvalPlan:
     run_progress: Progress = None
     #: Cutoffs at which the hole rate's ``by_k`` is also computed (the report's plot).
     hole_cutoffs: tuple[int, ...] = ()
+    #: The keywords of :data:`TRUTH_OPTIONS` given (not None), for the route that evaluates the plan.
+    extras: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def kinds(self) -> frozenset[str]:
@@ -82,8 +94,9 @@ class EvalPlan:
 
     def replace(self, **changes: Any) -> EvalPlan:
         """A copy with ``changes`` (fields of the plan); the copy is not validated again."""
-        if "policies" in changes:
-            changes["policies"] = MappingProxyType(dict(changes["policies"]))
+        for name in ("policies", "extras"):
+            if name in changes:
+                changes[name] = MappingProxyType(dict(changes[name]))
         if "labels" in changes:
             changes["labels"] = tuple(changes["labels"])
         return dataclasses.replace(self, **changes)
@@ -112,10 +125,11 @@ def build_plan(qrels: Any, runs: Any, metrics: MetricsArg, *, profile: Any = Non
     :class:`~ragrade.errors.UnknownNameError` naming the nearest known ones.
     """
     known = set(Policies.choices()) | set(Policies.settings())
-    unknown = [k for k in policies if k not in known]
+    unknown = [k for k in policies if k not in known and k not in TRUTH_OPTIONS]
     if unknown:
         raise UnknownNameError("option", unknown[0], option_names())
-    given = {k: v for k, v in policies.items() if v is not None}
+    extras = {k: v for k, v in policies.items() if k in TRUTH_OPTIONS and v is not None}
+    given = {k: v for k, v in policies.items() if v is not None and k not in TRUTH_OPTIONS}
     Policies().update(**given)  # a bad value is a PolicyError here, before anything is read
     if names is None:  # a profile decides how bare names read (trec_eval's under trec_eval/pytrec_eval)
         from ragrade.profiles import profile_names
@@ -133,7 +147,7 @@ def build_plan(qrels: Any, runs: Any, metrics: MetricsArg, *, profile: Any = Non
     labels = tuple(metric_labels(metrics, names=names, rel_level=rel_level))
     kinds = {m.family.kind for _, m in labels}
     prof = _profile(profile)
-    if "diversity" in kinds:
+    if "diversity" in kinds and kinds <= CORE_KINDS and not extras:
         if kinds != {"diversity"}:
             raise MetricError("diversity measures (alpha_ndcg, err_ia) read subtopic judgments: evaluate them "
                               "separately from the other metrics")
@@ -142,14 +156,14 @@ def build_plan(qrels: Any, runs: Any, metrics: MetricsArg, *, profile: Any = Non
             raise InputError("diversity measures take neither a profile (but ir_measures) nor a matcher")
     if matcher is not None:
         _check_matcher(matcher, prof)
-    if engine == "spark" and (matcher is not None or (prof is not None and prof.kind == "list")
+    if engine == "spark" and (extras or matcher is not None or (prof is not None and prof.kind == "list")
                               or kinds - {"id"}):
         raise InputError("engine='spark' evaluates id metrics under the default convention or an engine profile")
     return EvalPlan(qrels=qrels, runs=_named_runs(runs, many), labels=labels, profile=prof,
                     policies=MappingProxyType(given), matcher=matcher, engine=engine, max_memory=max_memory,
                     master=master, qrels_format=qrels_format, run_format=run_format,
                     qrels_progress=qrels_progress, run_progress=run_progress,
-                    hole_cutoffs=tuple(int(k) for k in hole_cutoffs))
+                    hole_cutoffs=tuple(int(k) for k in hole_cutoffs), extras=MappingProxyType(extras))
 
 
 def _profile(profile: Any) -> Profile | None:

@@ -80,7 +80,9 @@ K = _Kernels("ragrade.kernels.metrics")
 PK = _Kernels("ragrade.kernels.profile_kernels")
 T = _Kernels("ragrade.kernels.text")
 
-Kind = Literal["id", "text", "judge", "diversity"]
+#: ``span``, ``nugget`` and ``trajectory`` families are computed by the route of their ground truth
+#: (character spans, nuggets, traces of several retrieval calls: :data:`ragrade.evaluation.ROUTES`).
+Kind = Literal["id", "text", "judge", "diversity", "span", "nugget", "trajectory"]
 Cutoff = Literal["optional", "none", "required"]
 #: Which queries a family is defined on: ``"relevant"``: R > 0 at the metric's relevance level;
 #: ``"positive"``: at least one positive grade (DCG-type measures without ``rel``); ``"always"``;
