@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from ragrade.cli._truth_options import truth_keywords, truth_options
 from ragrade.errors import PolicyError
 from ragrade.policies import Policies
 
@@ -75,7 +76,7 @@ def evaluation_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="With --unjudged bounds: the grade of an unjudged document in the upper bound "
                           "(default: the highest grade in QRELS)."),
     ]
-    f = policy_options(f)
+    f = truth_options(policy_options(f))
     for option in reversed(options):
         f = option(f)
     return f
@@ -85,6 +86,7 @@ def plan_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Take the options of :func:`evaluation_options` out of a command's ``kwargs`` and return them as the
     keywords of ``build_plan`` / ``ragrade.evaluate`` (``-J`` and ``-c`` written as the policies they
     set; unset options left out)."""
+    truth = truth_keywords(kwargs)
     opts = {name: kwargs.pop(name) for name in OPTION_NAMES if name in kwargs}
     policies = {k: opts.pop(k) for k in list(opts) if k in Policies.choices()}
     if opts.pop("judged_only", False):
@@ -99,4 +101,4 @@ def plan_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in {**opts, **policies}.items() if v is not None}
     if names is not None:
         out["names"] = names
-    return out
+    return {**out, **truth}
