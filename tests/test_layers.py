@@ -29,6 +29,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("ragrade.report", "ragrade.gating", "ragrade.assessment", "ragrade.integrations"),
     ("ragrade.cli", "ragrade.__main__"),
 ]
+LAYERS[5] += ("ragrade.spans",)  # character spans (issue 35): with scale/, above the engine
+LAYERS[8] += ("ragrade.chunking",)  # compare_chunkings (issue 35): uses comparison/ and report/
 
 #: The package facade (lazy names and the version) sits outside the order: anything may read
 #: ``ragrade.__version__``, and it imports nothing at import time.
