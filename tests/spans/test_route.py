@@ -111,7 +111,7 @@ def test_projection_rules_thresholds_and_levels() -> None:
     spans = ragrade.read_spans([{"query": "q", "doc": "d", "start": 8, "end": 24, "grade": 2}])
     from ragrade.spans import project
 
-    def graded(**kw):  # noqa: ANN003, ANN202
+    def graded(**kw):
         return project(spans, chunks, corpus=corpus, **kw).to_dict()["q"]
 
     # a holds 2/10 of itself in gold, b 10/10, c 4/10; of the gold (16): 2/16, 10/16, 4/16
@@ -132,7 +132,7 @@ def test_document_judgments_evaluate_a_chunk_run_and_maxp() -> None:
     docs = ragrade.evaluate(qrels, run, ["P@2", "ndcg@3"], chunks=chunks, corpus=CORPUS, passages="maxp")
     direct = ragrade.evaluate(qrels, ragrade.aggregate_passages(run, chunks=chunks), ["P@2", "ndcg@3"])
     assert docs.means == pytest.approx(direct.means)
-    with pytest.raises(ragrade.InputError, match="span measures|gold"):
+    with pytest.raises(ragrade.InputError, match=r"span measures|gold"):
         ragrade.evaluate({"q1": {"d1": 0}}, run, ["span_recall@2"], chunks=chunks, corpus=CORPUS)
 
 
@@ -158,7 +158,7 @@ def test_a_run_of_retrieved_texts_is_located() -> None:
 
 
 def test_the_command_line(tmp_path: Path) -> None:
-    case, chunks, spans, run = _case(3)
+    _, chunks, spans, run = _case(3)
     write_spans(ragrade.read_spans(spans), tmp_path / "spans.jsonl")
     write_chunks(chunks, tmp_path / "chunks.csv")
     with (tmp_path / "run.tsv").open("w") as f:
@@ -182,7 +182,7 @@ def test_the_command_line(tmp_path: Path) -> None:
 
 
 def test_compare_and_gate_take_spans_with_no_code_of_their_own() -> None:
-    case, chunks, spans, run = _case(4)
+    _, chunks, spans, run = _case(4)
     other = {q: list(reversed(v)) for q, v in run.items()}
     cmp = ragrade.compare(spans, {"a": run, "b": other}, ["span_recall@2", "ndcg@3"], chunks=chunks, corpus=CORPUS,
                           n_resamples=50)
