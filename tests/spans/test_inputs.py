@@ -117,7 +117,7 @@ def test_corpus_folders_and_files(tmp_path: Path) -> None:
     f = tmp_path / "corpus.jsonl"
     f.write_text('{"_id": "a", "text": "alpha"}\n{"_id": "b", "text": ""}\n', encoding="utf-8")
     assert dict(read_corpus(f)) == {"a": "alpha", "b": ""}
-    with pytest.raises(InputError, match="no text files"):
+    with pytest.raises(InputError, match="holds no files"):
         read_corpus(_empty(tmp_path))
 
 

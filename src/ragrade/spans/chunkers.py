@@ -146,7 +146,7 @@ def as_chunker(obj: Any, name: str | None = None) -> Chunker:
 
 
 def _name_of(obj: Any) -> str:
-    size = getattr(obj, "_chunk_size", None) or getattr(obj, "chunk_size", None)
+    size = getattr(obj, "chunk_size", None)
     base = getattr(obj, "__name__", None) or type(obj).__name__
     return f"{base}-{size}" if isinstance(size, int) else str(base)
 

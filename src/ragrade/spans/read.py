@@ -10,8 +10,8 @@ IPC); what the columns mean is decided here:
 * chunk maps: ``chunk_id``, ``doc``, ``start``, ``end`` and optionally ``text``; without a ``doc`` column the
   document is the chunk id up to its first ``#`` (MS MARCO v2.1 segments: ``docid#n``, ``start_char``,
   ``end_char``);
-* corpora: a folder of text files (each file's path under the folder, without its extension, is the
-  document id: Chroma's ``corpora/finance.md`` is ``finance``), or a JSONL/Parquet/TSV file of ``id`` and
+* corpora: a folder of documents (every file under it but hidden ones, read as UTF-8 text; its path under
+  the folder, without its extension, is the document id: Chroma's ``corpora/finance.md`` is ``finance``), or a JSONL/Parquet/TSV file of ``id`` and
   ``text`` (:func:`ragrade.io.texts.read_passages`), or a mapping ``{doc id: text}``.
 
 Writers go through pyarrow (:mod:`ragrade.io.writers`), to a temporary name renamed on success.
@@ -36,8 +36,6 @@ GRADE = ("grade", "relevance", "rel", "label")
 TEXT = ("text", "content", "span_text", "answer", "segment", "contents")
 CHUNK = ("chunk_id", "chunk", "segment_id", "passage_id", "pid", "id", "_id", "docid")
 CHUNK_DOC = ("doc", "doc_id", "document", "document_id", "corpus_id", "file_path", "parent_id", "source")
-#: the files of a corpus folder read as documents (other files are left out)
-TEXT_SUFFIXES = (".md", ".txt", ".markdown", ".rst", ".text", ".html", ".htm", "")
 
 
 def _pick(names: Sequence[str], options: Sequence[str], what: str, source: str, required: bool = True,
@@ -62,11 +60,7 @@ def _table(value: Any, format: str | None, what: str) -> tuple[Any, str]:
 
         path = os.fspath(value)
         with readable_path(path) as p:
-            fmt = formats.detect(p, format)
-            if fmt.layout is not None:
-                raise ParseError(f"a {what} file is a table with named columns (JSONL, CSV or TSV with a header, "
-                                 f"Parquet); this one reads as {fmt.name}", path=path)
-            return fmt.records(p, strings=True), path
+            return formats.records_format(p, format).records(p, strings=True), path
     if isinstance(value, pa.Table):
         return value, what
     if hasattr(value, "to_dict") and hasattr(value, "columns"):  # a pandas DataFrame
@@ -215,44 +209,37 @@ def read_corpus(source: Any, format: str | None = None) -> Corpus:
 
 
 def _folder(path: Path) -> Corpus:
+    """Every file under the folder (hidden ones left out) is a document, read as UTF-8 text."""
     texts: dict[str, str] = {}
     where: dict[str, Path] = {}
     for f in sorted(p for p in path.rglob("*") if p.is_file() and not any(x.startswith(".") for x in
                                                                             p.relative_to(path).parts)):
-        if f.suffix.lower() not in TEXT_SUFFIXES:
-            continue
         doc = f.relative_to(path).with_suffix("").as_posix()
         if doc in texts:
             raise InputError(f"{path}: {where[doc].name} and {f.name} would both be document {doc!r}")
         try:
             texts[doc] = f.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
-            raise ParseError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=os.fspath(f)) from None
+            raise ParseError(f"a document of the corpus folder is not UTF-8 text ({exc.reason} at byte {exc.start})",
+                             path=os.fspath(f)) from None
         where[doc] = f
     if not texts:
-        raise InputError(f"{path}: the folder holds no text files ({', '.join(s for s in TEXT_SUFFIXES if s)})")
+        raise InputError(f"{path}: the corpus folder holds no files")
     return Corpus(texts, source=os.fspath(path))
 
 
 def _write(table: Any, path: str | os.PathLike[str], format: str | None) -> None:
-    from ragrade.io import formats, writers
+    from ragrade.io import formats
 
     fmt = formats.out_format(path, format)
     target = os.fspath(path)
+    if fmt.name == "tsv" and "text" in table.column_names and any(
+            t is not None and ("\t" in t or "\n" in t or "\r" in t) for t in table.column("text").to_pylist()):
+        raise InputError(f"{target}: a text holds a tab or a line break, which TSV cannot hold; write JSONL, CSV "
+                         "or Parquet")
     tmp = f"{target}.tmp-{os.getpid()}"
     try:
-        if fmt.name == "parquet":
-            writers.write_parquet(table, tmp)
-        elif fmt.name == "jsonl":
-            writers.write_jsonl_rows(table, tmp)
-        elif fmt.name == "tsv" and "text" in table.column_names and any(
-                t is not None and ("\t" in t or "\n" in t or "\r" in t) for t in table.column("text").to_pylist()):
-            raise InputError(f"{target}: a text holds a tab or a line break, which TSV cannot hold; write JSONL, "
-                             "CSV or Parquet")
-        elif fmt.name in ("csv", "tsv"):
-            writers.write_delimited(table, tmp, "," if fmt.name == "csv" else "\t")
-        else:
-            raise InputError(f"spans and chunk maps are written as JSONL, CSV, TSV or Parquet, not {fmt.name}")
+        fmt.write_records(table, tmp)
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
