@@ -28,7 +28,7 @@ import numpy as np
 from ragrade.data import Qrels, Run
 from ragrade.engine.plan import EvalPlan
 from ragrade.engine.result import QueryColumns, Result, Summary
-from ragrade.errors import InputError, RagradeWarning
+from ragrade.errors import InputError, MetricError, RagradeWarning
 from ragrade.metrics import Metric
 from ragrade.spans.model import ChunkMap, Corpus, SpanTruth
 
@@ -63,9 +63,14 @@ class Setup:
 
 def run(plan: EvalPlan) -> dict[str, Result]:
     """Every run of ``plan`` scored (see the module docstring)."""
-    setup = _setup(plan)
     span_labels = [(lab, m) for lab, m in plan.labels if m.family.kind == "span"]
     id_labels = [(lab, m) for lab, m in plan.labels if m.family.kind != "span"]
+    if plan.profile is not None and plan.profile.name in SPAN_PROFILES and id_labels:
+        raise MetricError(f"{id_labels[0][0]}: the {plan.profile.name} profile defines the span measures only "
+                          "(span_recall, span_precision" + ("" if plan.profile.name == "legalbench_rag" else
+                                                            ", span_iou, span_precision_omega")
+                          + "); evaluate the other metrics without it")
+    setup = _setup(plan)
     if span_labels:
         from ragrade.spans.measure import check_metrics
 
