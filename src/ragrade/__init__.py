@@ -65,6 +65,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "SpanTruth": ("ragrade.spans", "SpanTruth"),
     "ChunkMap": ("ragrade.spans", "ChunkMap"),
     "Corpus": ("ragrade.spans", "Corpus"),
+    "compare_chunkings": ("ragrade.chunking", "compare_chunkings"),
+    "ChunkingComparison": ("ragrade.chunking", "ChunkingComparison"),
 }
 
 
@@ -82,6 +84,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade import report
+    from ragrade.chunking import ChunkingComparison, compare_chunkings
     from ragrade.comparison import Comparison, compare
     from ragrade.comparison.planning import Plan, plan
     from ragrade.data import Qrels, Run
@@ -122,6 +125,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
 
 __all__ = [
     "ChunkMap",
+    "ChunkingComparison",
     "Comparison",
     "ConventionsReport",
     "Corpus",
@@ -149,6 +153,7 @@ __all__ = [
     "__version__",
     "aggregate_passages",
     "compare",
+    "compare_chunkings",
     "conventions",
     "evaluate",
     "evaluate_diversity",

@@ -34,6 +34,7 @@ START = ("start", "start_index", "start_char", "begin", "span_start", "char_star
 END = ("end", "end_index", "end_char", "stop", "span_end", "char_end")
 GRADE = ("grade", "relevance", "rel", "label")
 TEXT = ("text", "content", "span_text", "answer", "segment", "contents")
+QUESTION = ("question", "query_text", "question_text")
 CHUNK = ("chunk_id", "chunk", "segment_id", "passage_id", "pid", "id", "_id", "docid")
 CHUNK_DOC = ("doc", "doc_id", "document", "document_id", "corpus_id", "file_path", "parent_id", "source")
 
@@ -104,7 +105,15 @@ def _span_columns(table: Any, source: str) -> SpanTruth:
     g = _pick(names, GRADE, "grade", source, required=False)
     t = _pick(names, TEXT, "text", source, required=False, exclude=[x for x in (q, d) if x])
     cols = [_column(table, c) for c in (q, d, s, e, g, t)]
-    return SpanTruth.from_columns(*cols, source=source, rows=range(1, table.num_rows + 1))
+    asked = _questions(cols[0], _column(table, _pick(names, QUESTION, "question", source, required=False)))
+    return SpanTruth.from_columns(*cols, questions=asked, source=source, rows=range(1, table.num_rows + 1))
+
+
+def _questions(queries: list[Any] | None, texts: list[Any] | None) -> dict[str, str]:
+    """Each query's question, from a question column where the spans have one."""
+    if queries is None or texts is None:
+        return {}
+    return {str(q): str(t) for q, t in zip(queries, texts, strict=True) if t not in (None, "")}
 
 
 def _chroma(table: Any, source: str) -> SpanTruth:
