@@ -257,7 +257,7 @@ def _write(table: Any, path: str | os.PathLike[str], format: str | None) -> None
 
 @boundary
 def write_spans(truth: SpanTruth, path: str | os.PathLike[str], format: str | None = None) -> None:
-    """Write gold spans (``query, doc, start, end, grade[, text]``), format from the file name."""
+    """Write gold spans (``query, doc, start, end, grade[, text][, question]``), format from the file name."""
     import pyarrow as pa
 
     cols: dict[str, Any] = {"query": pa.array(truth.query.tolist(), pa.string()),
@@ -265,6 +265,8 @@ def write_spans(truth: SpanTruth, path: str | os.PathLike[str], format: str | No
                             "start": pa.array(truth.start), "end": pa.array(truth.end), "grade": pa.array(truth.grade)}
     if truth.text is not None:
         cols["text"] = pa.array(truth.text.tolist(), pa.string())
+    if truth.questions:
+        cols["question"] = pa.array([truth.questions.get(q) for q in truth.query.tolist()], pa.string())
     _write(pa.table(cols), path, format)
 
 
