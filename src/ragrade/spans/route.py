@@ -296,21 +296,20 @@ def _complete(qrels: Qrels, queries: list[str], run: Run | None) -> Qrels:
     """The projected judgments plus: every retrieved chunk no gold overlaps, judged 0 (spans say what is not
     gold); a query with no judgment at all gets one non-relevant entry, so that it is a query of the ground
     truth (no relevant chunk: the no_relevant policy decides)."""
-    qs, ds, gs = qrels.per_row_queries().tolist(), qrels.per_row_docs().tolist(), qrels.grades.tolist()
-    judged = set(zip(qs, ds, strict=True))
-    wanted = set(queries)
+    import pandas as pd
+
+    frames = [pd.DataFrame({"q": qrels.per_row_queries(), "d": qrels.per_row_docs(), "g": qrels.grades})]
     if run is not None:
         seg = np.repeat(np.arange(run.n_queries), np.diff(run.offsets))
-        rq = np.asarray(run.query_ids, dtype=object)[seg].tolist()
-        for q, d in zip(rq, run.per_row_docs().tolist(), strict=True):
-            if q in wanted and (q, d) not in judged:
-                judged.add((q, d))
-                qs.append(q), ds.append(d), gs.append(0.0)
-    have = set(qs)
-    for q in queries:
-        if q not in have:
-            qs.append(q), ds.append(NO_CHUNK), gs.append(0.0)
-    return Qrels.from_columns(qs, ds, gs, source="projected spans")
+        rq = np.asarray(run.query_ids, dtype=object)[seg]
+        frames.append(pd.DataFrame({"q": rq, "d": run.per_row_docs(), "g": 0.0}))
+    have = set(frames[0]["q"].tolist())
+    lacking = [q for q in queries if q not in have]
+    frames.append(pd.DataFrame({"q": lacking, "d": [NO_CHUNK] * len(lacking), "g": 0.0}))
+    both = pd.concat(frames, ignore_index=True)
+    both = both[both["q"].isin(set(queries))].drop_duplicates(["q", "d"], keep="first")
+    return Qrels.from_columns(both["q"].to_numpy(dtype=object), both["d"].to_numpy(dtype=object),
+                              both["g"].to_numpy(dtype=np.float64), source="projected spans")
 
 
 def _note(text: str) -> None:
