@@ -84,7 +84,6 @@ def bench_chroma(repeat: int) -> None:
 
     import ragrade
     from ragrade.data import Run
-    from ragrade.kernels import spans as K
     from ragrade.metrics import parse_metric
     from ragrade.spans import chunk_corpus, fixed, read_corpus
     from ragrade.spans.measure import DocSpace, join_run, score, span_inputs

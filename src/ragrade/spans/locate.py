@@ -114,7 +114,7 @@ def _prefix_hashes(texts: list[str], q: int) -> np.ndarray:
     joined = "".join(t[:q] for t in texts)
     codes = _codes(joined).reshape(len(texts), q)
     with np.errstate(over="ignore"):
-        return np.sum(codes * _powers(q, _B)[None, :], axis=1, dtype=np.uint64)
+        return np.asarray(np.sum(codes * _powers(q, _B)[None, :], axis=1, dtype=np.uint64), dtype=np.uint64)
 
 
 class _Anchors:
