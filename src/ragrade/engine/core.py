@@ -24,12 +24,12 @@ from ragrade.errors import (
     PolicyError,
     PolicyNote,
     UnknownNameError,
-    boundary,
 )
 from ragrade.kernels import metrics as K
 from ragrade.kernels.common import rank_within_group
 from ragrade.kernels.ranking import ties_straddling
 from ragrade.metrics.parser import Metric, Names
+from ragrade.options import public
 from ragrade.policies import (
     Duplicates,
     EmptyRun,
@@ -71,7 +71,7 @@ class Evaluator:
     {'P@2': 0.5, 'ndcg@2': 0.6131471927654584}
     """
 
-    @boundary
+    @public
     def __init__(self, qrels: Any, metrics: MetricsArg, *, missing_run: MissingRun | None = None,
                  missing_qrels: MissingQrels | None = None, no_relevant: NoRelevant | None = None,
                  duplicates: Duplicates | None = None, identical_ids: IdenticalIds | None = None,
@@ -96,7 +96,7 @@ class Evaluator:
         #: Cutoffs at which ``result.hole_rate.by_k`` is also computed (the report's plot sets them).
         self.hole_cutoffs: tuple[int, ...] = ()
 
-    @boundary
+    @public
     def evaluate(self, run: Any, name: str | None = None) -> Result:
         """Score one run (a :class:`~ragrade.data.Run`, nested dicts, ranked lists, a DataFrame, a table
         or a path)."""

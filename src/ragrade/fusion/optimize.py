@@ -25,12 +25,13 @@ from typing import Any
 import numpy as np
 
 from ragrade.data import Run
-from ragrade.errors import InputError, boundary
+from ragrade.errors import InputError
 from ragrade.fusion._lists import Lists, Space, align, locate
 from ragrade.fusion.api import as_runs, to_run
 from ragrade.fusion.methods import METHODS, SEG_BOUNDS, combine, method_name, prepare
 from ragrade.fusion.norms import norm_name, normalise
 from ragrade.kernels.tie_orders import argsort_segments_desc
+from ragrade.options import CV, STEP, public
 
 TRAINING = ("posfuse", "probfuse", "segfuse", "slidefuse", "mapfuse", "bayesfuse")
 BAYES_CUTS = (0, 5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -385,7 +386,7 @@ def _search(space: Space, normed: list[Lists], method: str, configs: list[dict[s
     return rows, best, best_params
 
 
-@boundary
+@public(step=STEP, cv=CV)
 def optimize_fusion(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@100",
                     norm: str | None = "default", step: float = 0.1, cv: int | None = None,
                     profile: str | None = None, seed: int = 0,

@@ -21,11 +21,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeVar
 
-from ragrade.errors import UnknownNameError, boundary
+from ragrade.errors import UnknownNameError
 from ragrade.kernels.rules import AP, NDCG, RR, ContextPrecision, Empty, Precision, Recall, RecallAll, Rule
 from ragrade.matching.matchers import Fuzzy, Matcher, RougeL
 from ragrade.matching.remem import RememChunk
 from ragrade.metrics.registry import Family, find
+from ragrade.options import public
 
 if TYPE_CHECKING:  # pragma: no cover
     from ragrade.metrics.parser import Metric
@@ -383,7 +384,7 @@ ALIASES = {"continuous_eval": "continuous-eval", "ce": "continuous-eval", "llama
            "pytrec": "pytrec_eval", "textbook": "default"}
 
 
-@boundary
+@public
 def get_profile(name: str | Profile) -> Profile:
     """A profile by name or alias (case-insensitive); :class:`UnknownNameError` otherwise."""
     if isinstance(name, Profile):
