@@ -262,15 +262,15 @@ def _sequence_of(item: Option) -> Callable[[Option, Any], Any]:
 
 def _text_or_object(*attributes: str) -> Callable[[Option, Any], Any]:
     """A validator: a name (resolved later, where an unknown one is named with the nearest), or an object
-    with these attributes (a :class:`~ragrade.profiles.Profile`, a matcher)."""
+    with these attributes (a :class:`~ragrade.profiles.Profile`: ``name`` and ``kind``; a matcher:
+    ``match``)."""
 
     def check(option: Option, value: Any) -> Any:
         if isinstance(value, str):
             if not value.strip():
                 raise option.error(value)
             return value
-        if (callable(value) and "call" in attributes) or (
-                attributes and all(hasattr(value, a) for a in attributes if a != "call")):
+        if attributes and all(hasattr(value, a) for a in attributes):
             return value
         raise option.error(value)
 
@@ -476,7 +476,7 @@ PROFILE = Option("profile", object, None, nullable=True, flag="--profile", metav
                  doc="Score under a peer's conventions (autorag, ragas, continuous-eval, remem, llamaindex, "
                      "deepeval, trec_eval, pytrec_eval, beir, ir_measures, ranx). See docs/profiles.md.")
 MATCHER = Option("matcher", object, None, nullable=True, flag="--matcher", metavar="MATCHER",
-                 validator=_text_or_object("call"), what="a matcher name, a ragrade matcher or a function",
+                 validator=_text_or_object("match"), what="a matcher name or a ragrade matcher",
                  bad=(3.5, "", 7),
                  doc="Items are texts matched by MATCHER (exact, fuzzy, rouge_l, token_f1, ...; 'profile' for a "
                      "list profile's own). See docs/matching.md.")

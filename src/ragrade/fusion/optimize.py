@@ -259,6 +259,7 @@ class _Scorer:
     def applies(profile: str, qrels: Any, metric: str) -> bool:
         """Whether the direct path computes ``metric`` as the evaluation of the fused run does."""
         from ragrade.engine.plan import build_plan
+        from ragrade.profiles import EngineProfile
 
         try:
             plan = build_plan(qrels, None, metric, profile="ranx" if profile == "ranx" else None, ties="input")
@@ -267,7 +268,7 @@ class _Scorer:
         prof = plan.profile
         if plan.kinds != frozenset({"id"}) or plan.policy_object().identical_ids != "keep":
             return False
-        return prof is None or (prof.name == "ranx" and prof.kind == "engine" and not prof.providers
+        return prof is None or (prof.name == "ranx" and isinstance(prof, EngineProfile) and not prof.providers
                                 and prof.iprec_cut == "round" and prof.rounding is None
                                 and prof.policy_overrides().get("identical_ids", "keep") == "keep")
 
