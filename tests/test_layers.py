@@ -30,6 +30,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("ragrade.cli", "ragrade.__main__"),
 ]
 
+# ragrade.options: the declarations of every option (one spec per option: the API's checks, the CLI's types
+# and help, the messages), next to the metric parameters it extends (issue 33)
+LAYERS[1] += ("ragrade.options",)
+
 #: The package facade (lazy names and the version) sits outside the order: anything may read
 #: ``ragrade.__version__``, and it imports nothing at import time.
 FACADE = "ragrade"

@@ -48,6 +48,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "RagradeError": ("ragrade.errors", "RagradeError"),
     "RagradeWarning": ("ragrade.errors", "RagradeWarning"),
     "InputError": ("ragrade.errors", "InputError"),
+    "InternalError": ("ragrade.errors", "InternalError"),
     "ParseError": ("ragrade.errors", "ParseError"),
     "MetricError": ("ragrade.errors", "MetricError"),
     "UnknownNameError": ("ragrade.errors", "UnknownNameError"),
@@ -81,6 +82,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade.engine.result import HoleRate, Result, Summary
     from ragrade.errors import (
         InputError,
+        InternalError,
         MetricError,
         MissingDependencyError,
         ParseError,
@@ -108,6 +110,7 @@ __all__ = [
     "FusionSearch",
     "HoleRate",
     "InputError",
+    "InternalError",
     "Metric",
     "MetricError",
     "MissingDependencyError",

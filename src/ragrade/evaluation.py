@@ -24,8 +24,9 @@ from ragrade.engine.executor import piece_runner, run_in_memory
 from ragrade.engine.executor import prepare as prepare_in_memory
 from ragrade.engine.plan import TRUTH_OPTIONS, EvalPlan, build_plan, option_names
 from ragrade.engine.result import MetricsArg, Result
-from ragrade.errors import InputError, UnknownNameError, boundary
+from ragrade.errors import InputError, UnknownNameError
 from ragrade.metrics.parser import Names
+from ragrade.options import public
 from ragrade.policies import (
     Duplicates,
     EmptyRun,
@@ -149,7 +150,7 @@ def _on_spark(plan: EvalPlan, run: Any) -> Result:
             session.stop()
 
 
-@boundary
+@public
 def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profile | None = None,
              matcher: Matcher | str | None = None, missing_run: MissingRun | None = None,
              missing_qrels: MissingQrels | None = None, no_relevant: NoRelevant | None = None,

@@ -431,7 +431,9 @@ def _prepare(measures: frozenset[str], relevance_level: int, judged_docs_only_fl
         plan_ = build_plan({}, None, [(str(m), m) for m in metrics],
                            **_options(relevance_level, judged_docs_only_flag, num_docs))
         prof = plan_.profile
-        assert prof is not None and prof.mrr_variant != "beir" and prof.score_dtype == "float32"
+        from ragrade.profiles import EngineProfile
+
+        assert isinstance(prof, EngineProfile) and prof.mrr_variant != "beir" and prof.score_dtype == "float32"
         adapted, policies = id_setup(plan_)  # the in-memory executor's reading of the plan (profile, policies)
         labels = tuple(adapted)
     return _Prepared(tuple(columns), tuple(metrics), None if helper is None else tuple(helper), labels, policies,
