@@ -380,7 +380,9 @@ def _prepare(measures: frozenset[str], relevance_level: int, judged_docs_only_fl
     refused by trec_eval 9 only when it computes ("improper number of coefficients", on stderr), which leaves
     pytrec_eval's value at 0.0 for every query: 0.0 here too."""
     from ragrade.compat._trec_eval_c import double_params
-    from ragrade.compat.trec_eval import Options, TrecEvalError, plan
+    from ragrade.compat.trec_eval_args import Options
+    from ragrade.compat.trec_eval_plan import plan
+    from ragrade.errors import TrecEvalError
 
     combined = _combine(measures)
     params = {m: ",".join(sorted(p)) for m, p in combined.items() if p}
