@@ -427,14 +427,14 @@ def _prepare(measures: frozenset[str], relevance_level: int, judged_docs_only_fl
     labels: tuple[Any, ...] = ()
     policies = plan_ = None
     if metrics:
-        from ragrade.engine.executor import id_setup
+        from ragrade.engine.scoring import plan_labels
         from ragrade.evaluation import build_plan
 
         plan_ = build_plan({}, None, [(str(m), m) for m in metrics],
                            **_options(relevance_level, judged_docs_only_flag, num_docs))
         prof = plan_.profile
         assert prof is not None and prof.mrr_variant != "beir" and prof.score_dtype == "float32"
-        adapted, policies = id_setup(plan_)  # the in-memory executor's reading of the plan (profile, policies)
+        adapted, policies = plan_labels(plan_)  # the engine's reading of the plan (profile, policies)
         labels = tuple(adapted)
     return _Prepared(tuple(columns), tuple(metrics), None if helper is None else tuple(helper), labels, policies,
                      plan_, tuple(direct), num_docs)
@@ -484,11 +484,12 @@ def _read_qrels(qrels: Mapping[Any, Mapping[Any, Any]]) -> _Judgments:
     Plain ``str`` -> ``int`` dicts are read in one C pass."""
     import numpy as np
 
-    from ragrade._ingest import _accel
+    from ragrade.compat import _native
     from ragrade.errors import InputError
 
     qids = list(qrels)
     values = list(qrels.values())
+    _accel = _native.speedups
     if _accel is not None and set(map(type, qids)) <= {str}:
         try:
             total = sum(map(len, values))
@@ -524,7 +525,7 @@ def _empty_ranking_nan(values: dict[Any, Any], metrics: list[Any], helper: list[
     """trec_eval 9's interpolated precision at a recall level whose cutoff is 0 on an empty ranking: 0 / 0."""
     import numpy as np
 
-    from ragrade.kernels.measures import cut_by_share, recall_levels
+    from ragrade.compat._trec_eval_c import cut_by_share, recall_levels
 
     empty = values[helper[0]] == 0
     if not empty.any():
@@ -590,11 +591,11 @@ def pytrec_join(runs: list[Any], docs: list[str], starts: Any, jcounts: Any,
     holding a NUL: the general path, which names what is wrong). The C helper's ``pytrec_join`` when it is built (``use_accel``), else the same in Python."""
     import numpy as np
 
-    from ragrade._ingest import _accel
+    from ragrade.compat import _native
 
     starts = np.ascontiguousarray(starts, dtype=np.int64)
     jcounts = np.ascontiguousarray(jcounts, dtype=np.int64)
-    accel = _accel if use_accel is None or use_accel else None
+    accel = _native.speedups if use_accel is None or use_accel else None
     if accel is not None:
         total = int(jcounts.sum())
         rows = np.empty(total, dtype=np.int64)
@@ -655,10 +656,10 @@ def nested_dicts(queries: list[str], names: list[str], table: Any, use_accel: bo
     helper is built, else ``dict(zip(...))`` (the same dicts)."""
     import numpy as np
 
-    from ragrade._ingest import _accel
+    from ragrade.compat import _native
 
     table = np.ascontiguousarray(table, dtype=np.float64)
-    accel = _accel if use_accel is None or use_accel else None
+    accel = _native.speedups if use_accel is None or use_accel else None
     if accel is not None and type(queries) is list and type(names) is list:
         try:
             return accel.nested_dicts(queries, names, table, by_name)

@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ragrade.compat import _native
 from ragrade.compat._trec_eval_c import atof as _atof
 from ragrade.errors import TrecEvalError
 
@@ -51,38 +52,73 @@ def in_rank_order(run: Any, max_docs: int | None = None) -> Any:
     string per tied row."""
     import pyarrow as pa
 
-    from ragrade._arrays import arrow_int64, contiguous
-    from ragrade._ingest import _accel, arrow_strings
+    from ragrade.compat._native import arrow_int64, arrow_strings, contiguous
     from ragrade.data import Run
-    from ragrade.kernels.ranking import rank_rows, trec_order
 
     if run.n_rows == 0 or run.raw_docs is None or (max_docs is None and (not run.raw_is_arrow or run.scores is None)):
         return run
     if not run.raw_is_arrow:  # ids held in a NumPy array (not read from a file): order and cut them as they are
-        order = rank_rows(run.offsets, run.scores, lambda rows: run.raw_docs[rows])
+        order = run.ranking_sparse("docid_desc")[0]
         offsets, perm = _cut(run.offsets, order, max_docs)
         return Run(run.query_ids, offsets, None, None, None, name=run.name,
                    raw_docs=run.raw_docs if perm is None else run.raw_docs[perm])
     raw = contiguous(run.raw_docs) if isinstance(run.raw_docs, pa.ChunkedArray) else run.raw_docs  # one copy
     unique = None
     perm = None
-    strings = arrow_strings(raw) if _accel is not None else None
-    if strings is not None and _accel is not None:
+    c = _native.speedups
+    strings = arrow_strings(raw) if c is not None else None
+    if strings is not None and c is not None:
         if max_docs is None:
-            if _accel.first_duplicate_in_segments(strings[0], strings[1], run.offsets) >= 0:
+            if c.first_duplicate_in_segments(strings[0], strings[1], run.offsets) >= 0:
                 return run
             unique = True
         if run.scores is not None:
             perm = trec_order(run.scores, run.offsets, strings)  # one sort in C: scores, then ids
     if perm is None and run.scores is not None:
-        perm = rank_rows(run.offsets, run.scores, lambda rows: raw.take(arrow_int64(rows)))
+        perm = run.ranking_sparse("docid_desc")[0]
     offsets, perm = _cut(run.offsets, perm, max_docs)
     docs = raw if perm is None else raw.take(arrow_int64(perm))
-    if max_docs is not None and _accel is not None:  # the scan, on the documents kept
+    if max_docs is not None and c is not None:  # the scan, on the documents kept
         kept = arrow_strings(docs)
-        if kept is not None and _accel.first_duplicate_in_segments(kept[0], kept[1], offsets) < 0:
+        if kept is not None and c.first_duplicate_in_segments(kept[0], kept[1], offsets) < 0:
             unique = True
     return Run(run.query_ids, offsets, None, None, None, name=run.name, unique=unique, raw_docs=docs)
+
+
+def trec_order(scores: np.ndarray, offsets: np.ndarray, strings: tuple[np.ndarray, Any],
+               workers: int | None = None) -> np.ndarray | None:
+    """Permutation ordering each segment's rows by descending score, equal scores by document id descending
+    (``strings``: the ids as int64 offsets into UTF-8 bytes, one per row, e.g. :func:`~ragrade.compat._native.
+    arrow_strings`), rows equal in both in row order: trec_eval's order, what ``Run.ranking("docid_desc")`` gives
+    (as a full permutation), by one merge sort per segment in C, the segments split across cores. None without the
+    drop-ins' C helpers."""
+    c = _native.speedups
+    if c is None:
+        return None
+    from concurrent.futures import ThreadPoolExecutor
+    from itertools import pairwise
+
+    import numpy as np
+
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    str_off = np.ascontiguousarray(strings[0], dtype=np.int64)
+    n, nseg = len(scores), len(offsets) - 1
+    out = np.empty(n, dtype=np.int64)
+    if workers is None:
+        workers = min(os.cpu_count() or 1, 4, max(1, n // 1_000_000))
+    workers = max(1, min(workers, max(nseg, 1)))
+
+    def part(bounds: tuple[int, int]) -> None:
+        c.sort_segments_trec(scores, offsets, str_off, strings[1], out, bounds[0], bounds[1])
+
+    if workers == 1:
+        part((0, nseg))
+        return out
+    cuts = np.searchsorted(offsets, np.linspace(0, n, workers + 1)[1:-1]).tolist()
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(part, pairwise([0, *cuts, nseg])))
+    return out
 
 
 def _cut(offsets: np.ndarray, perm: np.ndarray | None, max_docs: int | None) -> tuple[np.ndarray, np.ndarray | None]:

@@ -14,7 +14,7 @@ from ragrade.errors import TrecEvalError
 
 if TYPE_CHECKING:  # pragma: no cover
 
-    from ragrade.metrics.parser import Metric
+    from ragrade.metrics import Metric
 
 
 # -- measures -> ragrade metrics ------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from ragrade.errors import TrecEvalError
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from ragrade.metrics.parser import Metric
+    from ragrade.metrics import Metric
 
 
 def scored_columns(planned: list[Planned], opts: Options, qrels: Any, runobj: Any, qids: list[str],
@@ -371,7 +371,7 @@ def _nan_like_trec_eval(planned: list[Planned], columns: dict[Any, Any], helpers
     NaN, at every level x with round(x R) = 0; 11pt_avg is NaN if any of its levels is."""
     import numpy as np
 
-    from ragrade.kernels.measures import cut_by_round, recall_levels
+    from ragrade.compat._trec_eval_c import cut_by_round, recall_levels
 
     num_ret = columns[helpers[0]]
     empty = num_ret == 0
