@@ -117,7 +117,7 @@ def run_layout(path: str, format: str = "trec") -> tuple[Layout, str | None]:
     columns), ``"msmarco"`` (``qid doc rank``) or ``"qid-doc-score"``."""
     line, text, fields = _first_fields(path, "run lines")
     n = len(fields)
-    if format in ("msmarco", "qid-doc-score"):
+    if format != "trec":  # msmarco or qid-doc-score: the named three-column layouts
         if n != 3:
             raise ParseError(f"format {format!r} expects 3 whitespace-separated columns "
                              f"({'query doc rank' if format == 'msmarco' else 'query doc score'}), got {n}",
