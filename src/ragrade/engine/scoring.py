@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ragrade.metrics.parser import Metric
     from ragrade.policies import Policies
 
-__all__ = ["Scorer", "TruthView", "plan_labels"]
+__all__ = ["Scorer", "TruthView"]
 
 #: Keys of a :class:`~ragrade.kernels.metrics.Judged` table's memo that depend on the ground truth alone:
 #: carried from one call of :meth:`Scorer.values` to the next.
@@ -364,12 +364,3 @@ def scorer_of_qrels(qrels: Qrels, labels: list[tuple[str, Metric]], policies: Po
     """A :class:`Scorer` over a :class:`~ragrade.data.Qrels` (its index built here)."""
     return Scorer(TruthIndex(qrels), labels, policies)
 
-
-def plan_labels(plan: Any) -> tuple[list[tuple[str, Metric]], Policies]:
-    """The ``(label, Metric)`` pairs and the policies the engine scores the id metrics of ``plan`` (an
-    :class:`~ragrade.engine.plan.EvalPlan`, :func:`ragrade.evaluation.build_plan`) with: under an engine
-    profile, the profile's reading of each metric and its policies. What a :class:`Scorer` for that plan takes
-    (:meth:`Scorer.from_rows`), as :func:`ragrade.evaluation.prepare` gives an Evaluator."""
-    from ragrade.engine.executor import id_setup
-
-    return id_setup(plan)
