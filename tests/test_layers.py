@@ -29,6 +29,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("ragrade.report", "ragrade.gating", "ragrade.assessment", "ragrade.integrations"),
     ("ragrade.cli", "ragrade.__main__"),
 ]
+LAYERS[5] += ("ragrade.spans",)  # character spans (issue 35): with scale/, above the engine
+LAYERS[8] += ("ragrade.chunking",)  # compare_chunkings (issue 35): uses comparison/ and report/
 
 # ragrade.options: the declarations of every option (one spec per option: the API's checks, the CLI's types
 # and help, the messages), next to the metric parameters it extends (issue 33)

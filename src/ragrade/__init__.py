@@ -57,6 +57,15 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "fuse": ("ragrade.fusion", "fuse"),
     "optimize_fusion": ("ragrade.fusion.optimize", "optimize_fusion"),
     "FusionSearch": ("ragrade.fusion.optimize", "FusionSearch"),
+    # character spans (issue 35): docs/spans.md
+    "read_spans": ("ragrade.spans", "read_spans"),
+    "read_chunks": ("ragrade.spans", "read_chunks"),
+    "read_corpus": ("ragrade.spans", "read_corpus"),
+    "locate_chunks": ("ragrade.spans", "locate_chunks"),
+    "aggregate_passages": ("ragrade.spans", "aggregate_passages"),
+    "SpanTruth": ("ragrade.spans", "SpanTruth"),
+    "ChunkMap": ("ragrade.spans", "ChunkMap"),
+    "Corpus": ("ragrade.spans", "Corpus"),
 }
 
 
@@ -102,10 +111,22 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade.profiles import Profile, get_profile
     from ragrade.profiles.report import ConventionsReport, conventions
     from ragrade.retrieval import RetrievedRun, retrieve
+    from ragrade.spans import (
+        ChunkMap,
+        Corpus,
+        SpanTruth,
+        aggregate_passages,
+        locate_chunks,
+        read_chunks,
+        read_corpus,
+        read_spans,
+    )
 
 __all__ = [
+    "ChunkMap",
     "Comparison",
     "ConventionsReport",
+    "Corpus",
     "Evaluator",
     "FusionSearch",
     "HoleRate",
@@ -125,9 +146,11 @@ __all__ = [
     "Result",
     "RetrievedRun",
     "Run",
+    "SpanTruth",
     "Summary",
     "UnknownNameError",
     "__version__",
+    "aggregate_passages",
     "compare",
     "conventions",
     "evaluate",
@@ -137,12 +160,16 @@ __all__ = [
     "get_matcher",
     "get_profile",
     "load_baseline",
+    "locate_chunks",
     "optimize_fusion",
     "parse_metric",
     "parse_metrics",
     "plan",
+    "read_chunks",
+    "read_corpus",
     "read_qrels",
     "read_run",
+    "read_spans",
     "report",
     "retrieve",
     "save_baseline",

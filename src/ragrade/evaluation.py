@@ -51,6 +51,7 @@ __all__ = ["EvalPlan", "build_plan", "dispatch", "dispatch_one", "evaluate", "pr
 #: on the ground truth it derives: spans projected onto chunks, nuggets as subtopics, ...). The first route
 #: that claims a plan runs it; a plan no route claims goes to the engine's executors.
 ROUTES: tuple[str, ...] = ()
+ROUTES += ("ragrade.spans.route",)  # character spans (issue 35): docs/spans.md
 
 
 def route_of(plan: EvalPlan) -> Any:

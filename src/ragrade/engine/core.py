@@ -52,6 +52,10 @@ def check_id_metrics(labels: list[tuple[str, Metric]], where: str = "") -> None:
             raise MetricError(f"{label!r} compares texts: give the items as texts with a matcher or a profile "
                               f"that defines it (e.g. ragrade.evaluate(truth, retrieved, [{label!r}], "
                               f"profile='autorag')){where}")
+        if kind == "span":  # (issue 35) span measures: computed by ragrade.spans.route
+            raise MetricError(f"{label!r} compares character spans: give span ground truth (query, doc, start, "
+                              f"end) and the run's chunk map to ragrade.evaluate(..., chunks=...) (docs/spans.md)"
+                              f"{where}")
 
 
 class Evaluator:

@@ -43,6 +43,17 @@ PLAN_OPTIONS: tuple[str, ...] = ("profile", "matcher", "names", "rel_level", "ma
 #: entry point (``evaluate``, ``compare``, ``report``, ``gate``) takes them: name -> what it is. They travel in
 #: :attr:`EvalPlan.extras`; the route validates their values.
 TRUTH_OPTIONS: dict[str, str] = {}
+# character spans (issue 35; ragrade.spans.route, docs/spans.md)
+TRUTH_OPTIONS.update({
+    "chunks": "the chunk map of the run's chunk ids: (chunk_id, doc, start, end) rows (a file, a table, a ChunkMap)",
+    "corpus": "the documents the spans point into: a folder of text files, a corpus file or {doc id: text}",
+    "span_threshold": "projection of spans onto chunks: the share (0, 1] a chunk needs to be relevant "
+                      "(default: any overlap)",
+    "span_rule": "projection: what the threshold measures: chunk (share of the chunk that is gold), gold (share "
+                 "of a gold span the chunk holds) or iou",
+    "span_levels": "projection: 1 (a relevant chunk takes its span's grade) or L > 1 (grade times ceil(L * share))",
+    "passages": "id measures on the run aggregated to documents: maxp, firstp or sump (pyserini's --max-passage)",
+})
 
 #: The metric kinds the engine's own executors compute; any other kind (span, nugget, trajectory) is computed
 #: by the route of its ground truth (:data:`ragrade.evaluation.ROUTES`).

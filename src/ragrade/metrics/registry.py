@@ -513,6 +513,47 @@ REGISTRY += (
 )
 
 
+# -- span measures: retrieved chunks against gold character spans (the spans work: issue 35; docs/spans.md) ----
+SP = _Kernels("ragrade.kernels.spans")
+SPAN_TOKENIZER = Param("tokenizer", str, "chars",
+                       choices=("chars", "whitespace", "tiktoken", "cl100k_base", "o200k_base", "p50k_base",
+                                "r50k_base"),
+                       doc="what a length counts: characters (code points), whitespace-separated words, or tiktoken "
+                           "tokens (tiktoken = cl100k_base); a length is the number of tokens starting inside")
+SPAN_RETRIEVE = Param("retrieve", int, None, minimum=-1, maximum=-1,
+                      doc="-1: each query reads as many chunks as the chunking has chunks holding part of its gold "
+                          "(Chroma's retrieve=-1); @k then caps it (the chroma profile caps at 20 without @k)")
+_SPAN_SOURCE = ("Chroma chunking_evaluation (union of intersections); LegalBench-RAG run_benchmark (profile "
+                "legalbench_rag); docs/spans.md")
+REGISTRY += (
+    Family("span_recall", "span", "Share of the gold characters (or tokens) that the top k chunks cover: "
+           "overlapping chunks and gold spans are unions.", "|C@k ∩ R| / |R|",
+           aliases=("span_recall", "char_recall", "token_level_recall"), params=(SPAN_RETRIEVE, SPAN_TOKENIZER),
+           defined="value", monotone_in_k=True, ideal_is_one=True, kernel=SP.span_recall, example_text="span_recall@5",
+           source=_SPAN_SOURCE,
+           notes=("chroma profile: / Σ|r| (gold spans summed); legalbench_rag: Σ_c Σ_r |c ∩ r| / Σ|r|, which "
+                  "exceeds 1 when retrieved snippets overlap",)),
+    Family("span_precision", "span", "Share of the top k chunks' characters (or tokens) that are gold; 0 when "
+           "nothing is retrieved.", "|C@k ∩ R| / |C@k|", aliases=("span_precision", "char_precision",
+                                                                 "token_level_precision"),
+           params=(SPAN_RETRIEVE, SPAN_TOKENIZER), defined="value", kernel=SP.span_precision,
+           example_text="span_precision@5", source=_SPAN_SOURCE,
+           notes=("chroma profile: / Σ|c| over the top k (chunks listed twice, overlapping or of other documents "
+                  "count every time; NaN over an empty top k); legalbench_rag: Σ_c Σ_r |c ∩ r| / Σ|c|",)),
+    Family("span_iou", "span", "Intersection over union of the top k chunks and the gold, in characters (or "
+           "tokens).", "|C@k ∩ R| / |C@k ∪ R|", aliases=("span_iou", "char_iou", "token_level_iou"),
+           params=(SPAN_RETRIEVE, SPAN_TOKENIZER), defined="value", kernel=SP.span_iou, example_text="span_iou@5",
+           source=_SPAN_SOURCE,
+           notes=("chroma profile: |C@k ∩ R| / (Σ|c| + Σ_r |r \\ C@k|)",)),
+    Family("span_precision_omega", "span", "The IoU of every chunk of the chunking that overlaps the gold: what "
+           "span_iou would be with perfect retrieval (the chunking's ceiling; no cutoff).",
+           "|C_R ∩ R| / |C_R ∪ R|, C_R = the chunks overlapping R",
+           aliases=("span_precision_omega", "precision_omega"), params=(SPAN_TOKENIZER,),
+           cutoff="none", defined="value", kernel=SP.span_precision_omega, source=_SPAN_SOURCE,
+           notes=("chroma profile: chunks that only touch a gold span count among C_R (Chroma's start <= end)",)),
+)
+
+
 def _index(families: tuple[Family, ...]) -> dict[str, Family]:
     out: dict[str, Family] = {}
     for fam in families:

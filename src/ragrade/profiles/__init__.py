@@ -436,6 +436,24 @@ ALIASES = {"continuous_eval": "continuous-eval", "ce": "continuous-eval", "llama
            "llama-index": "llamaindex", "trec": "trec_eval", "ir-measures": "ir_measures", "mteb": "beir",
            "pytrec": "pytrec_eval", "textbook": "default"}
 
+# -- span profiles (issue 35): computed by ragrade.spans.route on span ground truth, never by the engine --------
+_SPAN = "span measures only (span_recall, span_precision, span_iou, span_precision_omega); docs/spans.md"
+_add(Profile(
+    "chroma", "Chroma chunking_evaluation (span measures)", families={},
+    reason_all="Chroma sums the lengths of the top-k chunks and of the gold spans (overlaps count twice), counts "
+               "chunks that only touch a span, and with retrieve=-1 reads each query's number of chunks holding gold",
+    source="Chroma chunking_evaluation d451fc4, evaluation_framework/base_evaluation.py (differential tests on its "
+           "fixture, tests/spans/test_chroma_parity.py); " + _SPAN,
+))
+_add(Profile(
+    "legalbench_rag", "LegalBench-RAG (span precision and recall)", families={},
+    reason_all="LegalBench-RAG sums every snippet-gold intersection without union (recall may exceed 1) and "
+               "needs disjoint gold spans",
+    source="LegalBench-RAG (arXiv 2408.10343), legalbenchrag/run_benchmark.py; " + _SPAN,
+))
+ALIASES.update({"chunking_evaluation": "chroma", "chroma_chunking": "chroma", "legalbench": "legalbench_rag",
+                "legalbench-rag": "legalbench_rag", "legalbenchrag": "legalbench_rag"})
+
 
 @public
 def get_profile(name: str | Profile) -> Profile:
