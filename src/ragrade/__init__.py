@@ -56,6 +56,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "fuse": ("ragrade.fusion", "fuse"),
     "optimize_fusion": ("ragrade.fusion.optimize", "optimize_fusion"),
     "FusionSearch": ("ragrade.fusion.optimize", "FusionSearch"),
+    "nuggets": ("ragrade.nuggets", None),
+    "erag_labels": ("ragrade.nuggets.erag", "erag_labels"),
 }
 
 
@@ -72,7 +74,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
-    from ragrade import report
+    from ragrade import nuggets, report
     from ragrade.comparison import Comparison, compare
     from ragrade.comparison.planning import Plan, plan
     from ragrade.data import Qrels, Run
@@ -96,6 +98,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade.io import read_qrels, read_run, write_qrels, write_run
     from ragrade.matching import get_matcher
     from ragrade.metrics.parser import Metric, parse_metric, parse_metrics
+    from ragrade.nuggets.erag import erag_labels
     from ragrade.policies import Policies
     from ragrade.profiles import Profile, get_profile
     from ragrade.profiles.report import ConventionsReport, conventions
@@ -127,6 +130,7 @@ __all__ = [
     "__version__",
     "compare",
     "conventions",
+    "erag_labels",
     "evaluate",
     "evaluate_diversity",
     "fuse",
@@ -134,6 +138,7 @@ __all__ = [
     "get_matcher",
     "get_profile",
     "load_baseline",
+    "nuggets",
     "optimize_fusion",
     "parse_metric",
     "parse_metrics",

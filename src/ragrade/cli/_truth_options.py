@@ -12,8 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import click
+
 #: keyword (a name of ``TRUTH_OPTIONS``) -> the click option that fills it (its parameter name = the keyword).
 TRUTH_CLI_OPTIONS: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {}
+# nuggets (issue 38, docs/nuggets.md)
+TRUTH_CLI_OPTIONS["assignments"] = click.option(
+    "--assignments", "assignments", type=click.Path(exists=True, dir_okay=False), default=None,
+    help="Nugget assignments (ragrade nuggets assign): which passages support which nuggets of the QRELS nuggets file.")
+TRUTH_CLI_OPTIONS["judge"] = click.option(
+    "--nugget-judge", "judge", default=None, metavar="BACKEND:MODEL",
+    help="Assign the nuggets the assignments lack with this LLM (e.g. openai:gpt-4o-mini; server from "
+         "RAGRADE_JUDGE_BASE_URL, key from OPENAI_API_KEY; cached). Needs --passages.")
+TRUTH_CLI_OPTIONS["passages"] = click.option(
+    "--passages", "passages", type=click.Path(exists=True, dir_okay=False), default=None,
+    help="Corpus (JSONL, Parquet or TSV: id, text) with the passages' texts for --nugget-judge.")
 
 
 def truth_options(f: Callable[..., Any]) -> Callable[..., Any]:

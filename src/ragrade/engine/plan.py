@@ -42,6 +42,10 @@ PLAN_OPTIONS: tuple[str, ...] = ("profile", "matcher", "names", "rel_level", "ma
 #: entry point (``evaluate``, ``compare``, ``report``, ``gate``) takes them: name -> what it is. They travel in
 #: :attr:`EvalPlan.extras`; the route validates their values.
 TRUTH_OPTIONS: dict[str, str] = {}
+# nuggets (issue 38, docs/nuggets.md; the route ragrade.nuggets.route)
+TRUTH_OPTIONS["assignments"] = "nugget assignments (a file or ragrade.nuggets.Assignments): which passages support which nuggets"
+TRUTH_OPTIONS["judge"] = "an LLM judge assigning the nuggets the assignments lack ('backend:model', a judge, a nuggets.Assigner)"
+TRUTH_OPTIONS["passages"] = "the passages' texts for judge= (a corpus file or {doc id: text})"
 
 #: The metric kinds the engine's own executors compute; any other kind (span, nugget, trajectory) is computed
 #: by the route of its ground truth (:data:`ragrade.evaluation.ROUTES`).
