@@ -74,7 +74,7 @@ def _procedure_options(f: Any) -> Any:
 @llm_options(tasks="nugget", max_tokens=1024, concurrency_help="Calls in flight at once.")
 def create_command(**o: Any) -> None:
     """Make nuggets for every query of QRELS from its passages graded >= --min-grade."""
-    from ragrade.nuggets.create import CreateSettings, create
+    from ragrade.nuggets.creation import CreateSettings, create
     from ragrade.nuggets.data import write
 
     check_budget(o)
@@ -116,7 +116,7 @@ def create_command(**o: Any) -> None:
 def assign_command(**o: Any) -> None:
     """Assign the NUGGETS to the passages the RUNS retrieve (and to --answers)."""
     from ragrade.cli._output import run_names
-    from ragrade.nuggets.assign import assign
+    from ragrade.nuggets.assignment import assign
     from ragrade.nuggets.data import write_assignments
     from ragrade.nuggets.prompts import TASK_SET
 

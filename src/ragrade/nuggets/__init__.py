@@ -26,9 +26,9 @@ _LAZY: dict[str, str] = {
     "Assignments": "ragrade.nuggets.data", "read": "ragrade.nuggets.data", "write": "ragrade.nuggets.data",
     "read_assignments": "ragrade.nuggets.data", "write_assignments": "ragrade.nuggets.data",
     "as_nuggets": "ragrade.nuggets.data", "as_assignments": "ragrade.nuggets.data",
-    "create": "ragrade.nuggets.create", "acreate": "ragrade.nuggets.create",
-    "CreateResult": "ragrade.nuggets.create", "CreateSettings": "ragrade.nuggets.create",
-    "assign": "ragrade.nuggets.assign", "aassign": "ragrade.nuggets.assign", "AssignResult": "ragrade.nuggets.assign",
+    "create": "ragrade.nuggets.creation", "acreate": "ragrade.nuggets.creation",
+    "CreateResult": "ragrade.nuggets.creation", "CreateSettings": "ragrade.nuggets.creation",
+    "assign": "ragrade.nuggets.assignment", "aassign": "ragrade.nuggets.assignment", "AssignResult": "ragrade.nuggets.assignment",
     "score": "ragrade.nuggets.scores", "subtopic_qrels": "ragrade.nuggets.scores", "PROFILES": "ragrade.nuggets.scores",
     "llm_judge": "ragrade.nuggets.asking", "Assigner": "ragrade.nuggets.route",
     "erag_labels": "ragrade.nuggets.erag", "aerag_labels": "ragrade.nuggets.erag", "ERAGLabels": "ragrade.nuggets.erag",
@@ -49,8 +49,8 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover
     from ragrade.nuggets.asking import llm_judge
-    from ragrade.nuggets.assign import AssignResult, aassign, assign
-    from ragrade.nuggets.create import CreateResult, CreateSettings, acreate, create
+    from ragrade.nuggets.assignment import AssignResult, aassign, assign
+    from ragrade.nuggets.creation import CreateResult, CreateSettings, acreate, create
     from ragrade.nuggets.data import (
         Assignment,
         Assignments,

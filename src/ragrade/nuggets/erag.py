@@ -190,7 +190,7 @@ async def aerag_labels(queries: Any, run: Any, answers: Mapping[str, Any], gener
     """Asynchronous :func:`erag_labels`."""
     import pandas as pd
 
-    from ragrade.nuggets.assign import ranked_lists
+    from ragrade.nuggets.assignment import ranked_lists
 
     if isinstance(score, str) and score not in SCORES:
         raise InputError(f"score must be {', '.join(SCORES)}, a callable or an LLM judge", value=score)

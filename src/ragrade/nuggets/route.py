@@ -9,7 +9,7 @@ run it:
    or is removed with ``duplicates="drop"``; ``"error"`` refuses it);
 2. takes the assignments given (``assignments=``) and asks ``judge=`` for the texts they lack: the top-k
    passages every measure reads and, for ``context=joined``, the concatenated top k
-   (:func:`ragrade.nuggets.assign`, cached and under its budget);
+   (:func:`ragrade.nuggets.assignment`, cached and under its budget);
 3. computes the nugget measures with :mod:`ragrade.kernels.nuggets`, the diversity measures (α-nDCG, ERR-IA,
    subtopic recall ...) on the nuggets as subtopics (:func:`~ragrade.nuggets.scores.subtopic_qrels`) and the
    id measures on the qrels the assignments imply (grade 2: supports a nugget, 1: only partly, 0: none),
@@ -44,7 +44,7 @@ class Assigner:
     """How ``judge=`` assigns what ``assignments=`` lacks: the judge (a judge object asking the nugget tasks, or
     ``"backend:model"``, the server from ``RAGRADE_JUDGE_BASE_URL``), the texts (``passages``: a corpus path or
     ``{doc: text}``; ``queries`` when the nuggets file has no query texts), and the options of
-    :func:`ragrade.nuggets.assign`."""
+    :func:`ragrade.nuggets.assignment`."""
 
     judge: Any
     passages: Any = None
@@ -87,9 +87,13 @@ def _assigner(extras: Mapping[str, Any]) -> Assigner | None:
 
 def _lists(plan: EvalPlan, run: Any) -> dict[str, list[str | None]]:
     """Each query's ranking under the plan's ties and duplicates policies (None: a later copy, earning nothing)."""
-    from ragrade.engine.inputs import as_run
+    from ragrade.engine.inputs import as_run, is_path
 
     pol = plan.policy_object()
+    if is_path(run):
+        from ragrade.io import read_run
+
+        run = read_run(run, format=plan.run_format)
     out: dict[str, list[str | None]] = {}
     for q, docs in as_run(run).to_lists(pol.ties).items():
         seen: set[str] = set()
@@ -108,11 +112,14 @@ def _lists(plan: EvalPlan, run: Any) -> dict[str, list[str | None]]:
     return out
 
 
+def _joined(m: Metric) -> bool:
+    return m.name == "nugget_recall" and m.get("context") == "joined"
+
+
 def _depths(labels: list[tuple[str, Metric]]) -> tuple[int | None, list[int]]:
     """(passages per query to assign: the largest cutoff, None when a measure reads whole lists; the joined ks)."""
-    ks = [m.k for _, m in labels if not (m.family.kind == "nugget" and m.get("context") == "joined")]
-    joined = sorted({int(m.k) for _, m in labels if m.family.kind == "nugget" and m.get("context") == "joined"
-                     and m.k is not None})
+    ks = [m.k for _, m in labels if not _joined(m)]
+    joined = sorted({int(m.k) for _, m in labels if _joined(m) and m.k is not None})
     depth = None if any(k is None for k in ks) else max((int(k) for k in ks if k is not None), default=0)
     return depth, joined
 
@@ -125,7 +132,7 @@ def _assignments(plan: EvalPlan, nuggets: Nuggets, lists: Mapping[str, Mapping[s
     if assigner is None:
         return given, {"name": "assignments", "model": "", "cache": None,
                        "judgments": {"failed": len(given.failed())}}
-    from ragrade.nuggets.assign import assign
+    from ragrade.nuggets.assignment import assign
 
     depth, joined = _depths(list(plan.labels))
     clean = {name: {q: [d for d in docs if d is not None] for q, docs in ls.items()} for name, ls in lists.items()}
@@ -221,11 +228,27 @@ def _engine_part(plan: EvalPlan, name: str, run: Any, qrels: Any, labels: list[t
     return run_in_memory(piece)[name].per_query
 
 
+def _warn(name: str, outcomes: Mapping[str, Mapping[str, int]]) -> None:
+    """A warning for the joined contexts that were never assigned (their values are NaN)."""
+    import warnings
+
+    from ragrade.errors import RagradeWarning
+
+    missing = {label: o["missing"] for label, o in outcomes.items() if o.get("missing")}
+    if missing:
+        what = ", ".join(f"{label}: {n}" for label, n in missing.items())
+        warnings.warn(f"run {name}: the joined top k of some queries has no assignment (NaN; assign them with "
+                      f"ragrade nuggets assign --joined K, or give judge=): {what}", RagradeWarning, stacklevel=2)
+
+
 def run(plan: EvalPlan) -> dict[str, Result]:
     """Evaluate every run of ``plan`` against its nuggets (see the module docstring)."""
     unknown = [k for k in plan.extras if k not in OPTIONS]
     if unknown:
         raise InputError(f"{unknown[0]}= does not apply to a nugget ground truth (it takes {', '.join(OPTIONS)})")
+    if "assignments" not in plan.extras and "judge" not in plan.extras:
+        raise InputError("a nugget evaluation needs assignments= (which passages support which nuggets: ragrade "
+                         "nuggets assign) or judge= (an LLM that assigns them; with passages=)")
     nuggets = as_nuggets(plan.qrels, format=plan.qrels_format)
     lists = {name: _lists(plan, r) for name, r in plan.runs}
     assignments, who = _assignments(plan, nuggets, lists)
@@ -258,6 +281,7 @@ def _one(plan: EvalPlan, name: str, run: Any, nuggets: Nuggets, lists: Mapping[s
             frame = frame.join(part, how="outer") if len(frame.columns) else part.copy()
     frame = frame[[label for label, _ in plan.labels]]
     judgments = dict(who["judgments"])
+    _warn(name, outcomes)
     info = JudgeInfo(name=str(who["name"]), model=str(who["model"]), profile="nuggets", outcomes=outcomes,
                      judgments=judgments, cache=who["cache"])
     summary = summary.replace(evaluated=int(frame.notna().any(axis=1).sum()), judge=info)

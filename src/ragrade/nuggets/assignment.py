@@ -110,8 +110,8 @@ def items_of(nuggets: Nuggets, *, runs: Any = None, depth: int | None = 10, join
     ``pairs``, the ``answers``; only for queries that have nuggets."""
     out: dict[Item, None] = {}
     ks = sorted({int(k) for k in joined})
-    if any(k < 1 for k in ks) or (depth is not None and depth < 1):
-        raise InputError("depth and joined cutoffs must be whole numbers >= 1", value=(depth, ks))
+    if any(k < 1 for k in ks) or (depth is not None and depth < 0):
+        raise InputError("depth must be a whole number >= 0 and joined cutoffs >= 1", value=(depth, ks))
     for run in _named_runs(runs).values():
         for q, docs in ranked_lists(run, ties).items():
             if not nuggets.of(q):
