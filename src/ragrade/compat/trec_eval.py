@@ -1171,19 +1171,20 @@ def _marks(qrels: Any, runobj: Any, qids: list[str], missing: np.ndarray,
     (no judgment) unless -M0."""
     import numpy as np
 
+    import ragrade
     from ragrade.compat import trec_eval_query as per_query
-    from ragrade.engine.join import TruthIndex, join_run
-    from ragrade.policies import Policies
 
-    index = TruthIndex(qrels)
-    joined = join_run(index, runobj, Policies().update(missing_run="drop", duplicates="error"))
+    ev = ragrade.Evaluator(qrels, ["num_ret"], missing_run="drop", duplicates="error")
+    if runobj.n_rows and runobj.duplicate_mask().any():
+        ev.evaluate(runobj)  # the engine names the first document listed twice (PolicyError)
+    rows, judged = ev.locate(runobj)  # (the run is in rank order: its storage rows are its ranks)
     offsets = np.asarray(runobj.offsets, dtype=np.int64)
     run_of = np.full(len(qrels.query_ids), -1, dtype=np.int64)  # each judged query's run query
-    qmap = joined.alignment.qmap
+    qmap = ev.truth.positions(runobj.query_ids)
     run_of[qmap[qmap >= 0]] = np.flatnonzero(qmap >= 0)
     flat = np.full(int(offsets[-1]), per_query.NONPOOL, dtype=np.int64)
-    g = qrels.grades[joined.qrow]
-    flat[offsets[run_of[joined.qq]] + joined.pos] = np.where(g >= 0, g, per_query.UNJUDGED).astype(np.int64)
+    g = qrels.grades[judged]
+    flat[rows] = np.where(g >= 0, g, per_query.UNJUDGED).astype(np.int64)
     every = flat.tolist()
     stand_in = [per_query.NONPOOL] if max_docs is None or max_docs > 0 else []
     where = {q: i for i, q in enumerate(qrels.query_ids.tolist())}
