@@ -35,6 +35,11 @@ def strict_values(values: np.ndarray, strict: bool) -> np.ndarray:
     return out
 
 
+def _rows(values: np.ndarray, n: int) -> np.ndarray:
+    """``values`` as a matrix of ``n`` rows (a vector is one column)."""
+    return values if values.ndim == 2 else values.reshape(n, -1 if n else 0)
+
+
 def _top(values: np.ndarray, k: int) -> np.ndarray:
     """The first ``k`` columns (as many as there are)."""
     return values[:, : max(0, int(k))]
@@ -54,7 +59,7 @@ def nugget_recall(values: np.ndarray, owner: np.ndarray, weights: np.ndarray, n_
     v = strict_values(np.asarray(values, dtype=np.float64), strict)
     owner = np.asarray(owner, dtype=np.int64)
     w = np.asarray(weights, dtype=np.float64)
-    top = _top(v.reshape(len(owner), -1), k)
+    top = _top(_rows(v, len(owner)), k)
     if top.shape[1] == 0:
         best = np.zeros(len(owner))
         unknown = np.zeros(len(owner), dtype=bool)
@@ -84,7 +89,7 @@ def nugget_precision(values: np.ndarray, owner: np.ndarray, n_queries: int, k: i
     """
     v = strict_values(np.asarray(values, dtype=np.float64), strict)
     owner = np.asarray(owner, dtype=np.int64)
-    top = _top(v.reshape(len(owner), -1), k)
+    top = _top(_rows(v, len(owner)), k)
     width = top.shape[1]
     support = np.zeros((n_queries, width), dtype=np.int64)
     failed = np.zeros((n_queries, width), dtype=np.int64)

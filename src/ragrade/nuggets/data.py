@@ -280,14 +280,18 @@ def as_nuggets(value: Any, *, format: str | None = None) -> Nuggets:
         return Nuggets(Nugget(str(q), f"n{i}", str(t)) for q, texts in value.items()
                        for i, t in enumerate(_texts(texts, str(q)), 1))
     if isinstance(value, Iterable):
-        return nuggets_from_rows(((r, None) for r in value), "<rows>")
+        rows = list(value)
+        if all(isinstance(r, Nugget) for r in rows):
+            return Nuggets(rows)
+        return nuggets_from_rows(((r, None) for r in rows), "<rows>")
     raise InputError("nuggets must be a Nuggets, a path, a DataFrame, a list of dicts or {query: [texts]}",
                      value=type(value).__name__)
 
 
 def _texts(texts: Any, query: str) -> list[str]:
-    if isinstance(texts, str) or not isinstance(texts, Iterable):
-        raise InputError("each query needs a list of nugget texts", query=query, value=texts)
+    if not isinstance(texts, list | tuple) or not all(isinstance(t, str) for t in texts):
+        raise InputError("nuggets given as a mapping need a list of nugget texts per query ({query: [text, ...]})",
+                         query=query, value=type(texts).__name__)
     return [str(t) for t in texts]
 
 
@@ -300,7 +304,10 @@ def as_assignments(value: Any, *, format: str | None = None) -> Assignments:
     if hasattr(value, "to_dict") and hasattr(value, "columns"):
         return assignments_from_rows(((r, None) for r in value.to_dict("records")), "<DataFrame>")
     if isinstance(value, Iterable) and not isinstance(value, str | bytes | Mapping):
-        return assignments_from_rows(((r, None) for r in value), "<rows>")
+        rows = list(value)
+        if all(isinstance(r, Assignment) for r in rows):
+            return Assignments(rows)
+        return assignments_from_rows(((r, None) for r in rows), "<rows>")
     raise InputError("assignments must be an Assignments, a path, a DataFrame or a list of dicts",
                      value=type(value).__name__)
 
@@ -452,8 +459,9 @@ def _write_records(records: list[dict[str, Any]], path: str | os.PathLike[str], 
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            flat = [{k: (json.dumps(v, ensure_ascii=False) if k in nested and v is not None else v)
-                     for k, v in r.items()} for r in records]
+            names = list(dict.fromkeys(k for r in records for k in r))  # every column, even if the first row lacks it
+            flat = [{k: (json.dumps(r[k], ensure_ascii=False) if k in nested and r.get(k) is not None else r.get(k))
+                     for k in names} for r in records]
             pq.write_table(pa.Table.from_pylist(flat), tmp)
         elif ext.endswith((".jsonl", ".json", ".ndjson")):
             data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
