@@ -184,6 +184,21 @@ def _asker(x: Any, options: Mapping[str, Any]) -> Asker | None:
                  options.get("retry_failed", False), 0.0, 0.2, options.get("retries", 2))
 
 
+def _rows(answered: list[tuple[str, str, int, Outcome]], scored: Mapping[tuple[str, str, str], Outcome],
+          qtexts: Mapping[str, str], answers: Mapping[str, Any]) -> tuple[list[tuple[Any, ...]], list[dict[str, Any]]]:
+    """The rows of :attr:`ERAGLabels.outputs` (a failed score leaves the score empty) and the failures."""
+    table, failures = [], []
+    for q, d, r, o in answered:
+        if o.output is None:
+            failures.append({"query": q, "doc": d, "reason": f"answer: {o.error}"})
+            continue
+        s = scored[(qtexts[q], json.dumps(_gold(answers, q), ensure_ascii=False), o.output["answer"])]
+        if s.output is None:
+            failures.append({"query": q, "doc": d, "reason": f"score: {s.error}"})
+        table.append((q, d, r, o.output["answer"], None if s.output is None else s.output["score"]))
+    return table, failures
+
+
 async def aerag_labels(queries: Any, run: Any, answers: Mapping[str, Any], generate: Any, score: Any = "exact_match",
                        *, passages: Any = None, depth: int | None = None, ties: str = "docid_desc",
                        **options: Any) -> ERAGLabels:
@@ -210,19 +225,11 @@ async def aerag_labels(queries: Any, run: Any, answers: Mapping[str, Any], gener
         for a in (gen_asker, score_asker):
             if a is not None:
                 await a.aclose()
-    table, failures = [], list(missing)
-    for q, d, r, o in answered:
-        if o.output is None:
-            failures.append({"query": q, "doc": d, "reason": f"answer: {o.error}"})
-            continue
-        s = scored[(qtexts[q], json.dumps(_gold(answers, q), ensure_ascii=False), o.output["answer"])]
-        if s.output is None:
-            failures.append({"query": q, "doc": d, "reason": f"score: {s.error}"})
-        table.append((q, d, r, o.output["answer"], None if s.output is None else s.output["score"]))
+    table, failures = _rows(answered, scored, qtexts, answers)
     costs = {"generate": gen_asker.costs.to_dict() if gen_asker else {},
              "score": score_asker.costs.to_dict() if score_asker else {}}
     frame = pd.DataFrame(table, columns=["query", "doc", "rank", "answer", "score"])
-    return ERAGLabels(frame, failures, costs)
+    return ERAGLabels(frame, [*missing, *failures], costs)
 
 
 def erag_labels(queries: Any, run: Any, answers: Mapping[str, Any], generate: Any, score: Any = "exact_match",
