@@ -56,10 +56,10 @@ def test_create_assign_score_and_evaluate_from_the_command_line(nugget_server, t
     assert out["costs"]["calls"] == len(calls(nugget_server)) == 2 * (1 + 1)  # 8 passages >= 2: one window, one batch
     assert len(nugs) == out["counts"]["nuggets"] == 16 and nugs.query_text("q0") == coll["queries"]["q0"]
     res = _run(["nuggets", "assign", tmp_path / "n.jsonl", f["a"], f["b"], f["c"], "--corpus", f["corpus"],
-                "--depth", "5", "--joined", "3", "-o", tmp_path / "a.jsonl", *_llm(nugget_server, cache)])
+                "--depth", "5", "--joined", "3", "-o", tmp_path / "a.jsonl", "--progress", *_llm(nugget_server, cache)])
     assert res.exit_code == 0, res.output
     asg = read_assignments(tmp_path / "a.jsonl")
-    assert len(asg) > 0 and "calls" in res.stdout
+    assert len(asg) > 0 and "calls" in res.stdout and "cache hits" in res.stderr  # the progress line
     ev = _run(["evaluate", tmp_path / "n.jsonl", f["a"], "-m", "nugget_recall@3", "-m", "nugget_precision@5",
                "-m", "nugget_recall(context=joined)@3", "-m", "alpha_ndcg@5", "--assignments", tmp_path / "a.jsonl",
                "--format", "json", "--per-query"])

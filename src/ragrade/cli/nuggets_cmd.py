@@ -29,10 +29,27 @@ def command() -> None:
 
 
 def _call_options(o: dict[str, Any]) -> dict[str, Any]:
-    """The options of the procedures' calls: cache, budget, concurrency, retries, temperatures."""
+    """The options of the procedures' calls: cache, budget, concurrency, retries, temperatures, progress."""
     return {"cache": cache_arg(o), "budget": budget(o), "max_concurrency": o["max_concurrency"],
             "retry_failed": o["retry_failed"], "retries": o["retries"], "temperature": o["temperature"],
-            "retry_temperature": o["retry_temperature"]}
+            "retry_temperature": o["retry_temperature"], "progress": _progress(o)}
+
+
+def _progress(o: dict[str, Any]) -> Any:
+    """A one-line progress report on stderr as calls finish (``--progress``; default: when stderr is a terminal)."""
+    show = o["progress"] if o["progress"] is not None else sys.stderr.isatty()
+    if not show:
+        return None
+    from ragrade.cli._output import stderr_console
+
+    err = stderr_console()
+
+    def report(costs: Any, ex: Any) -> None:
+        done = costs.calls + ex.calls
+        err.print(f"calls {done} · cache hits {costs.cache_hits + ex.cache_hits} · this round {len(ex.results)}/"
+                  f"{ex.needed} · tokens {costs.tokens + ex.tokens}", end="\r", highlight=False)
+
+    return report
 
 
 def _procedure_options(f: Any) -> Any:

@@ -119,6 +119,8 @@ class Asker:
     retry_temperature: float = 0.2
     retries: int = 2
     costs: Costs = field(default_factory=Costs)
+    #: called as judgments finish: ``progress(costs so far, this round's Execution)``
+    progress: Callable[[Costs, Execution], None] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.retries, int) or isinstance(self.retries, bool) or self.retries < 0:
@@ -142,6 +144,10 @@ class Asker:
         if self._owned and self._store is not None:
             self._store.close()
             self._store = None
+
+    def _report(self, ex: Execution) -> None:
+        if self.progress is not None:
+            self.progress(self.costs, ex)
 
     def _left(self) -> Budget:
         b, c = self.budget, self.costs
@@ -184,7 +190,7 @@ class Asker:
             names.setdefault(key, []).append(name)
         ex = await execute(judge, keyed, cache=self._store, max_concurrency=self.max_concurrency,
                            retry_failed=self.retry_failed, budget=self._left(), worst=worst_of(judge, keyed),
-                           order="given")
+                           order="given", progress=self._report if self.progress is not None else None)
         self.costs.add(ex)
         again: dict[str, tuple[str, Mapping[str, str]]] = {}
         for key, who in names.items():

@@ -183,7 +183,7 @@ async def aassign(nuggets: Any, *, judge: Judge, passages: Any = None, runs: Any
                   queries: Any = None, assignments: Any = None, grades: int = 3, batch: int = 10,
                   ties: str = "docid_desc", cache: Any = True, budget: Budget | None = None,
                   max_concurrency: int | None = None, retry_failed: bool = False, retries: int = 2,
-                  temperature: float = 0.0, retry_temperature: float = 0.2) -> AssignResult:
+                  temperature: float = 0.0, retry_temperature: float = 0.2, progress: Any = None) -> AssignResult:
     """Asynchronous :func:`assign`."""
     if grades not in (2, 3):
         raise InputError("grades must be 2 (support / not_support) or 3 (with partial_support)", value=grades)
@@ -197,7 +197,7 @@ async def aassign(nuggets: Any, *, judge: Judge, passages: Any = None, runs: Any
     task = prompts.ASSIGN if grades == 3 else prompts.ASSIGN2
     requests, where, not_judged = _requests(items, nugs, query_texts(queries), texts, given, task, batch)
     asker = Asker(judge, cache, budget or Budget(), max_concurrency, retry_failed, temperature, retry_temperature,
-                  retries)
+                  retries, progress=progress)
     try:
         sizes = {name: len(ids) for name, (_, ids) in where.items()}
         got = await asker.ask(requests, lambda name, out: None if len(out["labels"]) == sizes[name]
@@ -229,7 +229,7 @@ def assign(nuggets: Any, *, judge: Judge, **options: Any) -> AssignResult:
     ``{name: run}``), ``depth`` (10), ``joined`` (cutoffs of the joined mode), ``pairs``, ``answers``,
     ``queries`` (texts when the nuggets file has none), ``assignments`` (given labels: not asked again),
     ``grades`` (3 or 2), ``batch`` (10), ``ties``, ``cache``, ``budget``, ``max_concurrency``,
-    ``retry_failed``, ``retries`` (2), ``temperature`` (0), ``retry_temperature`` (0.2)."""
+    ``retry_failed``, ``retries`` (2), ``temperature`` (0), ``retry_temperature`` (0.2), ``progress``."""
     return run_sync(lambda: aassign(nuggets, judge=judge, **options), "assign")
 
 

@@ -202,12 +202,12 @@ def _finish(st: _Query, s: CreateSettings, judge: Mapping[str, Any]) -> list[Nug
 async def acreate(qrels: Any, queries: Any, passages: Any, *, judge: Judge, cache: Any = True,
                   budget: Budget | None = None, max_concurrency: int | None = None, retry_failed: bool = False,
                   retries: int = 2, temperature: float = 0.0, retry_temperature: float = 0.2,
-                  settings: CreateSettings | None = None, **numbers: Any) -> CreateResult:
+                  settings: CreateSettings | None = None, progress: Any = None, **numbers: Any) -> CreateResult:
     """Asynchronous :func:`create`."""
     s = settings or CreateSettings(**numbers)
     states, texts, skipped = _plan(qrels, queries, passages, s)
     asker = Asker(judge, cache, budget or Budget(), max_concurrency, retry_failed, temperature, retry_temperature,
-                  retries)
+                  retries, progress=progress)
     failures: list[dict[str, Any]] = []
     counts: dict[str, Any] = {"queries": len(states), "passages": sum(len(w) for st in states for w in st.windows),
                               "windows": 0, "label_batches": 0, "labels_failed": 0, "truncated": 0}
@@ -233,7 +233,8 @@ def create(qrels: Any, queries: Any, passages: Any, *, judge: Judge, **options: 
     ``queries``: ``{query id: text}`` or a topics file; ``passages``: ``{doc id: text}``, a corpus file or a
     :class:`~ragrade.io.texts.Passages`. Options: ``cache`` (True: the user cache, a path, a JudgmentCache or
     False), ``budget``, ``max_concurrency``, ``retry_failed``, ``retries`` (2), ``temperature`` (0),
-    ``retry_temperature`` (0.2), and the procedure's numbers (:class:`CreateSettings`: ``min_grade`` 2,
+    ``retry_temperature`` (0.2), ``progress`` (``progress(costs, execution)`` as calls finish), and the procedure's
+    numbers (:class:`CreateSettings`: ``min_grade`` 2,
     ``window`` 10, ``max_nuggets`` 30, ``label_batch`` 10, ``keep`` 20, ``vital_first`` True)."""
     return run_sync(lambda: acreate(qrels, queries, passages, judge=judge, **options), "create")
 
