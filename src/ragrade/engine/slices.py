@@ -55,8 +55,8 @@ def read_slices(spec: str | os.PathLike[str]) -> pd.DataFrame:
 
     try:
         fmt = formats.detect(path)
-        if fmt.name not in ("tsv", "csv", "jsonl", "parquet", "arrow"):
-            raise InputError(f"{path}: slices must be a .tsv, .csv, .jsonl or .parquet file", value=path)
+        if not fmt.holds_records:
+            raise InputError(f"{path}: slices must be a table of records (.tsv, .csv, .jsonl, .parquet...)", value=path)
         frame = fmt.records(path, strings=True).to_pandas()
     except InputError:
         raise
