@@ -162,7 +162,7 @@ def _read_answers(path: str | None) -> dict[str, Any] | None:
     from ragrade.io import formats
 
     out: dict[str, dict[str, str]] = {}
-    for row, line in formats.detect(path).rows(path):
+    for row, line in formats.records_format(path).rows(path):
         q, a = row.get("query"), row.get("answer")
         if q is None or not isinstance(a, str):
             raise ParseError("an answer needs 'query' and a text 'answer'", path=path, line=line,

@@ -92,7 +92,7 @@ class Nuggets:
         return iter(self._items)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Nuggets) and self._items == other._items
+        return isinstance(other, Nuggets) and self._items == tuple(other)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -189,7 +189,7 @@ class Assignments:
         return iter(self._items)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Assignments) and set(self._items) == set(other._items)
+        return isinstance(other, Assignments) and set(self._items) == set(other)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -219,7 +219,7 @@ class Assignments:
 
     def merged(self, other: Assignments) -> Assignments:
         """These assignments, with ``other``'s added (``other`` wins where both label the same pair)."""
-        return Assignments([*self._items, *other._items])
+        return Assignments([*self._items, *other])
 
     def failed(self) -> list[Assignment]:
         """The assignments whose call failed."""
@@ -435,7 +435,7 @@ def _rows(path: str | os.PathLike[str], format: str | None) -> Iterator[tuple[di
     p = os.fspath(path)
     if not os.path.isfile(p):
         raise InputError(f"{p}: no such file")
-    return formats.detect(p, format).rows(p)
+    return formats.records_format(p, format).rows(p)
 
 
 def read(path: str | os.PathLike[str], *, format: str | None = None) -> Nuggets:
