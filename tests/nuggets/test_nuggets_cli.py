@@ -159,3 +159,24 @@ def test_kill_9_then_resume_repeats_no_call(nugget_server, tmp_path):
     assert costs["calls"] == len(second) == 24 - finished and costs["cache_hits"] == finished
     assert len(set(second) & set(first)) <= len(first) - finished  # only a call in flight at the kill is asked again
     assert len(read(tmp_path / "n.jsonl")) == 4 * 20
+
+
+def test_evaluate_assigns_through_nugget_judge(nugget_server, tmp_path, monkeypatch):
+    coll = collection(n_queries=2)
+    f = _files(tmp_path, coll)
+    nuggets = tmp_path / "n.jsonl"
+    nuggets.write_text("".join(json.dumps({"query": q, "query_text": t, "nugget_id": f"n{j}", "text": f"key k{j:02d} "
+                                                   "is stated", "importance": "vital"}) + "\n"
+                               for q, t in coll["queries"].items() for j in range(3)))
+    monkeypatch.setenv("RAGRADE_JUDGE_BASE_URL", nugget_server.base_url)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    args = ["evaluate", nuggets, f["a"], "-m", "nugget_recall@2", "--nugget-judge", "openai:scripted", "--passages",
+            f["corpus"], "--format", "json"]
+    res = _run(args)
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["means"]["nugget_recall@2"] == pytest.approx((2 + 0.5) / 3)  # k00, k01 stated; k02 partly by d01
+    assert data["summary"]["judgments"]["calls"] == len(calls(nugget_server)) == 4  # 2 queries x top 2
+    again = _run(args)
+    assert json.loads(again.stdout)["summary"]["judgments"]["cache_hits"] == 4 and len(calls(nugget_server)) == 4

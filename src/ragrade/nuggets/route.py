@@ -21,6 +21,7 @@ calls, tokens and cache hits). Failed assignments make the values they could cha
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -81,7 +82,7 @@ def _assigner(extras: Mapping[str, Any]) -> Assigner | None:
         return None
     if isinstance(value, Assigner):
         return value if value.passages is not None or "passages" not in extras else \
-            Assigner(**{**value.__dict__, "passages": extras["passages"]})
+            dataclasses.replace(value, passages=extras["passages"])
     return Assigner(_judge_of(value), passages=extras.get("passages"))
 
 
