@@ -66,6 +66,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "SpanTruth": ("ragrade.spans", "SpanTruth"),
     "ChunkMap": ("ragrade.spans", "ChunkMap"),
     "Corpus": ("ragrade.spans", "Corpus"),
+    "nuggets": ("ragrade.nuggets", None),
+    "erag_labels": ("ragrade.nuggets.erag", "erag_labels"),
 }
 
 
@@ -82,7 +84,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
-    from ragrade import report
+    from ragrade import nuggets, report
     from ragrade.comparison import Comparison, compare
     from ragrade.comparison.planning import Plan, plan
     from ragrade.data import Qrels, Run
@@ -107,6 +109,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade.io import read_qrels, read_run, write_qrels, write_run
     from ragrade.matching import get_matcher
     from ragrade.metrics.parser import Metric, parse_metric, parse_metrics
+    from ragrade.nuggets.erag import erag_labels
     from ragrade.policies import Policies
     from ragrade.profiles import Profile, get_profile
     from ragrade.profiles.report import ConventionsReport, conventions
@@ -153,6 +156,7 @@ __all__ = [
     "aggregate_passages",
     "compare",
     "conventions",
+    "erag_labels",
     "evaluate",
     "evaluate_diversity",
     "fuse",
@@ -161,6 +165,7 @@ __all__ = [
     "get_profile",
     "load_baseline",
     "locate_chunks",
+    "nuggets",
     "optimize_fusion",
     "parse_metric",
     "parse_metrics",

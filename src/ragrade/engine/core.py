@@ -48,6 +48,10 @@ def check_id_metrics(labels: list[tuple[str, Metric]], where: str = "") -> None:
         if kind == "diversity":
             raise MetricError(f"{label!r} needs subtopic judgments: compute it with ragrade.evaluate_diversity "
                               f"(TREC 'qid subtopic docno rel' qrels){where}")
+        if kind == "nugget":
+            raise MetricError(f"{label!r} reads nuggets and their assignments: evaluate it with "
+                              f"ragrade.evaluate(nuggets, run, [{label!r}], assignments=... or judge=...) "
+                              f"(docs/nuggets.md){where}")
         if kind == "text":
             raise MetricError(f"{label!r} compares texts: give the items as texts with a matcher or a profile "
                               f"that defines it (e.g. ragrade.evaluate(truth, retrieved, [{label!r}], "

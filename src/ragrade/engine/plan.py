@@ -46,14 +46,19 @@ TRUTH_OPTIONS: dict[str, str] = {}
 # character spans (issue 35; ragrade.spans.route, docs/spans.md)
 TRUTH_OPTIONS.update({
     "chunks": "the chunk map of the run's chunk ids: (chunk_id, doc, start, end) rows (a file, a table, a ChunkMap)",
-    "corpus": "the documents the spans point into: a folder of text files, a corpus file or {doc id: text}",
+    "corpus": "the texts of the documents or passages (the documents spans point into; the passages an LLM assigns "
+              "nuggets to): a folder of text files, a corpus file or {id: text}",
     "span_threshold": "projection of spans onto chunks: the share (0, 1] a chunk needs to be relevant "
                       "(default: any overlap)",
     "span_rule": "projection: what the threshold measures: chunk (share of the chunk that is gold), gold (share "
                  "of a gold span the chunk holds) or iou",
     "span_levels": "projection: 1 (a relevant chunk takes its span's grade) or L > 1 (grade times ceil(L * share))",
-    "passages": "id measures on the run aggregated to documents: maxp, firstp or sump (pyserini's --max-passage)",
+    "aggregate": "id measures on the run aggregated to documents: maxp, firstp or sump (pyserini's --max-passage)",
 })
+# nuggets (issue 38, docs/nuggets.md; the route ragrade.nuggets.route)
+TRUTH_OPTIONS["assignments"] = "nugget assignments (a file or ragrade.nuggets.Assignments): which passages support which nuggets"
+TRUTH_OPTIONS["judge"] = ("an LLM judge assigning the nuggets the assignments lack ('backend:model', a judge, a "
+                          "nuggets.Assigner; the passages' texts from corpus=)")
 
 #: The metric kinds the engine's own executors compute; any other kind (span, nugget, trajectory) is computed
 #: by the route of its ground truth (:data:`ragrade.evaluation.ROUTES`).

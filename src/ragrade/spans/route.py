@@ -33,7 +33,7 @@ from ragrade.metrics import Metric
 from ragrade.spans.model import ChunkMap, Corpus, SpanTruth
 
 #: the plan keywords of span truth (engine/plan.TRUTH_OPTIONS)
-OPTIONS = ("chunks", "corpus", "span_threshold", "span_rule", "span_levels", "passages")
+OPTIONS = ("chunks", "corpus", "span_threshold", "span_rule", "span_levels", "aggregate")
 #: span profiles of the catalogue (ragrade.profiles) -> the semantics of ragrade.kernels.spans
 SPAN_PROFILES = {"chroma": "chroma", "legalbench_rag": "legalbench_rag"}
 NO_CHUNK = "<no chunk holds the gold>"
@@ -97,9 +97,9 @@ def _setup(plan: EvalPlan) -> Setup:
     semantics = SPAN_PROFILES.get(prof.name, "default") if prof is not None else "default"
     rule, threshold, levels = check_rule(ex.get("span_rule", "chunk"), ex.get("span_threshold"),
                                          ex.get("span_levels", 1))
-    passages = ex.get("passages")
+    passages = ex.get("aggregate")
     if passages is not None and str(passages).lower() not in METHODS:
-        raise InputError(f"passages must be one of {', '.join(METHODS)}", value=passages)
+        raise InputError(f"aggregate must be one of {', '.join(METHODS)}", value=passages)
     native = is_span_truth(plan.qrels, plan.qrels_format)
     if native:
         truth = read_spans(plan.qrels, plan.qrels_format)
