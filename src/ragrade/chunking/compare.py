@@ -20,10 +20,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import ragrade.spans.arguments as A
 from ragrade.comparison import Comparison, compare_scores
 from ragrade.data import Run
 from ragrade.engine.result import Result
-from ragrade.errors import InputError, RagradeWarning, boundary
+from ragrade.errors import InputError, RagradeWarning
+from ragrade.options import SOME_METRICS, public
 from ragrade.spans import (
     ChunkMap,
     Corpus,
@@ -121,7 +123,8 @@ def _json_default(o: Any) -> Any:
     raise TypeError(type(o).__name__)
 
 
-@boundary
+@public(spans=None, chunkings=None, runs=A.RUNS, corpus=A.SOME_CORPUS, retriever=A.RETRIEVER, queries=None,
+        k=A.K, metrics=SOME_METRICS)
 def compare_chunkings(spans: Any, chunkings: Mapping[str, Any] | Sequence[Any], runs: Mapping[str, Any] | None = None,
                       *, corpus: Any = None, retriever: Callable[[list[str], list[str]], Any] | None = None,
                       queries: Any = None, k: int = 5, metrics: Sequence[str] | None = None,

@@ -28,7 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from ragrade.errors import InputError, boundary
+import ragrade.spans.arguments as A
+from ragrade.errors import InputError
+from ragrade.options import public
 from ragrade.spans.model import ChunkMap, Corpus
 
 ANCHOR = 32
@@ -254,7 +256,8 @@ def _fuzzy(corpus: Mapping[str, str], text: str, hint: str | None, window: tuple
 
 # -- the whole ------------------------------------------------------------------------------------------------
 
-@boundary
+@public(corpus=A.CORPUS, texts=A.TEXTS, docs=A.DOC_HINTS, ids=A.CHUNK_IDS, ordered=A.ORDERED, fuzzy=A.FUZZY,
+        floor=A.FLOOR, name=A.LABEL)
 def locate_chunks(corpus: Any, texts: Sequence[str], docs: Sequence[str | None] | None = None,
                   ids: Sequence[str] | None = None, *, ordered: bool | None = None, fuzzy: bool = True,
                   floor: float = 90.0, name: str = "") -> ChunkMap:

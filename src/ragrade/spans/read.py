@@ -25,7 +25,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragrade.errors import InputError, ParseError, boundary
+import ragrade.spans.arguments as A
+from ragrade.errors import InputError, ParseError
+from ragrade.options import public
 from ragrade.spans.model import ChunkMap, Corpus, SpanTruth
 
 QUERY = ("query", "query_id", "qid", "question_id", "queryid", "q")
@@ -72,7 +74,7 @@ def _table(value: Any, format: str | None, what: str) -> tuple[Any, str]:
                      value=type(value).__name__)
 
 
-@boundary
+@public(source=None, format=A.FORMAT, corpus=A.SOME_CORPUS)
 def read_spans(source: Any, format: str | None = None, *, corpus: Any = None) -> SpanTruth:
     """Gold spans from a file (JSONL/CSV/TSV/Parquet; Chroma's ``questions_df.csv`` as it is), a table, a
     DataFrame, a list of dicts or a :class:`SpanTruth`. With ``corpus`` (a folder, a file or a mapping),
@@ -159,7 +161,7 @@ def _references(raw: Any, source: str, i: int) -> list[dict[str, Any]]:
     return [dict(r) for r in refs]
 
 
-@boundary
+@public(source=None, format=A.FORMAT, corpus=A.SOME_CORPUS, delimiter=A.DELIMITER)
 def read_chunks(source: Any, format: str | None = None, *, corpus: Any = None, name: str | None = None,
                 delimiter: str = "#") -> ChunkMap:
     """A chunk map from a file (JSONL/CSV/TSV/Parquet), a table, a DataFrame, a list of dicts or a
@@ -194,7 +196,7 @@ def _doc_of(chunk_id: Any, delimiter: str, source: str, i: int) -> str:
     return text.split(delimiter, 1)[0]
 
 
-@boundary
+@public(source=None, format=A.FORMAT)
 def read_corpus(source: Any, format: str | None = None) -> Corpus:
     """The documents: a folder of text files, a JSONL/Parquet/TSV corpus file, a mapping ``{doc id: text}``
     or a :class:`Corpus` (see the module docstring). Files are read as UTF-8 text with Python's universal
@@ -255,10 +257,13 @@ def _write(table: Any, path: str | os.PathLike[str], format: str | None) -> None
             os.remove(tmp)
 
 
-@boundary
+@public(truth=None, format=A.FORMAT)
 def write_spans(truth: SpanTruth, path: str | os.PathLike[str], format: str | None = None) -> None:
     """Write gold spans (``query, doc, start, end, grade[, text][, question]``), format from the file name."""
     import pyarrow as pa
+
+    if not isinstance(truth, SpanTruth):
+        raise InputError("write_spans writes a SpanTruth (ragrade.read_spans makes one)", value=type(truth).__name__)
 
     cols: dict[str, Any] = {"query": pa.array(truth.query.tolist(), pa.string()),
                             "doc": pa.array(truth.doc.tolist(), pa.string()),
@@ -270,10 +275,13 @@ def write_spans(truth: SpanTruth, path: str | os.PathLike[str], format: str | No
     _write(pa.table(cols), path, format)
 
 
-@boundary
+@public(chunks=None, format=A.FORMAT)
 def write_chunks(chunks: ChunkMap, path: str | os.PathLike[str], format: str | None = None) -> None:
     """Write a chunk map (``chunk_id, doc, start, end[, text]``), format from the file name."""
     import pyarrow as pa
+
+    if not isinstance(chunks, ChunkMap):
+        raise InputError("write_chunks writes a ChunkMap (ragrade.read_chunks makes one)", value=type(chunks).__name__)
 
     cols: dict[str, Any] = {"chunk_id": pa.array(chunks.chunk_id.tolist(), pa.string()),
                             "doc": pa.array(chunks.doc.tolist(), pa.string()),
