@@ -197,7 +197,7 @@ def _encoding(name: str) -> Any:
     encoding = "cl100k_base" if name == "tiktoken" else name
     try:
         return tiktoken.get_encoding(encoding)
-    except (OSError, ValueError) as exc:  # tiktoken downloads an encoding's file once, then caches it
+    except OSError as exc:  # tiktoken downloads an encoding's file once, then caches it
         raise InputError(f"tiktoken cannot load the {encoding} encoding ({type(exc).__name__}): it downloads it "
                          "once (set TIKTOKEN_CACHE_DIR to a folder holding it when offline)") from None
 
