@@ -148,9 +148,12 @@ def overlap_pairs(gold_start: np.ndarray, gold_end: np.ndarray, chunk_start: np.
     by_start = np.argsort(gold_start, kind="stable")  # binary searches in key order are much faster
     back = np.empty_like(by_start)
     back[by_start] = np.arange(len(by_start))
-    side_hi, side_lo = ("right", "left") if touch else ("left", "right")
-    hi = np.searchsorted(chunk_start, gold_end[by_start], side=side_hi)[back]
-    lo = np.searchsorted(top_end, gold_start[by_start], side=side_lo)[back]
+    if touch:
+        hi = np.searchsorted(chunk_start, gold_end[by_start], side="right")[back]
+        lo = np.searchsorted(top_end, gold_start[by_start], side="left")[back]
+    else:
+        hi = np.searchsorted(chunk_start, gold_end[by_start], side="left")[back]
+        lo = np.searchsorted(top_end, gold_start[by_start], side="right")[back]
     count = np.maximum(hi - lo, 0)
     rows = np.repeat(np.arange(len(gold_start)), count)
     first = np.repeat(lo - np.concatenate([[0], np.cumsum(count)[:-1]]), count)
