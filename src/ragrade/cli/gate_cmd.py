@@ -107,7 +107,15 @@ def command(baseline: str, qrels: str, run: str, metrics: tuple[str, ...], margi
         q: object = qrels
         r: object = run  # with --max-memory the evaluation reads the files piece by piece
         if keywords.get("max_memory") is None:
-            q, r = read_both(qrels, run, qrels_format=qrels_format, run_format=run_format)
+            from ragrade.cli._truth_options import TRUTH_CLI_OPTIONS, read_truth
+
+            truth = read_truth(qrels, qrels_format) if set(keywords) & set(TRUTH_CLI_OPTIONS) else qrels
+            if truth is qrels:
+                q, r = read_both(qrels, run, qrels_format=qrels_format, run_format=run_format)
+            else:  # a ground truth beyond judged ids, read by its route (span files)
+                from ragrade.io import read_run
+
+                q, r = truth, read_run(run, format=run_format)
             r = r.with_name(run_names([run], [])[0])  # the file name, as every command names a run
         try:
             result = gate(baseline, q, r, metrics=list(metrics) or None,

@@ -235,8 +235,11 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
     notes: list[str] = []
     q = qrels if max_memory is not None else as_qrels(qrels)
     notes += _check_qrels(b, q, allow_qrels_change)
+    from ragrade.engine.plan import TRUTH_OPTIONS
+
+    truth_keywords = {k: v for k, v in given.items() if k in TRUTH_OPTIONS}  # how the ground truth is read
     result, name, more = _evaluate_candidate(b, q, run, [(label, defined[label]) for label in chosen], matcher,
-                                             max_memory)
+                                             max_memory, truth_keywords)
     notes += more
     verdicts, differences = _verdicts(b, result, chosen, defined, margin_of, floor_of, settings, strict, worst,
                                       notes)
@@ -303,7 +306,11 @@ def _check_conventions(b: Baseline, profile: Any, given: dict[str, Any], matcher
             raise IncomparableError(f"the baseline was scored with profile {b.profile or 'default'!r}, not "
                                     f"{profile!r}: the numbers would not be comparable")
     known = [n for n in option_names() if n not in ("profile", "matcher", "max_memory", "names", "rel_level")]
+    from ragrade.engine.plan import TRUTH_OPTIONS
+
     for name, value in given.items():
+        if name in TRUTH_OPTIONS:  # how a ground truth beyond ids is read (chunks=, corpus=): not a convention
+            continue
         if name in ("names", "rel_level"):
             from ragrade.errors import InputError
 
@@ -423,7 +430,8 @@ def _check_qrels(b: Baseline, q: Any, allow_qrels_change: bool) -> list[str]:
 
 
 def _evaluate_candidate(b: Baseline, q: Any, run: Any, labels: list[tuple[str, Any]], matcher: Any,
-                        max_memory: Any) -> tuple[Any, str | None, list[str]]:
+                        max_memory: Any, truth_keywords: dict[str, Any] | None = None
+                        ) -> tuple[Any, str | None, list[str]]:
     """The candidate scored with the baseline's metrics, profile and policies, through the one plan."""
     from ragrade.engine.inputs import as_run, is_path
     from ragrade.engine.plan import build_plan
@@ -442,7 +450,7 @@ def _evaluate_candidate(b: Baseline, q: Any, run: Any, labels: list[tuple[str, A
     r = run if max_memory is not None and is_path(run) else as_run(run)
     name = getattr(r, "name", None)
     plan = build_plan(q, r, labels, profile=b.profile, matcher=matcher, max_memory=max_memory,
-                      **{k: v for k, v in b.policies.items() if v is not None})
+                      **{k: v for k, v in b.policies.items() if v is not None}, **(truth_keywords or {}))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RagradeWarning)
         result = dispatch_one(plan)

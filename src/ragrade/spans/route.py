@@ -141,6 +141,14 @@ def is_span_truth(value: Any, format: str | None = None) -> bool:
     return bool((lower & set(START) and lower & set(END)) or {"question", "references"} <= lower)
 
 
+def read_truth(path: Any, format: str | None = None) -> SpanTruth | None:
+    """A span file read as :class:`SpanTruth` (None when ``path`` is not one): what the commands ask the routes
+    (:func:`ragrade.cli._truth_options.read_truth`) before handing the ground truth on."""
+    from ragrade.spans.read import read_spans
+
+    return read_spans(path, format) if is_span_truth(path, format) else None
+
+
 def _read_qrels(plan: EvalPlan) -> Qrels:
     from ragrade.engine.inputs import as_qrels, is_path
 
@@ -316,4 +324,4 @@ def _note(text: str) -> None:
     warnings.warn(text, RagradeWarning, stacklevel=3)
 
 
-__all__ = ["OPTIONS", "SPAN_PROFILES", "claims", "is_span_truth", "run"]
+__all__ = ["OPTIONS", "SPAN_PROFILES", "claims", "is_span_truth", "read_truth", "run"]
