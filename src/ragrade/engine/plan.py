@@ -144,7 +144,9 @@ def build_plan(qrels: Any, runs: Any, metrics: MetricsArg, *, profile: Any = Non
     if max_memory is not None and (isinstance(max_memory, bool) or not isinstance(max_memory, int | str)
                                    or (isinstance(max_memory, int) and max_memory <= 0)):
         raise InputError("max_memory must be a size such as '4GiB' or a positive number of bytes", value=max_memory)
-    labels = tuple(metric_labels(metrics, names=names, rel_level=rel_level))
+    from ragrade.engine.nicknames import profile_metrics  # (all_trec under pytrec_eval: trec_eval 9's set)
+
+    labels = tuple(metric_labels(profile_metrics(metrics, profile), names=names, rel_level=rel_level))
     kinds = {m.family.kind for _, m in labels}
     prof = _profile(profile)
     if "diversity" in kinds and kinds <= CORE_KINDS and not extras:
