@@ -34,7 +34,7 @@ def _close(a: float, b: float) -> bool:
 @pytest.mark.parametrize("gt", BLANK[:5])
 def test_each_pair_as_continuous_eval_decides_it(gt):
     theirs, mine = ce.RougeChunkMatch(), ours.RougeChunkMatch()
-    for ret in BLANK + ["Paris is the capital. ", "Paris"]:
+    for ret in [*BLANK, "Paris is the capital. ", "Paris"]:
         assert mine.is_relevant(ret, gt) == theirs.is_relevant(ret, gt), (ret, gt)
 
 
