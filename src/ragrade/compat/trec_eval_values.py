@@ -159,6 +159,34 @@ def direct_columns(planned: list[Planned], opts: Options, columns: dict[Any, Any
     return out
 
 
+def rbp_leftovers(planned: list[Planned], opts: Options, columns: dict[Any, Any], qrels: Any, runobj: Any,
+                  qids: list[str], missing: np.ndarray) -> None:
+    """rbp as trec_eval 10 prints it after the measures computed before it on the same query
+    (:mod:`ragrade.compat.trec_eval_leftovers`): where their leftovers change its starting lowest or highest
+    gain, the query's value is computed anew from that start (``columns`` is updated)."""
+    import numpy as np
+
+    from ragrade.compat import trec_eval_leftovers as leftovers
+    from ragrade.compat import trec_eval_query as per_query
+    from ragrade.compat._trec_eval_c import is_valid_int
+
+    rbp = next((p for p in planned if p.measure.name == "rbp"), None)
+    if rbp is None or not rbp.metrics:
+        return
+    pairs = list(rbp.values)
+    tail = leftovers.before_rbp(planned, gain_map=any(is_valid_int(n) for n, _ in pairs))
+    if tail is None:
+        return
+    marks, grades = _marks(qrels, runobj, qids, missing, opts.max_docs)
+    key = rbp.metrics[0]
+    column = np.array(columns[key], dtype=np.float64)
+    for i, q in enumerate(per_query.marked_queries(opts.rel_level, opts.judged_only, marks, grades)):
+        start = leftovers.rbp_start(tail, q)
+        if start is not None and start != (0.0, 0.0):
+            column[i] = per_query.rbp_value(q, pairs, start)
+    columns[key] = column
+
+
 def _scored(qrels: Any, runobj: Any, bogus: dict[str, dict[str, float]], metrics: list[Metric],
             settings: dict[str, Any], qids: list[str], run_path: str) -> dict[str, Any]:
     """Per-query values of ``metrics`` (``str(metric)`` -> an array in ``qids`` order) by the scoring port (no
