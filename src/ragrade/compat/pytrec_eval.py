@@ -428,7 +428,7 @@ def _prepare(measures: frozenset[str], relevance_level: int, judged_docs_only_fl
         plan_ = build_plan({}, None, [(str(m), m) for m in metrics],
                            **_options(relevance_level, judged_docs_only_flag, num_docs))
         prof = plan_.profile
-        assert prof is not None and prof.mrr_variant != "beir" and prof.score_dtype == "float32"
+        assert prof is not None and getattr(prof, "mrr_variant", None) != "beir" and getattr(prof, "score_dtype", None) == "float32"
     return _Prepared(tuple(columns), tuple(metrics), None if helper is None else tuple(helper), plan_, tuple(direct),
                      num_docs)
 
