@@ -19,14 +19,14 @@ def reads_trec_eval_9(profile: Any) -> bool:
     names as trec_eval 9 has them. An unknown name is False here (the plan reports it)."""
     if profile is None:
         return False
-    from ragrade.profiles import PROFILES, Profile
+    from ragrade.profiles import PROFILES, EngineProfile
 
     if isinstance(profile, str):
         from ragrade.profiles import ALIASES
 
         key = profile.strip().lower()
         profile = PROFILES.get(ALIASES.get(key, key))
-    return isinstance(profile, Profile) and profile.names == "trec_eval" and profile.iprec_cut == "trec9"
+    return isinstance(profile, EngineProfile) and profile.names == "trec_eval" and profile.iprec_cut == "trec9"
 
 
 def trec9_members(nickname: str) -> list[str]:
