@@ -29,7 +29,7 @@ def _chunks() -> ragrade.ChunkMap:
 def _runs(chunks: ragrade.ChunkMap) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     ids = chunks.chunk_id.tolist()
     good = {"q1": [ids[0], ids[1]], "q2": [ids[9], ids[8]], "q3": [ids[4], ids[3]]}
-    worse = {q: list(reversed(v)) + [ids[-1]] for q, v in good.items()}
+    worse = {q: [*reversed(v), ids[-1]] for q, v in good.items()}
     return good, worse
 
 
