@@ -41,20 +41,7 @@ def scored_columns(planned: list[Planned], opts: Options, qrels: Any, runobj: An
         every += [m for p in planned for m in p.parts if m not in seen]
     terms = _utility_terms(metrics, opts.num_docs)
     every = list(dict.fromkeys(every + [t for pair in terms.values() for t in pair]))
-    settings: dict[str, Any] = dict(
-        no_relevant="zero", duplicates="error", missing_qrels="ignore",
-        unjudged="condensed" if opts.judged_only else None, num_docs=_num_docs(opts, metrics),
-        rel_level=opts.rel_level if opts.rel_level > 1 else None, names="trec_eval")
-    bogus = {q: {_BOGUS_DOC: 1.0} if opts.max_docs is None or opts.max_docs > 0 else {}
-             for q in np.array(qids)[missing_mask].tolist()}
-    if opts.rel_level >= 1:
-        frame = _scored(qrels, runobj, bogus, every, settings, qids, run_path)
-    else:  # -l0 and below: the measures that have a relevance level read every grade >= 0 as relevant
-        leveled = [m for m in every if _has_level(m)]
-        frame = _scored(grade_zero_relevant(qrels), runobj, bogus, leveled, settings, qids, run_path)
-        others = [m for m in every if not _has_level(m)]
-        if others:
-            frame.update(_scored(qrels, runobj, bogus, others, settings, qids, run_path))
+    frame = _leveled(opts, qrels, runobj, every, qids, missing_mask, run_path, _num_docs(opts, metrics))
     for m in every:
         columns[m] = np.asarray(frame[str(m)], dtype=np.float64)
     for m, (first, count) in terms.items():  # the kernel's additions, with trec_eval's negative -N
@@ -157,6 +144,28 @@ def direct_columns(planned: list[Planned], opts: Options, columns: dict[Any, Any
             keys.append(key)
         out.append(dataclasses.replace(p, metrics=list(keys)))
     return out
+
+
+def _leveled(opts: Options, qrels: Any, runobj: Any, every: list[Metric], qids: list[str], missing_mask: Any,
+             run_path: str, num_docs: int | None) -> dict[str, Any]:
+    """The values of ``every`` under trec_eval's settings (:func:`_scored`); at -l0 and below, the measures that
+    have a relevance level read every grade >= 0 as relevant (on the judgments raised by one)."""
+    import numpy as np
+
+    settings: dict[str, Any] = dict(
+        no_relevant="zero", duplicates="error", missing_qrels="ignore",
+        unjudged="condensed" if opts.judged_only else None, num_docs=num_docs,
+        rel_level=opts.rel_level if opts.rel_level > 1 else None, names="trec_eval")
+    bogus = {q: {_BOGUS_DOC: 1.0} if opts.max_docs is None or opts.max_docs > 0 else {}
+             for q in np.array(qids)[missing_mask].tolist()}
+    if opts.rel_level >= 1:
+        return _scored(qrels, runobj, bogus, every, settings, qids, run_path)
+    leveled = [m for m in every if _has_level(m)]
+    frame = _scored(grade_zero_relevant(qrels), runobj, bogus, leveled, settings, qids, run_path)
+    others = [m for m in every if not _has_level(m)]
+    if others:
+        frame.update(_scored(qrels, runobj, bogus, others, settings, qids, run_path))
+    return frame
 
 
 def rbp_leftovers(planned: list[Planned], opts: Options, columns: dict[Any, Any], qrels: Any, runobj: Any,
