@@ -293,13 +293,8 @@ def _has_level(m: Metric) -> bool:
     return spec is not None and spec.default == 1 and m.family.param("gains") is None
 
 
-def jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path: str) -> tuple[list[str], dict]:
-    """map_avgjg, P_avgjg, Rprec_mult_avgjg: each query's measure computed on every judgment group's
-    judgments (``qid group docno grade`` lines), then averaged over its groups."""
-    import numpy as np
-
-    from ragrade.io import read_run
-
+def _judgment_groups(qrels_path: str) -> dict[str, dict[str, dict[str, int]]]:
+    """``{query: {group: {document: grade}}}`` of a ``qid group docno grade`` file, as trec_eval reads it."""
     groups: dict[str, dict[str, dict[str, int]]] = {}
     for number, fields in four_field_lines(qrels_path, "qrels_jg", "qid group docno grade"):
         docs = groups.setdefault(fields[0], {}).setdefault(fields[1], {})
@@ -311,11 +306,28 @@ def jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path:
             raise TrecEvalError(f"{qrels_path}, line {number}: grade {fields[3]}: trec_eval 10 sets aside a count for "
                                 "every grade from 0 to the highest, and stops or runs out of memory at grades this "
                                 f"high (ragrade trec_eval reads grades up to {TOP_GRADE})")
-    runobj = read_run(run_path, format="trec")
-    ranked = runobj.to_dict()
-    if opts.max_docs is not None:  # the first max_docs documents in trec_eval's order (score, then id, descending)
+    return groups
+
+
+def _ranked_for_groups(run_path: str, max_docs: int | None) -> dict[str, dict[str, float]]:
+    """The run as ``{query: {document: score}}``, cut by -M to the first ``max_docs`` documents in trec_eval's
+    order (score, then id, descending)."""
+    from ragrade.io import read_run
+
+    ranked = read_run(run_path, format="trec").to_dict()
+    if max_docs is not None:
         ranked = {q: dict(sorted(d.items(), key=lambda kv: (kv[1], kv[0].encode("utf-8")), reverse=True)
-                          [:opts.max_docs]) for q, d in ranked.items()}
+                          [:max_docs]) for q, d in ranked.items()}
+    return ranked
+
+
+def jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path: str) -> tuple[list[str], dict]:
+    """map_avgjg, P_avgjg, Rprec_mult_avgjg: each query's measure computed on every judgment group's
+    judgments (``qid group docno grade`` lines), then averaged over its groups."""
+    import numpy as np
+
+    groups = _judgment_groups(qrels_path)
+    ranked = _ranked_for_groups(run_path, opts.max_docs)
     qids = sorted(groups, key=lambda q: q.encode("utf-8"))
     missing = [q for q in qids if q not in ranked]
     if missing and not opts.complete:
@@ -340,15 +352,19 @@ def jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path:
         frame = _evaluate(vqrels, vrun, metrics, settings, run_path).reindex(list(vqrels))
         group_columns.update({m: frame[str(m)].to_numpy(dtype=np.float64) for m in metrics})
     owner = [key.split(sep, 1)[0] for key in vqrels]
-    columns: dict[Any, Any] = {}
-    for m, values in group_columns.items():
-        total: dict[str, float] = {}
-        count: dict[str, int] = {}
-        for q, v in zip(owner, values.tolist(), strict=True):
-            total[q] = total.get(q, 0.0) + v
-            count[q] = count.get(q, 0) + 1
-        columns[m] = np.array([total[q] / count[q] if count[q] > 1 else total[q] for q in qids])
-    return qids, columns
+    return qids, {m: _group_means(owner, values, qids) for m, values in group_columns.items()}
+
+
+def _group_means(owner: list[str], values: Any, qids: list[str]) -> Any:
+    """Each query's mean over its groups' values (added in order, as trec_eval adds them)."""
+    import numpy as np
+
+    total: dict[str, float] = {}
+    count: dict[str, int] = {}
+    for q, v in zip(owner, values.tolist(), strict=True):
+        total[q] = total.get(q, 0.0) + v
+        count[q] = count.get(q, 0) + 1
+    return np.array([total[q] / count[q] if count[q] > 1 else total[q] for q in qids])
 
 
 def _marks(qrels: Any, runobj: Any, qids: list[str], missing: np.ndarray,
