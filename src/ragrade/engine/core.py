@@ -17,7 +17,16 @@ import numpy as np
 from ragrade._arrays import duplicated
 from ragrade.engine.inputs import as_qrels, as_run
 from ragrade.engine.join import Joined, TruthIndex, join_dict, join_run
-from ragrade.engine.result import HoleRate, MetricsArg, QueryColumns, Result, Summary, metric_labels
+from ragrade.engine.result import (
+    HoleRate,
+    MetricsArg,
+    QueryColumns,
+    Result,
+    Summary,
+    distinct_metrics,
+    metric_labels,
+    spread_labels,
+)
 from ragrade.errors import (
     InputError,
     MetricError,
@@ -151,7 +160,7 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
     data: dict[str, np.ndarray] = {}
     upper: dict[str, np.ndarray] = {}
     nan_means: set[str] = set()
-    for label, m in labels:
+    for label, m in distinct_metrics(labels):  # a metric under two labels is computed once
         fam = m.family
         assert fam.kernel is not None
         only_judged = pol.unjudged == "condensed" or metric_param(m, "judged_only", False)
@@ -173,6 +182,9 @@ def finish(index: TruthIndex, labels: list[tuple[str, Metric]], policies: Polici
             hi_undefined = ((np.isnan(hi) | (judged.n_relevant(m.rel) == 0)) & counted_rows
                             if fam.defined == "value" else undefined)
             upper[label] = np.where(hi_undefined, fill, hi) if hi_undefined.any() else hi
+    data, upper = spread_labels(labels, data), spread_labels(labels, upper)
+    no_relevant = spread_labels(labels, no_relevant)
+    nan_means = set(spread_labels(labels, dict.fromkeys(nan_means)))
     query_ids = np.asarray(qrels.query_ids, dtype=object)
     if pol.missing_run == "drop":
         query_ids = query_ids[counted_rows]

@@ -9,8 +9,8 @@ judged evaluation's :class:`JudgeInfo` (in its :class:`Summary`) and ``details``
 its hole rate are immutable: ``replace`` gives modified copies.
 
 Metrics are keyed by the parsed :class:`~ragrade.metrics.Metric`: two spellings of one metric (``P@2``
-and ``precision@2``) are one column, labelled as the user first wrote it, and ``means`` / ``counts`` /
-``per_query`` accept any spelling of it.
+and ``precision@2``) are computed once and shown under every label the user wrote, and ``means`` /
+``counts`` / ``per_query`` accept any spelling of it.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import numpy as np
 
 from ragrade._arrays import is_frame, is_pandas
 from ragrade.errors import InputError
-from ragrade.metrics.parser import Metric, Names, expand_labels, parse_metric, trec_labels
+from ragrade.metrics.parser import Metric, Names, expand_labels, parse_metric
 from ragrade.policies import Policies
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,41 +45,58 @@ def metric_labels(metrics: MetricsArg, names: Names = "ragrade",
                   rel_level: int | None = None) -> list[tuple[str, Metric]]:
     """``(label, Metric)`` pairs for a metric argument: each string parsed once (cutoff lists expanded,
     labelled as written; trec_eval's names labelled with its output names, ``names`` as in
-    :func:`~ragrade.metrics.parse_metrics`), and a metric written twice (under any spelling) kept once,
-    with its first label. ``rel_level`` (trec_eval's ``-l``) is the relevance level of every metric that
-    has one and was not given one (DCG-type measures ignore it, as trec_eval does).
+    :func:`~ragrade.metrics.parse_metrics`). Every label the user wrote is kept, in order: a metric written
+    under two spellings (``P@5`` and ``precision@5``) gives two labels for one metric (the engine computes
+    it once and shows it under both); the same label written twice is kept once. ``rel_level``
+    (trec_eval's ``-l``) is the relevance level of every metric that has one and was not given one
+    (DCG-type measures ignore it, as trec_eval does).
 
-    >>> [(label, str(m)) for label, m in metric_labels(["P@[5,10]", "precision@5", "ndcg@10"])]
-    [('P@5', 'precision@5'), ('P@10', 'precision@10'), ('ndcg@10', 'ndcg@10')]
+    >>> [(label, str(m)) for label, m in metric_labels(["P@[5,10]", "precision@5", "ndcg@10", "P@5"])]
+    [('P@5', 'precision@5'), ('P@10', 'precision@10'), ('precision@5', 'precision@5'), ('ndcg@10', 'ndcg@10')]
     """
     if isinstance(metrics, str | Metric):
         metrics = [metrics]
     elif not isinstance(metrics, Iterable):
         raise InputError("metrics must be a metric string, a Metric, or a list of them", value=metrics)
     out: list[tuple[str, Metric]] = []
-    seen: set[Metric] = set()
     labels: set[str] = set()
     for m in metrics:
-        keep_labels = False
-        if isinstance(m, tuple) and len(m) == 2 and isinstance(m[1], Metric):  # already labelled
+        if isinstance(m, tuple) and len(m) == 2 and isinstance(m[1], Metric):  # labelled by an earlier call
             pairs = [(str(m[0]), m[1])]
-            keep_labels = True  # labelled by an earlier call: its labels are kept
         elif isinstance(m, Metric):
             pairs = [(str(m), m)]
         else:
             pairs = expand_labels(m, names)
-            keep_labels = isinstance(m, str) and trec_labels(m, names) is not None
         for label, metric in pairs:
             if rel_level is not None:
                 metric = with_rel_level(metric, rel_level)
-            # trec_eval prints a measure under each of its names (Rprec and Rprec_mult_1.00): so does ragrade
-            if metric not in seen or (keep_labels and label not in labels):
-                seen.add(metric)
+            # a requested label never vanishes: P@5 and precision@5 (trec_eval's Rprec and Rprec_mult_1.00)
+            # are one metric shown under each name
+            if label not in labels:
                 labels.add(label)
                 out.append((label, metric))
     if not out:
         raise InputError("no metric given")
     return out
+
+
+def distinct_metrics(labels: Iterable[tuple[str, Metric]]) -> list[tuple[str, Metric]]:
+    """The pairs to compute: each metric once, under its first label (see :func:`spread_labels`)."""
+    first: dict[Metric, str] = {}
+    for label, m in labels:
+        first.setdefault(m, label)
+    return [(label, m) for m, label in first.items()]
+
+
+def spread_labels(labels: Iterable[tuple[str, Metric]], values: Mapping[str, Any]) -> dict[str, Any]:
+    """``{label: value}`` for every label of ``labels`` (in their order), from ``values`` computed under the
+    first label of each metric (:func:`distinct_metrics`): a metric written under two spellings is shown
+    under both. Labels whose metric has no value are left out."""
+    pairs = list(labels)
+    first: dict[Metric, str] = {}
+    for label, m in pairs:
+        first.setdefault(m, label)
+    return {label: values[first[m]] for label, m in pairs if first[m] in values}
 
 
 def with_rel_level(m: Metric, level: int) -> Metric:
