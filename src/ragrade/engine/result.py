@@ -460,11 +460,12 @@ class Result:
     Immutable: assignment raises; :meth:`replace` and :meth:`with_columns` give modified copies.
     """
 
-    __slots__ = ("_hole_rate", "_nan_means", "_table", "_upper_table", "details", "metrics", "policies",
-                 "profile", "run_name", "summary")
+    __slots__ = ("_hole_rate", "_missing_said", "_nan_means", "_table", "_upper_table", "details", "metrics",
+                 "policies", "profile", "run_name", "summary")
     _table: pd.DataFrame | QueryColumns | DeferredValues
     _upper_table: pd.DataFrame | QueryColumns | None
     _nan_means: frozenset[str]
+    _missing_said: str | None
     _hole_rate: HoleRate | None
     metrics: dict[str, Metric]
     summary: Summary
@@ -494,6 +495,7 @@ class Result:
         init(self, "run_name", run_name)
         init(self, "profile", profile)
         init(self, "_nan_means", frozenset(nan_means))
+        init(self, "_missing_said", None)  # _missing_outcome's words, found once (a cache, not a change)
         init(self, "_hole_rate", hole_rate)
         init(self, "details", {} if details is None else dict(details))
 
@@ -838,9 +840,17 @@ class Result:
     def _missing_outcome(self) -> str:
         """What the values of the queries missing from the run are, in words: 0 under the default
         engine; NaN (left out of the mean) where a list profile's empty-list rule says so."""
+        if self._missing_said is None:
+            object.__setattr__(self, "_missing_said", self._find_missing_outcome())
+        assert self._missing_said is not None
+        return self._missing_said
+
+    def _find_missing_outcome(self) -> str:
+        from ragrade._arrays import member
+
         table = self._values
         index = table.index if isinstance(table, QueryColumns) else np.asarray(table.index, dtype=object)
-        rows = np.isin(index, np.asarray(self.summary.missing_from_run, dtype=object))
+        rows = member(index, self.summary.missing_from_run)  # linear (np.isin on objects: quadratic)
         if not rows.any():
             return "dropped"
         nan = [bool(np.isnan(_table_column(table, c)[rows]).all()) for c in _table_columns(table)]
