@@ -40,10 +40,10 @@ def _weights(text: str) -> list[float]:
 
 def _search_options(step: float, cv: int | None) -> None:
     """--step and --cv within their bounds, named as options (before any run is read)."""
-    from ragrade.fusion.params import STEP, Bound, check_number
+    from ragrade.fusion.params import GRID_STEP, Bound, check_number
 
     with input_errors():
-        check_number("--step", step, STEP)
+        check_number("--step", step, GRID_STEP)
         if cv is not None:
             check_number("--cv", cv, Bound("a whole number of folds >= 2", low=2, integer=True))
 

@@ -68,7 +68,7 @@ BOUNDS: dict[str, Bound] = {
 TRAINED = ("probs", "map_scores", "log_odds")
 
 #: The step of optimize_fusion's weight grid.
-STEP = Bound("a number > 0 and <= 1", low=0, high=1, low_open=True)
+GRID_STEP = Bound("a number > 0 and <= 1", low=0, high=1, low_open=True)
 
 #: The most configurations optimize_fusion scores (each is a fusion and an evaluation).
 MAX_CONFIGURATIONS = 100_000

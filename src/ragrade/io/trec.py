@@ -66,7 +66,7 @@ RUN_COLUMNS = ("query", "q0", "doc", "rank", "score", "tag")
 QRELS_COLUMNS = ("query", "iter", "doc", "grade")
 
 STR = pa.string()
-_BOM = b"\xef\xbb\xbf"
+BOM = b"\xef\xbb\xbf"
 _TABS = bytes.maketrans(b"\t\r\v\f", b"    ")
 _MULTI_SPACE = re.compile(rb"  +")
 _EDGE_SPACE = re.compile(rb"^ +| +$", re.MULTILINE)
@@ -118,7 +118,7 @@ def run_layout(path: str, format: str = "trec") -> tuple[Layout, str | None]:
     columns), ``"msmarco"`` (``qid doc rank``) or ``"qid-doc-score"``."""
     line, text, fields = _first_fields(path, "run lines")
     n = len(fields)
-    if format in ("msmarco", "qid-doc-score"):
+    if format != "trec":  # msmarco or qid-doc-score: the named three-column layouts
         if n != 3:
             raise ParseError(f"format {format!r} expects 3 whitespace-separated columns "
                              f"({'query doc rank' if format == 'msmarco' else 'query doc score'}), got {n}",
@@ -200,9 +200,9 @@ def iter_chunks(path: PathLike, chunk_size: int = CHUNK_SIZE, progress: Progress
                 break
             if carry:
                 block = carry + block
-            elif offset == 0 and block.startswith(_BOM):
-                block = block[len(_BOM):]  # a UTF-8 byte order mark is not part of the first id
-                offset = len(_BOM)
+            elif offset == 0 and block.startswith(BOM):
+                block = block[len(BOM):]  # a UTF-8 byte order mark is not part of the first id
+                offset = len(BOM)
             cut = block.rfind(b"\n")
             if cut < 0:
                 if len(block) > MAX_LINE_BYTES:  # bound what one line may hold (a file without newlines)
@@ -276,7 +276,7 @@ def _arrow_parse(data: bytes | memoryview, layout: Layout, doc_type: pa.DataType
                           convert_options=_convert_options(layout, doc_type))
 
 
-def _parse_chunk(block: bytes, end: int, offset: int, path: str, layout: Layout,
+def parse_chunk(block: bytes, end: int, offset: int, path: str, layout: Layout,
                  doc_type: pa.DataType = STR) -> tuple[pa.Table | None, bytes | None]:
     """Parse ``block[:end]``; returns the table and, if the chunk had to be cleaned, its bytes."""
     if _NON_SPACE.search(block, 0, end) is None:
@@ -361,7 +361,8 @@ def _file_needs_care(path: str) -> bool:
     one reused buffer. Blocks overlap by one byte, so a pair of bytes across a cut is seen."""
     from ragrade import _ingest
 
-    odd = _ingest._accel.find_odd_whitespace if _ingest._accel is not None else _has_odd_whitespace_np
+    helper = _ingest.c_helper()
+    odd = helper.find_odd_whitespace if helper is not None else _has_odd_whitespace_np
     with open(path, "rb", buffering=0) as f:
         buf = bytearray(min(_CARE_BLOCK, os.fstat(f.fileno()).st_size) + 1)
         view = memoryview(buf)
@@ -447,7 +448,7 @@ def _read(path: PathLike, layout: Layout, chunk_size: int, progress: Progress | 
     vals: list[np.ndarray] = []
     n = 0
     for block, end, offset in iter_chunks(p, chunk_size, progress):
-        table, _ = _parse_chunk(block, end, offset, p, layout, doc_type)
+        table, _ = parse_chunk(block, end, offset, p, layout, doc_type)
         if table is None or table.num_rows == 0:
             continue
         qchunks.extend(table.column("query").chunks)
@@ -473,11 +474,11 @@ def _read_whole(path: str, layout: Layout, doc_type: pa.DataType, progress: Prog
 
     stream, raw = open_binary(path)
     try:
-        head = stream.read(len(_BOM))
+        head = stream.read(len(BOM))
     finally:
         stream.close()
         raw.close()
-    if head == _BOM or is_gzip(path) or _file_needs_care(path):
+    if head == BOM or is_gzip(path) or _file_needs_care(path):
         # gzip: the chunked reader decompresses in one pass and reports progress on the raw bytes;
         # tabs, CRs, comment lines and the like: the chunked reader normalises them.
         return None
@@ -522,7 +523,7 @@ _PARALLEL_MIN = 16 << 20
 _SCAN_WINDOW = 64 << 20
 
 
-def _map_readonly(fd: int) -> tuple[Any, bool]:
+def map_readonly(fd: int) -> tuple[Any, bool]:
     """``(mapping, own)``: the C helper's own read-only shared mapping of the file (``own``: pages
     already scanned may be dropped from it), else Python's portable ``mmap`` with ``ACCESS_READ``."""
     import mmap
@@ -592,23 +593,23 @@ def _scan_fast(path: str, layout: Layout, progress: Progress | None) -> Scanned 
         size = os.fstat(f.fileno()).st_size
         if size == 0:
             return None
-        if os.pread(f.fileno(), len(_BOM), 0) == _BOM:
+        if os.pread(f.fileno(), len(BOM), 0) == BOM:
             return None
         try:
-            mm, own = _map_readonly(f.fileno())
+            mm, own = map_readonly(f.fileno())
         except (OSError, ValueError):  # not mappable (a pipe, some network file systems): pyarrow reads it
             return None
         try:
             try:
-                return _scan_mapped(mm, size, ncols, numcol, doccol, progress, own, path=path)
+                return scan_mapped(mm, size, ncols, numcol, doccol, progress, own, path=path)
             except MemoryError:  # the outputs are sized for the worst case: leave it to pyarrow
                 return None
         finally:
             mm.close()
 
 
-def _scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int, progress: Progress | None,
-                 release: bool, start: int = 0, *, path: str | None = None) -> Scanned | None:
+def scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int, progress: Progress | None,
+                release: bool, start: int = 0, *, path: str | None = None) -> Scanned | None:
     """Tokenize ``mm[start:size]`` (whole lines; ``start`` > 0: a window of the file, as the out-of-core
     reader in :mod:`ragrade.io.stream` asks). A file that shrinks under the mapping (another process
     truncates it) raises :func:`changed_while_reading` (``path``: the file named), never SIGBUS."""
@@ -625,9 +626,9 @@ def _scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int, progr
 
 
 def _accel_module() -> Any:
-    from ragrade._ingest import _accel
+    from ragrade._ingest import c_helper
 
-    return _accel
+    return c_helper()
 
 
 @contextmanager
