@@ -44,6 +44,7 @@ from ragrade.compat.trec_eval_values import (
     direct_columns,
     jg_columns,
     kernel_gain_maps,
+    rbp_leftovers,
     scored_columns,
     with_relstring_parts,
 )
@@ -134,6 +135,7 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
     missing_mask = np.array([q not in run_ids for q in qids], dtype=bool)
     columns, helpers = scored_columns(planned, opts, qrels, runobj, qids, missing_mask, run_path, best_grade)
     planned = direct_columns(planned, opts, columns, qrels, runobj, qids, missing_mask)
+    rbp_leftovers(planned, opts, columns, qrels, runobj, qids, missing_mask)
     if opts.query and any(p.measure.kind == "relstring" for p in planned):
         rs = next(p for p in planned if p.measure.kind == "relstring")
         relstrings = relstring_texts(rs, columns, qids, helpers[0]) if rs.parts else {q: "" for q in qids}

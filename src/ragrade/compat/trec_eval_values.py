@@ -54,11 +54,9 @@ def scored_columns(planned: list[Planned], opts: Options, qrels: Any, runobj: An
         frame = _scored(grade_zero_relevant(qrels), runobj, bogus, leveled, settings, qids, run_path)
         others = [m for m in every if not _has_level(m)]
         if others:
-            import pandas as pd
-
-            frame = pd.concat([frame, _scored(qrels, runobj, bogus, others, settings, qids, run_path)], axis=1)
+            frame.update(_scored(qrels, runobj, bogus, others, settings, qids, run_path))
     for m in every:
-        columns[m] = frame[str(m)].to_numpy(dtype=np.float64)
+        columns[m] = np.asarray(frame[str(m)], dtype=np.float64)
     for m, (first, count) in terms.items():  # the kernel's additions, with trec_eval's negative -N
         columns[m] = columns[first] + float(m.get("d")) * (opts.num_docs + columns[count])
     _nan_like_trec_eval(planned, columns, helpers)
@@ -161,16 +159,98 @@ def direct_columns(planned: list[Planned], opts: Options, columns: dict[Any, Any
     return out
 
 
+def rbp_leftovers(planned: list[Planned], opts: Options, columns: dict[Any, Any], qrels: Any, runobj: Any,
+                  qids: list[str], missing: np.ndarray) -> None:
+    """rbp as trec_eval 10 prints it after the measures computed before it on the same query
+    (:mod:`ragrade.compat.trec_eval_leftovers`): where their leftovers change its starting lowest or highest
+    gain, the query's value is computed anew from that start (``columns`` is updated)."""
+    import numpy as np
+
+    from ragrade.compat import trec_eval_leftovers as leftovers
+    from ragrade.compat import trec_eval_query as per_query
+    from ragrade.compat._trec_eval_c import is_valid_int
+
+    rbp = next((p for p in planned if p.measure.name == "rbp"), None)
+    if rbp is None or not rbp.metrics:
+        return
+    pairs = list(rbp.values)
+    tail = leftovers.before_rbp(planned, gain_map=any(is_valid_int(n) for n, _ in pairs))
+    if tail is None:
+        return
+    marks, grades = _marks(qrels, runobj, qids, missing, opts.max_docs)
+    key = rbp.metrics[0]
+    column = np.array(columns[key], dtype=np.float64)
+    for i, q in enumerate(per_query.marked_queries(opts.rel_level, opts.judged_only, marks, grades)):
+        start = leftovers.rbp_start(tail, q)
+        if start is not None and start != (0.0, 0.0):
+            column[i] = per_query.rbp_value(q, pairs, start)
+    columns[key] = column
+
+
 def _scored(qrels: Any, runobj: Any, bogus: dict[str, dict[str, float]], metrics: list[Metric],
-            settings: dict[str, Any], qids: list[str], run_path: str) -> Any:
-    """Per-query values of ``metrics`` (a DataFrame indexed by ``qids``); a judged query absent from the run
-    (-c) is scored on ``bogus``: trec_eval's ranking of one unjudged document (cut by -M), after which it
-    sets num_ret, utility, relstring, unj and rbp_resid back to 0 or empty (:func:`clean_missing`)."""
-    frame = _evaluate(qrels, runobj, metrics, settings, run_path).reindex(qids)
-    if bogus:
-        extra = _evaluate(qrels, bogus, metrics, settings, run_path)
-        frame.loc[extra.index, extra.columns] = extra
-    return frame
+            settings: dict[str, Any], qids: list[str], run_path: str) -> dict[str, Any]:
+    """Per-query values of ``metrics`` (``str(metric)`` -> an array in ``qids`` order) by the scoring port (no
+    table library involved); a judged query absent from the run (-c) is scored on ``bogus``: trec_eval's ranking
+    of one unjudged document (cut by -M), after which it sets num_ret, utility, relstring, unj and rbp_resid back
+    to 0 or empty (:func:`clean_missing`)."""
+    import warnings
+
+    import numpy as np
+
+    import ragrade
+    from ragrade.errors import PolicyError, RagradeWarning
+
+    # grade_at (relstring's characters) is NaN where a document has no judgment: no_relevant="zero" would make
+    # that 0, so it is computed on its own with NaN left as it is.
+    groups = [[m for m in metrics if m.name != "grade_at"], [m for m in metrics if m.name == "grade_at"]]
+    out: dict[str, Any] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RagradeWarning)
+        for group, extra in zip(groups, ({}, {"no_relevant": "skip"}), strict=True):
+            if not group:
+                continue
+            try:
+                ev = ragrade.Evaluator(qrels, [(str(m), m) for m in group], missing_run="drop",
+                                       **{**settings, **extra})
+                values = ev.score_values(*_hits(ev, runobj))
+                if bogus:  # each a ranking of one unjudged document (none with -M0)
+                    missing = list(bogus)
+                    counts = np.array([len(bogus[q]) for q in missing], dtype=np.int64)
+                    stand_in = ev.score_values(np.zeros(0, np.int64), np.zeros(0, np.int64), counts, missing)
+            except PolicyError as err:
+                raise TrecEvalError(f"{run_path}: {err}") from None
+            where = ev.truth.positions(qids)
+            taken = np.full(len(qids), -1, dtype=np.int64)
+            if bogus:
+                taken = ev.truth.positions(missing)
+                absent = np.isin(where, taken)
+            for m in group:
+                col = values[str(m)][where]
+                if bogus:
+                    col = np.where(absent, stand_in[str(m)][where], col)
+                out[str(m)] = col
+    return out
+
+
+def _hits(ev: Any, runobj: Any) -> tuple[Any, Any, Any, Any]:
+    """``(truth rows, ranks, list lengths, queries)`` of ``runobj`` for the scoring port: its judged items
+    found by the evaluator's join and ranked as the engine ranks them (trec_eval's order: the run is stored in
+    it, or ranked here by score, then document id, descending). A document listed twice in a judged query is
+    the engine's :class:`~ragrade.errors.PolicyError` (``duplicates="error"``), as trec_eval stops there."""
+    import numpy as np
+
+    if runobj.n_rows and runobj.duplicate_mask().any():
+        ev.evaluate(runobj)  # the engine names the first document listed twice
+    rows, judged = ev.locate(runobj)
+    perm = runobj.ranking_sparse("docid_desc")[0]
+    at = rows
+    if perm is not None:
+        inverse = np.empty(len(perm), dtype=np.int64)
+        inverse[perm] = np.arange(len(perm), dtype=np.int64)
+        at = inverse[rows]
+    offsets = np.asarray(runobj.offsets, dtype=np.int64)
+    seg = np.searchsorted(offsets, rows, side="right") - 1
+    return judged, at - offsets[seg], np.diff(offsets), runobj.query_ids
 
 
 def _num_docs(opts: Options, metrics: list[Metric]) -> int | None:
