@@ -107,7 +107,7 @@ def test_llamaindex_weights_summing_to_zero_are_refused():
 @pytest.mark.parametrize("step", [0, -0.1, 1.5, math.nan, math.inf, "abc", None])
 def test_the_grid_step_is_checked(step):
     for ranx in (False, True):
-        with pytest.raises(InputError, match="step: must be a number > 0 and <= 1"):
+        with pytest.raises(InputError, match=r"step:? must be a number"):
             optimize_fusion(QRELS, RUNS, "wsum", step=step, profile="ranx" if ranx else None)
 
 
