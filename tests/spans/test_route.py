@@ -199,8 +199,8 @@ def test_span_measures_without_span_truth_or_chunks_are_refused() -> None:
 
 
 def test_compare_report_gate_and_a_baseline_from_the_command_line(tmp_path: Path) -> None:
-    """The commands that read QRELS before planning ask the routes (span files become SpanTruth): compare,
-    report, evaluate --save-baseline and gate take a span file with --chunks."""
+    """compare, report, evaluate --save-baseline and gate take a span file with --chunks (the route reads it,
+    records its fingerprint and shows its judgments)."""
     _, chunks, spans, run = _case(5)
     write_spans(ragrade.read_spans(spans), tmp_path / "spans.jsonl")
     write_chunks(chunks, tmp_path / "chunks.jsonl")
@@ -218,4 +218,4 @@ def test_compare_report_gate_and_a_baseline_from_the_command_line(tmp_path: Path
         out = runner.invoke(main, args)
         assert out.exit_code == 0, (args[0], out.output)
     base = json.loads((tmp_path / "base.json").read_text())
-    assert base["qrels"]["judgments"] == len(spans)  # the spans' own fingerprint (SpanTruth.judged_ids)
+    assert base["qrels"]["judgments"] == len(spans)  # the spans' own fingerprint (the route's truth_stats)

@@ -59,20 +59,3 @@ def truth_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Take the options of :func:`truth_options` out of a command's ``kwargs``: the ones given, as keywords."""
     out = {name: kwargs.pop(name) for name in TRUTH_CLI_OPTIONS if name in kwargs}
     return {k: v for k, v in out.items() if v is not None and v != ()}
-
-
-def read_truth(path: Any, format: str | None = None) -> Any:
-    """The ground truth at ``path`` as the route of its kind reads it (a route module of
-    :data:`ragrade.evaluation.ROUTES` may offer ``read_truth(path, format)``, giving the object or None when
-    the file is not its kind: span files become a ``SpanTruth``), else ``path`` as given. The commands hand
-    that object on (a baseline's fingerprint, a report's grades read it through its ``judged_ids``)."""
-    import importlib
-
-    from ragrade.evaluation import ROUTES
-
-    for name in ROUTES:
-        reader = getattr(importlib.import_module(name), "read_truth", None)
-        found = reader(path, format) if reader is not None else None
-        if found is not None:
-            return found
-    return path

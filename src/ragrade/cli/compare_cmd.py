@@ -60,10 +60,6 @@ def plan_inputs(qrels_path: str, run_paths: Sequence[str], names: Sequence[str],
     if keywords.get("max_memory") is None and not set(keywords) & set(TRUTH_CLI_OPTIONS):
         q, loaded = read_inputs(qrels_path, run_paths, names, qrels_format, run_format)
         return q, loaded, keywords
-    if set(keywords) & set(TRUTH_CLI_OPTIONS):  # the route of that ground truth reads it (span files: SpanTruth)
-        from ragrade.cli._truth_options import read_truth
-
-        qrels_path = read_truth(qrels_path, qrels_format)
     return (qrels_path, dict(zip(names, run_paths, strict=True)),
             {**keywords, "qrels_format": qrels_format, "run_format": run_format})
 

@@ -11,7 +11,6 @@ from ragrade.cli._loop import finish, loop_options, pop_loop_options
 from ragrade.cli._output import input_errors, number, reading_all, run_names, stderr_console, stdout_console
 from ragrade.cli._plan_options import evaluation_options, plan_keywords
 from ragrade.cli._slices import load_slices, slices_option
-from ragrade.cli._truth_options import TRUTH_CLI_OPTIONS, read_truth
 from ragrade.io import FORMATS
 
 OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
@@ -75,16 +74,12 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
         # the options parsed into the one plan (a metric typo fails here, before any file is read)
         plan = build_plan(qrels, run, list(metrics), engine=engine, master=master, qrels_format=qrels_format,
                           run_format=run_format, **keywords)
-        truth: object = qrels
-        if loop.save_baseline and set(keywords) & set(TRUTH_CLI_OPTIONS):  # the baseline reads the ground truth
-            truth = read_truth(qrels, qrels_format)
-            plan = plan.replace(qrels=truth)
         with reading_all([(qrels, "ground truth"), (run, "run")]) as (q_progress, r_progress):
             plan = plan.replace(qrels_progress=q_progress, run_progress=r_progress)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", RagradeWarning)
                 result = dispatch_one(plan).replace(run_name=label)
-        finish(loop, result, truth, run)
+        finish(loop, result, qrels, run, dict(plan.extras))
         sliced = None if slice_labels is None else result.by(slice_labels)
     _print(result, caught, fmt, per_query, digits, hole_threshold, sliced)
 

@@ -106,16 +106,11 @@ def command(baseline: str, qrels: str, run: str, metrics: tuple[str, ...], margi
         _, floor_map = _pairs(floors, "min", allow_bare=False)
         q: object = qrels
         r: object = run  # with --max-memory the evaluation reads the files piece by piece
-        if keywords.get("max_memory") is None:
-            from ragrade.cli._truth_options import TRUTH_CLI_OPTIONS, read_truth
+        from ragrade.engine.plan import TRUTH_OPTIONS
 
-            truth = read_truth(qrels, qrels_format) if set(keywords) & set(TRUTH_CLI_OPTIONS) else qrels
-            if truth is qrels:
-                q, r = read_both(qrels, run, qrels_format=qrels_format, run_format=run_format)
-            else:  # a ground truth beyond judged ids, read by its route (span files)
-                from ragrade.io import read_run
-
-                q, r = truth, read_run(run, format=run_format)
+        # with another ground truth (spans, nuggets: a ground-truth option given) its route reads the files
+        if keywords.get("max_memory") is None and not set(keywords) & set(TRUTH_OPTIONS):
+            q, r = read_both(qrels, run, qrels_format=qrels_format, run_format=run_format)
             r = r.with_name(run_names([run], [])[0])  # the file name, as every command names a run
         try:
             result = gate(baseline, q, r, metrics=list(metrics) or None,

@@ -66,8 +66,6 @@ def as_qrels(qrels: Any) -> Qrels:
     """Ground truth from any accepted input (see the module docstring)."""
     if isinstance(qrels, Qrels):
         return qrels
-    if callable(getattr(qrels, "judged_ids", None)):  # a ground truth beyond judged ids (spans): its ids' view
-        return qrels.judged_ids()
     if isinstance(qrels, Mapping):
         first = next((v for v in qrels.values() if not (_is_seq(v) and len(v) == 0)), None)
         if first is None or isinstance(first, Mapping):

@@ -125,15 +125,6 @@ class SpanTruth:
             out.append(row)
         return out
 
-    def judged_ids(self) -> Any:
-        """The spans as judgments of ids (what code that needs a :class:`~ragrade.Qrels` of the ground truth
-        reads: a baseline's fingerprint, a report's grades): one judgment per span, its id
-        ``doc:start-end``, its grade. Evaluations project the spans onto the run's chunking instead."""
-        from ragrade.data import Qrels
-
-        ids = [f"{d}:{s}-{e}" for d, s, e in zip(self.doc.tolist(), self.start.tolist(), self.end.tolist(), strict=True)]
-        return Qrels.from_columns(self.query, ids, self.grade, source="spans")
-
     # -- checks ---------------------------------------------------------------------------------------
     def check(self, corpus: Mapping[str, str] | None = None, *, overlapping: str = "note") -> None:
         """Check the spans against the documents (when given): a span of an unknown document, past the end

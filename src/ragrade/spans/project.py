@@ -135,9 +135,6 @@ def qrels_to_spans(qrels: Qrels, *, chunks: ChunkMap | None = None, corpus: Mapp
     docs = qrels.per_row_docs()
     grades = qrels.grades
     if level == "auto":
-        back = _span_ids(docs, chunks, corpus)
-        if back is not None:  # SpanTruth.judged_ids: the spans themselves
-            return SpanTruth.from_columns(qids, back[0], back[1], back[2], grades, source="spans")
         level = "chunk" if chunks is not None and len(docs) and bool((chunks.positions(docs) >= 0).all()) else "doc"
     if level == "chunk":
         if chunks is None:
@@ -157,25 +154,6 @@ def qrels_to_spans(qrels: Qrels, *, chunks: ChunkMap | None = None, corpus: Mapp
                          "chunks) or it is empty", item=bad)
     return SpanTruth.from_columns(qids, docs, np.zeros(len(docs), dtype=np.int64), lengths, grades,
                                   source="document judgments")
-
-
-def _span_ids(ids: np.ndarray, chunks: ChunkMap | None, corpus: Mapping[str, str] | None
-              ) -> tuple[list[str], list[int], list[int]] | None:
-    """``(docs, starts, ends)`` when every id is a span's (``doc:start-end``, as
-    :meth:`~ragrade.spans.model.SpanTruth.judged_ids` writes them) of a known document, else None."""
-    import re
-
-    known = set(corpus) if corpus is not None else set(chunks.doc.tolist()) if chunks is not None else None
-    pattern = re.compile(r"^(.+):(\d+)-(\d+)$")
-    docs, starts, ends = [], [], []
-    for i in ids.tolist():
-        m = pattern.match(i)
-        if m is None or (known is not None and m.group(1) not in known) or int(m.group(2)) >= int(m.group(3)):
-            return None
-        docs.append(m.group(1))
-        starts.append(int(m.group(2)))
-        ends.append(int(m.group(3)))
-    return (docs, starts, ends) if docs else None
 
 
 def _document_lengths(docs: np.ndarray, chunks: ChunkMap | None, corpus: Mapping[str, str] | None) -> np.ndarray:

@@ -37,6 +37,8 @@ OPTIONS = ("chunks", "corpus", "span_threshold", "span_rule", "span_levels", "ag
 #: span profiles of the catalogue (ragrade.profiles) -> the semantics of ragrade.kernels.spans
 SPAN_PROFILES = {"chroma": "chroma", "legalbench_rag": "legalbench_rag"}
 NO_CHUNK = "<no chunk holds the gold>"
+#: the keywords of OPTIONS that are conventions: a gated candidate must be scored with its baseline's
+SETTINGS = ("span_threshold", "span_rule", "span_levels", "aggregate")
 
 
 def claims(plan: EvalPlan) -> bool:
@@ -115,6 +117,30 @@ def _setup(plan: EvalPlan) -> Setup:
                  None if aggregate is None else str(aggregate).lower())
 
 
+def truth_stats(plan: EvalPlan) -> dict[str, Any]:
+    """What the gate records of the plan's span truth: the fingerprint of its spans (query, document, start,
+    end, grade; not the chunking, which is the candidate's), its queries, spans and gold spans."""
+    from ragrade.data.fingerprint import rows_fingerprint
+
+    t = _setup(plan).truth
+    rows = zip(t.query.tolist(), t.doc.tolist(), t.start.tolist(), t.end.tolist(), t.grade.tolist(), strict=True)
+    return {"fingerprint": rows_fingerprint(rows, kind="spans"), "queries": len(t.queries), "judgments": len(t),
+            "relevant": int(np.count_nonzero(t.grade > 0))}
+
+
+def judgments(plan: EvalPlan) -> Qrels:
+    """The judgments a report shows next to the retrieved chunks: the spans projected onto the plan's chunk
+    map (or onto whole documents without one) with the plan's rule, threshold and levels."""
+    from ragrade.spans.measure import DocSpace
+    from ragrade.spans.project import project, whole_documents
+
+    setup = _setup(plan)
+    space = DocSpace.of(setup.truth, setup.chunks, setup.corpus)
+    target = setup.chunks if setup.chunks is not None else whole_documents(space)
+    return project(setup.truth, target, rule=setup.rule, threshold=setup.threshold, levels=setup.levels,
+                   space=space)
+
+
 def is_span_truth(value: Any, format: str | None = None) -> bool:
     """Whether a ground truth is spans: a :class:`SpanTruth`, or a table (file, pyarrow Table, DataFrame,
     list of dicts) with start and end columns, or Chroma's ``questions_df.csv``."""
@@ -139,14 +165,6 @@ def is_span_truth(value: Any, format: str | None = None) -> bool:
         names = [str(k) for k in value[0]]
     lower = {n.lower() for n in names}
     return bool((lower & set(START) and lower & set(END)) or {"question", "references"} <= lower)
-
-
-def read_truth(path: Any, format: str | None = None) -> SpanTruth | None:
-    """A span file read as :class:`SpanTruth` (None when ``path`` is not one): what the commands ask the routes
-    (:func:`ragrade.cli._truth_options.read_truth`) before handing the ground truth on."""
-    from ragrade.spans.read import read_spans
-
-    return read_spans(path, format) if is_span_truth(path, format) else None
 
 
 def _read_qrels(plan: EvalPlan) -> Qrels:
@@ -324,4 +342,4 @@ def _note(text: str) -> None:
     warnings.warn(text, RagradeWarning, stacklevel=3)
 
 
-__all__ = ["OPTIONS", "SPAN_PROFILES", "claims", "is_span_truth", "read_truth", "run"]
+__all__ = ["OPTIONS", "SETTINGS", "SPAN_PROFILES", "claims", "is_span_truth", "judgments", "run", "truth_stats"]
