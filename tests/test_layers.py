@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
 ]
 LAYERS[5] += ("ragrade.spans",)  # character spans (issue 35): with scale/, above the engine
 LAYERS[8] += ("ragrade.chunking",)  # compare_chunkings (issue 35): uses comparison/ and report/
+LAYERS[7] += ("ragrade.synthesis",)  # test sets from a corpus (issue 36): the LLM core over spans/
 
 #: The package facade (lazy names and the version) sits outside the order: anything may read
 #: ``ragrade.__version__``, and it imports nothing at import time.

@@ -65,6 +65,9 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "SpanTruth": ("ragrade.spans", "SpanTruth"),
     "ChunkMap": ("ragrade.spans", "ChunkMap"),
     "Corpus": ("ragrade.spans", "Corpus"),
+    # test sets from a corpus (issue 36): docs/synthesize.md
+    "synthesize": ("ragrade.synthesis", "synthesize"),
+    "TestSet": ("ragrade.synthesis", "TestSet"),
 }
 
 
@@ -119,6 +122,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         read_corpus,
         read_spans,
     )
+    from ragrade.synthesis import TestSet, synthesize
 
 __all__ = [
     "ChunkMap",
@@ -145,6 +149,7 @@ __all__ = [
     "Run",
     "SpanTruth",
     "Summary",
+    "TestSet",
     "UnknownNameError",
     "__version__",
     "aggregate_passages",
@@ -170,6 +175,7 @@ __all__ = [
     "report",
     "retrieve",
     "save_baseline",
+    "synthesize",
     "write_qrels",
     "write_run",
 ]
