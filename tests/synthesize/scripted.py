@@ -13,7 +13,7 @@ Faults are planted in the documents as marker words; a prompt whose passage hold
 ``BADJSON`` (not JSON), ``NOEXCERPT`` (no excerpt), ``NOTFOUND`` (an excerpt that is not in the passage),
 ``EMPTYQ`` (an empty question), ``CUTOFF`` (the reply cut at max_tokens: half a JSON object with
 ``finish_reason: length``), ``DUPLICATE`` (the same question as every other passage holding the marker),
-``WHITESPACE`` (the excerpt copied with its line breaks as spaces), ``FUZZY`` (one character of the excerpt
+``WHITESPACE`` (the excerpt copied with a line break and two spaces for each space), ``FUZZY`` (one character of the excerpt
 changed), ``UNANSWERABLE`` (the answerability check says no).
 
 ``server.latency`` seconds are slept before each answer; ``server.log`` lists every request (its task and
@@ -45,8 +45,12 @@ def _sentences(text: str) -> list[str]:
     return parts or [text.strip()]
 
 
+def _rare(sentence: str) -> list[str]:
+    return [x for x in re.findall(r"[a-z]+", sentence) if x in _NOUNS or x in _VERBS]
+
+
 def _pick(text: str) -> str:
-    sents = _sentences(text)
+    sents = [s for s in _sentences(text) if "Marker" not in s and len(_rare(s)) >= 2] or _sentences(text)
     h = int(hashlib.sha256(text.encode()).hexdigest(), 16)
     return sents[h % len(sents)]
 
@@ -56,8 +60,9 @@ def question_reply(user: str) -> tuple[str, str]:
     passages = _passages(user)
     whole = "\n".join(passages)
     excerpts = [{"passage": i, "text": _pick(p)} for i, p in enumerate(passages, 1)]
-    longest = sorted({w for e in excerpts for w in re.findall(r"[A-Za-z]{4,}", e["text"])}, key=lambda w: (-len(w), w))
-    question = "What does the record say about " + ", ".join(longest[:3]) + "?"
+    take = 3 if len(excerpts) == 1 else 2
+    rare = [w for e in excerpts for w in _rare(e["text"])[:take]]
+    question = "Which " + " and ".join(dict.fromkeys(rare)) + "?"
     if "DUPLICATE" in whole:
         question = "Which planted duplicate question is this?"
     if "EMPTYQ" in whole:
@@ -67,7 +72,7 @@ def question_reply(user: str) -> tuple[str, str]:
     if "NOTFOUND" in whole:
         excerpts[0]["text"] = "This sentence appears nowhere in the corpus at all, not even close."
     if "WHITESPACE" in whole:
-        excerpts[0]["text"] = " ".join(excerpts[0]["text"].split())
+        excerpts[0]["text"] = excerpts[0]["text"].replace(" ", "\n  ")
     if "FUZZY" in whole:
         t = excerpts[0]["text"]
         excerpts[0]["text"] = t[:10] + ("x" if t[10] != "x" else "y") + t[11:]
@@ -173,22 +178,38 @@ _TOPICS = [
 ]
 
 
-def _paragraph(topic: str, lead: str, i: int) -> str:
-    return (f"{lead} Records from season {i} show that the {topic} committee met {i + 3} times and approved "
-            f"{i * 7 + 2} proposals about maintenance. Local historians note that the {topic} drew visitors "
-            f"from {i + 2} neighbouring provinces during festival week number {i}. A later survey counted "
-            f"{i * 11 + 5} volunteers who kept the {topic} archives in order.")
+_NOUNS = ("lantern", "granary", "quarry", "vineyard", "tannery", "foundry", "ferryman", "chapel", "mill", "aqueduct",
+          "schoolhouse", "apothecary", "brewery", "smithy", "lighthouse", "causeway", "monastery", "bakery",
+          "shipwright", "weaver", "cooper", "glassworks", "saltpan", "kiln", "dovecote", "tollhouse", "almshouse",
+          "printworks", "ropewalk", "icehouse", "boathouse", "courthouse", "watchtower", "sawmill", "tramway",
+          "marketplace", "observatory", "infirmary", "barracks", "reservoir", "distillery", "pottery", "cannery",
+          "creamery", "hatchery", "nursery", "tavern", "dockyard", "signalbox", "waterwheel")
+_VERBS = ("restored", "surveyed", "insured", "repainted", "catalogued", "rebuilt", "licensed", "photographed",
+          "measured", "auctioned", "inspected", "relocated")
 
 
-def corpus(markers: dict[str, list[str]] | None = None, paragraphs: int = 3) -> dict[str, str]:
+def _paragraph(t: int, topic: str, lead: str, i: int) -> str:
+    def noun(j: int) -> str:
+        return _NOUNS[(t * 17 + i * 5 + j * 3) % len(_NOUNS)]
+
+    def verb(j: int) -> str:
+        return _VERBS[(t * 5 + i * 3 + j) % len(_VERBS)]
+
+    return (f"{lead} In season {i} the {topic} council {verb(0)} the {noun(0)} beside the {noun(1)}, spending "
+            f"{i * 7 + 2} thousand crowns. Chroniclers of the {noun(2)} wrote that {i + 2} guilds {verb(1)} the "
+            f"{noun(3)} before the {noun(4)} closed. A later ledger lists {i * 11 + 5} apprentices who {verb(2)} "
+            f"the {noun(5)} and the {noun(6)} of the {topic}.")
+
+
+def corpus(markers: dict[str, list[str]] | None = None, paragraphs: int = 3, every: bool = False) -> dict[str, str]:
     """Six documents of ``paragraphs`` paragraphs (blank lines between); ``markers``: doc -> marker words
-    appended to its first paragraph."""
+    appended to its first paragraph (to every paragraph with ``every``)."""
     out = {}
-    for topic, lead in _TOPICS:
-        paras = [_paragraph(topic, lead, i) for i in range(1, paragraphs + 1)]
+    for t, (topic, lead) in enumerate(_TOPICS):
+        paras = [_paragraph(t, topic, lead if i == 1 else "", i).strip() for i in range(1, paragraphs + 1)]
         extra = (markers or {}).get(topic, [])
-        if extra:
-            paras[0] += " " + " ".join(f"Marker {m} is planted here in this sentence." for m in extra)
+        for j in range(len(paras) if every else 1 if extra else 0):
+            paras[j] += " " + " ".join(f"Marker {m} is planted here in this sentence." for m in extra)
         out[topic] = "\n\n".join(paras) + "\n"
     return out
 

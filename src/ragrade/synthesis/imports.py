@@ -2,7 +2,8 @@
 
 * a **Ragas** testset (``TestsetGenerator``'s ``to_pandas()`` saved as CSV, JSONL or Parquet): each row's
   ``user_input`` is the question, ``reference_contexts`` (a list; in CSV the list's Python or JSON text) the
-  texts that answer it, ``reference`` the answer, ``synthesizer_name`` the kind;
+  texts that answer it (the ``<1-hop>``, ``<2-hop>`` marks Ragas' multi-hop synthesizers put before each
+  are taken off), ``reference`` the answer, ``synthesizer_name`` the kind;
 * a **LlamaIndex** ``EmbeddingQAFinetuneDataset`` saved with ``save_json`` (``queries``, ``corpus``,
   ``relevant_docs``): each query's relevant node texts.
 
@@ -19,6 +20,7 @@ import ast
 import bisect
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,8 +38,13 @@ RAGAS_KINDS = {"single_hop_specific_query_synthesizer": "single", "multi_hop_spe
                "multi_hop_abstract_query_synthesizer": "abstract"}
 
 
+#: The marks Ragas' multi-hop synthesizers put before each context (``<1-hop>`` and a blank line).
+_HOP = re.compile(r"\A<\d+-hop>\s*")
+
+
 def _contexts(value: Any, where: str) -> list[str]:
-    """A row's reference contexts: a list, or the JSON or Python text of one (CSV)."""
+    """A row's reference contexts: a list, or the JSON or Python text of one (CSV); Ragas' ``<n-hop>`` marks
+    taken off."""
     if isinstance(value, str):
         text = value.strip()
         try:
@@ -49,7 +56,7 @@ def _contexts(value: Any, where: str) -> list[str]:
                 value = [text]  # one context written as plain text
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
         raise ParseError(f"{where}: reference_contexts must be a list of texts", text=str(value)[:200])
-    return [v for v in value if v.strip()]
+    return [_HOP.sub("", v) for v in value if v.strip()]
 
 
 def _ragas_kind(name: Any, contexts: int) -> str:
