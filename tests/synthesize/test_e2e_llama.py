@@ -15,7 +15,7 @@ import ragrade
 from ragrade.spans import read_spans
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judges"))
-from llama_server import MODEL_ALIAS, llama_server, unavailable_reason  # noqa: E402
+from llama_server import MODEL_ALIAS, llama_server, unavailable_reason
 
 pytest.importorskip("httpx", reason="the llm extra (httpx) is not installed")
 
