@@ -69,7 +69,9 @@ def test_evaluate_on_two_chunkings(generated, tmp_path):
                 str(tmp_path / f"chunks_{name}.jsonl"), "--corpus", str(docs), "--format", "json"]
         r = CliRunner().invoke(main, [*args, *(x for m in metrics for x in ("-m", m))])
         assert r.exit_code == 0, r.output
-        means[name] = json.loads(r.output)
+        data = json.loads(r.output)
+        assert data["queries"] == len(ts) and data["summary"]["evaluated"] == len(ts)
+        means[name] = data["metrics"]
         # the id measures are those of the spans projected onto this chunking (any overlap relevant)
         qrels = project(ts.spans, chunks)
         direct = ragrade.evaluate(qrels, tmp_path / f"run_{name}.tsv", ["ndcg@10", "recall@10"])
