@@ -130,7 +130,7 @@ def bootstrap(ref: np.ndarray, cand: np.ndarray, names: Sequence[str], k: int, n
     return out
 
 
-def testset_agreement(reference: Any, reference_runs: Mapping[str, Any], candidate: Any,
+def set_agreement(reference: Any, reference_runs: Mapping[str, Any], candidate: Any,
                       candidate_runs: Mapping[str, Any], metrics: Sequence[str] | str = ("ndcg@10",), *,
                       top_k: int = metaeval.DEFAULT_TOP_K, n_resamples: int = 1000, alpha: float = 0.05,
                       seed: int | None = 0, reference_options: Mapping[str, Any] | None = None,
@@ -162,4 +162,4 @@ def testset_agreement(reference: Any, reference_runs: Mapping[str, Any], candida
     return out
 
 
-__all__ = ["MEASURES", "SetAgreement", "bootstrap", "measures", "testset_agreement", "top_k_overlap"]
+__all__ = ["MEASURES", "SetAgreement", "bootstrap", "measures", "set_agreement", "top_k_overlap"]

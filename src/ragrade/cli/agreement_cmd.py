@@ -56,7 +56,7 @@ def command(reference: str, candidate: str, runs: tuple[str, ...], metrics: tupl
     given = truth_keywords(truth)
     if candidate_runs:
         with input_errors():
-            from ragrade.cli._testset_agreement import run as two_sets
+            from ragrade.cli._set_agreement import run as two_sets
 
             two_sets(reference, candidate, runs, candidate_runs,
                      [p.strip() for m in metrics for p in m.split(",") if p.strip()] or ["ndcg@10"], top_k=top_k,

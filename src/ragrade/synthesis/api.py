@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
@@ -85,9 +86,31 @@ def prepare_directory(directory: Any, record: Mapping[str, Any], resume: bool) -
     write_json_lines([dict(record)], out / RUN_FILE)
 
 
-def _make_judge(backend: str, llm: dict[str, Any], seed: int) -> Any:
-    from ragrade.llm.backends import make_judge
+def _check_arguments(judge: Any, budget: Any, output: Any) -> None:
+    from ragrade.llm.base import Judge
 
+    if judge is not None and not isinstance(judge, Judge):
+        raise InputError("judge must be a judge of the LLM core (name, model, prompt_version, cacheable, "
+                         "max_concurrency, async judge(task, inputs), aclose())", value=type(judge).__name__)
+    if budget is not None and not isinstance(budget, Budget):
+        raise InputError("budget must be a ragrade.llm.budget.Budget", value=type(budget).__name__)
+    if output is not None and not isinstance(output, str | os.PathLike):
+        raise InputError("output must be a directory path", value=type(output).__name__)
+
+
+def _make_judge(backend: str, llm: dict[str, Any], seed: int) -> Any:
+    """The judge of ``backend``: one of the registry serving the synthesis task set, or ``offline`` (the
+    extractive stand-in of :mod:`ragrade.synthesis.offline`, which takes no LLM setting)."""
+    from ragrade.llm.backends import get, make_judge, names
+
+    if backend == "offline":
+        if llm:
+            raise InputError(f"the offline backend takes no LLM setting ({', '.join(llm)})")
+        from ragrade.synthesis.offline import ExtractiveJudge
+
+        return ExtractiveJudge()
+    if backend not in names(prompts.TASK_SET.name):
+        get(backend, prompts.TASK_SET.name)  # the registry's error, naming the backends that serve it
     llm.setdefault("seed", seed)
     return make_judge(backend, prompts.TASK_SET, **llm)
 
@@ -111,6 +134,7 @@ async def asynthesize(corpus: Any, n: int, *, backend: str = "openai", judge: An
                          "has its own")
     if resume and not cache:
         raise InputError("resume needs the cache (cache=False / --no-cache keeps nothing to resume from)")
+    _check_arguments(judge, budget, output)
     corp = read_corpus(corpus)
     owned_judge = judge is None
     j = _make_judge(backend, llm, seed) if judge is None else judge
@@ -145,7 +169,9 @@ def synthesize(corpus: Any, n: int, *, backend: str = "openai", **kwargs: Any) -
 
     ``backend``: a backend of :data:`ragrade.llm.backends.BACKENDS` that serves the synthesis task set
     (``openai``: any OpenAI-compatible server; ``ollama``), built with the LLM settings given as keywords
-    (``model``, ``base_url``, ``api_key_env``, ``max_concurrency``... as for the judges); or ``judge=``: a
+    (``model``, ``base_url``, ``api_key_env``, ``max_concurrency``... as for the judges), or ``offline``
+    (:class:`ragrade.synthesis.offline.ExtractiveJudge`: no model, questions that leak by construction, for
+    trying the mechanics); or ``judge=``: a
     judge object of the core (:class:`ragrade.llm.base.Judge`) asked the tasks of
     :data:`ragrade.synthesis.prompts.TASK_SET`.
 

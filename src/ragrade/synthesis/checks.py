@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -42,6 +42,22 @@ class Thresholds:
     max_duplicate: float = 0.9
     max_duplicate_embedding: float = 0.9
 
+    def __post_init__(self) -> None:
+        from ragrade.errors import InputError
+
+        shares = {"min_excerpt_quality": (0, 1), "max_excerpt_share": (0, 1), "max_leakage": (0, 1),
+                  "max_duplicate": (0, 1), "max_duplicate_embedding": (-1, 1), "fuzzy_floor": (0, 100)}
+        for name, (lo, hi) in shares.items():
+            v = getattr(self, name)
+            if v is None and name == "max_leakage":
+                continue
+            if isinstance(v, bool) or not isinstance(v, int | float) or not lo <= v <= hi:
+                raise InputError(f"{name} must be a number from {lo} to {hi}", value=v)
+        for name in ("max_excerpts", "min_bm25_rank"):
+            v = getattr(self, name)
+            if (v is not None or name == "max_excerpts") and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+                raise InputError(f"{name} must be a positive integer", value=v)
+
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
@@ -57,12 +73,11 @@ class Draft:
     scores: dict[str, Any]
 
 
-class Refused(Exception):
-    """A check refused a candidate: ``stage`` and ``reason`` (with the scores computed so far)."""
+class Refusal(NamedTuple):
+    """Why a check refused a candidate: the ``stage`` (the check) and the ``reason``."""
 
-    def __init__(self, stage: str, reason: str, scores: Mapping[str, Any] | None = None) -> None:
-        super().__init__(reason)
-        self.stage, self.reason, self.scores = stage, reason, dict(scores or {})
+    stage: str
+    reason: str
 
 
 # -- location -------------------------------------------------------------------------------------------------
@@ -133,23 +148,24 @@ def covered(excerpts: Sequence[Excerpt]) -> int:
     return total + hi - lo
 
 
-def quality(d: Draft, t: Thresholds) -> None:
-    """Record and check the excerpts' number, quality and share of the passages (raises :class:`Refused`)."""
+def quality(d: Draft, t: Thresholds) -> Refusal | None:
+    """Record and check the excerpts' number, quality and share of the passages (a :class:`Refusal` or None)."""
     c = d.candidate
     d.scores["excerpts"] = len(d.excerpts)
     d.scores["location"] = min(x.score for x in d.excerpts)
     d.scores["excerpt_quality"] = min(excerpt_quality(x.text) for x in d.excerpts)
     d.scores["excerpt_share"] = covered(d.excerpts) / sum(p.end - p.start for p in c.passages)
     if len(c.passages) > 1 and {x.passage for x in d.excerpts} != {p.pid for p in c.passages}:
-        raise Refused("location", "a multi-hop question needs an excerpt from each of its two passages", d.scores)
+        return Refusal("location", "a multi-hop question needs an excerpt from each of its two passages")
     if len(d.excerpts) > t.max_excerpts:
-        raise Refused("quality", f"{len(d.excerpts)} excerpts (at most {t.max_excerpts})", d.scores)
+        return Refusal("quality", f"{len(d.excerpts)} excerpts (at most {t.max_excerpts})")
     if d.scores["excerpt_quality"] < t.min_excerpt_quality:
-        raise Refused("quality", f"excerpt quality {d.scores['excerpt_quality']:.2f} is below "
-                                 f"{t.min_excerpt_quality:g}", d.scores)
+        return Refusal("quality", f"excerpt quality {d.scores['excerpt_quality']:.2f} is below "
+                                  f"{t.min_excerpt_quality:g}")
     if d.scores["excerpt_share"] > t.max_excerpt_share:
-        raise Refused("quality", f"the excerpts cover {d.scores['excerpt_share']:.0%} of the passages (at most "
-                                 f"{t.max_excerpt_share:.0%})", d.scores)
+        return Refusal("quality", f"the excerpts cover {d.scores['excerpt_share']:.0%} of the passages (at most "
+                                  f"{t.max_excerpt_share:.0%})")
+    return None
 
 
 def gold_passages(excerpts: Sequence[Excerpt]) -> list[int]:
@@ -157,18 +173,19 @@ def gold_passages(excerpts: Sequence[Excerpt]) -> list[int]:
     return list(dict.fromkeys(x.passage for x in excerpts if x.passage >= 0))
 
 
-def leak(d: Draft, index: BM25, t: Thresholds) -> None:
-    """Record ``leakage``, ``bm25_ranks`` and ``bm25_rank``; check their thresholds (raises :class:`Refused`)."""
+def leak(d: Draft, index: BM25, t: Thresholds) -> Refusal | None:
+    """Record ``leakage``, ``bm25_ranks`` and ``bm25_rank``; check their thresholds (a :class:`Refusal` or None)."""
     d.scores["leakage"] = leakage(d.question, [x.text for x in d.excerpts])
     ranks = index.ranks(d.question, gold_passages(d.excerpts))
     d.scores["bm25_ranks"] = ranks
     d.scores["bm25_rank"] = max(ranks) if ranks else None
     lk = d.scores["leakage"]
     if t.max_leakage is not None and lk == lk and lk > t.max_leakage:
-        raise Refused("leakage", f"leakage {lk:.2f} is above {t.max_leakage:g}", d.scores)
+        return Refusal("leakage", f"leakage {lk:.2f} is above {t.max_leakage:g}")
     if t.min_bm25_rank is not None and ranks and max(ranks) < t.min_bm25_rank:
-        raise Refused("leakage", f"BM25 ranks its gold passages by {max(ranks)} (at least {t.min_bm25_rank} "
-                                 "asked)", d.scores)
+        return Refusal("leakage", f"BM25 ranks its gold passages by {max(ranks)} (at least {t.min_bm25_rank} "
+                                  "asked)")
+    return None
 
 
 # -- duplicates -----------------------------------------------------------------------------------------------
@@ -196,9 +213,9 @@ class Duplicates:
         norm = np.linalg.norm(v, axis=1, keepdims=True)
         return np.divide(v, norm, out=np.zeros_like(v), where=norm > 0)
 
-    def check(self, question: str, label: str, scores: dict[str, Any]) -> None:
+    def check(self, question: str, label: str, scores: dict[str, Any]) -> Refusal | None:
         """Record ``duplicate`` (and ``duplicate_embedding``) of ``question`` against those added before;
-        raises :class:`Refused` above a threshold, else adds it under ``label``."""
+        a :class:`Refusal` above a threshold, else adds it under ``label`` (None)."""
         norm = normalised(question)
         lexical = 0.0
         if self.texts:
@@ -207,8 +224,8 @@ class Duplicates:
             lexical = float(sims[best])
             scores["duplicate"] = lexical
             if lexical >= self.t.max_duplicate:
-                raise Refused("duplicate", f"a duplicate of {self.queries[best]} (lexical similarity "
-                                           f"{lexical:.2f})", scores)
+                return Refusal("duplicate", f"a duplicate of {self.queries[best]} (lexical similarity "
+                                            f"{lexical:.2f})")
         else:
             scores["duplicate"] = 0.0
         vec = None
@@ -218,12 +235,13 @@ class Duplicates:
             best_e = int(np.argmax(cos)) if cos else -1
             scores["duplicate_embedding"] = cos[best_e] if cos else 0.0
             if cos and cos[best_e] >= self.t.max_duplicate_embedding:
-                raise Refused("duplicate", f"a duplicate of {self.queries[best_e]} (embedding similarity "
-                                           f"{cos[best_e]:.2f})", scores)
+                return Refusal("duplicate", f"a duplicate of {self.queries[best_e]} (embedding similarity "
+                                            f"{cos[best_e]:.2f})")
         self.texts.append(norm)
         self.queries.append(label)
         if vec is not None:
             self.vectors.append(vec)
+        return None
 
     def remove(self, label: str) -> None:
         """Forget the question added under ``label`` (it was refused later)."""
@@ -253,5 +271,5 @@ def default_encoder(embeddings: Any) -> Encoder | None:
         return None
 
 
-__all__ = ["Draft", "Duplicates", "Refused", "Thresholds", "covered", "default_encoder", "gold_passages", "leak",
+__all__ = ["Draft", "Duplicates", "Refusal", "Thresholds", "covered", "default_encoder", "gold_passages", "leak",
            "locate", "quality"]

@@ -33,7 +33,7 @@ from ragrade.llm.cache import JudgmentCache
 from ragrade.llm.runner import Execution, execute, worst_of
 from ragrade.spans.model import Corpus
 from ragrade.synthesis import prompts
-from ragrade.synthesis.checks import Draft, Duplicates, Encoder, Refused, Thresholds, leak, locate, quality
+from ragrade.synthesis.checks import Draft, Duplicates, Encoder, Thresholds, leak, locate, quality
 from ragrade.synthesis.lexical import BM25
 from ragrade.synthesis.model import Item, Reject
 from ragrade.synthesis.requests import NOT_ASKED, RequestLimit
@@ -271,12 +271,12 @@ class Synthesis:
             self.rejects.append(Reject(c.index, c.kind, "location", found, out["question"], c.passages))
             return
         d = Draft(c, out["question"], out.get("answer", ""), found, {})
-        try:
-            quality(d, self.s.thresholds)
-            leak(d, self.index, self.s.thresholds)
-            self.dups.check(d.question, f"candidate {c.index}", d.scores)
-        except Refused as r:
-            self.rejects.append(Reject(c.index, c.kind, r.stage, r.reason, d.question, c.passages, r.scores))
+        t = self.s.thresholds
+        refusal = quality(d, t) or leak(d, self.index, t) or self.dups.check(d.question, f"candidate {c.index}",
+                                                                             d.scores)
+        if refusal is not None:
+            self.rejects.append(Reject(c.index, c.kind, refusal.stage, refusal.reason, d.question, c.passages,
+                                       dict(d.scores)))
             return
         self.passed[c.kind] += 1
         self.waiting.append(Waiting(d))

@@ -26,7 +26,7 @@ LABELS = (("kendall_tau", "Kendall tau-b"), ("tau_ap", "tau_AP"), ("top_k_overla
 def run(reference: str, candidate: str, runs: tuple[str, ...], candidate_runs: tuple[str, ...], metrics: list[str],
         *, top_k: int, n_resamples: int, seed: int, alpha: float, fmt: str, truth: dict[str, Any]) -> None:
     """Evaluate every system on both sets and print the agreement of the two rankings."""
-    from ragrade.assessment.testsets import testset_agreement
+    from ragrade.assessment.testsets import set_agreement
     from ragrade.cli._output import run_names
     from ragrade.io import read_run
 
@@ -36,7 +36,7 @@ def run(reference: str, candidate: str, runs: tuple[str, ...], candidate_runs: t
     names = run_names(runs, [])
     ref_runs = {n: read_run(p) for n, p in zip(names, runs, strict=True)}
     cand_runs = {n: read_run(p) for n, p in zip(names, candidate_runs, strict=True)}
-    result = testset_agreement(reference, ref_runs, candidate, cand_runs, metrics, top_k=top_k,
+    result = set_agreement(reference, ref_runs, candidate, cand_runs, metrics, top_k=top_k,
                                n_resamples=n_resamples, alpha=alpha, seed=seed, reference_options=truth,
                                candidate_options=truth)
     if fmt == "json":
