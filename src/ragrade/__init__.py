@@ -48,6 +48,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "RagradeError": ("ragrade.errors", "RagradeError"),
     "RagradeWarning": ("ragrade.errors", "RagradeWarning"),
     "InputError": ("ragrade.errors", "InputError"),
+    "InternalError": ("ragrade.errors", "InternalError"),
     "ParseError": ("ragrade.errors", "ParseError"),
     "MetricError": ("ragrade.errors", "MetricError"),
     "UnknownNameError": ("ragrade.errors", "UnknownNameError"),
@@ -65,6 +66,10 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "SpanTruth": ("ragrade.spans", "SpanTruth"),
     "ChunkMap": ("ragrade.spans", "ChunkMap"),
     "Corpus": ("ragrade.spans", "Corpus"),
+    "compare_chunkings": ("ragrade.chunking", "compare_chunkings"),
+    "ChunkingComparison": ("ragrade.chunking", "ChunkingComparison"),
+    "nuggets": ("ragrade.nuggets", None),
+    "erag_labels": ("ragrade.nuggets.erag", "erag_labels"),
     # test sets from a corpus (issue 36): docs/synthesize.md
     "synthesize": ("ragrade.synthesis", "synthesize"),
     "TestSet": ("ragrade.synthesis", "TestSet"),
@@ -84,7 +89,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
-    from ragrade import report
+    from ragrade import nuggets, report
+    from ragrade.chunking import ChunkingComparison, compare_chunkings
     from ragrade.comparison import Comparison, compare
     from ragrade.comparison.planning import Plan, plan
     from ragrade.data import Qrels, Run
@@ -93,6 +99,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade.engine.result import HoleRate, Result, Summary
     from ragrade.errors import (
         InputError,
+        InternalError,
         MetricError,
         MissingDependencyError,
         ParseError,
@@ -108,6 +115,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade.io import read_qrels, read_run, write_qrels, write_run
     from ragrade.matching import get_matcher
     from ragrade.metrics.parser import Metric, parse_metric, parse_metrics
+    from ragrade.nuggets.erag import erag_labels
     from ragrade.policies import Policies
     from ragrade.profiles import Profile, get_profile
     from ragrade.profiles.report import ConventionsReport, conventions
@@ -126,6 +134,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
 
 __all__ = [
     "ChunkMap",
+    "ChunkingComparison",
     "Comparison",
     "ConventionsReport",
     "Corpus",
@@ -133,6 +142,7 @@ __all__ = [
     "FusionSearch",
     "HoleRate",
     "InputError",
+    "InternalError",
     "Metric",
     "MetricError",
     "MissingDependencyError",
@@ -154,7 +164,9 @@ __all__ = [
     "__version__",
     "aggregate_passages",
     "compare",
+    "compare_chunkings",
     "conventions",
+    "erag_labels",
     "evaluate",
     "evaluate_diversity",
     "fuse",
@@ -163,6 +175,7 @@ __all__ = [
     "get_profile",
     "load_baseline",
     "locate_chunks",
+    "nuggets",
     "optimize_fusion",
     "parse_metric",
     "parse_metrics",

@@ -129,7 +129,7 @@ def test_document_judgments_evaluate_a_chunk_run_and_maxp() -> None:
     run = {"q1": {"d1#0": 3.0, "d0#2": 2.0, "d2#0": 1.0}, "q2": {"d2#3": 1.0, "d0#0": 0.5}}
     res = ragrade.evaluate(qrels, run, ["P@2", "ndcg@3"], chunks=chunks, corpus=CORPUS)
     assert res.per_query.loc["q1", "P@2"] == 0.5 and res.per_query.loc["q2", "P@2"] == 0.5
-    docs = ragrade.evaluate(qrels, run, ["P@2", "ndcg@3"], chunks=chunks, corpus=CORPUS, passages="maxp")
+    docs = ragrade.evaluate(qrels, run, ["P@2", "ndcg@3"], chunks=chunks, corpus=CORPUS, aggregate="maxp")
     direct = ragrade.evaluate(qrels, ragrade.aggregate_passages(run, chunks=chunks), ["P@2", "ndcg@3"])
     assert docs.means == pytest.approx(direct.means)
     with pytest.raises(ragrade.InputError, match=r"span measures|gold"):

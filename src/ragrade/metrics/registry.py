@@ -554,6 +554,32 @@ REGISTRY += (
 )
 
 
+# -- nugget measures: how much of a query's answer key the retrieved context covers (the nuggets work: issue 38) --
+NG = _Kernels("ragrade.kernels.nuggets")
+NUGGET_WEIGHT = Param("weight", str, "all", choices=("all", "vital", "weighted"),
+                      doc="which nuggets count: all (each 1), vital (vital 1, okay 0), weighted (vital 1, okay 0.5, "
+                          "without open-rag-eval's floors)")
+NUGGET_STRICT = Param("strict", bool, False, doc="count only full support (partial support counts 0, not 0.5)")
+NUGGET_CONTEXT = Param("context", str, "best", choices=("best", "joined"),
+                       doc="best: a nugget's support is the best single passage's in the top k; joined: the support "
+                           "of the top k passages concatenated (assigned as one text, keyed by the top-k list)")
+REGISTRY += (
+    Family("nugget_recall", "nugget", "Weighted share of the query's nuggets (atomic facts of a good answer, "
+           "TREC RAG's AutoNuggetizer) that the top k supports: support 1, partial support 0.5 (0 when strict), "
+           "no support or no assignment 0. NaN for a query without nuggets (left out of the mean).",
+           "sum_n w_n max_{d in L@k} a(n, d) / sum_n w_n", aliases=("nugget_recall", "nuggetrecall"),
+           params=(NUGGET_WEIGHT, NUGGET_STRICT, NUGGET_CONTEXT), cutoff="required", defined="value",
+           kernel=NG.nugget_recall, example_text="nugget_recall(weight=vital,strict=true)@5",
+           source="TREC 2024/2025 RAG track nugget evaluation (AutoNuggetizer, Pradeep et al. 2024) applied to "
+                  "retrieved passages; docs/nuggets.md"),
+    Family("nugget_precision", "nugget", "Share of the top k ranks whose passage supports at least one of the "
+           "query's nuggets (partial support counts unless strict); divides by k as P@k. NaN for a query without "
+           "nuggets.", "|{d in L@k : some n with a(n, d) > 0}| / k", aliases=("nugget_precision", "nuggetprecision"),
+           params=(NUGGET_STRICT,), cutoff="required", defined="value", kernel=NG.nugget_precision,
+           source="docs/nuggets.md (issue 38)"),
+)
+
+
 def _index(families: tuple[Family, ...]) -> dict[str, Family]:
     out: dict[str, Family] = {}
     for fam in families:
@@ -689,3 +715,4 @@ TREC_NICKNAMES: dict[str, tuple[str, ...]] = {
 }
 
 TREC_BY_NAME: dict[str, TrecName] = {t.name: t for t in TREC}
+

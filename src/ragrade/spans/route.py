@@ -1,7 +1,7 @@
 """The route of span ground truth (:data:`ragrade.evaluation.ROUTES`; docs/spans.md, "Evaluating").
 
 It claims a plan that asks for a span measure, gives a span keyword (``chunks``, ``corpus``,
-``span_threshold``, ``span_rule``, ``span_levels``, ``passages``), names a span profile (``chroma``,
+``span_threshold``, ``span_rule``, ``span_levels``, ``aggregate``), names a span profile (``chroma``,
 ``legalbench_rag``) or whose ground truth is a :class:`~ragrade.spans.model.SpanTruth`. Then:
 
 1. the ground truth becomes spans: a span file or table as it is; document judgments as whole-document
@@ -12,7 +12,7 @@ It claims a plan that asks for a span measure, gives a span keyword (``chunks``,
    profile's semantics;
 4. id measures (ndcg, map, recall@k, ...) are computed by the engine's executor on the spans projected onto
    the run's chunking (:func:`~ragrade.spans.project.project`; every retrieved chunk that no gold overlaps is
-   judged 0 when the truth is spans), or, with ``passages``, on the run aggregated to documents
+   judged 0 when the truth is spans), or, with ``aggregate``, on the run aggregated to documents
    (:func:`~ragrade.spans.passages.aggregate_passages`) against document judgments.
 """
 
@@ -28,12 +28,12 @@ import numpy as np
 from ragrade.data import Qrels, Run
 from ragrade.engine.plan import EvalPlan
 from ragrade.engine.result import QueryColumns, Result, Summary
-from ragrade.errors import InputError, RagradeWarning
+from ragrade.errors import InputError, MetricError, RagradeWarning
 from ragrade.metrics import Metric
 from ragrade.spans.model import ChunkMap, Corpus, SpanTruth
 
 #: the plan keywords of span truth (engine/plan.TRUTH_OPTIONS)
-OPTIONS = ("chunks", "corpus", "span_threshold", "span_rule", "span_levels", "passages")
+OPTIONS = ("chunks", "corpus", "span_threshold", "span_rule", "span_levels", "aggregate")
 #: span profiles of the catalogue (ragrade.profiles) -> the semantics of ragrade.kernels.spans
 SPAN_PROFILES = {"chroma": "chroma", "legalbench_rag": "legalbench_rag"}
 NO_CHUNK = "<no chunk holds the gold>"
@@ -58,14 +58,19 @@ class Setup:
     rule: str
     threshold: float | None
     levels: int
-    passages: str | None
+    aggregate: str | None
 
 
 def run(plan: EvalPlan) -> dict[str, Result]:
     """Every run of ``plan`` scored (see the module docstring)."""
-    setup = _setup(plan)
     span_labels = [(lab, m) for lab, m in plan.labels if m.family.kind == "span"]
     id_labels = [(lab, m) for lab, m in plan.labels if m.family.kind != "span"]
+    if plan.profile is not None and plan.profile.name in SPAN_PROFILES and id_labels:
+        raise MetricError(f"{id_labels[0][0]}: the {plan.profile.name} profile defines the span measures only "
+                          "(span_recall, span_precision" + ("" if plan.profile.name == "legalbench_rag" else
+                                                            ", span_iou, span_precision_omega")
+                          + "); evaluate the other metrics without it")
+    setup = _setup(plan)
     if span_labels:
         from ragrade.spans.measure import check_metrics
 
@@ -92,9 +97,9 @@ def _setup(plan: EvalPlan) -> Setup:
     semantics = SPAN_PROFILES.get(prof.name, "default") if prof is not None else "default"
     rule, threshold, levels = check_rule(ex.get("span_rule", "chunk"), ex.get("span_threshold"),
                                          ex.get("span_levels", 1))
-    passages = ex.get("passages")
-    if passages is not None and str(passages).lower() not in METHODS:
-        raise InputError(f"passages must be one of {', '.join(METHODS)}", value=passages)
+    aggregate = ex.get("aggregate")
+    if aggregate is not None and str(aggregate).lower() not in METHODS:
+        raise InputError(f"aggregate must be one of {', '.join(METHODS)}", value=aggregate)
     native = is_span_truth(plan.qrels, plan.qrels_format)
     if native:
         truth = read_spans(plan.qrels, plan.qrels_format)
@@ -107,7 +112,7 @@ def _setup(plan: EvalPlan) -> Setup:
     else:
         truth.check(None, overlapping="error" if semantics == "legalbench_rag" else "note")
     return Setup(truth, native, chunks, corpus, semantics, rule, threshold, levels,
-                 None if passages is None else str(passages).lower())
+                 None if aggregate is None else str(aggregate).lower())
 
 
 def is_span_truth(value: Any, format: str | None = None) -> bool:
@@ -273,10 +278,10 @@ def _id_result(plan: EvalPlan, setup: Setup, r: Run, chunks: ChunkMap, space: An
     from ragrade.spans.project import project, whole_documents
 
     target, scored = chunks, r
-    if setup.passages is not None:
+    if setup.aggregate is not None:
         from ragrade.spans.passages import aggregate_passages
 
-        scored = aggregate_passages(r, setup.passages, chunks=chunks if chunks.name != "documents" else None)
+        scored = aggregate_passages(r, setup.aggregate, chunks=chunks if chunks.name != "documents" else None)
         target = whole_documents(space, scored.doc_vocab.tolist())
     qrels = project(setup.truth, target, rule=setup.rule, threshold=setup.threshold, levels=setup.levels,
                     space=space)
@@ -291,21 +296,20 @@ def _complete(qrels: Qrels, queries: list[str], run: Run | None) -> Qrels:
     """The projected judgments plus: every retrieved chunk no gold overlaps, judged 0 (spans say what is not
     gold); a query with no judgment at all gets one non-relevant entry, so that it is a query of the ground
     truth (no relevant chunk: the no_relevant policy decides)."""
-    qs, ds, gs = qrels.per_row_queries().tolist(), qrels.per_row_docs().tolist(), qrels.grades.tolist()
-    judged = set(zip(qs, ds, strict=True))
-    wanted = set(queries)
+    import pandas as pd
+
+    frames = [pd.DataFrame({"q": qrels.per_row_queries(), "d": qrels.per_row_docs(), "g": qrels.grades})]
     if run is not None:
         seg = np.repeat(np.arange(run.n_queries), np.diff(run.offsets))
-        rq = np.asarray(run.query_ids, dtype=object)[seg].tolist()
-        for q, d in zip(rq, run.per_row_docs().tolist(), strict=True):
-            if q in wanted and (q, d) not in judged:
-                judged.add((q, d))
-                qs.append(q), ds.append(d), gs.append(0.0)
-    have = set(qs)
-    for q in queries:
-        if q not in have:
-            qs.append(q), ds.append(NO_CHUNK), gs.append(0.0)
-    return Qrels.from_columns(qs, ds, gs, source="projected spans")
+        rq = np.asarray(run.query_ids, dtype=object)[seg]
+        frames.append(pd.DataFrame({"q": rq, "d": run.per_row_docs(), "g": 0.0}))
+    have = set(frames[0]["q"].tolist())
+    lacking = [q for q in queries if q not in have]
+    frames.append(pd.DataFrame({"q": lacking, "d": [NO_CHUNK] * len(lacking), "g": 0.0}))
+    both = pd.concat(frames, ignore_index=True)
+    both = both[both["q"].isin(set(queries))].drop_duplicates(["q", "d"], keep="first")
+    return Qrels.from_columns(both["q"].to_numpy(dtype=object), both["d"].to_numpy(dtype=object),
+                              both["g"].to_numpy(dtype=np.float64), source="projected spans")
 
 
 def _note(text: str) -> None:
