@@ -76,7 +76,7 @@ def prepare_directory(directory: Any, record: Mapping[str, Any], resume: bool) -
     if (out / RUN_FILE).exists():
         try:
             before = json.loads((out / RUN_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InputError(f"{out / RUN_FILE}: cannot be read ({exc}); remove it to start again") from None
         differ = [k for k in _SAME if before.get(k) != record.get(k)]
         if differ:

@@ -94,7 +94,7 @@ def read_llamaindex(path: str | os.PathLike[str]) -> list[tuple[str, str, str, s
     try:
         with open(p, encoding="utf-8") as fh:
             data = json.load(fh)
-    except ValueError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ParseError(f"not a JSON document ({exc})", path=p) from None
     if not isinstance(data, dict) or not all(isinstance(data.get(k), dict) for k in ("queries", "corpus",
                                                                                       "relevant_docs")):
