@@ -111,6 +111,8 @@ class ScriptedServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body leave at once: no delayed-ACK stall per request
+            wbufsize = 1 << 16
 
             def log_message(self, *args: Any) -> None:
                 return
@@ -251,3 +253,16 @@ class ScriptedJudge:
 
     async def aclose(self) -> None:
         return None
+
+
+def main() -> None:  # pragma: no cover - the benchmark runs the server in its own process
+    """``python scripted.py LATENCY``: serve until killed; prints the base URL."""
+    import sys
+
+    with ScriptedServer(float(sys.argv[1]) if len(sys.argv) > 1 else 0.0) as s:
+        print(s.base_url, flush=True)
+        s.thread.join()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

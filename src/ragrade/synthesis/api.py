@@ -137,6 +137,8 @@ async def asynthesize(corpus: Any, n: int, *, backend: str = "openai", judge: An
     _check_arguments(judge, budget, output)
     corp = read_corpus(corpus)
     owned_judge = judge is None
+    if max_concurrency is not None and backend != "offline":
+        llm.setdefault("max_concurrency", max_concurrency)  # the backend's own pool and semaphore
     j = _make_judge(backend, llm, seed) if judge is None else judge
     store, owned = open_cache(cache, cacheable=getattr(j, "cacheable", True))
     try:
