@@ -83,7 +83,7 @@ def test_kill_9_then_resume_writes_the_files_of_an_uninterrupted_run(folder, tmp
     pytest.importorskip("httpx")
     docs = folder({"harbor": ["DUPLICATE"], "orchard": ["DUPLICATE"], "library": ["NOTFOUND"]}, paragraphs=3)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
-    with scripted.ScriptedServer(latency=0.05) as server:
+    with scripted.ScriptedServer(latency=0.03) as server:
         whole = subprocess.run([sys.executable, "-m", "ragrade",
                                 *_args(server, docs, tmp_path / "whole", tmp_path / "whole.sqlite3"),
                                 "--max-concurrency", "2"], env=env, capture_output=True, timeout=300)
@@ -110,3 +110,12 @@ def test_kill_9_then_resume_writes_the_files_of_an_uninterrupted_run(folder, tmp
     assert second == uninterrupted - cached
     for name in FILES:
         assert (tmp_path / "cut" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
+
+
+def test_budget_calls_on_the_command_line(server, folder, tmp_path):
+    docs = folder(paragraphs=2)
+    r = CliRunner().invoke(main, [*_args(server, docs, tmp_path / "set", tmp_path / "c"), "--budget-calls", "9",
+                                  "--format", "json"])
+    assert r.exit_code == 1 and server.count() <= 9
+    counts = json.loads(r.output[: r.output.rindex("}") + 1])["counts"]
+    assert counts["requests"] == server.count() and counts["budget_reached"]

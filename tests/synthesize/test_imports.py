@@ -91,17 +91,19 @@ def _ragas_testset(docs: dict[str, str], size: int):
     return ts.to_pandas()
 
 
-@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
-def test_a_ragas_testset_imports_with_every_reference_located(tmp_path, fmt):
+def test_a_ragas_testset_imports_with_every_reference_located(tmp_path):
     docs = scripted.corpus(paragraphs=3)
     folder = tmp_path / "docs"
     scripted.write_corpus(folder, docs)
     df = _ragas_testset(docs, 6)
+    df.to_csv(tmp_path / "testset.csv", index=False)  # reference_contexts as the lists' Python text
+    df.to_json(tmp_path / "testset.jsonl", orient="records", lines=True)
+    for fmt in ("csv", "jsonl"):
+        _check_ragas(tmp_path, folder, df, fmt)
+
+
+def _check_ragas(tmp_path, folder, df, fmt):
     path = tmp_path / f"testset.{fmt}"
-    if fmt == "csv":
-        df.to_csv(path, index=False)  # reference_contexts as the lists' Python text
-    else:
-        df.to_json(path, orient="records", lines=True)
     ts = import_ragas(path, folder)
     assert len(ts) == len(df) and not ts.rejects and ts.complete
     assert {it.kind for it in ts.items} == {"single", "multi"}
@@ -113,7 +115,7 @@ def test_a_ragas_testset_imports_with_every_reference_located(tmp_path, fmt):
             assert ctx.endswith(x.text)  # the <n-hop> mark taken off
         assert 0.0 <= it.scores["leakage"] <= 1.0 and it.scores["bm25_rank"] >= 1
     assert ts.provenance["references"]["not_located"] == 0
-    out = tmp_path / "set"
+    out = tmp_path / f"set-{fmt}"
     r = CliRunner().invoke(main, ["synthesize", "--import", "ragas", str(path), "--corpus", str(folder), "-o", str(out)])
     assert r.exit_code == 0, r.output
     assert len(read_spans(out / "spans.jsonl", corpus=folder).queries) == len(df)

@@ -117,16 +117,23 @@ def locate(replies: Sequence[tuple[Candidate, Mapping[str, Any]]], floor: float)
             method = "exact" if p.text[s:e] == texts[i] else "fuzzy" if i in scores else "whitespace"
             found[i] = Excerpt(p.doc, p.start + s, p.start + e, p.text[s:e], p.pid, method,
                                float(scores.get(i, 100.0)))
-    results: list[list[Excerpt] | str] = [[] for _ in replies]
+    return _collect(replies, wanted, texts, found)
+
+
+def _collect(replies: Sequence[tuple[Candidate, Mapping[str, Any]]], wanted: list[tuple[int, int, list[Passage]]],
+             texts: list[str], found: dict[int, Excerpt]) -> list[list[Excerpt] | str]:
+    """Each reply's located excerpts in its order, or why its first missing excerpt was not found."""
+    located: list[list[Excerpt]] = [[] for _ in replies]
+    missing: dict[int, str] = {}
     for i, (r, _x, hints) in enumerate(wanted):
-        if isinstance(results[r], str):
+        if r in missing:
             continue
         if i not in found:
             where = " or ".join(f"passage {replies[r][0].passages.index(h) + 1}" for h in hints)
-            results[r] = f"an excerpt is not in {where}: {_clip(texts[i])!r}"
+            missing[r] = f"an excerpt is not in {where}: {_clip(texts[i])!r}"
         else:
-            results[r].append(found[i])  # type: ignore[union-attr]
-    return results
+            located[r].append(found[i])
+    return [missing.get(r, located[r]) for r in range(len(replies))]
 
 
 def _clip(text: str, n: int = 80) -> str:
