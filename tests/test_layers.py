@@ -13,11 +13,10 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "ragrade"
 #: Lowest first. A module belongs to the longest prefix listed.
 LAYERS: list[tuple[str, ...]] = [
     ("ragrade.errors",),
-    # kernels.ranking: the tie rule's ranking, pure NumPy, with which data.Run ranks its rows
     # formatting: number, p-value and escape formatting, a leaf (imports nothing of ragrade) that the
     # engine's slice tables share with the comparison tables and the report
     ("ragrade._native", "ragrade._accel", "ragrade._ingest", "ragrade._arrays", "ragrade.policies",
-     "ragrade.metrics", "ragrade.data", "ragrade.kernels.ranking", "ragrade.formatting"),
+     "ragrade.metrics", "ragrade.data", "ragrade.formatting"),
     ("ragrade.kernels", "ragrade.profiles", "ragrade.matching"),
     # llm: the LLM core (backends, runner, cache, budget, task sets), on errors alone: the layer-5 packages use it
     ("ragrade.io", "ragrade.llm"),

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragrade import _ingest
-from ragrade.kernels.ranking import rank_rows, trec_order
+from ragrade.data.ranking import rank_rows, trec_order
 
 accel = _ingest._accel
 needs_accel = pytest.mark.skipif(accel is None, reason="the C helper is not built (or RAGRADE_NO_ACCEL is set)")

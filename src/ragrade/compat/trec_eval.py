@@ -551,7 +551,7 @@ def _in_rank_order(run: Any, max_docs: int | None = None) -> Any:
     from ragrade._arrays import arrow_int64, contiguous
     from ragrade._ingest import _accel, arrow_strings
     from ragrade.data import Run
-    from ragrade.kernels.ranking import rank_rows, trec_order
+    from ragrade.data.ranking import rank_rows, trec_order
 
     if run.n_rows == 0 or run.raw_docs is None or (max_docs is None and (not run.raw_is_arrow or run.scores is None)):
         return run
