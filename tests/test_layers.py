@@ -24,8 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("ragrade.scale", "ragrade.spark", "ragrade.engine.outofcore", "ragrade.engine.combine",
      "ragrade.engine.budget"),
     ("ragrade.evaluation",),
-    ("ragrade.judges", "ragrade.compat", "ragrade.retrieval", "ragrade.comparison", "ragrade.fusion",
-     "ragrade.profiles.report"),
+    ("ragrade.judges", "ragrade.compat", "ragrade.retrieval", "ragrade.comparison", "ragrade.fusion"),
     ("ragrade.report", "ragrade.gating", "ragrade.assessment", "ragrade.integrations"),
     ("ragrade.cli", "ragrade.__main__"),
 ]
