@@ -11,7 +11,7 @@
 
 Every grader has ``name``, ``model``, ``prompt_version`` (part of the cache key), ``approximation`` and
 ``cacheable``, and answers ``await grader.judge(TASK, {"query": ..., "title": ..., "passage": ...})`` with a
-:class:`~ragrade.judges.base.Judgment` whose output is ``{"grade": g, ...}``.
+:class:`~ragrade.llm.base.Judgment` whose output is ``{"grade": g, ...}``.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import numpy as np
 
 from ragrade.assessment import prompt as _prompt
 from ragrade.errors import InputError, require
-from ragrade.judges.base import Judgment
 from ragrade.judges.openai import OpenAIJudge, OpenAISettings
+from ragrade.llm.base import Judgment
 
 
 class LLMGrader(OpenAIJudge):

@@ -106,12 +106,6 @@ class EvalPlan:
         return Policies().update(**self.policies)
 
 
-def split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``options`` split into ``(plan keywords, the rest)``: the caller's own keywords stay in the rest."""
-    known = set(option_names())
-    return ({k: v for k, v in options.items() if k in known}, {k: v for k, v in options.items() if k not in known})
-
-
 def build_plan(qrels: Any, runs: Any, metrics: MetricsArg, *, profile: Any = None, matcher: Any = None,
                names: Any = None, rel_level: Any = None, max_memory: Any = None, engine: Any = "memory",
                master: str = "local[2]", qrels_format: str | None = None, run_format: str | None = None,

@@ -23,7 +23,7 @@ bounding the requests in flight. Each judgment:
 The API key is read from the environment variable named by ``api_key_env`` when the judge is created. It is
 sent only in the ``Authorization`` header and is not part of ``repr``. Everything the judge returns (each
 judgment's output and error, hence the cache, ``details`` and error messages) goes through
-:func:`ragrade.judges.base.redact`, which removes the key and anything that looks like a credential, even
+:func:`ragrade.llm.secrets.redact`, which removes the key and anything that looks like a credential, even
 from a server that echoes the request back.
 
 Configuration errors stop the run instead of failing judgment after judgment: HTTP 401 and 403 (the key),
