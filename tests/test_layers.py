@@ -37,14 +37,22 @@ LAYERS: list[tuple[str, ...]] = [
     ("ragrade.io", "ragrade.llm"),
     ("ragrade.engine",),
     # the packages that run the engine on pieces (scale) or on other ground truths (spans, traces, nuggets)
-    ("ragrade.scale", "ragrade.scale.spark", "ragrade.scale.outofcore", "ragrade.scale.combine",
-     "ragrade.scale.budget", "ragrade.spans", "ragrade.traces", "ragrade.nuggets"),
+    ("ragrade.scale", "ragrade.spans", "ragrade.traces", "ragrade.nuggets"),
     ("ragrade.evaluation",),
     ("ragrade.judges", "ragrade.compat", "ragrade.retrieval", "ragrade.comparison", "ragrade.fusion",
      "ragrade.synthesize"),
     ("ragrade.report", "ragrade.gating", "ragrade.assessment", "ragrade.integrations"),
     ("ragrade.cli", "ragrade.__main__"),
 ]
+LAYERS[5] += ("ragrade.spans",)  # character spans (issue 35): with scale/, above the engine
+LAYERS[8] += ("ragrade.chunking",)  # compare_chunkings (issue 35): uses comparison/ and report/
+
+# ragrade.options: the declarations of every option (one spec per option: the API's checks, the CLI's types
+# and help, the messages), next to the metric parameters it extends (issue 33)
+LAYERS[1] += ("ragrade.options",)
+
+# the nuggets work (issue 38): nuggets as ground truth, at the layer of scale/ (docs/architecture.md)
+LAYERS[5] = (*LAYERS[5], "ragrade.nuggets")
 
 #: The package facade (lazy names and the version) sits outside the order: anything may read
 #: ``ragrade.__version__``, and it imports nothing at import time.

@@ -17,8 +17,9 @@ from ragrade.engine.credit import caller_stacklevel, finish
 from ragrade.engine.inputs import as_qrels, as_run
 from ragrade.engine.join import TruthIndex, join_dict, join_run
 from ragrade.engine.result import MetricsArg, Result, metric_labels
-from ragrade.errors import InputError, MetricError, UnknownNameError, boundary
+from ragrade.errors import InputError, MetricError, UnknownNameError
 from ragrade.metrics.parser import Metric, Names
+from ragrade.options import public
 from ragrade.policies import (
     Duplicates,
     EmptyRun,
@@ -47,10 +48,18 @@ def check_id_metrics(labels: list[tuple[str, Metric]], where: str = "") -> None:
         if kind == "diversity":
             raise MetricError(f"{label!r} needs subtopic judgments: compute it with ragrade.evaluate_diversity "
                               f"(TREC 'qid subtopic docno rel' qrels){where}")
+        if kind == "nugget":
+            raise MetricError(f"{label!r} reads nuggets and their assignments: evaluate it with "
+                              f"ragrade.evaluate(nuggets, run, [{label!r}], assignments=... or judge=...) "
+                              f"(docs/nuggets.md){where}")
         if kind == "text":
             raise MetricError(f"{label!r} compares texts: give the items as texts with a matcher or a profile "
                               f"that defines it (e.g. ragrade.evaluate(truth, retrieved, [{label!r}], "
                               f"profile='autorag')){where}")
+        if kind == "span":  # (issue 35) span measures: computed by ragrade.spans.route
+            raise MetricError(f"{label!r} compares character spans: give span ground truth (query, doc, start, "
+                              f"end) and the run's chunk map to ragrade.evaluate(..., chunks=...) (docs/spans.md)"
+                              f"{where}")
 
 
 class Evaluator:
@@ -65,7 +74,7 @@ class Evaluator:
     {'P@2': 0.5, 'ndcg@2': 0.6131471927654584}
     """
 
-    @boundary
+    @public
     def __init__(self, qrels: Any, metrics: MetricsArg, *, missing_run: MissingRun | None = None,
                  missing_qrels: MissingQrels | None = None, no_relevant: NoRelevant | None = None,
                  duplicates: Duplicates | None = None, identical_ids: IdenticalIds | None = None,
@@ -91,7 +100,7 @@ class Evaluator:
         self.hole_cutoffs: tuple[int, ...] = ()
         self._scorer: Scorer | None = None
 
-    @boundary
+    @public
     def evaluate(self, run: Any, name: str | None = None) -> Result:
         """Score one run (a :class:`~ragrade.data.Run`, nested dicts, ranked lists, a DataFrame, a table
         or a path)."""
@@ -116,14 +125,14 @@ class Evaluator:
         """The indexed ground truth as callers join against it (:class:`~ragrade.engine.scoring.TruthView`)."""
         return self.scorer.truth
 
-    @boundary
+    @public
     def locate(self, run: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(rows of the run, truth rows)`` of the retrieved items the ground truth judges for their query
         (``run``: anything :meth:`evaluate` reads; rows in the storage order of its
         :class:`~ragrade.data.Run`)."""
         return self.scorer.locate(as_run(run))
 
-    @boundary
+    @public
     def score(self, judgments: np.ndarray, ranks: np.ndarray, counts: np.ndarray, queries: Any = None, *,
               positions: np.ndarray | None = None, name: str | None = None, notes: bool = True) -> Result:
         """Score rankings given as judged hits: ``judgments`` (truth rows, :attr:`truth`), their 0-based
@@ -137,7 +146,7 @@ class Evaluator:
         """
         return self.scorer.result(judgments, ranks, counts, queries, positions=positions, name=name, notes=notes)
 
-    @boundary
+    @public
     def score_values(self, judgments: np.ndarray, ranks: np.ndarray, counts: np.ndarray, queries: Any = None, *,
                      positions: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """The per-query values of :meth:`score` (each label's value on every ground-truth query, in order),

@@ -25,12 +25,13 @@ from typing import Any
 import numpy as np
 
 from ragrade.data import Run
-from ragrade.errors import InputError, boundary
+from ragrade.errors import InputError
 from ragrade.fusion._lists import Lists, Space, align, locate
 from ragrade.fusion.api import as_runs, to_run
 from ragrade.fusion.methods import METHODS, SEG_BOUNDS, combine, method_name, prepare
 from ragrade.fusion.norms import norm_name, normalise
 from ragrade.kernels.tie_orders import argsort_segments_desc
+from ragrade.options import CV, STEP, public
 
 TRAINING = ("posfuse", "probfuse", "segfuse", "slidefuse", "mapfuse", "bayesfuse")
 BAYES_CUTS = (0, 5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -258,6 +259,7 @@ class _Scorer:
     def applies(profile: str, qrels: Any, metric: str) -> bool:
         """Whether the direct path computes ``metric`` as the evaluation of the fused run does."""
         from ragrade.engine.plan import build_plan
+        from ragrade.profiles import EngineProfile
 
         try:
             plan = build_plan(qrels, None, metric, profile="ranx" if profile == "ranx" else None, ties="input")
@@ -266,7 +268,7 @@ class _Scorer:
         prof = plan.profile
         if plan.kinds != frozenset({"id"}) or plan.policy_object().identical_ids != "keep":
             return False
-        return prof is None or (prof.name == "ranx" and prof.kind == "engine" and not prof.providers
+        return prof is None or (prof.name == "ranx" and isinstance(prof, EngineProfile) and not prof.providers
                                 and prof.iprec_cut == "round" and prof.rounding is None
                                 and prof.policy_overrides().get("identical_ids", "keep") == "keep")
 
@@ -372,7 +374,7 @@ def _search(space: Space, normed: list[Lists], method: str, configs: list[dict[s
     return rows, best, best_params
 
 
-@boundary
+@public(step=STEP, cv=CV)
 def optimize_fusion(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@100",
                     norm: str | None = "default", step: float = 0.1, cv: int | None = None,
                     profile: str | None = None, seed: int = 0,

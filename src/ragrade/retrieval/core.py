@@ -22,8 +22,8 @@ from ragrade.data import Run
 from ragrade.errors import (
     IdMismatchError,
     InputError,
-    boundary,
 )
+from ragrade.options import public
 from ragrade.retrieval.adapters import Adapter, Hit, RetrieverConfigError
 from ragrade.retrieval.queries import as_queries
 
@@ -125,7 +125,7 @@ class RetrievedRun(Run):
                 f"{s.cached} cached, p50 {s.latency_p50 * 1e3:.1f} ms)")
 
 
-@boundary
+@public
 def retrieve(retriever: Any, queries: Any, k: int = 20, *, id_key: str | None = None, name: str | None = None,
              concurrency: int = 8, mode: Mode = "auto", cache: Any = None, progress: bool | None = None,
              texts: bool = True, qrels: Any = None, timeout: float | None = None) -> RetrievedRun:
