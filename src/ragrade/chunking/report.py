@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ragrade.comparison.formatting import number
+from ragrade.formatting import number
 from ragrade.errors import InputError
 from ragrade.report.plots import curve_plot
 from ragrade.report.prepare import curve_table
