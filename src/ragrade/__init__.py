@@ -33,8 +33,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Profile": ("ragrade.profiles", "Profile"),
     "get_profile": ("ragrade.profiles", "get_profile"),
     "get_matcher": ("ragrade.matching", "get_matcher"),
-    "conventions": ("ragrade.profiles.report", "conventions"),
-    "ConventionsReport": ("ragrade.profiles.report", "ConventionsReport"),
+    "conventions": ("ragrade.report.conventions", "conventions"),
+    "ConventionsReport": ("ragrade.report.conventions", "ConventionsReport"),
     "compare": ("ragrade.comparison", "compare"),
     "Comparison": ("ragrade.comparison", "Comparison"),
     "report": ("ragrade.report", None),
@@ -118,7 +118,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade.nuggets.erag import erag_labels
     from ragrade.policies import Policies
     from ragrade.profiles import Profile, get_profile
-    from ragrade.profiles.report import ConventionsReport, conventions
+    from ragrade.report.conventions import ConventionsReport, conventions
     from ragrade.retrieval import RetrievedRun, retrieve
     from ragrade.spans import (
         ChunkMap,
