@@ -109,7 +109,9 @@ class _Backends(BackendChoice):
     """The backends serving the synthesis task set, and ``offline`` (the extractive stand-in)."""
 
     def _names(self) -> list[str]:
-        return [*super()._names(), "offline"]
+        from ragrade.llm.backends import names
+
+        return [*names(self.tasks), "offline"]
 
 
 # The LLM options' backend is the judges' (default offline, which is the word-overlap judge there): here it
