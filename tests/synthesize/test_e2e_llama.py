@@ -51,7 +51,7 @@ def test_a_small_set_from_smollm2(tmp_path):
     # structured output (a JSON schema as llama.cpp's grammar): every reply is a readable object unless cut
     # at max_tokens; what a check refuses says which and why
     for r in first.rejects:
-        assert r.stage != "generation" or "cut at max_tokens" in r.reason or "gave up" in r.reason, r.reason
+        assert r.stage != "generation" or "cut at max_tokens" in r.reason or "JSON" not in r.reason, r.reason
     for it in first.items:
         for x in it.excerpts:
             assert DOCS[x.doc][x.start:x.end] == x.text
