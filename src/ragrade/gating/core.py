@@ -541,7 +541,7 @@ def _interval(x: np.ndarray, confidence: float, n_resamples: int, rng: np.random
 
 
 def stats_p(p: float) -> str:
-    from ragrade.comparison.formatting import pvalue
+    from ragrade.formatting import pvalue
 
     return pvalue(p)
 
@@ -560,7 +560,7 @@ def _ci(ci: tuple[float, float], digits: int, signed: bool = False) -> str:
 
 
 def _md(text: str) -> str:
-    from ragrade.comparison.formatting import markdown_escape
+    from ragrade.formatting import markdown_escape
 
     return markdown_escape(text)
 

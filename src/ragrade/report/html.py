@@ -24,9 +24,9 @@ import pandas as pd
 
 from ragrade.comparison import Comparison, metric_labels, name_runs
 from ragrade.comparison.export import groups_note, hole_cells, hole_note, pair_rows, summary_rows
-from ragrade.comparison.formatting import number, pvalue, signed
 from ragrade.comparison.stats import CIMethod
 from ragrade.errors import InputError, RagradeError
+from ragrade.formatting import number, pvalue, signed
 from ragrade.options import public
 from ragrade.report._assets import CSS, JS
 from ragrade.report.data import (
