@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from ragrade.errors import InputError
-from ragrade.options import public
 from ragrade.nuggets import prompts
 from ragrade.nuggets.asking import Asker, Budget, Outcome, run_sync
 from ragrade.nuggets.texts import passage_texts, query_texts
+from ragrade.options import public
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
