@@ -53,6 +53,9 @@ def check_id_metrics(labels: list[tuple[str, Metric]], where: str = "") -> None:
         if kind == "diversity":
             raise MetricError(f"{label!r} needs subtopic judgments: compute it with ragrade.evaluate_diversity "
                               f"(TREC 'qid subtopic docno rel' qrels){where}")
+        if kind == "trajectory":
+            raise MetricError(f"{label!r} scores several retrieval calls together: evaluate the trajectories of "
+                              f"traces (ragrade.read_traces(...).trajectories, `ragrade traces`){where}")
         if kind == "text":
             raise MetricError(f"{label!r} compares texts: give the items as texts with a matcher or a profile "
                               f"that defines it (e.g. ragrade.evaluate(truth, retrieved, [{label!r}], "
