@@ -56,6 +56,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "fuse": ("ragrade.fusion", "fuse"),
     "optimize_fusion": ("ragrade.fusion.optimize", "optimize_fusion"),
     "FusionSearch": ("ragrade.fusion.optimize", "FusionSearch"),
+    "read_traces": ("ragrade.traces", "read_traces"),
+    "Traces": ("ragrade.traces", "Traces"),
 }
 
 
@@ -100,6 +102,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade.profiles import Profile, get_profile
     from ragrade.profiles.report import ConventionsReport, conventions
     from ragrade.retrieval import RetrievedRun, retrieve
+    from ragrade.traces import Traces, read_traces
 
 __all__ = [
     "Comparison",
@@ -123,6 +126,7 @@ __all__ = [
     "RetrievedRun",
     "Run",
     "Summary",
+    "Traces",
     "UnknownNameError",
     "__version__",
     "compare",
@@ -140,6 +144,7 @@ __all__ = [
     "plan",
     "read_qrels",
     "read_run",
+    "read_traces",
     "report",
     "retrieve",
     "save_baseline",

@@ -49,7 +49,9 @@ __all__ = ["EvalPlan", "build_plan", "dispatch", "dispatch_one", "evaluate", "pr
 #: ``run(plan) -> {run name: Result}`` (the id metrics of such a plan are computed by the engine's executor
 #: on the ground truth it derives: spans projected onto chunks, nuggets as subtopics, ...). The first route
 #: that claims a plan runs it; a plan no route claims goes to the engine's executors.
-ROUTES: tuple[str, ...] = ()
+ROUTES: tuple[str, ...] = (
+    "ragrade.traces.route",  # runs read from traces, trajectory measures (issue 37)
+)
 
 
 def route_of(plan: EvalPlan) -> Any:

@@ -12,8 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import click
+
 #: keyword (a name of ``TRUTH_OPTIONS``) -> the click option that fills it (its parameter name = the keyword).
-TRUTH_CLI_OPTIONS: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {}
+TRUTH_CLI_OPTIONS: dict[str, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
+    "hops": click.option("--hops", default=None, metavar="COLUMN",
+                         help="Traces: the ground-truth column (numbers) naming each relevant document's hop "
+                              "(hop_success; docs/traces.md)."),
+}
 
 
 def truth_options(f: Callable[..., Any]) -> Callable[..., Any]:

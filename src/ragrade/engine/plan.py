@@ -41,7 +41,9 @@ PLAN_OPTIONS: tuple[str, ...] = ("profile", "matcher", "names", "rel_level", "ma
 #: ground truth (:data:`ragrade.evaluation.ROUTES`: spans, nuggets, traces), declared here once so that every
 #: entry point (``evaluate``, ``compare``, ``report``, ``gate``) takes them: name -> what it is. They travel in
 #: :attr:`EvalPlan.extras`; the route validates their values.
-TRUTH_OPTIONS: dict[str, str] = {}
+TRUTH_OPTIONS: dict[str, str] = {
+    "hops": "traces: the ground-truth column (numbers) naming each relevant document's hop (hop_success)",
+}
 
 #: The metric kinds the engine's own executors compute; any other kind (span, nugget, trajectory) is computed
 #: by the route of its ground truth (:data:`ragrade.evaluation.ROUTES`).
