@@ -38,6 +38,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "fuse": ("ragrade.cli.fuse_cmd", "Fuse runs (RRF, CombSUM, weighted sums ... as ranx or a RAG framework); choose weights."),
     "plan": ("ragrade.cli.plan_cmd", "Test-set size: queries needed to detect a difference, minimal detectable effect."),
     "trec_eval": ("ragrade.cli.trec_eval_cmd", "trec_eval 10's command line and output, byte for byte (-q -c -m ...)."),
+    "traces": ("ragrade.cli.traces_cmd", "Evaluate the retrieval recorded in traces (OTLP, Phoenix, Langfuse): calls, trajectories, rerankers."),
 }
 
 

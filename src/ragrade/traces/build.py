@@ -56,8 +56,9 @@ class Spans:
         return np.asarray(col.to_pylist(), dtype=object)
 
 
-def _codes(column: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(codes, vocabulary)`` of a string column (code -1 for null)."""
+def _codes(column: Any, vocabulary: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, vocabulary)`` of a string column (code -1 for null and empty; no vocabulary unless
+    asked: an empty array)."""
     import pyarrow.compute as pc
 
     import pyarrow as pa
@@ -67,6 +68,8 @@ def _codes(column: Any) -> tuple[np.ndarray, np.ndarray]:
     empty = pc.equal(column, "").fill_null(False)
     enc = pc.dictionary_encode(pc.if_else(empty, pa.scalar(None, column.type), column))
     codes = np.asarray(enc.indices.fill_null(-1), dtype=np.int64)
+    if not vocabulary:
+        return codes, np.zeros(0, dtype=object)
     return codes, np.asarray(enc.dictionary.to_pylist(), dtype=object)
 
 
@@ -91,8 +94,9 @@ def clean(spans: Any, docs: Any, notes: Notes) -> tuple[Spans, Any]:
     spans kept, renumbered."""
     import pyarrow as pa
 
-    trace, _ = _codes(spans.column("trace"))
-    ids, _ = _codes(pa.concat_arrays([spans.column("span").combine_chunks(), spans.column("parent").combine_chunks()]))
+    trace, _ = _codes(spans.column("trace"), vocabulary=False)
+    ids, _ = _codes(pa.concat_arrays([spans.column("span").combine_chunks(), spans.column("parent").combine_chunks()]),
+                    vocabulary=False)
     n = spans.num_rows
     span_code, parent_code = ids[:n], ids[n:]
     keep = trace >= 0
@@ -367,14 +371,17 @@ def documents_of(docs: Any, spans: np.ndarray, lst: int, n_spans: int) -> tuple[
 
 def trace_run(docs: Any, rows: np.ndarray, counts: np.ndarray, ids: np.ndarray, keys: np.ndarray, level: str,
               **extra: Any) -> Any:
-    """A :class:`TraceRun` of ranked lists (the documents of table rows ``rows``, ``counts`` per query)."""
+    """A :class:`TraceRun` of ranked lists (the documents of table rows ``rows``, ``counts`` per query); the
+    ids stay Arrow strings, coded when an evaluation needs them."""
     import pyarrow as pa
 
     from ragrade.traces.model import TraceRun
 
-    codes, vocab = _codes(docs.column("doc").take(pa.array(rows, type=pa.int64())))
+    raw = docs.column("doc").take(pa.array(rows, type=pa.int64())).combine_chunks()
+    if raw.null_count:
+        raise InputError("a retrieved document without an id reached a run (a bug of ragrade's trace reader)")
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return TraceRun(ids, offsets, codes.astype(np.int32), vocab, None, keys=keys, level=level, unique=None, **extra)
+    return TraceRun(ids, offsets, None, None, None, keys=keys, level=level, raw_docs=raw, **extra)
 
 
 def assemble(spans: Any, docs: Any, *, key: str | None, by: str, topics: Mapping[str, str] | None,
@@ -402,7 +409,10 @@ def assemble(spans: Any, docs: Any, *, key: str | None, by: str, topics: Mapping
     documents = document_table(docs, rows, counts, c.ids)
     rerankers = reranker_pairs(s, docs, g)
     conventions = _conventions(s, notes)
-    return Traces(calls, trajectories, rerankers, table, documents, tuple(notes.lines()), conventions, s.n)
+    traces = Traces(calls, trajectories, rerankers, table, documents, tuple(notes.lines()), conventions, s.n)
+    for run in (calls, trajectories, *(r for pair in rerankers.values() for r in (pair.input, pair.output))):
+        run.traces = traces  # the report's section of traces finds the latency, rerankers and notes here
+    return traces
 
 
 def _conventions(s: Spans, notes: Notes) -> dict[str, int]:
@@ -451,28 +461,29 @@ def _datetimes(start: np.ndarray, base: int) -> Any:
 
 
 def document_table(docs: Any, rows: np.ndarray, counts: np.ndarray, ids: np.ndarray) -> Any:
-    """One row per retrieved document (Arrow; pandas on demand): call id, rank, doc, score."""
+    """One row per retrieved document (Arrow; pandas on demand): the call (its number in ``ids``), the rank,
+    the doc id and the score."""
     import pyarrow as pa
 
-    call = np.repeat(np.arange(len(ids)), counts)
     first = np.concatenate(([0], np.cumsum(counts)))[:-1]
     rank = np.arange(len(rows)) - np.repeat(first, counts) + 1
     take = pa.array(rows, type=pa.int64())
-    return pa.table({"call": pa.DictionaryArray.from_arrays(pa.array(call, type=pa.int32()), pa.array(ids.tolist())),
-                     "rank": pa.array(rank, type=pa.int64()),
-                     "doc": docs.column("doc").take(take).combine_chunks().dictionary_encode(),
+    return pa.table({"call": pa.array(np.repeat(np.arange(len(ids), dtype=np.int32), counts)),
+                     "rank": pa.array(rank, type=pa.int64()), "doc": docs.column("doc").take(take),
                      "score": docs.column("score").take(take)})
 
 
 def reranker_pairs(s: Spans, docs: Any, g: Groups) -> dict[str, Any]:
     """``{reranker name: RerankerPair}``: each reranker span's input and output documents, its query id the
     trajectory's id and the reranker's number in it (``KEY/N``)."""
+    import pyarrow as pa
+
     from ragrade.traces.model import RerankerPair
 
     rr = np.flatnonzero((s.role == cv.RERANKER) & (g.of_trace[s.trace] >= 0))
     if len(rr) == 0:
         return {}
-    names = np.asarray([src if src is not None else (n or "reranker") for src, n in
+    names = np.asarray([src if src and src.lower() != "unknown" else (n or "reranker") for src, n in
                         zip(s.text("source", rr).tolist(), s.text("name", rr).tolist(), strict=True)], dtype=object)
     group = g.of_trace[s.trace[rr]]
     out = {}
@@ -485,9 +496,13 @@ def reranker_pairs(s: Spans, docs: Any, g: Groups) -> dict[str, Any]:
         begin[1:] = grp[1:] != grp[:-1]
         index = np.arange(len(grp)) - np.maximum.accumulate(np.where(begin, np.arange(len(grp)), 0)) + 1
         ids = np.asarray([f"{g.ids[x]}/{i}" for x, i in zip(grp.tolist(), index.tolist(), strict=True)], dtype=object)
-        runs = []
-        for lst in (cv.RERANK_IN, cv.RERANK_OUT):
+        runs, tables = [], []
+        for lst, label in ((cv.RERANK_IN, "input"), (cv.RERANK_OUT, "output")):
             rows, counts = documents_of(docs, mine, lst, s.n)
-            runs.append(trace_run(docs, rows, counts, ids, g.keys[grp], "reranker", name=f"{name} {('input', 'output')[lst - 1]}"))
-        out[str(name)] = RerankerPair(str(name), runs[0], runs[1])
+            runs.append(trace_run(docs, rows, counts, ids, g.keys[grp], "reranker", name=f"{name} {label}"))
+            part = document_table(docs, rows, counts, ids)
+            tables.append(pa.table({"query": pa.array(ids[np.asarray(part.column("call"))].tolist(), pa.string()),
+                                    "list": pa.array([label] * part.num_rows, pa.string()),
+                                    **{c: part.column(c) for c in ("rank", "doc", "score")}}))
+        out[str(name)] = RerankerPair(str(name), runs[0], runs[1], pa.concat_tables(tables))
     return out

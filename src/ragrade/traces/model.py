@@ -39,8 +39,11 @@ class TraceRun(Run):
             raise InputError("a trace run needs one key per query")
 
     def with_name(self, name: str) -> TraceRun:
-        return TraceRun(self.query_ids, self.offsets, self.doc_codes, self.doc_vocab, self.scores, keys=self.keys,
-                        level=self.level, row_calls=self.row_calls, calls=self.calls, traces=self.traces, name=name)
+        coded = self.is_coded or self.raw_docs is None
+        return TraceRun(self.query_ids, self.offsets, self.doc_codes if coded else None,
+                        self.doc_vocab if coded else None, self.scores, keys=self.keys, level=self.level,
+                        row_calls=self.row_calls, calls=self.calls, traces=self.traces, name=name,
+                        raw_docs=None if coded else self.raw_docs)
 
     def key_of(self) -> dict[str, str | None]:
         """``{query id: ground-truth query id}``."""
@@ -64,6 +67,13 @@ class RerankerPair:
     name: str
     input: TraceRun
     output: TraceRun
+    documents_table: Any = field(default=None, repr=False)
+
+    @property
+    def documents(self) -> Any:
+        """One row per document given to and returned by the reranker: query (id), list (``input`` or
+        ``output``), rank, doc, score."""
+        return self.documents_table.to_pandas()
 
     def runs(self) -> dict[str, TraceRun]:
         """``{"input": ..., "output": ...}`` (compare's runs; output is the treatment)."""
@@ -98,8 +108,12 @@ class Traces:
     @property
     def documents(self) -> Any:
         """One row per retrieved document: call (id), rank (1-based), doc, score (NaN when the span gave
-        none), as a pandas DataFrame (call and doc categorical)."""
-        return self.documents_table.to_pandas()
+        none), as a pandas DataFrame."""
+        import pandas as pd
+
+        frame = self.documents_table.to_pandas()
+        frame["call"] = pd.Categorical.from_codes(frame["call"].to_numpy(), categories=pd.Index(self.table.index))
+        return frame
 
     @property
     def slices(self) -> Any:

@@ -34,17 +34,18 @@ class _Attrs(NamedTuple):
     values: Any  # the value structs (Arrow)
 
 
-def read_batch(batch: Any, user_key: str | None, notes: Notes) -> tuple[Any, Any]:
-    """``(spans, documents)``: the normalised tables of one batch of OTLP spans."""
+def read_batch(batch: Any, user_key: str | None, notes: Notes, keep_roots: bool = False) -> tuple[Any, Any]:
+    """``(spans, documents)``: the normalised tables of one batch of OTLP spans (``keep_roots``: root spans
+    are kept even when they carry nothing else, for their question)."""
     import pyarrow as pa
 
     n = batch.num_rows
     a = _attributes(batch.column("attributes"), user_key)
     special = _special(a, n)
-    records = Records(user_key, notes)
+    records = Records(user_key, notes, keep_roots)
     if special.any():
         _records(batch, a, np.flatnonzero(special), records)
-    spans, docs = _columns(batch, a, ~special)
+    spans, docs = _columns(batch, a, ~special, keep_roots)
     extra_spans, extra_docs = records.block()
     if extra_spans.num_rows:
         extra_docs = extra_docs.set_column(0, "span", pa.array(np.asarray(extra_docs.column("span")) +
@@ -93,7 +94,7 @@ def _number(values: Any, rows: np.ndarray) -> np.ndarray:
     import pyarrow.compute as pc
 
     idx = pa.array(rows, type=pa.int64(), mask=rows < 0)
-    out = np.asarray(values.field("doubleValue").take(idx).fill_null(np.nan), dtype=np.float64)
+    out = np.array(values.field("doubleValue").take(idx).fill_null(np.nan), dtype=np.float64)  # a writable copy
     ints = values.field("intValue").take(idx)
     has = np.asarray(ints.is_valid())
     if has.any():
@@ -170,7 +171,7 @@ def _role(a: _Attrs, n: int) -> tuple[np.ndarray, np.ndarray]:
     return role, convention
 
 
-def _columns(batch: Any, a: _Attrs, use: np.ndarray) -> tuple[Any, Any]:
+def _columns(batch: Any, a: _Attrs, use: np.ndarray, keep_roots: bool) -> tuple[Any, Any]:
     """The normalised tables of the spans in ``use`` that matter (the columnar path)."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -188,7 +189,7 @@ def _columns(batch: Any, a: _Attrs, use: np.ndarray) -> tuple[Any, Any]:
     parent = batch.column("parent_id")
     root = np.asarray(pc.equal(parent, "").fill_null(True))
     keep = use & ((role != cv.OTHER) | np.asarray(session.is_valid()) | np.asarray(key.is_valid())
-                  | ~np.isnan(tokens) | ~np.isnan(cost) | root)
+                  | ~np.isnan(tokens) | ~np.isnan(cost) | (root & keep_roots))
     take = pa.array(np.flatnonzero(keep), type=pa.int64())
     query = _text(a.values, _first(a, a.role == cv.QUERY, n))
     rerank_query = _text(a.values, _first(a, a.role == cv.RERANK_QUERY, n))

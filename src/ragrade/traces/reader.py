@@ -46,12 +46,21 @@ def read_traces(source: Any, *, key: str | None = None, by: str | None = None, t
     topic_map = _topics(topics) if key == "question" else None
     notes = Notes()
     user_key = None if key in KEY_MODES or key is None else key
-    blocks = list(_blocks(source, user_key, notes, format, progress))
+    blocks = list(_blocks(source, user_key, notes, format, progress, question=key == "question"))
     spans, docs = _concat(blocks)
+    del blocks
     traces = assemble(spans, docs, key=key, by=mode, topics=topic_map, notes=notes)
+    _release()
     if traces.notes:
         warnings.warn("; ".join(traces.notes), RagradeWarning, stacklevel=3)
     return traces
+
+
+def _release() -> None:
+    """Give the pages Arrow's allocator keeps after a block back to the system."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
 
 
 def _check(key: str | None, by: str | None) -> str:
@@ -93,12 +102,12 @@ def _concat(blocks: list[tuple[Any, Any]]) -> tuple[Any, Any]:
     return pa.concat_tables(spans).combine_chunks(), pa.concat_tables(docs).combine_chunks()
 
 
-def _blocks(source: Any, user_key: str | None, notes: Notes, format: str | None,
-            progress: Any) -> Iterator[tuple[Any, Any]]:
+def _blocks(source: Any, user_key: str | None, notes: Notes, format: str | None, progress: Any,
+            question: bool = False) -> Iterator[tuple[Any, Any]]:
     """The normalised tables of ``source``, block by block."""
     from ragrade.engine.inputs import is_path
 
-    records = Records(user_key, notes)
+    records = Records(user_key, notes, keep_roots=question)
     if is_path(source):
         yield from _file_blocks(os.fspath(source), user_key, notes, records, format, progress)
     elif hasattr(source, "itertuples") and hasattr(source, "columns"):
@@ -139,7 +148,9 @@ def _file_blocks(path: str, user_key: str | None, notes: Notes, records: Records
             notes.add("bad_line", f"line {line}{_span_hint(text)}")
 
         for batch in fmt.batches(path, progress=progress, on_bad_line=bad):
-            yield read_batch(batch, user_key, notes)
+            yield read_batch(batch, user_key, notes, records.keep_roots)
+            del batch
+            _release()
         return
     rows = _rows(fmt, path)
     first = next(rows, None)

@@ -20,7 +20,7 @@ from ragrade.traces import conventions as cv
 from ragrade.traces.notes import Notes
 
 #: The normalised span table: one row per span that matters (retrieval calls, rerankers, and spans that
-#: carry a session, the join key, tokens or a cost, or are roots).
+#: carry a session, the join key, tokens or a cost; roots too when traces are joined by their question).
 SPAN_FIELDS = (("line", "int64"), ("trace", "string"), ("span", "string"), ("parent", "string"),
                ("name", "string"), ("start", "int64"), ("end", "int64"), ("role", "int8"), ("convention", "int8"),
                ("query", "string"), ("session", "string"), ("key", "string"), ("tokens", "float64"),
@@ -291,9 +291,10 @@ class Records:
     """Spans given one at a time (flattened attributes, or :class:`Facts` read already), gathered into a
     block of the normalised tables (:data:`SPAN_FIELDS`, :data:`DOC_FIELDS`)."""
 
-    def __init__(self, user_key: str | None, notes: Notes) -> None:
+    def __init__(self, user_key: str | None, notes: Notes, keep_roots: bool = False) -> None:
         self.user_key = user_key
         self.notes = notes
+        self.keep_roots = keep_roots  # root spans are kept for their question (key="question")
         self._spans: dict[str, list[Any]] = {n: [] for n, _ in SPAN_FIELDS}
         self._docs: dict[str, list[Any]] = {n: [] for n, _ in DOC_FIELDS}
 
@@ -306,7 +307,8 @@ class Records:
         """One span (``facts``, or read from ``attrs``); kept when it matters (:data:`SPAN_FIELDS`)."""
         if facts is None:
             facts = read_flat(attrs or {}, self.user_key, self.notes, _where(span, line))
-        if not (facts.role != cv.OTHER or facts.session or facts.key or facts.tokens or facts.cost or not parent):
+        if not (facts.role != cv.OTHER or facts.session or facts.key or facts.tokens or facts.cost
+                or (self.keep_roots and not parent)):
             return
         row = len(self)
         values = (line, trace, span, parent or None, name, start, end, facts.role, facts.convention, facts.query,

@@ -94,8 +94,8 @@ def flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
         return
     if hasattr(value, "tolist") and not isinstance(value, str):  # NumPy arrays from Parquet
         value = value.tolist()
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return
+    if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
+        return  # (a CSV export's empty cell: no attribute)
     out[prefix] = value
 
 

@@ -33,8 +33,9 @@ BadLine = Callable[[int, str, str], None]
 
 _SCALARS = (("stringValue", "string"), ("intValue", "string"), ("doubleValue", "float64"), ("boolValue", "bool_"),
             ("bytesValue", "string"))
+_GROUP = 8
 _START = re.compile(r'^\s*\{\s*"resourceSpans"')
-_BLOCK = 16 << 20
+_BLOCK = 1 << 20  # Arrow's parse of a block holds about 50 times its size: blocks stay small
 
 
 def _schemas() -> tuple[Any, Any]:
@@ -96,18 +97,24 @@ class OtlpJson(Format):
             yield from _select(_spans(table, lines), columns)
             return
         done = 0  # requests read by Arrow's streaming reader before it stopped, if it does
-        try:
-            for table in _stream(path, block_size, progress):
-                lines = np.arange(done + 1, done + 1 + table.num_rows, dtype=np.int64)
-                done += table.num_rows
-                yield from _select(_spans(table, lines), columns)
-            return
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            pass  # a line Arrow cannot take: the rest is read block by block, line by line where needed
+        stream = _stream(path, block_size, progress)
+        while True:
+            try:
+                table = next(stream)
+            except StopIteration:
+                return
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                break  # a line Arrow cannot take: the rest is read block by block, line by line where needed
+            lines = np.arange(done + 1, done + 1 + table.num_rows, dtype=np.int64)
+            yield from _select(_spans(table, lines), columns)
+            done += table.num_rows
+            del table
+            pa.default_memory_pool().release_unused()  # the allocator keeps a parsed block's pages else
         for first, block in _line_blocks(path, block_size, None, skip=done):
             table, lines = _parse_block(block, first, path, on_bad_line)
             if table is not None:
                 yield from _select(_spans(table, lines), columns)
+            pa.default_memory_pool().release_unused()
 
 
 def span_schema() -> Any:
@@ -177,14 +184,39 @@ def _stream(path: str, block_size: int, progress: Any) -> Iterator[Any]:
     from ragrade.io.formats.base import counting_stream
 
     schema, _ = _schemas()
+    block_size = max(block_size, 2 * _longest_line(path, 8 << 20) + 2)  # Arrow's blocks hold whole lines
     src = counting_stream(path, progress)
     try:
         reader = pj.open_json(src, read_options=pj.ReadOptions(block_size=block_size),
                               parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
-        for batch in reader:
-            yield pa.Table.from_batches([batch])
+        pending: list[Any] = []
+        for batch in reader:  # parsed in small blocks (Arrow's parse holds far more than the text), used in 8s
+            pending.append(batch)
+            if len(pending) == _GROUP:
+                yield pa.Table.from_batches(pending)
+                pending = []
+        if pending:
+            yield pa.Table.from_batches(pending)
     finally:
         src.close()
+
+
+def _longest_line(path: str, head: int) -> int:
+    """The longest line among the file's first ``head`` bytes (the whole first line, however long)."""
+    from ragrade.io.formats.base import counting_stream
+
+    src = counting_stream(path)
+    try:
+        data = src.read(head)
+        while b"\n" not in data:
+            more = src.read(head)
+            if not more:
+                break
+            data += more
+    finally:
+        src.close()
+    lines = data.split(b"\n")
+    return max(len(line) for line in (lines[:-1] or lines))
 
 
 def _line_blocks(path: str, block_size: int, progress: Any, skip: int = 0) -> Iterator[tuple[int, bytes]]:
