@@ -40,8 +40,8 @@ DOCS = 10
 
 def _attr(key: str, value: str | float) -> str:
     if isinstance(value, str):
-        return '{"key":"%s","value":{"stringValue":"%s"}}' % (key, value)
-    return '{"key":"%s","value":{"doubleValue":%r}}' % (key, value)
+        return f'{{"key":"{key}","value":{{"stringValue":"{value}"}}}}'
+    return f'{{"key":"{key}","value":{{"doubleValue":{value!r}}}}}'
 
 
 def _span(trace: str, span: str, parent: str | None, name: str, start: int, end: int, attrs: list[str]) -> str:

@@ -22,7 +22,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("ragrade.io",),
     ("ragrade.engine",),
     ("ragrade.scale", "ragrade.spark", "ragrade.engine.outofcore", "ragrade.engine.combine",
-     "ragrade.engine.budget"),
+     "ragrade.engine.budget",
+     "ragrade.traces"),  # traces read into runs, and their route (issue 37)
     ("ragrade.evaluation",),
     ("ragrade.llm", "ragrade.judges", "ragrade.compat", "ragrade.retrieval", "ragrade.comparison", "ragrade.fusion",
      "ragrade.profiles.report"),

@@ -12,6 +12,7 @@ first part (``example.id`` -> ``attributes.example`` = ``{"id": ...}``); JSON-st
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 from typing import Any
@@ -60,10 +61,8 @@ def nest(attributes: dict[str, Any]) -> dict[str, Any]:
     tree: dict[str, Any] = {}
     for key, value in attributes.items():
         if isinstance(value, str) and key.endswith(JSON_KEYS):
-            try:
+            with contextlib.suppress(ValueError):
                 value = json.loads(value)
-            except ValueError:
-                pass
         _assign(tree, key, list(value) if isinstance(value, tuple) else value)
     return _lists(tree)
 

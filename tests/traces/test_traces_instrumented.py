@@ -191,7 +191,7 @@ def test_the_same_spans_as_a_phoenix_dataframe(llama_traces, tmp_path):
     and JSON exports, read as the OTLP file is."""
     from phoenix_layout import spans_dataframe
 
-    path, log, _, spans = llama_traces
+    path, _, _, spans = llama_traces
     frame = spans_dataframe(spans)
     assert "attributes.example" in frame.columns and "attributes.retrieval.documents" in frame.columns
     want = ragrade.read_traces(path, key="example.id")

@@ -81,7 +81,8 @@ def command(traces: str, qrels: str, metrics: tuple[str, ...], key: str | None, 
 def _split(metrics: tuple[str, ...]) -> tuple[list[str], list[str]]:
     from ragrade.metrics import parse_labelled
 
-    ids, trajectory = [], []
+    ids: list[str] = []
+    trajectory: list[str] = []
     for text in metrics:
         kinds = {m.family.kind for _, m in parse_labelled(text)}
         (trajectory if kinds == {"trajectory"} else ids).append(text)

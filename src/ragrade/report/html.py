@@ -39,8 +39,8 @@ from ragrade.report.data import (
 from ragrade.report.plots import comparison_figures
 from ragrade.report.prepare import DEFAULT_KS, compare_evaluated, evaluate_runs, read_input
 from ragrade.report.slices import slices_section_html
-from ragrade.report.traces import traces_section_html
 from ragrade.report.svg import file_stem
+from ragrade.report.traces import traces_section_html
 
 MAX_PAIR_PLOTS = 10
 """Pairs of runs that get a scatter and a difference plot per metric (more: ``ragrade plot``)."""

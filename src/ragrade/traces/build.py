@@ -59,9 +59,8 @@ class Spans:
 def _codes(column: Any, vocabulary: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """``(codes, vocabulary)`` of a string column (code -1 for null and empty; no vocabulary unless
     asked: an empty array)."""
-    import pyarrow.compute as pc
-
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
@@ -287,7 +286,8 @@ def groups(s: Spans, has_calls: np.ndarray, key: str | None, by: str, topics: Ma
 
 
 def _trace_facts(s: Spans) -> dict[str, np.ndarray]:
-    roots = np.where(s.parent < 0, s.text("query"), None)
+    roots = s.text("query")
+    roots[s.parent >= 0] = None
     start = np.full(len(s.traces), np.inf)
     np.minimum.at(start, s.trace, np.nan_to_num(s.start, nan=np.inf))
     return {"session": first_per_trace(s, s.text("session")), "question": first_per_trace(s, roots),

@@ -49,11 +49,20 @@ def read_traces(source: Any, *, key: str | None = None, by: str | None = None, t
     blocks = list(_blocks(source, user_key, notes, format, progress, question=key == "question"))
     spans, docs = _concat(blocks)
     del blocks
+    if spans.num_rows == 0 or not (spans.column("role").to_numpy() > 0).any():
+        where = f"{os.fspath(source)}: " if isinstance(source, str | os.PathLike) else ""
+        raise InputError(f"{where}no retrieval or reranker span found (OpenInference RETRIEVER/RERANKER, "
+                         "GenAI retrieval, Langfuse RETRIEVER); see docs/traces.md" + _said(notes))
     traces = assemble(spans, docs, key=key, by=mode, topics=topic_map, notes=notes)
     _release()
     if traces.notes:
         warnings.warn("; ".join(traces.notes), RagradeWarning, stacklevel=3)
     return traces
+
+
+def _said(notes: Notes) -> str:
+    lines = notes.lines()
+    return f" ({'; '.join(lines)})" if lines else ""
 
 
 def _release() -> None:
@@ -137,11 +146,15 @@ def _row_blocks(rows: Iterator[tuple[Mapping[str, Any], int | None]], names: lis
 def _file_blocks(path: str, user_key: str | None, notes: Notes, records: Records, format: str | None,
                  progress: Any) -> Iterator[tuple[Any, Any]]:
     from ragrade.io import formats
+    from ragrade.io.formats.otlp import OtlpJson
 
     fmt = formats.detect(path, format)
     if fmt.name == "jsonl" and format is None:
         fmt = _json_kind(path)
-    if fmt.name == "otlp":
+    if fmt.layout is not None:
+        raise InputError(f"{path}: a {fmt.name} file holds no traces; read_traces reads OTLP JSON, spans as JSON "
+                         "Lines, Parquet or CSV (Phoenix), Langfuse exports (docs/traces.md)")
+    if isinstance(fmt, OtlpJson):
         from ragrade.traces.otlp import read_batch
 
         def bad(line: int, message: str, text: str) -> None:
@@ -179,29 +192,12 @@ def _rows(fmt: Any, path: str) -> Iterator[tuple[dict[str, Any], int | None]]:
 
 
 def _json_kind(path: str) -> Any:
-    """The format of a ``.json`` / ``.jsonl`` file of traces, from its first line: OTLP export requests,
-    one JSON document of records (an array, or an object with a ``data`` array), or JSON Lines of records."""
+    """The format of a ``.json`` / ``.jsonl`` file of traces, told by its first line
+    (:func:`ragrade.io.formats.jsondoc.json_layout`)."""
     from ragrade.io import formats
-    from ragrade.io._common import first_line
+    from ragrade.io.formats.jsondoc import json_layout
 
-    line = (first_line(path) or "").lstrip()
-    if formats.get("otlp").sniff(b"", line):
-        return formats.get("otlp")
-    if line.startswith("[") or (line.startswith("{") and _not_one_line(line)):
-        return formats.get("jsondoc")
-    return formats.get("jsonl")
-
-
-def _not_one_line(line: str) -> bool:
-    """Whether a first line starting with ``{`` is not a whole JSON object (a document written over many
-    lines, or an API page ``{"data": [...]}`` on one line)."""
-    import json
-
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return True
-    return isinstance(value, dict) and isinstance(value.get("data"), list)
+    return formats.get(json_layout(path))
 
 
 def _span_hint(text: str) -> str:

@@ -213,9 +213,7 @@ def _whole_list(whole: dict[int, list[Any]], lst: int, key: str, value: Any, fac
 
 def _scalar_fact(facts: Facts, role: int, key: str, value: Any, user_key: str | None, notes: Notes,
                  where: str) -> None:
-    if role == cv.QUERY and facts.query is None:
-        facts.query = text_of(value)
-    elif role == cv.RERANK_QUERY:
+    if (role == cv.QUERY and facts.query is None) or role == cv.RERANK_QUERY:
         facts.query = text_of(value)
     elif role == cv.SESSION:
         facts.session = str(value)

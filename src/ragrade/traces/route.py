@@ -28,6 +28,7 @@ from ragrade.errors import InputError, PolicyNote
 from ragrade.kernels.trajectory import Trajectories
 from ragrade.traces.model import TraceRun, Traces
 
+
 def claims(plan: EvalPlan) -> bool:
     """A plan with a run read from traces, trajectory measures, or the ``hops`` keyword."""
     return ("trajectory" in plan.kinds or "hops" in plan.extras

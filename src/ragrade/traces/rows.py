@@ -13,6 +13,7 @@ they are read back as such.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import math
 from collections.abc import Iterator, Mapping
@@ -84,10 +85,8 @@ def flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
     """Nested attribute values back into dotted keys (a list of documents stays a list)."""
     if isinstance(value, str) and prefix not in _LISTS and value[:1] in ("{", "[") and prefix != "input.value" \
             and prefix != "output.value":
-        try:
+        with contextlib.suppress(ValueError):
             value = loads(value)
-        except ValueError:
-            pass
     if isinstance(value, Mapping) and prefix not in _LISTS:
         for k, v in value.items():
             flatten(v, f"{prefix}.{k}" if prefix else str(k), out)

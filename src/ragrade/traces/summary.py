@@ -37,5 +37,5 @@ def _sum(column: Any) -> float:
 def trace_totals(table: Any) -> dict[str, float]:
     """Tokens and cost summed over the traces of the calls (each trace counted once)."""
     per_trace = table.drop_duplicates("trace")
-    return {"traces": int(len(per_trace)), "tokens": _sum(per_trace["trace_tokens"]),
+    return {"traces": len(per_trace), "tokens": _sum(per_trace["trace_tokens"]),
             "cost": _sum(per_trace["trace_cost"])}

@@ -104,4 +104,28 @@ def _array_key(events: Iterator[tuple[str, str, Any]], path: str) -> str:
     return first
 
 
+def json_layout(path: str) -> str:
+    """How a JSON file holds its records, from its first line: ``"otlp"`` (OTLP export requests, one per
+    line), ``"jsondoc"`` (one document: an array, an object written over several lines, or an API page
+    ``{"data": [...]}`` on one line) or ``"jsonl"`` (one object per line)."""
+    import json
+
+    from ragrade.io._common import first_line
+    from ragrade.io.formats.otlp import OTLP
+
+    line = (first_line(path) or "").lstrip()
+    if OTLP.sniff(b"", line):
+        return "otlp"
+    if line.startswith("["):
+        return "jsondoc"
+    if line.startswith("{"):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            return "jsondoc"  # an object written over several lines
+        if isinstance(value, dict) and isinstance(value.get("data"), list):
+            return "jsondoc"
+    return "jsonl"
+
+
 JSONDOC = JsonDocument()
