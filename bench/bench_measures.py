@@ -91,7 +91,7 @@ def check(ours: dict, theirs: dict) -> float:
 def family_times(run, qrels, repeat: int) -> list[tuple[str, float]]:
     """The join once (its time), then each family's kernel on its output."""
     import ragrade
-    from ragrade.engine import core
+    from ragrade.engine import credit as core
 
     captured = []
     original = core.judged_view

@@ -120,7 +120,7 @@ def test_the_plan_is_validated_once_and_immutable():
                        ({"profile": "nope"}, UnknownNameError), ({"matcher": "nope"}, UnknownNameError),
                        ({"max_memory": -1}, InputError), ({"max_memory": True}, InputError),
                        ({"engine": "gpu"}, UnknownNameError), ({"rel_level": 0}, InputError),
-                       ({"names": "x"}, UnknownNameError), ({"matcher": "profile"}, InputError),
+                       ({"names": "x"}, InputError), ({"matcher": "profile"}, InputError),
                        ({"profile": "trec_eval", "matcher": "fuzzy"}, InputError)]:
         with pytest.raises(error):
             build_plan({"q1": {"d1": 1}}, {"q1": ["d1"]}, "P@1", **bad)

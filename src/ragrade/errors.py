@@ -41,11 +41,21 @@ a public function (tests/test_boundary.py)::
     ├── NotGrouped              a query's rows are not adjacent in a file (the file is partitioned first)
     └── StartAgain              a streamed run turned out to be ranked, not scored (read it again as ranks)
 
-Only the classes of the first tree (and :class:`RagradeWarning`) escape ragrade's public entry points: each public
-function is wrapped by :func:`boundary`, which turns a foreign exception caused by a bad argument
-(``TypeError``, ``ValueError``, ``OverflowError``, ``OSError``, ...) into an :class:`InputError` naming the
-function, the exception chained as its cause. tests/test_boundary.py feeds wrong types, wrong values and
-huge numbers to every public function and accepts nothing else.
+Only the classes of the first tree (and :class:`RagradeWarning`) escape ragrade's public entry points
+because of what a caller handed in. Each public function is wrapped by :func:`boundary`: a file error
+(:data:`INPUT_EXCEPTIONS`: a missing or unreadable path, a full disk, bytes that are not text) becomes an
+:class:`InputError` naming the function and the file; anything else that escapes is a bug of ragrade::
+
+    InternalError               "this is a bug in ragrade: please report it", the original exception
+                                chained as ``__cause__``; not a RagradeError (handling bad input never
+                                swallows it); the command line prints its traceback and exits with 70
+
+Arguments are checked at the edge, from one declaration per option (:mod:`ragrade.options`), so a bad value
+is an :class:`InputError` naming the option before any work starts; a deep ``TypeError`` is never taken for
+the user's mistake. tests/test_boundary.py feeds wrong types, wrong values and huge numbers to every public
+function and accepts nothing but ragrade's errors; tests/test_internal_errors.py plants bugs and expects
+:class:`InternalError`. An exception raised by a function the caller handed in (a retriever, a matcher, a
+callback: :func:`user_code`) is the caller's and passes unchanged.
 
 Warnings derive from :class:`RagradeWarning` (a ``UserWarning``; :class:`AccelerationWarning`, its subclass,
 says the C helper is not built; :class:`PolicyNote`, its other subclass, carries
@@ -55,14 +65,16 @@ and are also counted in the result's summary, never silently.
 
 Old import paths keep working: ``ragrade.gating.IncomparableError``, ``ragrade.judges.prompts.OutputError``,
 ``ragrade.judges.base.JudgeConfigError``, ``ragrade.integrations.mlflow.MlflowLoggingError``,
-``ragrade.retrieval.RetrieverConfigError`` and ``IdMismatchError``, ``ragrade.kernels.trec_prefs.JudgmentConflict``,
+``ragrade.retrieval.RetrieverConfigError`` and ``IdMismatchError``, ``ragrade.compat.trec_eval_prefs_kernels.JudgmentConflict``,
 ``ragrade.io.stream.NotGrouped`` and ``ragrade._native.AccelerationWarning`` are these classes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Iterable
+import inspect
+from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import Any, ParamSpec, TypeVar
 
@@ -289,39 +301,117 @@ def require(module: str, *, package: str | None = None, extra: str, purpose: str
         raise MissingDependencyError(package or module, extra, purpose) from exc
 
 
-#: Foreign exceptions that a bad argument causes inside a public function (and that :func:`boundary` maps).
-FOREIGN: tuple[type[BaseException], ...] = (TypeError, ValueError, ArithmeticError, OSError, LookupError,
-                                             AttributeError, RecursionError)
+#: The exceptions a reader or a user's value can cause below a public function, besides ragrade's own
+#: errors: file errors on the user's paths (``OSError``: missing, unreadable, a directory, a full disk),
+#: a compressed file cut short (``EOFError``) and bytes that are not text (``UnicodeDecodeError``).
+#: :func:`boundary` turns these (and only these) into an :class:`InputError` naming the file; a value the
+#: option specs refuse (:mod:`ragrade.options`) is an :class:`InputError` already. Readers turn their
+#: parsers' own exceptions (JSON, CSV, Arrow) into a :class:`ParseError` with the path and line.
+INPUT_EXCEPTIONS: tuple[type[BaseException], ...] = (OSError, EOFError, UnicodeDecodeError)
+
+class InternalError(Exception):
+    """A bug in ragrade: an exception that no input can explain escaped a public function. It is *not* a
+    :class:`RagradeError` (a caller handling bad input does not swallow it); the original exception is
+    chained as ``__cause__`` and the command line prints the whole traceback and exits with status 70.
+
+    >>> str(InternalError("evaluate", KeyError("x")))
+    "evaluate: this is a bug in ragrade: please report it (KeyError: 'x')"
+    """
+
+    def __init__(self, where: str, exc: BaseException) -> None:
+        text = str(exc) if len(str(exc)) <= 300 else str(exc)[:300] + "..."
+        super().__init__(f"{where}: this is a bug in ragrade: please report it ({type(exc).__name__}: {text})")
+        self.where = where
+        self.original = exc
 
 
-def boundary(func: Callable[P, T]) -> Callable[P, T]:
-    """Decorate a public function so that nothing but a :class:`RagradeError` escapes it: a foreign
-    exception caused by a bad argument (:data:`FOREIGN`) becomes an :class:`InputError` naming the function
-    and what went wrong (a file error names the file), the original chained as ``__cause__``.
+def boundary(func: Callable[P, T], /, *, check: Callable[[inspect.BoundArguments], None] | None = None
+             ) -> Callable[P, T]:
+    """Decorate a public function so that what escapes it says whose fault it is. A call that does not fit
+    the signature is refused first (an unknown keyword: :class:`UnknownNameError` naming the nearest; a
+    missing or extra argument: :class:`InputError`), then ``check`` (if given) checks and converts the bound
+    arguments (:func:`ragrade.options.public` checks each against its declaration). Inside, ragrade's own
+    errors and warnings (raised as errors) pass unchanged; a file error (:data:`INPUT_EXCEPTIONS`) becomes an
+    :class:`InputError` naming the function and the file; anything else is a bug of ragrade, an
+    :class:`InternalError` (the original chained as ``__cause__``), never the user's bad input.
 
     >>> @boundary
-    ... def half(n): return n / 2
-    >>> half("x")
+    ... def read(path): return open(path).read()
+    >>> read("/nonexistent/file")
     Traceback (most recent call last):
-    ragrade.errors.InputError: half: bad argument (TypeError: unsupported operand type(s) for /: 'str' and 'int')
+    ragrade.errors.InputError: read: /nonexistent/file: No such file or directory
+    >>> read("a", mode="r")
+    Traceback (most recent call last):
+    ragrade.errors.UnknownNameError: unknown option 'mode'. (read takes: path)
+    >>> @boundary
+    ... def half(n): return n.halve()
+    >>> half(4)
+    Traceback (most recent call last):
+    ragrade.errors.InternalError: half: this is a bug in ragrade: please report it (AttributeError: 'int' object has no attribute 'halve')
     """
+    sig = inspect.signature(func)
 
     @functools.wraps(func)
     def public(*args: P.args, **kwargs: P.kwargs) -> T:
         try:
-            return func(*args, **kwargs)
-        except RagradeError:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise arity_error(func, sig, kwargs, exc) from None
+        try:
+            if check is not None:
+                check(bound)
+            return func(*bound.args, **bound.kwargs)
+        except (RagradeError, InternalError, Warning):
             raise
-        except FOREIGN as exc:
-            raise foreign_error(func.__qualname__, exc) from exc
+        except INPUT_EXCEPTIONS as exc:
+            raise input_error(func.__qualname__, exc) from exc
+        except Exception as exc:
+            if getattr(exc, USER_CODE, False):  # raised by the caller's own function: theirs, unchanged
+                raise
+            raise InternalError(func.__qualname__, exc) from exc
 
     return public
 
 
-def foreign_error(where: str, exc: BaseException) -> InputError:
-    """The :class:`InputError` of a foreign exception raised inside ``where``."""
-    if isinstance(exc, OSError) and (exc.filename is not None or exc.strerror):
+def arity_error(func: Callable[..., Any], sig: inspect.Signature, kwargs: Mapping[str, Any],
+                exc: TypeError) -> RagradeError:
+    """The error of a call that does not fit ``func``'s signature: an unknown keyword named with the nearest
+    known ones, or Python's own words for a missing or extra argument."""
+    params = sig.parameters
+    named = [n for n, p in params.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and n != "self"]
+    where = func.__qualname__.replace(".__init__", "")
+    unknown = [k for k in kwargs if k not in params or params[k].kind is inspect.Parameter.POSITIONAL_ONLY]
+    if unknown and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return UnknownNameError("option", unknown[0], named, hint=f"({where} takes: {', '.join(named)})")
+    return InputError(f"{where}: {exc}".replace(f"{func.__name__}() ", ""))
+
+
+#: The attribute :func:`user_code` sets on an exception raised by a function the caller handed in.
+USER_CODE = "__ragrade_user_code__"
+
+
+def user_code(func: Callable[P, T]) -> Callable[P, T]:
+    """Wrap a function the caller handed to ragrade (a retriever, a matcher, a callback): an exception it
+    raises is the caller's and leaves :func:`boundary` unchanged, not as an :class:`InternalError`."""
+
+    @functools.wraps(func)
+    def theirs(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return func(*args, **kwargs)
+        except Exception as exc:
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(exc, USER_CODE, True)
+            raise
+
+    return theirs
+
+
+def input_error(where: str, exc: BaseException) -> InputError:
+    """The :class:`InputError` of a file error (:data:`INPUT_EXCEPTIONS`) raised inside ``where``."""
+    if isinstance(exc, OSError):
         name = f"{exc.filename}: " if exc.filename is not None else ""
         return InputError(f"{where}: {name}{exc.strerror or exc}")
+    if isinstance(exc, EOFError):
+        return InputError(f"{where}: a compressed file ends too early ({exc})")
     text = str(exc) if len(str(exc)) <= 300 else str(exc)[:300] + "..."
-    return InputError(f"{where}: bad argument ({type(exc).__name__}: {text})")
+    return InputError(f"{where}: the input is not text in the expected encoding ({text})")

@@ -24,8 +24,9 @@ from ragrade.engine.executor import piece_runner, run_in_memory
 from ragrade.engine.executor import prepare as prepare_in_memory
 from ragrade.engine.plan import TRUTH_OPTIONS, EvalPlan, build_plan, option_names
 from ragrade.engine.result import MetricsArg, Result
-from ragrade.errors import InputError, UnknownNameError, boundary
+from ragrade.errors import InputError, UnknownNameError
 from ragrade.metrics.parser import Names
+from ragrade.options import public
 from ragrade.policies import (
     Duplicates,
     EmptyRun,
@@ -49,9 +50,12 @@ __all__ = ["EvalPlan", "build_plan", "dispatch", "dispatch_one", "evaluate", "pr
 #: ``run(plan) -> {run name: Result}`` (the id metrics of such a plan are computed by the engine's executor
 #: on the ground truth it derives: spans projected onto chunks, nuggets as subtopics, ...). The first route
 #: that claims a plan runs it; a plan no route claims goes to the engine's executors.
-ROUTES: tuple[str, ...] = (
-    "ragrade.traces.route",  # runs read from traces, trajectory measures (issue 37)
-)
+ROUTES: tuple[str, ...] = ()
+ROUTES += ("ragrade.nuggets.route",)  # nuggets as ground truth (issue 38, docs/nuggets.md)
+# character spans (issue 35): docs/spans.md. After nuggets: a nugget evaluation may carry corpus=, which alone
+# would read as span truth's documents.
+ROUTES += ("ragrade.spans.route",)
+ROUTES += ("ragrade.traces.route",)  # runs read from traces, trajectory measures (issue 37, docs/traces.md)
 
 
 def route_of(plan: EvalPlan) -> Any:
@@ -151,7 +155,7 @@ def _on_spark(plan: EvalPlan, run: Any) -> Result:
             session.stop()
 
 
-@boundary
+@public
 def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, profile: str | Profile | None = None,
              matcher: Matcher | str | None = None, missing_run: MissingRun | None = None,
              missing_qrels: MissingQrels | None = None, no_relevant: NoRelevant | None = None,

@@ -45,11 +45,10 @@ Three numeric settings sit next to the policies, all unset by default (trec_eval
 from __future__ import annotations
 
 import math
+import numbers
 import typing
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
-
-import numpy as np
 
 from ragrade.errors import PolicyError, UnknownNameError
 
@@ -90,12 +89,12 @@ class Policies:
                 raise PolicyError(f"policy {name!r} must be one of {', '.join(map(repr, choices))}; got {value!r}")
         for name in ("max_docs", "num_docs"):
             value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int | np.integer)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral)
                                       or value < (1 if name == "max_docs" else 0)):
                 raise PolicyError(f"{name} must be a {'positive' if name == 'max_docs' else 'non-negative'} "
                                   f"integer; got {value!r}")
         ug = self.upper_grade
-        if ug is not None and (isinstance(ug, bool) or not isinstance(ug, int | float | np.number)
+        if ug is not None and (isinstance(ug, bool) or not isinstance(ug, numbers.Real)
                                or not math.isfinite(float(ug)) or float(ug) <= 0):
             raise PolicyError(f"upper_grade must be a positive number; got {ug!r}")
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ragrade.compat.pytrec_eval as compat
-from ragrade import _ingest
+from ragrade.compat import _native
 from ragrade.errors import InputError
 
 pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier is in the test extra")
@@ -69,7 +69,7 @@ def test_one_evaluator_over_several_runs_equals_pytrec_eval(level, judged_only):
         ours = compat.RelevanceEvaluator(truth, measures, relevance_level=level, judged_docs_only_flag=judged_only)
         theirs = pytrec_eval.RelevanceEvaluator(truth, measures, relevance_level=level,
                                                 judged_docs_only_flag=judged_only)
-        assert ours._fast is not None and ours._fast.own_kernels
+        assert ours._fast is not None and ours._fast.scorer.direct
         for run in runs + runs[:1]:  # the first run again, after the qrels caches were filled
             n += same(theirs.evaluate(run), ours.evaluate(run))
     assert n > 40_000
@@ -85,9 +85,9 @@ def test_the_fast_path_equals_the_general_path_and_finish():
         got = fast.evaluate(run, queries)
         assert got is not None
         general = ev._general(run, queries)
-        fast.own_kernels = False  # the same join through ragrade.engine.core.finish
+        fast.scorer.direct = False  # the same join through the port's Result (ragrade.engine.core.finish)
         via_finish = fast.evaluate(run, queries)
-        fast.own_kernels = True
+        fast.scorer.direct = True
         assert via_finish is not None
         for m in ev._metrics:
             assert np.allclose(got[m], general[m], rtol=0, atol=1e-12, equal_nan=True), m
@@ -97,7 +97,7 @@ def test_the_fast_path_equals_the_general_path_and_finish():
 def test_without_the_c_helper_the_dicts_are_identical(monkeypatch):
     qrels, runs = collection(7)
     with_c = [compat.RelevanceEvaluator(qrels, {"all_trec"}).evaluate(run) for run in runs]
-    monkeypatch.setattr(_ingest, "_accel", None)
+    monkeypatch.setattr(_native, "speedups", None)
     for run, want in zip(runs, with_c, strict=True):
         identical(want, compat.RelevanceEvaluator(qrels, {"all_trec"}).evaluate(run))
 
@@ -106,8 +106,9 @@ def test_the_index_keeps_each_querys_judgments_in_dict_order():
     qrels, _ = collection(9)
     fast = compat.RelevanceEvaluator(qrels, {"map"})._fast
     assert fast is not None
-    index = fast.evaluator.index  # (checks the rows too)
-    assert np.array_equal(index.row_q, fast.row_q) and np.array_equal(index.unit_grade, fast.unit_grade)
+    index = fast.scorer.index  # (made from the port's rows)
+    truth = fast.scorer.truth
+    assert np.array_equal(index.row_q, truth.row_query) and np.array_equal(index.unit_grade, truth.grades)
     docs = index.qrels.docs_at(np.arange(index.qrels.n_rows, dtype=np.int64)).tolist()
     assert docs == [d for judged in qrels.values() for d in judged]
 
@@ -156,7 +157,6 @@ def test_ids_that_are_not_str_are_read_as_pytrec_eval_reads_them():
 
 def test_python_bool_grades_read_as_pytrec_eval_reads_them_on_both_paths(monkeypatch):
     # pytrec_eval reads a Python bool grade as 1 / 0 and refuses numpy.bool_ (docs/trec_eval.md)
-    import ragrade._ingest
 
     qrels = {"q": {"a": True, "b": 0, "c": 2, "d": False}}
     run = {"q": {"a": 0.3, "b": 0.9, "c": 0.1, "e": 0.5}}
@@ -166,7 +166,7 @@ def test_python_bool_grades_read_as_pytrec_eval_reads_them_on_both_paths(monkeyp
         pytrec_eval.RelevanceEvaluator({"q": {"a": 1, "b": np.bool_(False)}}, {"map"})
     for use_accel in (True, False):
         if not use_accel:
-            monkeypatch.setattr(ragrade._ingest, "_accel", None)
+            monkeypatch.setattr(_native, "speedups", None)
         same(theirs, compat.RelevanceEvaluator(qrels, measures).evaluate(run))
         with pytest.raises(InputError, match=r"numpy\.bool_"):
             compat.RelevanceEvaluator({"q": {"a": 1, "b": np.bool_(False)}}, {"map"})
@@ -182,9 +182,9 @@ def test_each_evaluator_keeps_its_own_qrels_state_and_stays_exact():
     positive = {q: {d: max(g, 0) for d, g in docs.items()} for q, docs in qrels.items()}
     first = compat.RelevanceEvaluator(positive, {"all_trec"})
     want = [first.evaluate(run) for run in runs]
-    assert first._fast.qrels_cache
+    assert first._fast.scorer.truth_memo
     again = compat.RelevanceEvaluator({q: dict(d) for q, d in positive.items()}, {"all_trec"})
-    assert again._fast.qrels_cache is not first._fast.qrels_cache and not again._fast.qrels_cache
+    assert again._fast.scorer.truth_memo is not first._fast.scorer.truth_memo and not again._fast.scorer.truth_memo
     for run, w in zip(runs, want, strict=True):
         identical(w, again.evaluate(run))
     q0, d0 = next(iter(positive.items()))

@@ -188,7 +188,7 @@ def test_write_plots_writes_every_plot(tmp_path, small_data) -> None:
     ])
     for p in paths:
         _parse(p.read_text(encoding="utf-8"))
-    with pytest.raises(InputError, match="svg or png"):
+    with pytest.raises(InputError, match="svg, png"):
         plots.write_plots(tmp_path / "x", qrels, runs, ["ndcg@10"], format="gif")
 
 

@@ -20,7 +20,8 @@ import pandas as pd
 from ragrade.assessment import metaeval, stats
 from ragrade.assessment.ppi import MeanInterval, classical_mean, ppi_mean
 from ragrade.data import Qrels, Run
-from ragrade.errors import InputError, RagradeWarning, boundary
+from ragrade.errors import InputError, RagradeWarning
+from ragrade.options import public
 
 
 def _num(v: float) -> float | None:
@@ -215,7 +216,7 @@ def _system(metric: str, ref: dict[str, float], cand: dict[str, float]) -> Syste
         (nm[big], int(rr[big]), int(rc[big])), ties)
 
 
-@boundary
+@public
 def agreement(reference: Any, candidate: Any, runs: Any = None, metrics: Iterable[str] | str = ("ndcg@10",), *,
               rel: float = 1, ppi: bool = False, alpha: float = 0.05, lam: float | str = 1.0,
               top_k: int = metaeval.DEFAULT_TOP_K, n_resamples: int = 1000, seed: int | None = 0) -> Agreement:

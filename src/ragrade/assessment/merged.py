@@ -48,18 +48,17 @@ def merge(human: Qrels | Mapping[str, Any] | None, grades: pd.DataFrame, assesso
 
 
 def write_merged(table: pd.DataFrame, path: str | os.PathLike[str]) -> None:
-    """Write a merged table as Parquet (``.parquet``/``.pq``) or JSONL (``.jsonl``/``.ndjson``)."""
-    p = os.fspath(path)
-    low = p.lower()
-    if low.endswith((".parquet", ".pq")):
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+    """Write a merged table in the format of records its file name selects (``.parquet``, ``.jsonl``,
+    ``.csv``, ``.tsv``, ``.arrow``...: :mod:`ragrade.io.formats`)."""
+    import pyarrow as pa
 
-        pq.write_table(pa.Table.from_pandas(table, preserve_index=False), p)
-    elif low.endswith((".jsonl", ".ndjson")):
-        table.to_json(p, orient="records", lines=True, force_ascii=False)
-    else:
-        raise InputError("the merged qrels file must end in .parquet or .jsonl", value=p)
+    from ragrade.io import formats
+
+    fmt = formats.by_extension(path)
+    if fmt is None or not fmt.holds_records:
+        exts = ", ".join(e for f in formats.REGISTRY if f.holds_records for e in f.extensions)
+        raise InputError(f"the merged qrels file must be a table of records ({exts})", value=os.fspath(path))
+    fmt.write_records(pa.Table.from_pandas(table, preserve_index=False), path)
 
 
 __all__ = ["assessor_label", "merge", "write_merged"]

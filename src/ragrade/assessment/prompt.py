@@ -26,9 +26,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ragrade.errors import boundary
 from ragrade.judges.prompts import OutputError
 from ragrade.llm.tasks import TaskSet
+from ragrade.options import public
 
 #: The judgment task name of graded relevance (inputs ``query``, ``title``, ``passage``).
 TASK = "graded_relevance"
@@ -83,7 +83,7 @@ def _clip(text: str, n: int = 80) -> str:
     return text if len(text) <= n else text[:n] + "..."
 
 
-@boundary
+@public
 def parse_grade(text: str) -> dict[str, Any]:
     """``{"grade": g}`` from a reply, read strictly; raises :class:`~ragrade.judges.prompts.OutputError`.
 
@@ -98,6 +98,8 @@ def parse_grade(text: str) -> dict[str, Any]:
     ...
     ragrade.errors.OutputError: reply is not a JSON object: 'The grade is 2'
     """
+    if not isinstance(text, str):
+        raise OutputError(f"a reply is a text, not {type(text).__name__}")
     stripped = text.strip()
     if not stripped:
         raise OutputError("empty reply")

@@ -38,6 +38,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "fuse": ("ragrade.cli.fuse_cmd", "Fuse runs (RRF, CombSUM, weighted sums ... as ranx or a RAG framework); choose weights."),
     "plan": ("ragrade.cli.plan_cmd", "Test-set size: queries needed to detect a difference, minimal detectable effect."),
     "trec_eval": ("ragrade.cli.trec_eval_cmd", "trec_eval 10's command line and output, byte for byte (-q -c -m ...)."),
+    "nuggets": ("ragrade.cli.nuggets_cmd", "Nuggets (TREC RAG): create them with an LLM, assign them to passages or answers, score answers."),
     "traces": ("ragrade.cli.traces_cmd", "Evaluate the retrieval recorded in traces (OTLP, Phoenix, Langfuse): calls, trajectories, rerankers."),
 }
 
@@ -58,10 +59,14 @@ class _LazyGroup(click.Group):
         """As click's, but a usage error (an unknown option, a bad value, a missing argument) is printed as
         every other error of ragrade: one ``error: ...`` line on stderr naming the option or value, exit
         status 2, no usage block."""
+        from ragrade.options import spelling
+
         if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            with spelling("cli"):
+                return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            with spelling("cli"):  # messages name the command line's options (--resamples, not n_resamples)
+                rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.UsageError as exc:
             where = exc.ctx.command_path if exc.ctx is not None else "ragrade"
             message = " ".join(exc.format_message().split()).rstrip(".")
@@ -73,12 +78,27 @@ class _LazyGroup(click.Group):
         except click.Abort:
             click.echo("error: aborted", err=True)
             sys.exit(1)
+        except Exception as exc:  # what no command caught: ragrade's error (exit 2) or a bug (exit 70)
+            _uncaught(exc)
         sys.exit(rv if isinstance(rv, int) else 0)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, _COMMANDS[name][1]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _uncaught(exc: Exception) -> None:
+    """An exception that left a command: ragrade's own error or a file error is bad input (exit 2, one
+    line); anything else is a bug of ragrade (exit 70, with its traceback)."""
+    from ragrade.cli._output import fail, internal
+    from ragrade.errors import INPUT_EXCEPTIONS, RagradeError, input_error
+
+    if isinstance(exc, RagradeError):
+        fail(str(exc))
+    if isinstance(exc, INPUT_EXCEPTIONS):
+        fail(str(input_error("ragrade", exc)).removeprefix("ragrade: "))
+    internal(exc)
 
 
 def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:

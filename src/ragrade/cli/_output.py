@@ -7,7 +7,9 @@ output stays parseable). Exit statuses, the same for every command:
 * 1: the command completed and printed its results, but some of them are missing beyond what was allowed
   (``ragrade judge``: judgments failed beyond ``--max-failed``); stderr says why, as ``error: ...``;
 * 2: bad input or usage (a file that cannot be read, a metric typo, a wrong API key or judge URL):
-  ``error: <message>`` on stderr, no traceback, nothing on stdout.
+  ``error: <message>`` on stderr, no traceback, nothing on stdout;
+* 70: a bug in ragrade (:class:`ragrade.errors.InternalError`, or any exception no input explains): the
+  traceback, then ``error: this is a bug in ragrade: please report it ...`` on stderr (:func:`internal`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ PROGRESS_THRESHOLD = 50 * 1024 * 1024
 EXIT_OK = 0
 EXIT_INCOMPLETE = 1
 EXIT_INPUT = 2
+#: A bug in ragrade (EX_SOFTWARE of BSD's sysexits.h).
+EXIT_INTERNAL = 70
 
 
 #: Width of the consoles when the stream is not a terminal (a pipe, a file, a CI log): wide enough that no
@@ -79,6 +83,19 @@ def fail(message: str, status: int = EXIT_INPUT) -> NoReturn:
 def incomplete(message: str) -> NoReturn:
     """The results are printed but incomplete beyond what was allowed: ``error: message``, exit status 1."""
     fail(message, EXIT_INCOMPLETE)
+
+
+def internal(exc: BaseException) -> NoReturn:
+    """Report a bug of ragrade: the whole traceback (the original exception chained), then one
+    ``error: ...`` line saying it is a bug, on stderr; exit status 70."""
+    import traceback
+
+    from ragrade.errors import InternalError
+
+    click.echo("".join(traceback.format_exception(exc)).rstrip("\n"), err=True)
+    if not isinstance(exc, InternalError):
+        exc = InternalError("ragrade", exc)
+    fail(str(exc), EXIT_INTERNAL)
 
 
 @contextlib.contextmanager

@@ -11,11 +11,9 @@ from typing import Any
 import click
 
 from ragrade.cli._llm import budget, cache_arg, check_budget, key_of, llm_options, make_judge, secret_errors
+from ragrade.io.formats import RECORDS
 
 EXIT_FAILED = 1
-
-_TABLE_EXT = (".parquet", ".pq", ".jsonl", ".ndjson", ".csv")
-
 
 def _max_failed(value: str) -> tuple[float, bool]:
     v = value.strip()
@@ -54,9 +52,10 @@ def _max_failed(value: str) -> tuple[float, bool]:
 @click.option("--depth", type=click.IntRange(min=1), default=10, show_default=True, help="Pool depth per run.")
 @click.option("--holes-only", is_flag=True, help="Assess only the pooled pairs that --qrels does not judge.")
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
-              help="Qrels to write (TREC 'qid 0 docid grade'; .parquet/.jsonl/.csv write a table).")
+              help="Qrels to write (TREC 'qid 0 docid grade'; a table format's extension such as .parquet, "
+                   ".jsonl, .csv, .tsv writes a table).")
 @click.option("--merged", "merged_path", type=click.Path(dir_okay=False), default=None,
-              help="Merged human + assessor qrels with an origin column (.parquet or .jsonl; default with "
+              help="Merged human + assessor qrels with an origin column (a table: .parquet, .jsonl...; default with "
                    "--qrels: <output>.merged.parquet).")
 @click.option("--provenance", "provenance_path", type=click.Path(dir_okay=False), default=None,
               help="Provenance JSON (default: <output>.provenance.json).")
@@ -64,8 +63,8 @@ def _max_failed(value: str) -> tuple[float, bool]:
 @llm_options(tasks="grade", max_tokens=64, concurrency_help="Judgments in flight at once.")
 @click.option("--max-failed", default="0", show_default=True,
               help="Failed judgments allowed before the exit status is 1: a count or a percentage (2%).")
-@click.option("--queries-format", type=click.Choice(["tsv", "jsonl", "parquet"]), default=None)
-@click.option("--corpus-format", type=click.Choice(["tsv", "jsonl", "parquet"]), default=None)
+@click.option("--queries-format", type=click.Choice(RECORDS), default=None)
+@click.option("--corpus-format", type=click.Choice(RECORDS), default=None)
 @click.option("--query-id-col", default=None)
 @click.option("--query-text-col", default=None)
 @click.option("--doc-id-col", default=None)
@@ -241,9 +240,11 @@ def _exit_status(o: dict[str, Any], result: Any, max_failed: tuple[float, bool],
 
 
 def _write_qrels(result: Any, path: str) -> None:
-    if path.lower().endswith(_TABLE_EXT):
-        from ragrade.io import write_qrels
+    """The qrels in the table format the file name selects (docs/formats.md), else as TREC lines."""
+    from ragrade.io import formats, write_qrels
 
+    fmt = formats.by_extension(path)
+    if fmt is not None and fmt.holds_records:
         write_qrels(result.to_qrels(), path)
         return
     with open(path, "w", encoding="utf-8") as f:

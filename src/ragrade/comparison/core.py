@@ -16,7 +16,8 @@ import ragrade.comparison.stats as stats
 from ragrade.comparison.power import COMPARE_POWER, paired_mde
 from ragrade.comparison.result import Comparison
 from ragrade.engine.result import Result
-from ragrade.errors import InputError, RagradeWarning, boundary
+from ragrade.errors import InputError, RagradeWarning
+from ragrade.options import SOME_METRICS, public
 
 
 def run_letters(n: int) -> list[str]:
@@ -128,7 +129,7 @@ def metric_labels(metrics: Sequence[Any] | str | Any) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------- compare
-@boundary
+@public(metrics=SOME_METRICS)
 def compare_scores(
     scores: Mapping[str, Any],
     metrics: Sequence[str] | None = None,
@@ -434,7 +435,7 @@ def _tukey_pairs(x: np.ndarray, ctrl: np.ndarray, trt: np.ndarray) -> np.ndarray
     return out
 
 
-@boundary
+@public
 def compare(
     qrels: Any,
     runs: Mapping[str, Any] | Sequence[Any],

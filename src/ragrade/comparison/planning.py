@@ -24,7 +24,8 @@ from ragrade.comparison.power import (
     ttest_power,
     ttest_queries_needed,
 )
-from ragrade.errors import InputError, boundary
+from ragrade.errors import InputError
+from ragrade.options import public
 
 
 # ------------------------------------------------------------------------------------------------ result
@@ -230,7 +231,7 @@ def plan_scores(
     return Plan(runs=names, metrics=rows, alpha=alpha, target_power=power, notes=notes)
 
 
-@boundary
+@public
 def plan(
     qrels: Any,
     runs: Mapping[str, Any] | Sequence[Any],

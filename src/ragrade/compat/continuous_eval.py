@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragrade.errors import InputError, require
-from ragrade.matching.matchers import Exact, Matcher, RougeL
+from ragrade.matching import Exact, Matcher, RougeL
 
 
 class MatchingStrategy:

@@ -151,7 +151,7 @@ class RelevanceEvaluator:
         self._metrics = list(prepared.metrics)
         self._helper = None if prepared.helper is None else list(prepared.helper)
         self._judgments = _read_qrels(query_relevance)
-        self._fast = (_FastPath(self._judgments, self._metrics, prepared.labels, prepared.policies, prepared.plan)
+        self._fast = (_FastPath(self._judgments, self._metrics, prepared.plan)
                       if prepared.metrics and self._judgments.qids else None)
 
     def _options(self) -> dict[str, Any]:
@@ -342,16 +342,13 @@ class _Prepared:
     ``("direct", i)`` the i-th column computed query by query from ``direct`` (the planned measures whose
     parameters the kernels do not express), ``("constant", v)`` the same value for every query. ``metrics``:
     the kernel metrics to compute, each once (with ``helper``: num_ret and num_rel for trec_eval 9's
-    empty-ranking rule, or None); ``labels``, ``policies`` and ``plan``: their reading under the pytrec_eval
-    profile; ``num_docs``: the collection size given to the kernels (0, as pytrec_eval holds it, when a
+    empty-ranking rule, or None); ``plan``: their plan under the pytrec_eval profile (without qrels); ``num_docs``: the collection size given to the kernels (0, as pytrec_eval holds it, when a
     utility's fourth coefficient reads it; else None); ``crash``: why pytrec_eval cannot compute these
     measures (then nothing else is set), or None."""
 
     columns: tuple[tuple[str, str, Any], ...]
     metrics: tuple[Any, ...]
     helper: tuple[Any, ...] | None
-    labels: tuple[Any, ...]
-    policies: Any
     plan: Any
     direct: tuple[Any, ...]
     num_docs: int | None
@@ -380,7 +377,9 @@ def _prepare(measures: frozenset[str], relevance_level: int, judged_docs_only_fl
     refused by trec_eval 9 only when it computes ("improper number of coefficients", on stderr), which leaves
     pytrec_eval's value at 0.0 for every query: 0.0 here too."""
     from ragrade.compat._trec_eval_c import double_params
-    from ragrade.compat.trec_eval import Options, TrecEvalError, plan
+    from ragrade.compat.trec_eval_args import Options
+    from ragrade.compat.trec_eval_plan import plan
+    from ragrade.errors import TrecEvalError
 
     combined = _combine(measures)
     params = {m: ",".join(sorted(p)) for m, p in combined.items() if p}
@@ -390,7 +389,7 @@ def _prepare(measures: frozenset[str], relevance_level: int, judged_docs_only_fl
     try:
         planned = plan(Options(marked=list(combined), params=params))
     except TrecEvalError as err:
-        return _Prepared((), (), None, (), None, None, (), None,
+        return _Prepared((), (), None, None, (), None,
                          crash=f"{err}; pytrec_eval reads {sorted(measures)} as "
                                f"{sorted(f'{m}.{p}' for m, p in params.items())}, which trec_eval 9 rejects while "
                                "setting the measure up: pytrec_eval then crashes in evaluate() (or returns values "
@@ -422,20 +421,16 @@ def _prepare(measures: frozenset[str], relevance_level: int, judged_docs_only_fl
 
         helper = [parse_labelled(n, "trec_eval")[0][1] for n in ("num_ret", "num_rel")]
         metrics += [h for h in helper if h not in seen]
-    labels: tuple[Any, ...] = ()
-    policies = plan_ = None
+    plan_ = None
     if metrics:
-        from ragrade.engine.executor import id_setup
         from ragrade.evaluation import build_plan
 
         plan_ = build_plan({}, None, [(str(m), m) for m in metrics],
                            **_options(relevance_level, judged_docs_only_flag, num_docs))
         prof = plan_.profile
-        assert prof is not None and prof.mrr_variant != "beir" and prof.score_dtype == "float32"
-        adapted, policies = id_setup(plan_)  # the in-memory executor's reading of the plan (profile, policies)
-        labels = tuple(adapted)
-    return _Prepared(tuple(columns), tuple(metrics), None if helper is None else tuple(helper), labels, policies,
-                     plan_, tuple(direct), num_docs)
+        assert prof is not None and getattr(prof, "mrr_variant", None) != "beir" and getattr(prof, "score_dtype", None) == "float32"
+    return _Prepared(tuple(columns), tuple(metrics), None if helper is None else tuple(helper), plan_, tuple(direct),
+                     num_docs)
 
 
 class _Judgments:
@@ -482,11 +477,12 @@ def _read_qrels(qrels: Mapping[Any, Mapping[Any, Any]]) -> _Judgments:
     Plain ``str`` -> ``int`` dicts are read in one C pass."""
     import numpy as np
 
-    from ragrade._ingest import _accel
+    from ragrade.compat import _native
     from ragrade.errors import InputError
 
     qids = list(qrels)
     values = list(qrels.values())
+    _accel = _native.speedups
     if _accel is not None and set(map(type, qids)) <= {str}:
         try:
             total = sum(map(len, values))
@@ -522,7 +518,7 @@ def _empty_ranking_nan(values: dict[Any, Any], metrics: list[Any], helper: list[
     """trec_eval 9's interpolated precision at a recall level whose cutoff is 0 on an empty ranking: 0 / 0."""
     import numpy as np
 
-    from ragrade.kernels.measures import cut_by_share, recall_levels
+    from ragrade.compat._trec_eval_c import cut_by_share, recall_levels
 
     empty = values[helper[0]] == 0
     if not empty.any():
@@ -540,59 +536,28 @@ def _empty_ranking_nan(values: dict[Any, Any], metrics: list[Any], helper: list[
 
 
 class _FastPath:
-    """The qrels indexed once (the rows, queries and grades ragrade's :class:`~ragrade.engine.core.Evaluator`
-    holds for them, under the pytrec_eval profile), the join of plain-dict runs against them
-    (:func:`pytrec_join`) and the kernels over the joined rows, what depends on the qrels alone (R, ideal DCG,
-    where each measure is defined) computed once."""
+    """The qrels as ragrade's scoring port holds them (:attr:`ragrade.Evaluator.scorer` of the pytrec_eval
+    profile's plan over the rows of :class:`_Judgments`), the join of plain-dict runs against them
+    (:func:`pytrec_join`) and the port's per-query values of the joined rows: what depends on the qrels alone
+    (R, ideal DCG, where each measure is defined) is computed once by the port and kept across calls."""
 
-    #: Keys of the kernels' per-call cache (:class:`ragrade.kernels.metrics.Judged`) that depend on the qrels
-    #: alone: kept from one evaluate() to the next.
-    QRELS_ONLY = frozenset({"R", "N", "ugain", "glevels", "ideal", "idcg", "ilevels", "iprefix", "icost", "istarts",
-                            "irndcg"})
-
-    def __init__(self, judgments: _Judgments, metrics: list[Any], labels: tuple[Any, ...], policies: Any,
-                 plan: Any) -> None:
+    def __init__(self, judgments: _Judgments, metrics: list[Any], plan: Any) -> None:
         import numpy as np
 
-        self.labels = list(labels)
+        from ragrade.data import Qrels
+        from ragrade.evaluation import prepare
+
         self.metrics = metrics
-        pol = self.policies = policies
         self.judgments = judgments
-        self.plan = plan
         self.qpos = judgments.qpos
-        # The qrels rows, each query's judgments in dict order (what TruthIndex holds for such qrels: one unit
-        # per row, its query and grade). The join reports these rows.
         self.nq = len(judgments.qids)
-        self.starts, self.counts = judgments.starts, judgments.counts
-        self.row_q = np.repeat(np.arange(self.nq, dtype=np.int64), judgments.counts)
-        grades = self.grades = judgments.grades
-        self.row_unit = np.arange(len(grades), dtype=np.int64)
-        self.unit_q, self.unit_grade = self.row_q, grades
-        self._evaluator: Any = None
-        # The kernels below are finish()'s (ragrade.engine.core) for the policies of this profile: anything
-        # else goes through finish() itself.
-        self.own_kernels = (pol.no_relevant == "zero" and pol.missing_run == "zero" and pol.max_docs is None
-                            and pol.unjudged in ("nonrelevant", "condensed"))
-        # what depends on the qrels alone, kept from one evaluate() to the next of this evaluator
-        self.qrels_cache: dict[Any, Any] = {}
-        self.defined: dict[Any, Any] = {}
-
-    @property
-    def evaluator(self) -> Any:
-        """ragrade's :class:`~ragrade.engine.core.Evaluator` over the same qrels (for finish()), made on first
-        use by the dispatcher (:func:`ragrade.evaluation.prepare`); its rows are these rows (checked)."""
-        if self._evaluator is None:
-            import numpy as np
-
-            from ragrade.evaluation import prepare
-
-            ev = prepare(self.plan.replace(qrels=self.judgments.dicts()))  # the dispatcher's door
-            assert ev.labels == self.labels and ev.policies == self.policies
-            q = ev.index.qrels
-            assert ev.index.query_ids == self.judgments.qids and np.array_equal(q.grades, self.grades)
-            assert q.docs_at(self.row_unit).tolist() == self.judgments.docs
-            self._evaluator = ev
-        return self._evaluator
+        offsets = np.zeros(self.nq + 1, dtype=np.int64)
+        np.cumsum(judgments.counts, out=offsets[1:])
+        qrels = Qrels(np.array(judgments.qids, dtype=object), offsets, None, None, judgments.grades,
+                      raw_docs=np.fromiter(judgments.docs, dtype=object, count=len(judgments.docs)))
+        evaluator = prepare(plan.replace(qrels=qrels))  # the dispatcher's door: the qrels indexed once
+        self.labels = list(evaluator.labels)
+        self.scorer = evaluator.scorer
 
     def evaluate(self, run: Mapping[str, Any], queries: list[str]) -> dict[Any, Any] | None:
         """The metrics' values for ``queries`` (in that order), or None when the run is not plain dicts."""
@@ -605,153 +570,15 @@ class _FastPath:
             order = np.argsort(qpos, kind="stable")
             in_order = qpos[order]
             ordered = list(map(queries.__getitem__, order.tolist()))
-        joined = pytrec_join(list(map(run.__getitem__, ordered)), self.judgments.docs, self.starts[in_order],
-                             self.counts[in_order])
+        joined = pytrec_join(list(map(run.__getitem__, ordered)), self.judgments.docs,
+                             self.judgments.starts[in_order], self.judgments.counts[in_order])
         if joined is None:
             return None
-        rows, pos, counts, n_inf = joined
-        if self.own_kernels:
-            values = self._kernels(rows, pos, counts, in_order)
-        else:
-            values = self._finish(rows, pos, counts, n_inf, ordered, in_order)
+        rows, pos, counts, _ = joined
+        values = self.scorer.values(rows, pos, counts, ordered, positions=in_order)
         if in_order is qpos and len(qpos) == self.nq:  # every qrels query, in the qrels' order: qpos is 0, 1, ...
             return {m: values[lab] for m, (lab, _) in zip(self.metrics, self.labels, strict=True)}
         return {m: values[lab][qpos] for m, (lab, _) in zip(self.metrics, self.labels, strict=True)}
-
-    def _finish(self, rows: Any, pos: Any, counts: Any, n_inf: int, ordered: list[str],
-                in_order: Any) -> dict[str, Any]:
-        import warnings
-
-        import numpy as np
-
-        from ragrade.engine.core import finish
-        from ragrade.engine.join import Joined, align
-        from ragrade.engine.result import QueryColumns
-        from ragrade.errors import RagradeWarning
-
-        index = self.evaluator.index
-        alignment = align(index, np.asarray(ordered, dtype=object), counts, self.policies, qmap=in_order)
-        j = Joined(qq=index.row_q[rows], pos=pos, qrow=rows, alignment=alignment, sorted_scores=None,
-                   offsets=np.zeros(1, dtype=np.int64), unique_docs=True, nonfinite_scores=n_inf)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RagradeWarning)
-            res = finish(index, self.labels, self.policies, j, None)
-        table = res._table
-        assert isinstance(table, QueryColumns)
-        return table.data
-
-    def _kernels(self, rows: Any, pos: Any, counts: Any, in_order: Any) -> dict[str, Any]:
-        """finish()'s kernels and definedness rule (no_relevant="zero") on every qrels query (those not in
-        the run have an empty list), without the summary, hole rate and notes a Result carries. Work shared
-        by several labels is done once: the cutoff families' hit counts in one pass, a kernel asked twice
-        with the same parameters (``map`` and ``gm_map``) run once, one definedness mask per rule."""
-        import numpy as np
-
-        from ragrade.engine.core import condensed
-        from ragrade.kernels.common import pick
-        from ragrade.kernels.metrics import Judged
-
-        nq = self.nq
-        n_ret = np.zeros(nq, dtype=np.int64)
-        n_ret[in_order] = counts
-        first = np.ones(len(rows), dtype=bool)  # a dict ranks each document once; no unit groups
-        # engine.core.judged_view's table (every row is a first copy: the credited rows are the positive ones)
-        qq, grade, unit = self.row_q[rows], self.grades[rows], self.row_unit[rows]
-        pq, ppos, pgrade, punit = pick(grade > 0, qq, pos, grade, unit)
-        judged = Judged(nq=nq, n_ret=n_ret, q=pq, pos=ppos, grade=pgrade, unit_q=self.unit_q,
-                        unit_grade=self.unit_grade, unit=punit, jq=qq, jpos=pos, jgrade=grade, jfirst=first,
-                        junit=unit, num_docs=self.policies.num_docs)
-        judged._cache.update(self.qrels_cache)
-        views = {"nonrelevant": judged}
-        steps = self.steps
-
-        def view(kind: str) -> Any:
-            if kind not in views:
-                views[kind] = condensed(judged)
-                views[kind]._cache.update(self.qrels_cache)
-            return views[kind]
-
-        for kind, rel, ks in steps.hit_cutoffs:
-            view(kind).count_hits_at(rel, ks)
-        out: dict[str, Any] = {}
-        done: dict[Any, Any] = {}
-        for (label, m), kernel, kind, memo, rule in zip(self.labels, steps.kernels, steps.kinds, steps.memo,
-                                                        steps.rules, strict=True):
-            if memo is not None and memo in done:
-                out[label] = done[memo]
-                continue
-            values = kernel(m, view(kind))
-            if rule is None:  # fam.defined == "value"
-                undefined = np.isnan(values)
-                some = bool(undefined.any())
-            else:
-                if rule not in self.defined:
-                    from ragrade.engine.core import defined_mask
-
-                    mask = ~defined_mask(m, judged)
-                    self.defined[rule] = (mask, bool(mask.any()))
-                undefined, some = self.defined[rule]
-            out[label] = np.where(undefined, 0.0, values) if some else values
-            if memo is not None:
-                done[memo] = out[label]
-        for jv in views.values():
-            for key, value in jv._cache.items():
-                if key[0] in self.QRELS_ONLY:
-                    self.qrels_cache.setdefault(key, value)
-        return out
-
-    @functools.cached_property
-    def steps(self) -> _Steps:
-        """What :meth:`_kernels` reads of each label, worked out once for each (labels, policies)."""
-        try:
-            return _steps(tuple(self.labels), self.policies)
-        except TypeError:  # something not hashable: worked out for this evaluator
-            return _Steps(self.labels, self.policies)
-
-
-@functools.lru_cache(maxsize=64)
-def _steps(labels: tuple[Any, ...], policies: Any) -> _Steps:
-    return _Steps(list(labels), policies)
-
-
-class _Steps:
-    """Per label: the judged view it reads (``kinds``), the key of its kernel call (``memo``: equal keys, equal
-    values; None when a parameter is not hashable), the key of its definedness mask (``rules``: None for the
-    families whose value says it); and the hit counts the cutoff families read (``hit_cutoffs``: view, rel and
-    cutoffs, counted in one pass when two or more are asked)."""
-
-    #: The kernels that read :func:`ragrade.kernels.metrics.hits` at the metric's cutoff.
-    HIT_KERNELS = frozenset({"precision", "recall", "hit_rate", "recall_all", "relative_precision",
-                             "context_precision", "f1", "f_measure"})
-
-    def __init__(self, labels: list[Any], policies: Any) -> None:
-        from ragrade.engine.core import metric_param
-
-        self.kinds: list[str] = []
-        self.kernels: list[Any] = []  # each label's kernel function
-        self.memo: list[Any] = []
-        self.rules: list[Any] = []
-        cutoffs: dict[tuple[str, int], set[int]] = collections.defaultdict(set)
-        for _, m in labels:
-            fam = m.family
-            kind = ("condensed" if policies.unjudged == "condensed" or metric_param(m, "judged_only", False)
-                    else "nonrelevant")
-            self.kinds.append(kind)
-            assert fam.kernel is not None
-            self.kernels.append(fam.kernel.resolve() if hasattr(fam.kernel, "resolve") else fam.kernel)
-            memo: Any = (fam.kernel, m.k, kind, tuple((p.name, m.get(p.name)) for p in fam.params))
-            try:
-                hash(memo)
-            except TypeError:
-                memo = None
-            self.memo.append(memo)
-            if fam.defined == "value":
-                self.rules.append(None)
-            else:
-                self.rules.append((fam.defined, m.rel, metric_param(m, "rel", None), metric_param(m, "gains", None)))
-            if m.k is not None and getattr(fam.kernel, "name", None) in self.HIT_KERNELS:
-                cutoffs[kind, m.rel].add(int(m.k))
-        self.hit_cutoffs = [(kind, rel, sorted(ks)) for (kind, rel), ks in cutoffs.items() if len(ks) > 1]
 
 
 def pytrec_join(runs: list[Any], docs: list[str], starts: Any, jcounts: Any,
@@ -764,11 +591,11 @@ def pytrec_join(runs: list[Any], docs: list[str], starts: Any, jcounts: Any,
     holding a NUL: the general path, which names what is wrong). The C helper's ``pytrec_join`` when it is built (``use_accel``), else the same in Python."""
     import numpy as np
 
-    from ragrade._ingest import _accel
+    from ragrade.compat import _native
 
     starts = np.ascontiguousarray(starts, dtype=np.int64)
     jcounts = np.ascontiguousarray(jcounts, dtype=np.int64)
-    accel = _accel if use_accel is None or use_accel else None
+    accel = _native.speedups if use_accel is None or use_accel else None
     if accel is not None:
         total = int(jcounts.sum())
         rows = np.empty(total, dtype=np.int64)
@@ -829,10 +656,10 @@ def nested_dicts(queries: list[str], names: list[str], table: Any, use_accel: bo
     helper is built, else ``dict(zip(...))`` (the same dicts)."""
     import numpy as np
 
-    from ragrade._ingest import _accel
+    from ragrade.compat import _native
 
     table = np.ascontiguousarray(table, dtype=np.float64)
-    accel = _accel if use_accel is None or use_accel else None
+    accel = _native.speedups if use_accel is None or use_accel else None
     if accel is not None and type(queries) is list and type(names) is list:
         try:
             return accel.nested_dicts(queries, names, table, by_name)

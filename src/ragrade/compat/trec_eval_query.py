@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from ragrade.compat._trec_eval_c import atol, c_int, c_long, is_valid_int, lround, merge_sort
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ragrade.compat.trec_eval import Planned
+    from ragrade.compat.trec_eval_plan import Planned
 
 #: The measures whose values change below level 0 (trec_eval output names, without their parameters).
 MARKED = frozenset({"P", "success", "recip_rank", "map", "gm_map", "map_cut", "Rprec", "recall", "relative_P",

@@ -21,8 +21,9 @@ import pandas as pd
 
 from ragrade.engine.inputs import as_run, is_path
 from ragrade.engine.result import HoleRate, MetricsArg, Result, Summary, metric_labels
-from ragrade.errors import InputError, MetricError, ParseError, PolicyError, boundary
+from ragrade.errors import InputError, MetricError, ParseError, PolicyError
 from ragrade.kernels.diversity import Subtopics
+from ragrade.options import public
 from ragrade.policies import Policies
 
 _COLUMNS = {"query": ("query", "query_id", "qid", "topic"), "subtopic": ("subtopic", "iteration", "aspect", "intent"),
@@ -95,7 +96,7 @@ def _items(value: Any, q: Any) -> Any:
     return value.items()
 
 
-@boundary
+@public
 def evaluate_diversity(qrels: Any, run: Any, metrics: MetricsArg, *, missing_run: str | None = None,
                        no_relevant: str | None = None, ties: str | None = None,
                        max_docs: int | None = None, unjudged: str | None = None,

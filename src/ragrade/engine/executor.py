@@ -41,15 +41,20 @@ def run_in_memory(plan: EvalPlan) -> dict[str, Result]:
         return {name: _diversity(plan, run) for name, run in plan.runs}
     if prof is not None:
         from ragrade.engine.lists import evaluate_engine_profile, evaluate_list_profile
+        from ragrade.errors import InputError
+        from ragrade.profiles import EngineProfile, ListProfile
 
         out: dict[str, Result] = {}
         for name, run in plan.runs:
             q, r = _read(plan, plan.qrels, run)
-            if prof.kind == "list":
+            if isinstance(prof, ListProfile):
                 out[name] = evaluate_list_profile(q, r if plan.matcher is None else texts_of(r), list(plan.labels),
                                                   prof, plan.matcher, plan.policy_object())
-            else:
+            elif isinstance(prof, EngineProfile):
                 out[name] = evaluate_engine_profile(q, r, list(plan.labels), prof, dict(plan.policies))
+            else:  # a kind no route claimed: its ground truth was not given
+                raise InputError(f"the {prof.name} profile ({prof.kind} profile) is evaluated with its own ground "
+                                 f"truth; give it (see docs/profiles.md)")
         return out
     pol = plan.policy_object()
     id_labels = [(lab, m) for lab, m in plan.labels if m.family.kind != "text"]
@@ -84,9 +89,11 @@ def id_setup(plan: EvalPlan) -> tuple[list[tuple[str, Metric]], Policies]:
     """The ``(label, Metric)`` pairs and the policies this executor scores the id metrics of ``plan`` with:
     under an engine profile, the profile's reading of each metric (trec_eval 9's interpolated precision,
     a peer's own family such as ranx's rbp) and its policies under the ones the plan gives."""
+    from ragrade.profiles import EngineProfile
+
     labels = list(plan.labels)
     prof = plan.profile
-    if prof is None:
+    if not isinstance(prof, EngineProfile):  # none (a list profile never reaches the id pipeline)
         return labels, plan.policy_object()
     from ragrade.engine.peer_profiles import substituted
 
@@ -163,6 +170,9 @@ def _diversity(plan: EvalPlan, run: Any) -> Result:
     p = plan.policies
     if plan.profile is not None:  # ir-measures' pyndeval provider (the plan allows no other profile here)
         from ragrade.engine.peer_profiles import evaluate_diversity_ir_measures
+        from ragrade.profiles import EngineProfile
+
+        assert isinstance(plan.profile, EngineProfile)
 
         return evaluate_diversity_ir_measures(plan.qrels, run, list(plan.labels), plan.profile, dict(p))
     return evaluate_diversity(plan.qrels, run, list(plan.labels), missing_run=p.get("missing_run"),

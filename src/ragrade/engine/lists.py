@@ -24,10 +24,10 @@ from ragrade.kernels.profile_kernels import ListContext, Matches
 from ragrade.kernels.text import TextLists
 from ragrade.matching.matchers import Exact, Matcher, get_matcher
 from ragrade.policies import Policies
-from ragrade.profiles import Profile
+from ragrade.profiles import EngineProfile, ListProfile
 
 
-def evaluate_list_profile(truth: Any, retrieved: Any, metrics: MetricsArg, prof: Profile,
+def evaluate_list_profile(truth: Any, retrieved: Any, metrics: MetricsArg, prof: ListProfile,
                           matcher: Matcher | str | None, policies: Policies) -> Result:
     """List-profile metrics. ``matcher``: None — items are ids (compared as strings; REMem's fuzzy rule
     where REMem uses it); ``"profile"`` — items are texts matched the way the peer does; a
@@ -107,7 +107,7 @@ def _list_hole_rate(tab: Matches, k: int, index: np.ndarray) -> HoleRate:
                     {} if math.isnan(mean) else {k: float(mean)})
 
 
-def evaluate_engine_profile(truth: Any, retrieved: Any, metrics: MetricsArg, prof: Profile,
+def evaluate_engine_profile(truth: Any, retrieved: Any, metrics: MetricsArg, prof: EngineProfile,
                             policies: dict[str, Any]) -> Result:
     """Id metrics under an engine profile: the profile's policies (overridable by ``policies``), its score
     precision and BEIR's MRR variant."""

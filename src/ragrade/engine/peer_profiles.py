@@ -26,7 +26,7 @@ from ragrade.engine.inputs import as_qrels, as_run
 from ragrade.engine.result import MetricsArg, Result, metric_labels
 from ragrade.metrics.parser import Metric
 from ragrade.policies import Policies
-from ragrade.profiles import Profile
+from ragrade.profiles import EngineProfile
 from ragrade.profiles.providers import (
     Provider,
     as_float32,
@@ -37,7 +37,7 @@ from ragrade.profiles.providers import (
 )
 
 
-def substituted(labels: list[tuple[str, Metric]], prof: Profile) -> list[tuple[str, Metric]]:
+def substituted(labels: list[tuple[str, Metric]], prof: EngineProfile) -> list[tuple[str, Metric]]:
     """Metrics whose family the profile computes with a peer's own family (ranx's rbp)."""
     out = []
     for label, m in labels:
@@ -46,7 +46,7 @@ def substituted(labels: list[tuple[str, Metric]], prof: Profile) -> list[tuple[s
     return out
 
 
-def evaluate_ranx(truth: Any, retrieved: Any, metrics: MetricsArg, prof: Profile,
+def evaluate_ranx(truth: Any, retrieved: Any, metrics: MetricsArg, prof: EngineProfile,
                   policies: dict[str, Any]) -> Result:
     """The ranx profile: the run in ranx's rank order (``prof.tie_order``), then the default kernels."""
     labels = substituted(metric_labels(metrics), prof)
@@ -61,7 +61,7 @@ def evaluate_ranx(truth: Any, retrieved: Any, metrics: MetricsArg, prof: Profile
     return res.replace(profile=prof)
 
 
-def evaluate_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: Profile,
+def evaluate_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: EngineProfile,
                          policies: dict[str, Any]) -> Result:
     """The ir_measures profile: each metric under its ir-measures provider's conventions."""
     labels = metric_labels(metrics)
@@ -129,7 +129,7 @@ def evaluate_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: 
                   upper=upper_frame)
 
 
-def evaluate_diversity_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: Profile,
+def evaluate_diversity_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: EngineProfile,
                                    policies: dict[str, Any]) -> Result:
     """Diversity measures as ir-measures' pyndeval provider computes them: ties by document id ascending,
     queries without a relevant subtopic 0 (nNRBP: 0 / 0 in ndeval, NaN, and so its mean), queries missing

@@ -28,6 +28,7 @@ from ragrade.metrics.parser import Metric
 from ragrade.policies import Policies
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ragrade.options import Option
     from ragrade.profiles import Profile
 
 #: Where an evaluation runs: in this process (in memory, or out of core within ``max_memory``) or on Spark.
@@ -41,9 +42,25 @@ PLAN_OPTIONS: tuple[str, ...] = ("profile", "matcher", "names", "rel_level", "ma
 #: ground truth (:data:`ragrade.evaluation.ROUTES`: spans, nuggets, traces), declared here once so that every
 #: entry point (``evaluate``, ``compare``, ``report``, ``gate``) takes them: name -> what it is. They travel in
 #: :attr:`EvalPlan.extras`; the route validates their values.
-TRUTH_OPTIONS: dict[str, str] = {
-    "hops": "traces: the ground-truth column (numbers) naming each relevant document's hop (hop_success)",
-}
+TRUTH_OPTIONS: dict[str, str] = {}
+# character spans (issue 35; ragrade.spans.route, docs/spans.md)
+TRUTH_OPTIONS.update({
+    "chunks": "the chunk map of the run's chunk ids: (chunk_id, doc, start, end) rows (a file, a table, a ChunkMap)",
+    "corpus": "the texts of the documents or passages (the documents spans point into; the passages an LLM assigns "
+              "nuggets to): a folder of text files, a corpus file or {id: text}",
+    "span_threshold": "projection of spans onto chunks: the share (0, 1] a chunk needs to be relevant "
+                      "(default: any overlap)",
+    "span_rule": "projection: what the threshold measures: chunk (share of the chunk that is gold), gold (share "
+                 "of a gold span the chunk holds) or iou",
+    "span_levels": "projection: 1 (a relevant chunk takes its span's grade) or L > 1 (grade times ceil(L * share))",
+    "aggregate": "id measures on the run aggregated to documents: maxp, firstp or sump (pyserini's --max-passage)",
+})
+# nuggets (issue 38, docs/nuggets.md; the route ragrade.nuggets.route)
+TRUTH_OPTIONS["assignments"] = "nugget assignments (a file or ragrade.nuggets.Assignments): which passages support which nuggets"
+TRUTH_OPTIONS["judge"] = ("an LLM judge assigning the nuggets the assignments lack ('backend:model', a judge, a "
+                          "nuggets.Assigner; the passages' texts from corpus=)")
+# traces (issue 37; ragrade.traces.route, docs/traces.md)
+TRUTH_OPTIONS["hops"] = "traces: the ground-truth column (numbers) naming each relevant document's hop (hop_success)"
 
 #: The metric kinds the engine's own executors compute; any other kind (span, nugget, trajectory) is computed
 #: by the route of its ground truth (:data:`ragrade.evaluation.ROUTES`).
@@ -108,64 +125,83 @@ class EvalPlan:
         return Policies().update(**self.policies)
 
 
-def split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``options`` split into ``(plan keywords, the rest)``: the caller's own keywords stay in the rest."""
-    known = set(option_names())
-    return ({k: v for k, v in options.items() if k in known}, {k: v for k, v in options.items() if k not in known})
+def declaration(name: str) -> Option | None:
+    """The declaration :func:`build_plan` checks the keyword ``name`` with (:data:`ragrade.options.OPTIONS`:
+    the plan options and the policies with their settings); None for a keyword of :data:`TRUTH_OPTIONS`
+    (its route checks it) or an unknown one."""
+    from ragrade.options import OPTIONS
+
+    known = {*PLAN_OPTIONS, *Policies.choices(), *Policies.settings()}
+    return OPTIONS.get(name) if name in known else None
 
 
-def build_plan(qrels: Any, runs: Any, metrics: MetricsArg, *, profile: Any = None, matcher: Any = None,
-               names: Any = None, rel_level: Any = None, max_memory: Any = None, engine: Any = "memory",
-               master: str = "local[2]", qrels_format: str | None = None, run_format: str | None = None,
-               qrels_progress: Progress = None, run_progress: Progress = None,
-               hole_cutoffs: Sequence[int] = (), many: bool = False, **policies: Any) -> EvalPlan:
+def build_plan(qrels: Any, runs: Any, metrics: MetricsArg, *, engine: Any = "memory", master: str = "local[2]",
+               qrels_format: str | None = None, run_format: str | None = None, qrels_progress: Progress = None,
+               run_progress: Progress = None, hole_cutoffs: Sequence[int] = (), many: bool = False,
+               **options: Any) -> EvalPlan:
     """The :class:`EvalPlan` of an evaluation, after the one validation every entry point shares.
 
     ``runs`` is one run, or with ``many=True`` a mapping ``{name: run}`` (names as given) or a sequence of
-    ``(name, run)`` pairs. ``policies`` are the policy keywords of :class:`~ragrade.policies.Policies`
-    (None keeps the default or the profile's); any other keyword is an
+    ``(name, run)`` pairs. ``options`` are the keywords of :func:`option_names`: :data:`PLAN_OPTIONS`
+    (``profile``, ``matcher``, ``names``, ``rel_level``, ``max_memory``) and the policies of
+    :class:`~ragrade.policies.Policies` with their settings, each checked by its declaration in
+    :mod:`ragrade.options` (None keeps the default or the profile's), and the keywords of
+    :data:`TRUTH_OPTIONS` (carried to the route in :attr:`EvalPlan.extras`); any other keyword is an
     :class:`~ragrade.errors.UnknownNameError` naming the nearest known ones.
     """
-    known = set(Policies.choices()) | set(Policies.settings())
-    unknown = [k for k in policies if k not in known and k not in TRUTH_OPTIONS]
-    if unknown:
-        raise UnknownNameError("option", unknown[0], option_names())
-    extras = {k: v for k, v in policies.items() if k in TRUTH_OPTIONS and v is not None}
-    given = {k: v for k, v in policies.items() if v is not None and k not in TRUTH_OPTIONS}
-    Policies().update(**given)  # a bad value is a PolicyError here, before anything is read
-    if names is None:  # a profile decides how bare names read (trec_eval's under trec_eval/pytrec_eval)
-        from ragrade.profiles import profile_names
-
-        names = profile_names(profile)
-    if names not in ("ragrade", "trec_eval"):
-        raise UnknownNameError("names", names, ["ragrade", "trec_eval"], show_known=True)
-    if rel_level is not None and (isinstance(rel_level, bool) or not isinstance(rel_level, int) or rel_level < 1):
-        raise InputError("rel_level must be a positive integer", value=rel_level)
+    given = _declared(options)
+    extras = {k: v for k, v in options.items() if k in TRUTH_OPTIONS and v is not None}
+    policies = {k: v for k, v in given.items() if k not in PLAN_OPTIONS}
+    Policies().update(**policies)  # a bad combination is a PolicyError here, before anything is read
     if engine not in ENGINES:
         raise UnknownNameError("engine", engine, ENGINES, show_known=True)
-    if max_memory is not None and (isinstance(max_memory, bool) or not isinstance(max_memory, int | str)
-                                   or (isinstance(max_memory, int) and max_memory <= 0)):
-        raise InputError("max_memory must be a size such as '4GiB' or a positive number of bytes", value=max_memory)
-    labels = tuple(metric_labels(metrics, names=names, rel_level=rel_level))
-    kinds = {m.family.kind for _, m in labels}
+    profile, matcher, max_memory = given.get("profile"), given.get("matcher"), given.get("max_memory")
+    if given.get("names") is None:  # a profile decides how bare names read (trec_eval's under trec_eval/pytrec_eval)
+        from ragrade.profiles import profile_names
+
+        given["names"] = profile_names(profile)
+    labels = tuple(metric_labels(metrics, names=given["names"], rel_level=given.get("rel_level")))
     prof = _profile(profile)
+    _check_kinds(frozenset(m.family.kind for _, m in labels), prof, matcher, engine, extras)
+    return EvalPlan(qrels=qrels, runs=_named_runs(runs, many), labels=labels, profile=prof,
+                    policies=MappingProxyType(policies), matcher=matcher, engine=engine, max_memory=max_memory,
+                    master=master, qrels_format=qrels_format, run_format=run_format,
+                    qrels_progress=qrels_progress, run_progress=run_progress,
+                    hole_cutoffs=tuple(int(k) for k in hole_cutoffs), extras=MappingProxyType(extras))
+
+
+def _declared(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The given keywords of ``options`` with a declaration, each checked (a value refused: an InputError or,
+    for a policy, a PolicyError naming it); an unknown keyword: an UnknownNameError naming the nearest."""
+    out: dict[str, Any] = {}
+    for name, value in options.items():
+        spec = declaration(name)
+        if spec is None and name not in TRUTH_OPTIONS:
+            raise UnknownNameError("option", name, option_names())
+        if spec is not None and value is not None:
+            out[name] = spec.check(value)
+    return out
+
+
+def _check_kinds(kinds: frozenset[str], prof: Profile | None, matcher: Any, engine: str,
+                 extras: Mapping[str, Any]) -> None:
+    """What the metric kinds, the profile, the matcher and the engine allow together (the engine's rules;
+    a kind of profile or metric the engine does not run is its route's)."""
+    from ragrade.profiles import ENGINE_KINDS, EngineProfile
+
     if "diversity" in kinds and kinds <= CORE_KINDS and not extras:
         if kinds != {"diversity"}:
             raise MetricError("diversity measures (alpha_ndcg, err_ia) read subtopic judgments: evaluate them "
                               "separately from the other metrics")
         # ir-measures' pyndeval provider is the one profile of the diversity measures (issue 22)
-        if matcher is not None or (prof is not None and prof.providers != "ir_measures"):
+        if matcher is not None or (prof is not None and not (isinstance(prof, EngineProfile)
+                                                              and prof.providers == "ir_measures")):
             raise InputError("diversity measures take neither a profile (but ir_measures) nor a matcher")
-    if matcher is not None:
+    if matcher is not None and (prof is None or prof.kind in ENGINE_KINDS):
         _check_matcher(matcher, prof)
-    if engine == "spark" and (extras or matcher is not None or (prof is not None and prof.kind == "list")
+    if engine == "spark" and (extras or matcher is not None or (prof is not None and prof.kind != "engine")
                               or kinds - {"id"}):
         raise InputError("engine='spark' evaluates id metrics under the default convention or an engine profile")
-    return EvalPlan(qrels=qrels, runs=_named_runs(runs, many), labels=labels, profile=prof,
-                    policies=MappingProxyType(given), matcher=matcher, engine=engine, max_memory=max_memory,
-                    master=master, qrels_format=qrels_format, run_format=run_format,
-                    qrels_progress=qrels_progress, run_progress=run_progress,
-                    hole_cutoffs=tuple(int(k) for k in hole_cutoffs), extras=MappingProxyType(extras))
 
 
 def _profile(profile: Any) -> Profile | None:

@@ -32,7 +32,8 @@ NO_LABEL = "(no label)"
 """The slice of the queries without a label in a column."""
 
 ID_COLUMNS: tuple[str, ...] = ("query", "query_id", "qid", "topic", "topic_id", "id")
-"""Names of the query id column of a labels file (else the first column is)."""
+"""Names of the query id column of a labels file (a file without one is refused: its first column could be
+anything)."""
 
 SLICE_CORRECTION = "holm"
 """Default correction of the per-slice p-values, across the slices of one column."""
@@ -42,7 +43,7 @@ SLICE_CORRECTION = "holm"
 def read_slices(spec: str | os.PathLike[str]) -> pd.DataFrame:
     """Read ``FILE[:COLUMN]``: a table (``.tsv``, ``.csv``, ``.jsonl``/``.ndjson``, ``.parquet``; a first
     line naming the columns for TSV/CSV) with a query id column (``query``, ``query_id``, ``qid``,
-    ``topic``, ``topic_id`` or ``id``; else the first column) and label columns. With ``:COLUMN`` only that
+    ``topic``, ``topic_id`` or ``id``; a file without one is refused) and label columns. With ``:COLUMN`` only that
     column is kept; without it, every other column is a slicing column. Returns a DataFrame indexed by
     query id (str), one column per slicing, labels as str (missing: NaN)."""
     text = os.fspath(spec)
@@ -53,20 +54,18 @@ def read_slices(spec: str | os.PathLike[str]) -> pd.DataFrame:
         raise InputError("slices file not found", value=path)
     from ragrade.io import formats
 
-    try:
-        fmt = formats.detect(path)
-        if fmt.name not in ("tsv", "csv", "jsonl", "parquet", "arrow"):
-            raise InputError(f"{path}: slices must be a .tsv, .csv, .jsonl or .parquet file", value=path)
-        frame = fmt.records(path, strings=True).to_pandas()
-    except InputError:
-        raise
-    except Exception as exc:  # a parser error: name the file
-        raise InputError(f"{path}: cannot read the slices file ({exc})", value=path) from None
+    fmt = formats.detect(path)  # the readers name the file and the line of what they cannot read
+    if not fmt.holds_records:
+        raise InputError(f"{path}: slices must be a table of records (.tsv, .csv, .jsonl, .parquet...)", value=path)
+    frame = fmt.records(path, strings=True).to_pandas()
     if frame.shape[1] < 2:
         raise InputError(f"{path}: a slices file needs a query id column and at least one label column",
                          value=list(frame.columns))
     names = [str(c) for c in frame.columns]
-    id_col = next((c for c in names if c.lower() in ID_COLUMNS), names[0])
+    id_col = next((c for c in names if c.lower() in ID_COLUMNS), None)
+    if id_col is None:
+        raise InputError(f"{path}: no query id column: name it one of {', '.join(ID_COLUMNS)} (the columns are "
+                         f"{', '.join(names)})", value=names[0])
     frame = frame.set_axis(names, axis=1)
     if column is not None and column not in names:
         raise InputError(f"{path}: no column {column!r} (it has {', '.join(names)})", value=column)

@@ -8,11 +8,12 @@ from typing import Any, Literal
 import numpy as np
 
 from ragrade.data import Run
-from ragrade.errors import InputError, UnknownNameError, boundary
+from ragrade.errors import InputError, UnknownNameError
 from ragrade.fusion._lists import Lists, Space, align
 from ragrade.fusion.methods import METHODS, Prepared, combine, method_name, prepare
 from ragrade.fusion.norms import norm_name, normalise
 from ragrade.kernels.tie_orders import argsort_segments_desc
+from ragrade.options import PARAMS, public
 
 #: methods whose fused value reads positions only, never scores
 RANK_ONLY = frozenset({"isr", "log_isr", "logn_isr", "rrf", "rbc", "posfuse", "probfuse", "slidefuse", "mapfuse",
@@ -84,7 +85,7 @@ def prepared_for(runs: list[Run], names: list[str], method: str, norm: str, *, p
     return space, normed, prepare(space, normed, method, python_set=python_set)
 
 
-@boundary
+@public(params=PARAMS)
 def fuse(runs: Any, method: str = "rrf", norm: str | None = "default", params: Mapping[str, Any] | None = None,
          weights: Sequence[float] | None = None, profile: str = "ranx",
          candidate_order: CandidateOrder = "first_seen", same_queries: bool = False,

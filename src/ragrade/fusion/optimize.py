@@ -25,12 +25,13 @@ from typing import Any
 import numpy as np
 
 from ragrade.data import Run
-from ragrade.errors import InputError, boundary
+from ragrade.errors import InputError
 from ragrade.fusion._lists import Lists, Space, align, locate
 from ragrade.fusion.api import as_runs, to_run
 from ragrade.fusion.methods import METHODS, SEG_BOUNDS, combine, method_name, prepare
 from ragrade.fusion.norms import norm_name, normalise
 from ragrade.kernels.tie_orders import argsort_segments_desc
+from ragrade.options import CV, STEP, public
 
 TRAINING = ("posfuse", "probfuse", "segfuse", "slidefuse", "mapfuse", "bayesfuse")
 BAYES_CUTS = (0, 5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -235,31 +236,30 @@ def _score_fused(space: Space, prep: Any, fused: np.ndarray, qrels: Any, metric:
 
 class _Scorer:
     """Scores fused values over one prepared layout without building a run per configuration: the
-    judgments of every fused row are found once (the engine's own join), and each configuration only
-    ranks its values (numba's order, as :func:`~ragrade.fusion.api.to_run`) and hands the judged rows'
-    positions to the engine's kernels (:func:`ragrade.engine.core.finish`). The values are those of
+    judgments of every fused row are found once (the engine's join, :meth:`ragrade.Evaluator.locate`), and
+    each configuration only ranks its values (numba's order, as :func:`~ragrade.fusion.api.to_run`) and hands
+    the judged rows' ranks to the scoring port (:meth:`ragrade.Evaluator.score`). The values are those of
     :func:`_mean_and_rows` on the fused run (tests/fusion/test_optimize.py compares them)."""
 
     def __init__(self, space: Space, prep: Any, qrels: Any, metric: str, profile: str) -> None:
-        from ragrade.engine.join import align as align_queries
-        from ragrade.engine.join import judged_rows
         from ragrade.evaluation import build_plan, prepare
 
         plan = build_plan(qrels, None, metric, profile="ranx" if profile == "ranx" else None, ties="input")
         self.evaluator = prepare(plan)  # the dispatcher's door: the ground truth indexed once
-        pol = self.evaluator.policies
         self.space, self.u_off = space, prep.u_off
-        index = self.evaluator.index
         union_run = Run(space.query_ids.astype(object), prep.u_off.astype(np.int64), space.pair_code[prep.u_pair],
                         space.doc_vocab, np.zeros(len(prep.u_pair)), unique=True)
-        self.alignment = align_queries(index, union_run.query_ids, np.diff(prep.u_off), pol)
-        self.rows, self.qq, seg, self.qrow = judged_rows(index, union_run, self.alignment.qmap, union_run.offsets)
-        self.row_start = prep.u_off[seg]
+        self.queries = union_run.query_ids
+        self.positions = self.evaluator.truth.positions(self.queries)
+        self.counts = np.diff(prep.u_off)
+        self.rows, self.judgments = self.evaluator.locate(union_run)
+        self.row_start = prep.u_off[np.searchsorted(prep.u_off, self.rows, side="right") - 1]
 
     @staticmethod
     def applies(profile: str, qrels: Any, metric: str) -> bool:
         """Whether the direct path computes ``metric`` as the evaluation of the fused run does."""
         from ragrade.engine.plan import build_plan
+        from ragrade.profiles import EngineProfile
 
         try:
             plan = build_plan(qrels, None, metric, profile="ranx" if profile == "ranx" else None, ties="input")
@@ -268,27 +268,16 @@ class _Scorer:
         prof = plan.profile
         if plan.kinds != frozenset({"id"}) or plan.policy_object().identical_ids != "keep":
             return False
-        return prof is None or (prof.name == "ranx" and prof.kind == "engine" and not prof.providers
+        return prof is None or (prof.name == "ranx" and isinstance(prof, EngineProfile) and not prof.providers
                                 and prof.iprec_cut == "round" and prof.rounding is None
                                 and prof.policy_overrides().get("identical_ids", "keep") == "keep")
 
     def score(self, fused: np.ndarray) -> tuple[float, Any]:
-        import warnings
-
-        from ragrade.engine.core import finish
-        from ragrade.engine.join import Joined
-        from ragrade.errors import RagradeWarning
-
         perm, _ = argsort_segments_desc(fused, self.u_off)
         rank = np.empty(len(perm), dtype=np.int64)
         rank[perm] = np.arange(len(perm), dtype=np.int64)
-        pos = rank[self.rows] - self.row_start
-        j = Joined(qq=self.qq, pos=pos, qrow=self.qrow, alignment=self.alignment, sorted_scores=None,
-                   offsets=self.u_off, unique_docs=True)
-        ev = self.evaluator
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RagradeWarning)
-            res = finish(ev.index, ev.labels, ev.policies, j, None)
+        res = self.evaluator.score(self.judgments, rank[self.rows] - self.row_start, self.counts, self.queries,
+                                   positions=self.positions, notes=False)
         col = res.per_query.columns[0]
         return float(res.means[col]), res.per_query[col]
 
@@ -385,7 +374,7 @@ def _search(space: Space, normed: list[Lists], method: str, configs: list[dict[s
     return rows, best, best_params
 
 
-@boundary
+@public(step=STEP, cv=CV)
 def optimize_fusion(qrels: Any, runs: Any, method: str = "wsum", metric: str = "ndcg@100",
                     norm: str | None = "default", step: float = 0.1, cv: int | None = None,
                     profile: str | None = None, seed: int = 0,

@@ -28,12 +28,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ragrade.errors import InputError, ParseError, boundary
+from ragrade.errors import InputError, ParseError
+from ragrade.options import public
 
 FORMAT_VERSION = 1
 
 
-@boundary
+@public
 def qrels_fingerprint(qrels: Any) -> str:
     """A stable hash of the judgments: ``sha256:`` + the SHA-256 of the sorted lines
     ``query<TAB>doc<TAB>grade`` (grade written as a float, ``1.0``), followed for grouped ground truth by
@@ -141,6 +142,8 @@ class Baseline:
 
     @classmethod
     def from_dict(cls, data: Any, path: str | None = None) -> Baseline:
+        """The baseline of a parsed baseline file, each field checked (a :class:`ParseError` naming the
+        file and the field otherwise)."""
         where = path or "<baseline>"
         if not isinstance(data, dict) or "ragrade_baseline" not in data:
             raise ParseError("not a ragrade baseline file (save one with `ragrade evaluate ... --save-baseline`)",
@@ -148,29 +151,105 @@ class Baseline:
         if data["ragrade_baseline"] != FORMAT_VERSION:
             raise ParseError(f"baseline format {data['ragrade_baseline']!r} is not one this ragrade reads "
                              f"({FORMAT_VERSION})", path=where)
-        try:
-            pq = data["per_query"]
-            queries = [str(q) for q in pq["queries"]]
-            values = {str(c): np.array([math.nan if v is None else float(v) for v in vs], dtype=np.float64)
-                      for c, vs in pq["values"].items()}
-            if any(len(v) != len(queries) for v in values.values()):
-                raise ValueError("a metric's per-query values do not match the queries")
-            metrics = {str(k): str(v) for k, v in data["metrics"].items()}
-            if list(metrics) != list(values):
-                raise ValueError("the metrics and the per-query columns differ")
-            frame = pd.DataFrame(values, index=pd.Index(queries, name="query", dtype=object))
-            return cls(run=data.get("run"), metrics=metrics, profile=data.get("profile"),
-                       policies={str(k): v if v is None or isinstance(v, int | float) else str(v)
-                                 for k, v in dict(data["policies"]).items()},
-                       qrels=dict(data["qrels"]), per_query=frame, ragrade_version=str(data["ragrade_version"]),
-                       created=str(data["created"]), means=dict(data.get("means") or {}),
-                       counts=dict(data.get("counts") or {}), summary=dict(data.get("summary") or {}), path=path,
-                       matcher=None if data.get("matcher") is None else str(data["matcher"]))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ParseError(f"malformed baseline file: {type(exc).__name__}: {exc}", path=where) from None
+        field_of = _Fields(data, where)
+        metrics = field_of.mapping("metrics", str)
+        policies = field_of.mapping("policies", (str, int, float, type(None)))
+        frame = _per_query(field_of.mapping("per_query", object), metrics, where)
+        matcher = field_of.optional("matcher", str)
+        return cls(run=None if data.get("run") is None else str(data["run"]), metrics=metrics,
+                   profile=field_of.optional("profile", str), policies=policies,
+                   qrels=field_of.mapping("qrels", object), per_query=frame,
+                   ragrade_version=str(field_of.required("ragrade_version", str)),
+                   created=str(field_of.required("created", str)), means=field_of.mapping("means", object, {}),
+                   counts=field_of.mapping("counts", object, {}), summary=field_of.mapping("summary", object, {}),
+                   path=path, matcher=matcher)
 
 
-@boundary
+class _Fields:
+    """The fields of a parsed baseline file, each checked for its type (a :class:`ParseError` naming the
+    file and the field otherwise)."""
+
+    def __init__(self, data: dict[str, Any], where: str) -> None:
+        self.data, self.where = data, where
+
+    def _bad(self, key: str, what: str) -> ParseError:
+        return ParseError(f"malformed baseline file: {key!r} must be {what}", path=self.where,
+                          text=repr(self.data.get(key))[:80])
+
+    def required(self, key: str, kind: type | tuple[type, ...]) -> Any:
+        value = self.data.get(key)
+        if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _kinds(kind)):
+            raise self._bad(key, _kind_words(kind))
+        return value
+
+    def optional(self, key: str, kind: type) -> Any:
+        return None if self.data.get(key) is None else self.required(key, kind)
+
+    def mapping(self, key: str, values: type | tuple[type, ...], default: Any = None) -> dict[str, Any]:
+        if default is not None and self.data.get(key) is None:
+            return dict(default)
+        value = self.data.get(key)
+        if not isinstance(value, dict) or not all(isinstance(v, values) for v in value.values()):
+            raise self._bad(key, f"a mapping of {_kind_words(values)}")
+        return {str(k): v for k, v in value.items()}
+
+
+def _kinds(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _kind_words(kind: type | tuple[type, ...]) -> str:
+    return " or ".join({"str": "texts", "int": "integers", "float": "numbers", "NoneType": "null",
+                        "object": "values", "dict": "objects"}.get(k.__name__, k.__name__) for k in _kinds(kind))
+
+
+def _per_query(pq: dict[str, Any], metrics: dict[str, str], where: str) -> pd.DataFrame:
+    """The per-query values of a baseline file: one column per metric, indexed by distinct query ids; the
+    values numbers in [0, 1] for a metric bounded there (or null)."""
+    queries, values = pq.get("queries"), pq.get("values")
+    if not isinstance(queries, list) or not all(isinstance(q, str | int) and not isinstance(q, bool)
+                                                for q in queries):
+        raise ParseError("malformed baseline file: per_query.queries must be a list of query ids", path=where)
+    ids = [str(q) for q in queries]
+    if len(set(ids)) != len(ids):
+        twice = next(q for q in ids if ids.count(q) > 1)
+        raise ParseError(f"the baseline lists query {twice!r} twice (per_query.queries): each query has one "
+                         f"value per metric", path=where)
+    if not isinstance(values, dict) or list(values) != list(metrics):
+        raise ParseError("malformed baseline file: per_query.values must hold one list per metric of 'metrics', "
+                         "in its order", path=where)
+    columns = {str(c): _column(c, vs, len(ids), metrics[str(c)], where) for c, vs in values.items()}
+    return pd.DataFrame(columns, index=pd.Index(ids, name="query", dtype=object))
+
+
+def _column(label: str, values: Any, n: int, definition: str, where: str) -> np.ndarray:
+    """One metric's per-query values (null: NaN), checked: numbers, one per query, in [0, 1] when the
+    metric is bounded there."""
+    ok = isinstance(values, list) and len(values) == n and all(
+        v is None or (isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)) for v in values)
+    if not ok:
+        raise ParseError(f"malformed baseline file: the values of {label!r} must be {n} numbers or nulls, one per "
+                         "query", path=where)
+    out = np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
+    if _bounded(definition):
+        outside = np.flatnonzero((out < -1e-9) | (out > 1 + 1e-9))  # beyond the float rounding of a mean
+        if outside.size:
+            raise ParseError(f"{label} lies in [0, 1], but the baseline holds {out[outside[0]]!r} for a query "
+                             f"(the file was edited or is not a baseline of this metric)", path=where)
+    return out
+
+
+def _bounded(definition: str) -> bool:
+    from ragrade.errors import RagradeError
+    from ragrade.metrics.parser import parse_metric
+
+    try:
+        return bool(parse_metric(definition).family.bounded)
+    except RagradeError:  # not a metric this ragrade reads: the gate says so (IncomparableError)
+        return False
+
+
+@public
 def save_baseline(result: Any, path: str | os.PathLike[str], qrels: Any, *, matcher: Any = None) -> Path:
     """Save ``result`` (scored against ``qrels``, with ``matcher`` when its items were texts) as a baseline
     file for :func:`ragrade.gate`.
@@ -191,7 +270,7 @@ def _matcher_name(matcher: Any) -> str | None:
     return str(getattr(matcher, "name", type(matcher).__name__))
 
 
-@boundary
+@public
 def load_baseline(path: str | os.PathLike[str]) -> Baseline:
     """Read a baseline file written by :func:`save_baseline`."""
     if not isinstance(path, str | os.PathLike):
@@ -203,7 +282,7 @@ def load_baseline(path: str | os.PathLike[str]) -> Baseline:
         data = json.loads(Path(p).read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ParseError(f"invalid JSON ({exc.msg})", path=p, line=exc.lineno) from None
-    except (OSError, UnicodeDecodeError, RecursionError) as exc:
+    except (OSError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: JSON nested too deep
         raise ParseError(f"cannot read the baseline: {exc}", path=p) from None
     return Baseline.from_dict(data, path=p)
 

@@ -33,9 +33,9 @@ from ragrade.errors import (
     IncomparableError,
     RagradeError,
     RagradeWarning,
-    boundary,
 )
 from ragrade.gating.baseline import Baseline, load_baseline, qrels_stats
+from ragrade.options import GATE_TEST, SOME_METRICS, public
 
 #: Paired tests the gate can use.
 GATE_TESTS = stats.PAIRED_TESTS
@@ -203,7 +203,7 @@ class GateResult:
         return Group(*parts)
 
 
-@boundary
+@public(baseline=None, test=GATE_TEST, metrics=SOME_METRICS)
 def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: Any = None,
          floors: Any = None, test: str = "randomization", alpha: float = 0.05, n_resamples: int = 10_000,
          seed: int = 0, confidence: float = 0.95, correction: str | None = None, strict: bool = False,

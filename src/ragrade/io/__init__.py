@@ -29,12 +29,12 @@ import os
 from typing import Any
 
 from ragrade.data import Qrels, Run
-from ragrade.errors import boundary
 from ragrade.io._common import MAX_LINE_BYTES, PathLike, Progress, default_run_name, open_binary
 from ragrade.io._common import read_text_lines as text_lines
 from ragrade.io.formats import FORMATS, TREC_FAMILY, detect_format, normalise_format
 from ragrade.io.sources import check_input, readable_path
 from ragrade.io.trec import CHUNK_SIZE
+from ragrade.options import QRELS_OBJECT, RUN_OBJECT, public
 
 __all__ = [
     "FORMATS",
@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 
-@boundary
+@public
 def read_run(path: PathLike, format: str | None = None, name: str | None = None, *,
              progress: Progress | None = None, chunk_size: int = CHUNK_SIZE, **opts: Any) -> Run:
     """Read a run (retrieval results) from ``path``.
@@ -77,7 +77,7 @@ def read_run(path: PathLike, format: str | None = None, name: str | None = None,
         return detect(p, format).read_run(p, name=name, progress=progress, chunk_size=chunk_size, opts=opts)
 
 
-@boundary
+@public
 def read_qrels(path: PathLike, format: str | None = None, *, progress: Progress | None = None,
                chunk_size: int = CHUNK_SIZE, **opts: Any) -> Qrels:
     """Read ground truth from ``path``.
@@ -96,7 +96,7 @@ def read_qrels(path: PathLike, format: str | None = None, *, progress: Progress 
         return detect(p, format).read_qrels(p, progress=progress, chunk_size=chunk_size, prefer=prefer, opts=opts)
 
 
-@boundary
+@public(run=RUN_OBJECT)
 def write_run(run: Run, path: PathLike, format: str | None = None, *, tag: str | None = None,
               ties: str = "docid_desc") -> None:
     """Write ``run`` to ``path`` in rank order (format from the extension unless given; ``.gz`` compresses).
@@ -120,7 +120,7 @@ def write_run(run: Run, path: PathLike, format: str | None = None, *, tag: str |
     fmt.write_run(run, path, tag=tag, ties=ties)
 
 
-@boundary
+@public(qrels=QRELS_OBJECT)
 def write_qrels(qrels: Qrels, path: PathLike, format: str | None = None) -> None:
     """Write ``qrels`` to ``path`` (format from the extension unless given; ``.gz`` compresses).
 

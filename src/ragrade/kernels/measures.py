@@ -99,12 +99,12 @@ def _classes(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     """First copies of the judged rows: ``(q, pos, relevant, judged non-relevant, pool-unjudged)`` (computed
     once per table: bpref and infAP read them)."""
     key = ("classes", m.rel)
-    if key not in j._cache:
+    if key not in j.memo:
         q, pos, g, first = j.judged_table()
         q, pos, g = pick(first, q, pos, g)
         rel = g >= m.rel
-        j._cache[key] = (q, pos, rel, (g >= 0) & ~rel, g < 0)
-    return j._cache[key]
+        j.memo[key] = (q, pos, rel, (g >= 0) & ~rel, g < 0)
+    return j.memo[key]
 
 
 def bpref(m: Metric, j: Judged) -> np.ndarray:
@@ -153,21 +153,21 @@ def iprec_at(share: float, m: Metric, j: Judged) -> np.ndarray:
     document retrieved, c = round(share R) (trec_eval 10; ``cut=trec9``: floor(share R + 0.9), trec_eval 9);
     0 when fewer than c were retrieved."""
     done = ("iprec_at", share, m.rel, m.get("cut"))  # iprec_at_recall's levels are 11pt_avg's too
-    if done in j._cache:
-        return j._cache[done]
+    if done in j.memo:
+        return j.memo[done]
     key = ("iprec", m.rel)
-    if key not in j._cache:  # shared by every recall level (11 of them in 11pt_avg and iprec_at_recall)
+    if key not in j.memo:  # shared by every recall level (11 of them in 11pt_avg and iprec_at_recall)
         q, pos, hitnum = j.relevant_rows(m.rel)
         starts = group_starts(q, j.nq)
-        j._cache[key] = (suffix_max_within(q, hitnum / (pos + 1.0)), starts, np.diff(starts))
-    best, starts, found = j._cache[key]
+        j.memo[key] = (suffix_max_within(q, hitnum / (pos + 1.0)), starts, np.diff(starts))
+    best, starts, found = j.memo[key]
     r = j.n_relevant(m.rel)
     c = cut_by_share(share, r) if m.get("cut") == "trec9" else cut_by_round(share, r)
     c = np.where(c == 0, 1, c)  # recall 0: the best precision anywhere, as at the first relevant document
     out = np.zeros(j.nq, dtype=np.float64)
     ok = np.flatnonzero((c <= found) & (found > 0))
     out[ok] = best[starts[ok] + c[ok] - 1]
-    j._cache[done] = out
+    j.memo[done] = out
     return out
 
 
@@ -232,36 +232,36 @@ def _gain_table(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarra
     """``(q, pos, gain)`` of the retrieved judged rows with a non-zero gain (first copies), linear gains
     or the metric's gain map (computed once per table: G, ndcg_rel and Rndcg read it)."""
     key = ("gtable", m.get("gains"))
-    if key not in j._cache:
+    if key not in j.memo:
         q, pos, g, first = j.judged_table()
         w = grade_gain(g, "linear", m.get("gains"))
         keep = first & (w != 0)
-        j._cache[key] = pick(keep, q, pos, w)
-    return j._cache[key]
+        j.memo[key] = pick(keep, q, pos, w)
+    return j.memo[key]
 
 
 def _discounted(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Of :func:`_gain_table`'s rows: ``(gain / log2(pos + 2), its running sum within the query, its sum per
     query)`` (computed once per table: ndcg_rel and Rndcg read them)."""
     key = ("gdcg", m.get("gains"))
-    if key not in j._cache:
+    if key not in j.memo:
         q, pos, w = _gain_table(m, j)
         d = w / np.log2(pos + 2.0)
-        j._cache[key] = (d, cumsum_within(q, d), sum_by_query(q, d, j.nq))
-    return j._cache[key]
+        j.memo[key] = (d, cumsum_within(q, d), sum_by_query(q, d, j.nq))
+    return j.memo[key]
 
 
 def _ideal_value_at(m: Metric, j: Judged, cum: np.ndarray, tq: np.ndarray, tpos: np.ndarray) -> np.ndarray:
     """:func:`value_at` over the ideal ranking of :func:`_ideal_prefix` (``cum`` one value per ideal row): its rows
     hold ranks 0, 1, ... of each query, query after query, so a rank's row is read, not searched."""
     key = ("istarts", m.get("gains"))
-    if key not in j._cache:
+    if key not in j.memo:
         iq = _ideal_prefix(m, j)[0]
         n = np.bincount(iq, minlength=j.nq)
         starts = np.zeros(j.nq, dtype=np.int64)
         np.cumsum(n[:-1], out=starts[1:])
-        j._cache[key] = (starts, n)
-    starts, n = j._cache[key]
+        j.memo[key] = (starts, n)
+    starts, n = j.memo[key]
     tq = np.asarray(tq, dtype=np.int64)
     count = n[tq]
     idx = np.flatnonzero((count > 0) & (tpos >= 0))
@@ -274,10 +274,10 @@ def _ideal_prefix(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndar
     """The ideal ranking ``(q, pos, gain, inclusive per-query DCG prefix)`` (computed once per table: it
     depends on the ground truth alone)."""
     key = ("iprefix", m.get("gains"))
-    if key not in j._cache:
+    if key not in j.memo:
         iq, ipos, ig = j.ideal(None, "linear", m.get("gains"))
-        j._cache[key] = (iq, ipos, ig, cumsum_within(iq, ig / np.log2(ipos + 2.0)))
-    return j._cache[key]
+        j.memo[key] = (iq, ipos, ig, cumsum_within(iq, ig / np.log2(ipos + 2.0)))
+    return j.memo[key]
 
 
 def ndcg_rel(m: Metric, j: Judged) -> np.ndarray:
@@ -303,7 +303,7 @@ def rndcg(m: Metric, j: Judged) -> np.ndarray:
     (and at the end of the list when it is longer than the ideal list plus one)."""
     q, pos, _ = _gain_table(m, j)
     key = ("irndcg", m.get("gains"))  # the ideal list's part: the qrels' alone
-    if key not in j._cache:
+    if key not in j.memo:
         iq, ipos, ig, icum = _ideal_prefix(m, j)
         n_ideal = np.bincount(iq, minlength=j.nq)
         # Boundaries: ideal ranks b >= 1 whose gain differs from rank b - 1's (the rank after the last is 0).
@@ -314,10 +314,10 @@ def rndcg(m: Metric, j: Judged) -> np.ndarray:
         nxt[same_q] = ig[1:][same_q[:-1]]
         at = nxt != ig  # the boundary is at ipos + 1; nDCG measured through ipos
         bq, bpos = pick(at, iq, ipos)
-        j._cache[key] = (n_ideal, bq, bpos, _ideal_value_at(m, j, icum, bq, bpos),
+        j.memo[key] = (n_ideal, bq, bpos, _ideal_value_at(m, j, icum, bq, bpos),
                          np.bincount(bq, minlength=j.nq).astype(np.float64),
                          _ideal_value_at(m, j, icum, np.arange(j.nq), n_ideal - 1))
-    n_ideal, bq, bpos, ideal_at, ideal_count, whole_i = j._cache[key]
+    n_ideal, bq, bpos, ideal_at, ideal_count, whole_i = j.memo[key]
     _, rcum, whole_r = _discounted(m, j)
     terms = safe_div(value_at(q, pos, rcum, bq, bpos), ideal_at)
     total = sum_by_query(bq, terms, j.nq)
@@ -337,9 +337,9 @@ def normalized_gain(m: Metric, j: Judged) -> np.ndarray:
     iq, _, ig, _ = _ideal_prefix(m, j)
     n_ideal = np.bincount(iq, minlength=j.nq)
     key = ("icost", m.get("gains"))
-    if key not in j._cache:
-        j._cache[key] = cumsum_within(iq, np.maximum(ig, 1.0) - 1.0)
-    extra_cost = j._cache[key]
+    if key not in j.memo:
+        j.memo[key] = cumsum_within(iq, np.maximum(ig, 1.0) - 1.0)
+    extra_cost = j.memo[key]
     cost = (pos + 1.0) + _ideal_value_at(m, j, extra_cost, q, np.minimum(pos, n_ideal[q] - 1))
     gained = cumsum_within(q, w)
     total = sum_by_query(q, w / np.log2(2.0 + cost - gained), j.nq)

@@ -47,7 +47,10 @@ class Judged:
     jfirst: np.ndarray | None = None
     junit: np.ndarray | None = None
     num_docs: int | None = None  # documents in the collection (trec_eval -N; utility's fourth term)
-    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+    #: Building blocks computed once per table, by key (``("R", rel)``, ``("idcg", ...)``, ...): the scoring
+    #: port (:mod:`ragrade.engine.scoring`) carries the ones that depend on the ground truth alone from one
+    #: table to the next.
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     # -- the judged table --------------------------------------------------------------------------
     def judged_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -59,11 +62,11 @@ class Judged:
     def n_nonrelevant(self, rel: float) -> np.ndarray:
         """Judged non-relevant units per query: grade in [0, rel) (negative grades excluded, trec_eval)."""
         key = ("N", rel)
-        if key not in self._cache:
+        if key not in self.memo:
             g = self.unit_grade
-            self._cache[key] = np.bincount(self.unit_q, weights=((g >= 0) & (g < rel)).astype(np.float64),
+            self.memo[key] = np.bincount(self.unit_q, weights=((g >= 0) & (g < rel)).astype(np.float64),
                                            minlength=self.nq)
-        return self._cache[key]
+        return self.memo[key]
 
     def judged_in_top(self, k: int | None) -> np.ndarray:
         """Retrieved rows with a judgment (any grade, later copies included) among the top k, per query."""
@@ -83,7 +86,7 @@ class Judged:
         counts = np.bincount(q * len(cuts) + bucket, minlength=self.nq * len(cuts))
         table = np.cumsum(counts.reshape(self.nq, len(cuts)), axis=1).astype(np.float64).T.copy()
         for k, row in zip(cuts.tolist(), table, strict=True):
-            self._cache.setdefault(("hits", rel, k), row)
+            self.memo.setdefault(("hits", rel, k), row)
 
     def hits_uncut(self, rel: float) -> np.ndarray:
         q, _, _ = self.relevant_rows(rel)
@@ -93,42 +96,42 @@ class Judged:
     def n_relevant(self, rel: float) -> np.ndarray:
         """R: number of units with grade >= rel, per query."""
         key = ("R", rel)
-        if key not in self._cache:
-            self._cache[key] = np.bincount(
+        if key not in self.memo:
+            self.memo[key] = np.bincount(
                 self.unit_q, weights=(self.unit_grade >= rel).astype(np.float64), minlength=self.nq
             )
-        return self._cache[key]
+        return self.memo[key]
 
     def relevant_rows(self, rel: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(q, pos, hit number 1..) of credited rows with grade >= rel, sorted by (q, pos)."""
         key = ("rows", rel)
-        if key not in self._cache:
+        if key not in self.memo:
             mask = self.grade >= rel
             q, pos = pick(mask, self.q, self.pos)
             hitnum = rank_within_group(q)
-            self._cache[key] = (q, pos, hitnum)
-        return self._cache[key]
+            self.memo[key] = (q, pos, hitnum)
+        return self.memo[key]
 
     def unit_gains(self, rel: float | None, gain: str, gains: Gains = None) -> tuple[np.ndarray, np.ndarray]:
         """``(q, gain)`` of the units that enter the ideal ranking: positive gains only (grades at or above
         ``rel`` when set). With a gain map, a grade's gain is the map's value (unlisted grades >= 0 keep
         their grade as gain; negative grades gain nothing), as trec_eval's ``ndcg.1=3,2=9``."""
         key = ("ugain", rel, gain, gains)
-        if key not in self._cache:
+        if key not in self.memo:
             g = self.unit_grade
             values = grade_gain(g, gain, gains)
             mask = values > 0
             if rel is not None:
                 mask &= g >= rel
-            self._cache[key] = pick(mask, self.unit_q, values)
-        return self._cache[key]
+            self.memo[key] = pick(mask, self.unit_q, values)
+        return self.memo[key]
 
     def gain_levels(self, rel: float | None, gain: str, gains: Gains = None) -> tuple[np.ndarray, np.ndarray] | None:
         """When the units of :meth:`unit_gains` come query after query with whole gains 1..64 (qrels of grades):
         ``(gain of each column, descending; int64[nq, columns] units of that gain per query)``, a counting
         table of the ideal ranking; else None."""
         key = ("glevels", rel, gain, gains)
-        if key not in self._cache:
+        if key not in self.memo:
             q, g = self.unit_gains(rel, gain, gains)
             out = None
             if len(q) and float(g.max()) <= 64 and (len(q) < 2 or bool((q[1:] >= q[:-1]).all())):
@@ -137,13 +140,13 @@ class Judged:
                 if np.array_equal(gi, g) and self.nq * top <= 8 * len(q) + 4096:  # gains 1..top; a small table
                     table = np.bincount(q * top + (top - gi), minlength=self.nq * top).reshape(self.nq, top)
                     out = (np.arange(top, 0, -1).astype(np.float64), table)
-            self._cache[key] = out
-        return self._cache[key]
+            self.memo[key] = out
+        return self.memo[key]
 
     def ideal(self, rel: float | None, gain: str, gains: Gains = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(q, pos, gain) of the ideal ranking: positive unit gains sorted descending per query."""
         key = ("ideal", rel, gain, gains)
-        if key not in self._cache:
+        if key not in self.memo:
             q, g = self.unit_gains(rel, gain, gains)
             levels = self.gain_levels(rel, gain, gains)
             if levels is not None:  # counted: each query's gains, highest first (q is sorted already)
@@ -152,18 +155,18 @@ class Judged:
             else:
                 order = np.lexsort((-g, q))
                 q, g = q[order], g[order]
-            self._cache[key] = (q, rank_within_group(q) - 1, g)
-        return self._cache[key]
+            self.memo[key] = (q, rank_within_group(q) - 1, g)
+        return self.memo[key]
 
     def ideal_dcg(self, rel: float | None, gain: str, k: int | None, gains: Gains = None) -> np.ndarray:
         """DCG of the ideal ranking at cutoff k, per query. With few distinct gains (the usual case) it
         is counted, not sorted: the ideal list holds, gain by gain from the highest, ``count`` items of
         that gain, whose discounts sum to a difference of the discount's prefix sums."""
         key = ("idcg", rel, gain, k, gains)
-        if key in self._cache:
-            return self._cache[key]
+        if key in self.memo:
+            return self.memo[key]
         lkey = ("ilevels", rel, gain, gains)  # the gain levels and their counts per query: shared by every k
-        if lkey not in self._cache:
+        if lkey not in self.memo:
             counted = self.gain_levels(rel, gain, gains)
             if counted is not None:  # the same levels and counts, read off the counting table
                 column_gain, table = counted
@@ -177,8 +180,8 @@ class Judged:
                 counts = [] if len(levels) > 16 else [np.bincount(q[g == level], minlength=self.nq)
                                                       for level in levels.tolist()]
                 longest = int(np.bincount(q, minlength=self.nq).max()) if len(q) else 0
-            self._cache[lkey] = (levels, counts, longest)
-        levels, counts, longest = self._cache[lkey]
+            self.memo[lkey] = (levels, counts, longest)
+        levels, counts, longest = self.memo[lkey]
         if len(levels) > 16:  # many distinct gains: sort
             iq, ipos, igain = self.ideal(rel, gain, gains)
             out = sum_by_query(iq, igain / np.log2(ipos + 2.0), self.nq, _within(ipos, k))
@@ -192,7 +195,7 @@ class Judged:
                 end = start + count
                 out += level * (prefix[np.minimum(end, depth)] - prefix[np.minimum(start, depth)])
                 start = end
-        self._cache[key] = out
+        self.memo[key] = out
         return out
 
 
@@ -223,7 +226,7 @@ def _within(pos: np.ndarray, k: int | None) -> np.ndarray | None:
 def hits(m: Metric, j: Judged) -> np.ndarray:
     """Relevant rows among the top k per query (read, not to be changed: it may be the cached counts of
     :meth:`Judged.count_hits_at`)."""
-    counted = j._cache.get(("hits", m.rel, m.k))
+    counted = j.memo.get(("hits", m.rel, m.k))
     if counted is not None:
         return counted
     q, pos, _ = j.relevant_rows(m.rel)
@@ -277,9 +280,9 @@ def _weighted_precision(m: Metric, j: Judged) -> np.ndarray:
     once per table for every cutoff."""
     q, pos, hitnum = j.relevant_rows(m.rel)
     key = ("wprec", m.rel)
-    if key not in j._cache:
-        j._cache[key] = hitnum / (pos + 1.0)
-    return sum_by_query(q, j._cache[key], j.nq, None if m.k is None else pos < m.k)
+    if key not in j.memo:
+        j.memo[key] = hitnum / (pos + 1.0)
+    return sum_by_query(q, j.memo[key], j.nq, None if m.k is None else pos < m.k)
 
 
 def ap(m: Metric, j: Judged) -> np.ndarray:
@@ -303,8 +306,8 @@ def gain_rows(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     rel = m.get("rel")
     gains = m.get("gains")
     key = ("grows", rel, m.get("gain"), gains)
-    if key in j._cache:
-        return j._cache[key]
+    if key in j.memo:
+        return j.memo[key]
     if gains:  # a map may give grade 0 (or a negative value) a gain: every judged row is looked at
         q, pos, g, first = j.judged_table()
         w = grade_gain(g, "linear", gains)
@@ -316,7 +319,7 @@ def gain_rows(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     if rel is not None:
         mask &= g >= rel
     q, pos, w = pick(mask, q, pos, w)
-    j._cache[key] = (q, pos, w)
+    j.memo[key] = (q, pos, w)
     return q, pos, w
 
 

@@ -19,8 +19,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ragrade.errors import InputError, UnknownNameError, boundary, require
+from ragrade.errors import InputError, UnknownNameError, require
 from ragrade.matching._text import codes_of, find_pairs, fold, squad_normalize, stripped_lengths
+from ragrade.options import public
 
 _OPS: dict[str, Callable[[Any, Any], Any]] = {
     ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt, "==": operator.eq,
@@ -376,7 +377,7 @@ _BY_NAME: dict[str, type[Matcher]] = {
 }
 
 
-@boundary
+@public
 def get_matcher(spec: Matcher | str | None, **kwargs: Any) -> Matcher:
     """A matcher from an instance or a name (``"exact"``, ``"normalized_exact"``, ``"containment"``,
     ``"fuzzy"``, ``"levenshtein"``, ``"jaro"``, ``"jaro_winkler"``, ``"rouge_l"``, ``"rouge_l_standard"``,
@@ -387,11 +388,22 @@ def get_matcher(spec: Matcher | str | None, **kwargs: Any) -> Matcher:
         return Exact()
     key = str(spec).strip().lower().replace("-", "_")
     if key in ("levenshtein", "jaro", "jaro_winkler", "ratio", "hamming"):
-        return Fuzzy(scorer=key, **kwargs)
+        return _made(Fuzzy, scorer=key, **kwargs)
     if key == "rouge_l_standard":
-        return RougeL(variant="standard", **kwargs)
+        return _made(RougeL, variant="standard", **kwargs)
     cls = _BY_NAME.get(key)
     if cls is None:
         known = [*_BY_NAME, "levenshtein", "jaro", "jaro_winkler", "ratio", "hamming", "rouge_l_standard"]
         raise UnknownNameError("matcher", spec, known, show_known=True)
+    return _made(cls, **kwargs)
+
+
+def _made(cls: type[Matcher], **kwargs: Any) -> Matcher:
+    """``cls(**kwargs)``, an option the matcher does not take named with the ones it takes."""
+    import inspect
+
+    takes = [n for n in inspect.signature(cls).parameters if n not in ("self", "args", "kwargs")]
+    unknown = [k for k in kwargs if k not in takes]
+    if unknown:
+        raise UnknownNameError(f"option of the {cls.__name__} matcher", unknown[0], takes, show_known=True)
     return cls(**kwargs)

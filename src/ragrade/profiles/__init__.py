@@ -1,11 +1,12 @@
 """Peer conventions as validated strategy objects (``docs/profiles.md``).
 
-A :class:`Profile` states what it changes and inherits the rest from the default convention:
+A profile states what it changes and inherits the rest from the default convention. :class:`Profile` holds
+what every kind has; each kind is a subclass:
 
-* an **engine** profile (``default``, ``trec_eval``, ``pytrec_eval``, ``beir``, ``ir_measures``, ``ranx``)
+* an **engine** profile (:class:`EngineProfile`) (``default``, ``trec_eval``, ``pytrec_eval``, ``beir``, ``ir_measures``, ``ranx``)
   computes every id family with the default kernels and changes only policies, score precision,
   rounding and BEIR's MRR variant;
-* a **list** profile (``autorag``, ``ragas``, ``continuous-eval``, ``remem``, ``llamaindex``,
+* a **list** profile (:class:`ListProfile`: ``autorag``, ``ragas``, ``continuous-eval``, ``remem``, ``llamaindex``,
   ``deepeval``) defines the families the peer has, each with a :class:`Convention` (a rule from
   :mod:`ragrade.kernels.rules`, what an empty side is worth, an id matcher); rules left out are the
   default convention's. Families the peer does not define are refused with the list of those it does.
@@ -19,13 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeVar
 
-from ragrade.errors import UnknownNameError, boundary
+from ragrade.errors import UnknownNameError
 from ragrade.kernels.rules import AP, NDCG, RR, ContextPrecision, Empty, Precision, Recall, RecallAll, Rule
 from ragrade.matching.matchers import Fuzzy, Matcher, RougeL
 from ragrade.matching.remem import RememChunk
 from ragrade.metrics.registry import Family, find
+from ragrade.options import public
 
 if TYPE_CHECKING:  # pragma: no cover
     from ragrade.metrics.parser import Metric
@@ -48,13 +50,65 @@ class Convention:
 
 @dataclass(frozen=True, eq=False)
 class Profile:
-    """Named conventions of one peer system (see the module docstring)."""
+    """Named conventions of one peer system: what every kind of profile has (a name, a title, where its
+    conventions come from, the decimals of its means, why its numbers differ, how bare metric names read).
+
+    A profile is of one kind (:attr:`kind`): an :class:`EngineProfile` (the engine's kernels under other
+    policies and precision), a :class:`ListProfile` (per-family rules of a RAG framework), or a kind the
+    engine does not run, added to the catalogue by the package whose route evaluates it (span profiles:
+    the route of character spans claims a plan holding one). ``build_plan`` and :func:`get_profile` let
+    every kind through; the in-memory executor runs ``engine`` and ``list``."""
 
     name: str
     title: str
-    kind: Literal["engine", "list"] = "list"
     source: str = ""
-    # -- engine profiles -----------------------------------------------------------------------------
+    rounding: int | None = None  # decimals of the reported means
+    reason_all: str = ""  # why every number may differ from the default
+    #: How bare metric names are read under the profile when the caller does not say (``names=``):
+    #: ``"trec_eval"``: a trec_eval name means what trec_eval means (``recall`` = recall_5 ... recall_1000).
+    names: Literal["ragrade", "trec_eval"] = "ragrade"
+
+    #: The kind of profile (the subclass says).
+    kind: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        if type(self) is Profile:
+            raise UnknownNameError("profile class", "Profile", ["EngineProfile", "ListProfile"], show_known=True,
+                                   hint="A profile is of one kind: make an EngineProfile or a ListProfile.")
+        if self.names not in ("ragrade", "trec_eval"):
+            raise UnknownNameError("names", self.names, ["ragrade", "trec_eval"], show_known=True)
+
+    # -- what the profile defines ------------------------------------------------------------------
+    def defines(self, family: str) -> bool:
+        """Whether the profile computes ``family``."""
+        return False
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The families the profile computes, in registry order."""
+        from ragrade.metrics.registry import REGISTRY
+
+        return tuple(f.name for f in REGISTRY if self.defines(f.name))
+
+    def reason(self, family: str) -> str:
+        """Why ``family``'s number differs from the default under this profile ("" if unknown)."""
+        return self.reason_all
+
+    def policy_overrides(self) -> dict[str, str]:
+        """The policies the profile sets (over :class:`ragrade.policies.Policies`' defaults)."""
+        return {}
+
+    def adapt(self, metric: Metric) -> Metric:
+        """``metric`` as the profile computes it (unchanged unless the kind says otherwise)."""
+        return metric
+
+
+@dataclass(frozen=True, eq=False)
+class EngineProfile(Profile):
+    """A profile of the engine (``default``, ``trec_eval``, ``pytrec_eval``, ``beir``, ``ir_measures``,
+    ``ranx``): every id family with the default kernels, changing only policies, score precision,
+    rounding, BEIR's MRR variant, the tie order and the providers."""
+
     policies: Mapping[str, str] = field(default_factory=dict)  # overrides of ragrade.policies.Policies
     score_dtype: Literal["float64", "float32"] = "float64"  # float32: scores stored as 32-bit (pytrec_eval)
     mrr_variant: Literal["default", "beir"] = "default"  # beir: input-order ties, mean over all qrels queries
@@ -68,93 +122,34 @@ class Profile:
     providers: Literal["", "ir_measures"] = ""
     #: family -> the family computing it under this profile (ranx's rbp: raw grades as gains)
     substitutes: Mapping[str, str] = field(default_factory=dict)
-    #: How bare metric names are read under the profile when the caller does not say (``names=``):
-    #: ``"trec_eval"``: a trec_eval name means what trec_eval means (``recall`` = recall_5 ... recall_1000).
-    names: Literal["ragrade", "trec_eval"] = "ragrade"
     #: trec_eval 9's interpolated-precision count (floor(x R + 0.9)) instead of trec_eval 10's round(x R).
     iprec_cut: Literal["round", "trec9"] = "round"
-    # -- list profiles -------------------------------------------------------------------------------
-    families: Mapping[str, Convention] = field(default_factory=dict)  # what the peer defines
-    empty: Empty = field(default_factory=Empty)  # default value of a query with an empty side
-    invalid_rows: Literal["keep", "skip"] = "keep"  # skip: empty list/group/blank id -> no score (AutoRAG)
-    text_matcher: Matcher | None = None  # the peer's text matching (None: exact string equality)
-    text_recall_matcher: Matcher | None = None  # a different one for recall (Ragas: > 0.5)
-    # -- both ---------------------------------------------------------------------------------------
-    rounding: int | None = None  # decimals of the reported means
-    reason_all: str = ""  # why every number may differ from the default (engine profiles)
+
+    kind: ClassVar[str] = "engine"
 
     def __post_init__(self) -> None:
-        if self.kind not in ("engine", "list"):
-            raise UnknownNameError("profile kind", self.kind, ["engine", "list"], show_known=True)
-        if self.score_dtype not in ("float64", "float32"):
-            raise UnknownNameError("score_dtype", self.score_dtype, ["float64", "float32"], show_known=True)
-        if self.mrr_variant not in ("default", "beir"):
-            raise UnknownNameError("mrr_variant", self.mrr_variant, ["default", "beir"], show_known=True)
-        if self.empty_qrels not in ("keep", "drop"):
-            raise UnknownNameError("empty_qrels option", self.empty_qrels, ["keep", "drop"], show_known=True)
-        if self.invalid_rows not in ("keep", "skip"):
-            raise UnknownNameError("invalid_rows option", self.invalid_rows, ["keep", "skip"], show_known=True)
+        super().__post_init__()
+        for what, value, choices in (("score_dtype", self.score_dtype, ("float64", "float32")),
+                                     ("mrr_variant", self.mrr_variant, ("default", "beir")),
+                                     ("empty_qrels option", self.empty_qrels, ("keep", "drop")),
+                                     ("providers", self.providers, ("", "ir_measures")),
+                                     ("iprec_cut", self.iprec_cut, ("round", "trec9"))):
+            if value not in choices:
+                raise UnknownNameError(what, value, [c for c in choices if c], show_known=True)
         Policies().update(**dict(self.policies))  # unknown policy or value: an error now, not later
         from ragrade.kernels.tie_orders import RANX_ORDERS
 
         if self.tie_order not in ("policy", *RANX_ORDERS):
             raise UnknownNameError("tie_order", self.tie_order, ["policy", *RANX_ORDERS], show_known=True)
-        if self.providers not in ("", "ir_measures"):
-            raise UnknownNameError("providers", self.providers, ["ir_measures"], show_known=True)
         for fam_name, sub in self.substitutes.items():
             if find(fam_name) is None or find(sub) is None:
                 raise UnknownNameError("substituted family", sub if find(fam_name) else fam_name,
                                        [f.name for f in _list_families()])
-        for name, conv in self.families.items():
-            fam = find(name)
-            if fam is None or fam.kind == "judge":
-                raise UnknownNameError("family of a list profile", name,
-                                       [f.name for f in _list_families()], show_known=True)
-            if conv.rule is not None and conv.rule.family and conv.rule.family != name:
-                raise UnknownNameError(f"rule for family {name!r}", type(conv.rule).__name__,
-                                       [r.__name__ for r in _rules_for(name)], show_known=True)
-        if self.families and self.kind == "engine":
-            raise UnknownNameError("option of an engine profile", "families", ["policies", "score_dtype"])
 
-    # -- what the profile defines ------------------------------------------------------------------
     def defines(self, family: str) -> bool:
-        """Whether the profile computes ``family`` (engine profiles: every id family)."""
+        """Every id family."""
         fam = find(family)
-        if fam is None:
-            return False
-        if self.kind == "engine":
-            return fam.kind == "id"
-        return family in self.families
-
-    @property
-    def metrics(self) -> tuple[str, ...]:
-        """The families the profile computes, in registry order."""
-        from ragrade.metrics.registry import REGISTRY
-
-        return tuple(f.name for f in REGISTRY if self.defines(f.name))
-
-    def convention(self, family: str) -> Convention:
-        return self.families.get(family, Convention())
-
-    def rule(self, cls: type[R]) -> R:
-        """The profile's rule of class ``cls`` (the default rule when the profile does not change it)."""
-        conv = self.families.get(cls.family)
-        if conv is not None and isinstance(conv.rule, cls):
-            return conv.rule
-        return cls()
-
-    def empty_rule(self, family: str) -> Empty:
-        conv = self.families.get(family)
-        return conv.empty if conv is not None and conv.empty is not None else self.empty
-
-    def id_matcher(self, family: str) -> Matcher | None:
-        conv = self.families.get(family)
-        return None if conv is None else conv.id_matcher
-
-    def reason(self, family: str) -> str:
-        """Why ``family``'s number differs from the default under this profile ("" if unknown)."""
-        conv = self.families.get(family)
-        return (conv.reason if conv is not None and conv.reason else "") or self.reason_all
+        return fam is not None and fam.kind == "id"
 
     def policy_overrides(self) -> dict[str, str]:
         return dict(self.policies)
@@ -176,6 +171,65 @@ class Profile:
                 dict(metric.params).get("cut") is None:
             return metric.with_params(cut=self.iprec_cut)
         return metric
+
+
+@dataclass(frozen=True, eq=False)
+class ListProfile(Profile):
+    """A profile of a RAG framework (``autorag``, ``ragas``, ``continuous-eval``, ``remem``, ``llamaindex``,
+    ``deepeval``): the families the peer has, each with a :class:`Convention`; rules left out are the default
+    convention's; families the peer does not define are refused with the list of those it does."""
+
+    families: Mapping[str, Convention] = field(default_factory=dict)  # what the peer defines
+    empty: Empty = field(default_factory=Empty)  # default value of a query with an empty side
+    invalid_rows: Literal["keep", "skip"] = "keep"  # skip: empty list/group/blank id -> no score (AutoRAG)
+    text_matcher: Matcher | None = None  # the peer's text matching (None: exact string equality)
+    text_recall_matcher: Matcher | None = None  # a different one for recall (Ragas: > 0.5)
+
+    kind: ClassVar[str] = "list"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.invalid_rows not in ("keep", "skip"):
+            raise UnknownNameError("invalid_rows option", self.invalid_rows, ["keep", "skip"], show_known=True)
+        for name, conv in self.families.items():
+            fam = find(name)
+            if fam is None or fam.kind == "judge":
+                raise UnknownNameError("family of a list profile", name,
+                                       [f.name for f in _list_families()], show_known=True)
+            if conv.rule is not None and conv.rule.family and conv.rule.family != name:
+                raise UnknownNameError(f"rule for family {name!r}", type(conv.rule).__name__,
+                                       [r.__name__ for r in _rules_for(name)], show_known=True)
+
+    def defines(self, family: str) -> bool:
+        """The families the peer defines."""
+        return find(family) is not None and family in self.families
+
+    def convention(self, family: str) -> Convention:
+        return self.families.get(family, Convention())
+
+    def rule(self, cls: type[R]) -> R:
+        """The profile's rule of class ``cls`` (the default rule when the profile does not change it)."""
+        conv = self.families.get(cls.family)
+        if conv is not None and isinstance(conv.rule, cls):
+            return conv.rule
+        return cls()
+
+    def empty_rule(self, family: str) -> Empty:
+        conv = self.families.get(family)
+        return conv.empty if conv is not None and conv.empty is not None else self.empty
+
+    def id_matcher(self, family: str) -> Matcher | None:
+        conv = self.families.get(family)
+        return None if conv is None else conv.id_matcher
+
+    def reason(self, family: str) -> str:
+        conv = self.families.get(family)
+        return (conv.reason if conv is not None and conv.reason else "") or self.reason_all
+
+
+#: The profile kinds the engine's in-memory executor runs; a profile of another kind is run by the route
+#: that claims its plan (:data:`ragrade.evaluation.ROUTES`).
+ENGINE_KINDS = frozenset({"engine", "list"})
 
 
 def _list_families() -> list[Family]:
@@ -213,23 +267,23 @@ def _add(p: Profile) -> None:
     PROFILES[p.name] = p
 
 
-_add(Profile("default", "ragrade default (trec_eval formulas)", kind="engine",
-             source="docs/conventions.md, Default definitions"))
-_add(Profile(
-    "trec_eval", "trec_eval 10", kind="engine", names="trec_eval",
+_add(EngineProfile("default", "ragrade default (trec_eval formulas)",
+                   source="docs/conventions.md, Default definitions"))
+_add(EngineProfile(
+    "trec_eval", "trec_eval 10", names="trec_eval",
     policies={"no_relevant": "zero", "missing_run": "drop", "duplicates": "error"},
     reason_all="trec_eval scores queries with no relevant judgment 0 and ignores queries missing from the run",
     source="docs/profiles.md; default kernels (checked against pytrec_eval by the parity suite)",
 ))
-_add(Profile(
-    "pytrec_eval", "pytrec_eval", kind="engine", names="trec_eval", iprec_cut="trec9",
+_add(EngineProfile(
+    "pytrec_eval", "pytrec_eval", names="trec_eval", iprec_cut="trec9",
     policies={"no_relevant": "zero", "missing_run": "drop"}, score_dtype="float32", empty_qrels="drop",
     reason_all="pytrec_eval stores scores as float32 (near-equal scores tie), averages only queries present "
                "in both run and qrels, scores R = 0 queries 0, and never sees a query whose qrels entry is empty",
     source="docs/profiles.md; differential tests against pytrec_eval-terrier",
 ))
-_add(Profile(
-    "beir", "BEIR / MTEB", kind="engine", iprec_cut="trec9",  # pytrec_eval's trec_eval 9
+_add(EngineProfile(
+    "beir", "BEIR / MTEB", iprec_cut="trec9",  # pytrec_eval's trec_eval 9
     policies={"no_relevant": "zero", "missing_run": "drop", "identical_ids": "drop"},
     score_dtype="float32", mrr_variant="beir", rounding=5, empty_qrels="drop",
     reason_all="BEIR drops documents whose id equals the query id, uses pytrec_eval's float32 scores (and "
@@ -237,8 +291,8 @@ _add(Profile(
                "input order on ties and divides by every qrels query",
     source="docs/profiles.md",
 ))
-_add(Profile(
-    "ir_measures", "ir-measures", kind="engine", iprec_cut="trec9",  # IPrec comes from pytrec_eval (trec_eval 9)
+_add(EngineProfile(
+    "ir_measures", "ir-measures", iprec_cut="trec9",  # IPrec comes from pytrec_eval (trec_eval 9)
     policies={"no_relevant": "zero", "missing_run": "zero", "duplicates": "keep_last"}, providers="ir_measures",
     reason_all="ir-measures counts every qrels query (missing ones score 0), scores R = 0 queries 0 and hands "
                "each measure to a provider with its own tie order: pytrec_eval (float32 scores, document id "
@@ -247,8 +301,8 @@ _add(Profile(
     source="docs/conventions.md (Providers of ir-measures and ranx's tie order); differential tests against "
            "ir_measures 0.4.3 (tests/parity/test_ir_measures_providers.py)",
 ))
-_add(Profile(
-    "ranx", "ranx", kind="engine",
+_add(EngineProfile(
+    "ranx", "ranx",
     policies={"no_relevant": "zero", "missing_run": "zero", "duplicates": "keep_last"},
     tie_order="ranx_comparable", substitutes={"rbp": "rbp_ranx", "bpref": "bpref_ranx"},
     reason_all="ranx scores queries with no relevant judgment 0 and averages them in, keeps the last score of "
@@ -257,7 +311,7 @@ _add(Profile(
     source="docs/conventions.md (Providers of ir-measures and ranx's tie order); differential tests against "
            "ranx 0.3.21 (tests/parity/test_ranx_ties.py)",
 ))
-_add(Profile(
+_add(ListProfile(
     "autorag", "AutoRAG retrieval metrics",
     families={
         "precision": Convention(Precision(hits="distinct", denominator="list"),
@@ -284,7 +338,7 @@ _add(Profile(
     source="docs/profiles.md (AutoRAG is not installable here: checked against its published formulas and "
            "the parity vectors)",
 ))
-_add(Profile(
+_add(ListProfile(
     "ragas", "Ragas (non-LLM and ID-based context metrics)",
     families={
         "context_precision": Convention(ContextPrecision(epsilon=1e-10),
@@ -308,7 +362,7 @@ _add(Profile(
     text_recall_matcher=Fuzzy(threshold=0.5, scorer=_LEV, op=">", allow_empty=True),
     source="ragas 0.4.3 (differential tests)",
 ))
-_add(Profile(
+_add(ListProfile(
     "deepeval", "DeepEval contextual precision",
     families={
         "context_precision": Convention(reason="DeepEval divides by the relevant retrieved items, with no epsilon"),
@@ -319,7 +373,7 @@ _add(Profile(
     empty=Empty(retrieved="zero", truth="nan"),
     source="docs/profiles.md (deepeval's metric is LLM-judged; the formula is reproduced on given verdicts)",
 ))
-_add(Profile(
+_add(ListProfile(
     "continuous-eval", "continuous-eval (PrecisionRecallF1, RankedRetrievalMetrics)",
     families={
         "precision": Convention(Precision(hits="rows", denominator="list"),
@@ -343,7 +397,7 @@ _add(Profile(
     text_matcher=RougeL(threshold=0.7, variant="union", measure="recall", allow_empty=True),
     source="continuous-eval 0.3.14 with rouge 1.0.1 (differential tests)",
 ))
-_add(Profile(
+_add(ListProfile(
     "llamaindex", "LlamaIndex retrieval metrics",
     families={
         "hit_rate": Convention(),
@@ -362,7 +416,7 @@ _add(Profile(
     empty=Empty(retrieved="nan", truth="nan"),
     source="llama-index-core 0.14.25 (differential tests)",
 ))
-_add(Profile(
+_add(ListProfile(
     "remem", "REMem retrieval metrics",
     families={
         "recall": Convention(Recall(denominator="distinct_units"),
@@ -382,8 +436,42 @@ ALIASES = {"continuous_eval": "continuous-eval", "ce": "continuous-eval", "llama
            "llama-index": "llamaindex", "trec": "trec_eval", "ir-measures": "ir_measures", "mteb": "beir",
            "pytrec": "pytrec_eval", "textbook": "default"}
 
+# -- span profiles (issue 35): computed by ragrade.spans.route on span ground truth, never by the engine --------
+_SPAN = "span measures only (span_recall, span_precision, span_iou, span_precision_omega); docs/spans.md"
 
-@boundary
+
+@dataclass(frozen=True, eq=False)
+class SpanProfile(Profile):
+    """A profile of the span measures (``chroma``, ``legalbench_rag``): computed by the route of character
+    spans (:mod:`ragrade.spans.route`) under the peer's semantics, never by the engine. ``families``: the
+    span families it defines."""
+
+    families: tuple[str, ...] = ()
+    kind: ClassVar[str] = "span"
+
+    def defines(self, family: str) -> bool:
+        return family in self.families
+
+
+_add(SpanProfile(
+    "chroma", "Chroma chunking_evaluation (span measures)",
+    families=("span_recall", "span_precision", "span_iou", "span_precision_omega"),
+    reason_all="Chroma sums the lengths of the top-k chunks and of the gold spans (overlaps count twice), counts "
+               "chunks that only touch a span, and with retrieve=-1 reads each query's number of chunks holding gold",
+    source="Chroma chunking_evaluation d451fc4, evaluation_framework/base_evaluation.py (differential tests on its "
+           "fixture, tests/spans/test_chroma_parity.py); " + _SPAN,
+))
+_add(SpanProfile(
+    "legalbench_rag", "LegalBench-RAG (span precision and recall)", families=("span_recall", "span_precision"),
+    reason_all="LegalBench-RAG sums every snippet-gold intersection without union (recall may exceed 1) and "
+               "needs disjoint gold spans",
+    source="LegalBench-RAG (arXiv 2408.10343), legalbenchrag/run_benchmark.py; " + _SPAN,
+))
+ALIASES.update({"chunking_evaluation": "chroma", "chroma_chunking": "chroma", "legalbench": "legalbench_rag",
+                "legalbench-rag": "legalbench_rag", "legalbenchrag": "legalbench_rag"})
+
+
+@public
 def get_profile(name: str | Profile) -> Profile:
     """A profile by name or alias (case-insensitive); :class:`UnknownNameError` otherwise."""
     if isinstance(name, Profile):
@@ -399,4 +487,5 @@ def list_profiles() -> list[str]:
     return list(PROFILES)
 
 
-__all__ = ["ALIASES", "PROFILES", "Convention", "Profile", "get_profile", "list_profiles"]
+__all__ = ["ALIASES", "ENGINE_KINDS", "PROFILES", "Convention", "EngineProfile", "ListProfile", "Profile", "get_profile",
+           "list_profiles"]

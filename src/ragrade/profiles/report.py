@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ragrade.errors import InputError, MetricError, RagradeWarning, boundary
+from ragrade.errors import InputError, MetricError, RagradeWarning
 from ragrade.metrics.parser import parse_metrics
+from ragrade.options import public
 from ragrade.profiles import PROFILES, Profile, get_profile
 
 _TOL = 1e-12
@@ -93,7 +94,7 @@ def _base(label: str) -> str:
     return parse_metrics(label)[0].name
 
 
-@boundary
+@public
 def conventions(qrels: Any, run: Any, metrics: str | Iterable[str],
                 profiles: Sequence[str | Profile] | None = None, matcher: Any = None,
                 top: int = 5) -> ConventionsReport:

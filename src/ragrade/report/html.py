@@ -26,7 +26,8 @@ from ragrade.comparison import Comparison, metric_labels, name_runs
 from ragrade.comparison.export import groups_note, hole_cells, hole_note, pair_rows, summary_rows
 from ragrade.comparison.formatting import number, pvalue, signed
 from ragrade.comparison.stats import CIMethod
-from ragrade.errors import InputError, RagradeError, boundary
+from ragrade.errors import InputError, RagradeError
+from ragrade.options import public
 from ragrade.report._assets import CSS, JS
 from ragrade.report.data import (
     Prepared,
@@ -309,7 +310,7 @@ def _page(cmp: Comparison, header: Mapping[str, Any], data: str, plots_part: str
     return "\n".join(parts)
 
 
-@boundary
+@public
 def render_html(
     qrels: Any,
     runs: Mapping[str, Any] | Sequence[Any],
@@ -417,7 +418,7 @@ def _payload_job(
     return header, pack_payload(header, arrays, level=compression)
 
 
-@boundary
+@public
 def write_html(
     path: str | os.PathLike[str],
     qrels: Any,

@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 
 from ragrade.comparison.formatting import number, signed
-from ragrade.errors import InputError, boundary, require
+from ragrade.errors import InputError, require
+from ragrade.options import PLOT_FORMAT, public
 from ragrade.report.prepare import DEFAULT_KS, curve_table, evaluate_for_report, metric_at_k, metric_family
 from ragrade.report.svg import (
     INK,
@@ -597,7 +598,7 @@ def comparison_figures(
     return out
 
 
-@boundary
+@public(format=PLOT_FORMAT)
 def write_plots(
     directory: str | os.PathLike[str],
     qrels: Any,

@@ -23,7 +23,8 @@ from ragrade.comparison.stats import (
     normalize_ci_method,
     saddlepoint_ci,
 )
-from ragrade.errors import InputError, boundary
+from ragrade.errors import InputError
+from ragrade.options import public
 
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10, 20, 50, 100)
 """Cutoffs of the metric@k curves when none are given."""
@@ -93,7 +94,7 @@ def check_cutoffs(ks: Sequence[int]) -> list[int]:
     return cuts
 
 
-@boundary
+@public
 def metric_at_k(
     qrels: Any,
     runs: Mapping[str, Any] | Sequence[Any],

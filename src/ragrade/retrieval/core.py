@@ -22,8 +22,8 @@ from ragrade.data import Run
 from ragrade.errors import (
     IdMismatchError,
     InputError,
-    boundary,
 )
+from ragrade.options import public
 from ragrade.retrieval.adapters import Adapter, Hit, RetrieverConfigError
 from ragrade.retrieval.queries import as_queries
 
@@ -111,7 +111,7 @@ class RetrievedRun(Run):
     retrieval: RetrievalSummary
 
     @classmethod
-    def _of(cls, run: Run, latency: pd.Series, failures: dict[str, str], summary: RetrievalSummary) -> RetrievedRun:
+    def of_run(cls, run: Run, latency: pd.Series, failures: dict[str, str], summary: RetrievalSummary) -> RetrievedRun:
         out = cls(run.query_ids.copy(), run.offsets.copy(), run.doc_codes.copy(), run.doc_vocab.copy(),
                   None if run.scores is None else run.scores.copy(), name=run.name, texts=run.texts)
         out.latency = latency
@@ -125,7 +125,7 @@ class RetrievedRun(Run):
                 f"{s.cached} cached, p50 {s.latency_p50 * 1e3:.1f} ms)")
 
 
-@boundary
+@public
 def retrieve(retriever: Any, queries: Any, k: int = 20, *, id_key: str | None = None, name: str | None = None,
              concurrency: int = 8, mode: Mode = "auto", cache: Any = None, progress: bool | None = None,
              texts: bool = True, qrels: Any = None, timeout: float | None = None) -> RetrievedRun:
@@ -172,7 +172,7 @@ def retrieve(retriever: Any, queries: Any, k: int = 20, *, id_key: str | None = 
                          ordered)
     lat = pd.Series([answers.latency.get(q, math.nan) for q in qs],
                     index=pd.Index(list(qs), name="query", dtype=object), name="latency_seconds", dtype=np.float64)
-    out = RetrievedRun._of(run, lat, dict(summary.failures), summary)
+    out = RetrievedRun.of_run(run, lat, dict(summary.failures), summary)
     if qrels is not None:
         check_ids(out, qrels, id_key=id_key, kind=adapter.kind)
     return out

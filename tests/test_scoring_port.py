@@ -1,0 +1,139 @@
+"""The scoring port (ragrade.engine.scoring; docs/python-api.md, "The scoring port"): rankings given as judged
+hits score as evaluate scores the same rankings, and nothing outside the engine goes around it."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ragrade
+from ragrade.engine.scoring import Scorer
+from ragrade.errors import InputError, RagradeWarning
+
+SRC = Path(ragrade.__file__).parent
+METRICS = ["P@5", "recall@10", "ndcg@10", "map", "mrr", "bpref", "ndcg", "rprec", "success@3", "infAP"]
+#: The engine's join tables and crediting step: only engine/ reaches them (the port is the way in).
+ENGINE_INSIDE = {"Joined", "finish", "finish_columns", "credited", "kernel_columns", "join_run", "join_dict",
+                 "judged_rows", "align", "judged_view", "TruthIndex"}
+
+
+def collection(seed: int, nq: int = 30) -> tuple[dict, dict]:
+    rng = np.random.default_rng(seed)
+    qrels, run = {}, {}
+    for q in range(nq):
+        docs = [f"d{i}" for i in rng.choice(60, 25, replace=False)]
+        if q % 7 != 3:  # some queries without ground truth
+            qrels[f"q{q}"] = {d: int(g) for d, g in zip(docs[:12], rng.integers(-1, 4, 12), strict=True)}
+        if q % 5 != 2:  # some queries not ranked
+            run[f"q{q}"] = {d: float(s) for d, s in zip(docs[5:], rng.permutation(20) / 20 + 0.01, strict=True)}
+    return qrels, run
+
+
+def ranked(run: dict) -> dict:
+    """The run in rank order (the scores are distinct: no tie rule involved)."""
+    return {q: dict(sorted(docs.items(), key=lambda kv: -kv[1])) for q, docs in run.items()}
+
+
+def hits(ev: ragrade.Evaluator, run: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """The judged hits of ``run`` (already in rank order) through the port's own lookup."""
+    run = {q: docs for q, docs in run.items()}
+    rows, judged = ev.locate(run)
+    queries = list(run)
+    counts = np.array([len(run[q]) for q in queries], dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(counts)))
+    owner = np.searchsorted(starts, rows, side="right") - 1
+    return judged, rows - starts[owner], counts, queries
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("options", [{}, {"no_relevant": "zero", "missing_run": "zero"},
+                                     {"missing_run": "drop"}, {"unjudged": "condensed"}, {"max_docs": 7}])
+def test_score_equals_evaluate(seed, options):
+    qrels, run = collection(seed)
+    run = ranked(run)
+    ev = ragrade.Evaluator(qrels, METRICS, **options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RagradeWarning)
+        want = ev.evaluate(run)
+        judged, ranks, counts, queries = hits(ev, run)
+        got = ev.score(judged, ranks, counts, queries)
+        values = ev.score_values(judged, ranks, counts, queries)
+    assert got.means == want.means
+    assert got.summary.missing_from_run == want.summary.missing_from_run
+    assert got.summary.only_in_run == want.summary.only_in_run
+    assert got.hole_rate.mean == want.hole_rate.mean
+    frame = want.per_query
+    where = ev.truth.positions(frame.index.tolist())
+    for label in METRICS:
+        assert np.array_equal(values[label][where], frame[label].to_numpy(), equal_nan=True), label
+    assert ev.scorer.direct == (options.get("no_relevant") == "zero" and options.get("missing_run") == "zero")
+
+
+def test_values_keep_what_depends_on_the_truth_alone_and_stay_exact():
+    qrels, run = collection(5)
+    run = ranked(run)
+    ev = ragrade.Evaluator(qrels, METRICS, no_relevant="zero", missing_run="zero")
+    judged, ranks, counts, queries = hits(ev, run)
+    first = ev.score_values(judged, ranks, counts, queries)
+    assert ev.scorer.truth_memo  # R, the ideal DCG, ... kept
+    again = ev.score_values(judged, ranks, counts, queries)
+    fresh = Scorer(ev.index, ev.labels, ev.policies).values(judged, ranks, counts, queries)
+    for label in METRICS:
+        assert np.array_equal(first[label], again[label]) and np.array_equal(first[label], fresh[label])
+    # rows given in any order are credited at their best rank as evaluate credits them
+    shuffle = np.random.default_rng(0).permutation(len(judged))
+    moved = ev.score_values(judged[shuffle], ranks[shuffle], counts, queries)
+    for label in METRICS:
+        assert np.array_equal(first[label], moved[label]), label
+
+
+def test_from_rows_equals_the_evaluator():
+    qrels, run = collection(8)
+    qrels = {q: {d: max(g, 0) for d, g in docs.items()} for q, docs in qrels.items()}
+    run = ranked(run)
+    ev = ragrade.Evaluator(qrels, METRICS, no_relevant="zero", missing_run="zero")
+    judged, ranks, counts, queries = hits(ev, run)
+    truth = ev.truth
+    docs = truth.docs(np.arange(len(truth.grades))).tolist()
+    scorer = Scorer.from_rows(truth.query_ids.tolist(), np.diff(truth.offsets), docs, truth.grades, ev.labels,
+                              ev.policies)
+    got = scorer.values(judged, ranks, counts, queries)
+    want = ev.score_values(judged, ranks, counts, queries)
+    for label in METRICS:
+        assert np.array_equal(got[label], want[label]), label
+    assert scorer.result(judged, ranks, counts, queries).means == ev.score(judged, ranks, counts, queries).means
+
+
+def test_bad_shapes_are_named():
+    ev = ragrade.Evaluator({"q1": {"d1": 1}}, ["P@1"])
+    with pytest.raises(InputError, match="one of each per ranked query"):
+        ev.score([0], [0], [1, 2])
+    with pytest.raises(InputError, match="rows counted"):
+        Scorer.from_rows(["q"], [2], ["a"], [1.0], ev.labels, ev.policies)
+
+
+def _imports(tree: ast.AST) -> list[tuple[str, str]]:
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            out += [(node.module, a.name) for a in node.names]
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in (
+                "core", "join", "credit"):
+            out.append((node.value.id, node.attr))
+    return out
+
+
+def test_nothing_outside_the_engine_reaches_its_join_or_crediting():
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        if path.parent.name == "engine":
+            continue
+        for module, name in _imports(ast.parse(path.read_text())):
+            if module.startswith(("ragrade.engine.core", "ragrade.engine.join", "ragrade.engine.credit", "core",
+                                  "join", "credit")) and name in ENGINE_INSIDE:
+                offenders.append(f"{path.relative_to(SRC)}: {module}.{name}")
+    assert not offenders, offenders
