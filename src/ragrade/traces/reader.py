@@ -178,16 +178,7 @@ def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
 
 
 def _rows(fmt: Any, path: str) -> Iterator[tuple[dict[str, Any], int | None]]:
-    """Records of a file of rows: streamed batches for the columnar formats, line by line for JSON."""
-    if fmt.name in ("parquet", "arrow"):
-        for batch in fmt.batches(path):
-            for row in batch.to_pylist():
-                yield row, None
-        return
-    if fmt.name in ("csv", "tsv"):
-        for row in fmt.records(path, strings=True).to_pylist():
-            yield row, None
-        return
+    """Records of a file of rows, as its format reads them (streamed where it streams)."""
     yield from fmt.rows(path)
 
 

@@ -23,8 +23,9 @@ class JsonDocument(Format):
     extensions = ()  # .json selects JSON Lines (which reads a small array whole); name this format to stream
     description = "one JSON document: an array of objects, or an object whose 'data' array holds them (streamed)"
 
-    def rows(self, path: str) -> Iterator[tuple[dict[str, Any], int | None]]:
+    def rows(self, path: str, *, names: list[str] | None = None) -> Iterator[tuple[dict[str, Any], int | None]]:
         """Each object of the document's array (no line numbers: a document is not line-oriented)."""
+        self._no_names(names)
         ijson = require("ijson", extra="traces", purpose="streaming a JSON document of records (Langfuse exports)")
         prefix = _prefix(path, ijson)
         from ragrade.io._common import open_binary
@@ -46,11 +47,12 @@ class JsonDocument(Format):
 
         return pa.Table.from_pylist([row for row, _ in self.rows(path)])
 
-    def batches(self, path: str, columns: list[str] | None = None, *, block_size: int = 1 << 20,
-                progress: Any = None) -> Iterator[Any]:
+    def batches(self, path: str, columns: list[str] | None = None, *, names: list[str] | None = None,
+                skip_rows: int = 0, block_size: int = 1 << 20, progress: Any = None) -> Iterator[Any]:
         """Record batches of about 8192 objects (``columns``: only these)."""
         import pyarrow as pa
 
+        self._no_names(names, skip_rows)
         chunk: list[dict[str, Any]] = []
         for row, _ in self.rows(path):
             chunk.append(row if columns is None else {c: row.get(c) for c in columns})

@@ -76,15 +76,17 @@ class OtlpJson(Format):
         batches = list(self.batches(path))
         return pa.Table.from_batches(batches) if batches else pa.Table.from_batches([], schema=span_schema())
 
-    def rows(self, path: str) -> Iterator[tuple[dict[str, Any], int | None]]:
+    def rows(self, path: str, *, names: list[str] | None = None) -> Iterator[tuple[dict[str, Any], int | None]]:
         """Each span as a dict (:data:`SPAN_COLUMNS`, the attributes as ``{key: value}``) with its line."""
+        self._no_names(names)
         for batch in self.batches(path):
             for row in batch.to_pylist():
                 row["attributes"] = {a["key"]: any_value(a["value"]) for a in row["attributes"] or ()}
                 yield row, row["line"]
 
-    def batches(self, path: str, columns: list[str] | None = None, *, block_size: int = _BLOCK,
-                progress: Any = None, on_bad_line: BadLine | None = None) -> Iterator[Any]:
+    def batches(self, path: str, columns: list[str] | None = None, *, names: list[str] | None = None,
+                skip_rows: int = 0, block_size: int = _BLOCK, progress: Any = None,
+                on_bad_line: BadLine | None = None) -> Iterator[Any]:
         """One record batch of spans (:data:`SPAN_COLUMNS`, or only ``columns``) per block of about
         ``block_size`` bytes of the file. A line that is not an export request is given to ``on_bad_line``
         and skipped; without it, it is a :class:`ParseError` naming the line. The ``line`` of a span counts
