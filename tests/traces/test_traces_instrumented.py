@@ -15,9 +15,6 @@ from otlp_helpers import hex_span, hex_trace, provider, write_otlp
 
 import ragrade
 
-pytest.importorskip("openinference.instrumentation.langchain")
-pytest.importorskip("openinference.instrumentation.llama_index")
-
 
 # -- LangChain ------------------------------------------------------------------------------------------------
 def _langchain_retriever(log: list[tuple[str, list[tuple[str, float]]]]) -> Any:

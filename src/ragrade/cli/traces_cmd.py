@@ -12,6 +12,7 @@ import click
 from ragrade.cli._output import input_errors, print_result, stdout_console
 from ragrade.cli._plan_options import evaluation_options, plan_keywords
 from ragrade.io import FORMATS
+from ragrade.traces.summary import trace_totals
 
 OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
 SLICES = ("call", "turn")
@@ -64,9 +65,8 @@ def command(traces: str, qrels: str, metrics: tuple[str, ...], key: str | None, 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RagradeWarning)
             read = _read(traces, key, by, topics, traces_format)
-            truth = _qrels(qrels, qrels_format)
-            results = _evaluate(truth, read, ids, trajectory, keywords)
-            lift = _lift(truth, read, ids, keywords)
+            results = _evaluate(qrels, qrels_format, read, ids, trajectory, keywords)
+            lift = _lift(qrels if qrels_format is None else _qrels(qrels, qrels_format), read, ids, keywords)
         sliced = None
         if slice_by and "calls" in results:
             labels = read.slices.rename(columns={"call_index": "call"})[list(slice_by)]
@@ -103,14 +103,18 @@ def _qrels(path: str, fmt: str | None) -> Any:
     return read_qrels(path, fmt)
 
 
-def _evaluate(truth: Any, read: Any, ids: list[str], trajectory: list[str], keywords: dict[str, Any]) -> dict[str, Any]:
-    from ragrade.evaluation import evaluate
+def _evaluate(qrels: str, qrels_format: str | None, read: Any, ids: list[str], trajectory: list[str],
+              keywords: dict[str, Any]) -> dict[str, Any]:
+    """The calls scored with the id measures, the trajectories with the trajectory measures (one plan each;
+    the ground truth read by the route, with its hops column when --hops names one)."""
+    from ragrade.engine.plan import build_plan
+    from ragrade.evaluation import dispatch_one
 
     out = {}
-    if ids:
-        out["calls"] = evaluate(truth, read.calls, ids, **keywords).replace(run_name="calls")
-    if trajectory:
-        out["trajectories"] = evaluate(truth, read.trajectories, trajectory, **keywords).replace(run_name="trajectories")
+    for name, run, metrics in (("calls", read.calls, ids), ("trajectories", read.trajectories, trajectory)):
+        if metrics:
+            plan = build_plan(qrels, run, list(metrics), qrels_format=qrels_format, **keywords)
+            out[name] = dispatch_one(plan).replace(run_name=name)
     return out
 
 
@@ -140,6 +144,9 @@ def _show(read: Any, results: dict[str, Any], lift: Any, sliced: Any, fmt: str, 
         print_result(result, [], fmt, per_query, digits, hole_threshold, sliced if result.run_name == "calls" else None)
     for note in warned:
         click.echo(f"warning: {note}", err=True)
+    usage = trace_totals(read.table)
+    click.echo(f"{usage['traces']} traces: {_amount(usage['tokens'])} tokens, cost {_amount(usage['cost'], 6)}",
+               err=fmt != "table")
     tables = [("latency and usage per retriever", latency), ("reranker lift (output - input, paired)", lift)]
     for title, frame in tables:
         if frame is None or len(frame) == 0:
@@ -150,6 +157,10 @@ def _show(read: Any, results: dict[str, Any], lift: Any, sliced: Any, fmt: str, 
             click.echo(f"\n**{title}**\n\n" + _markdown(frame, digits))
         else:
             _rich(title, frame, digits)
+
+
+def _amount(value: float, digits: int = 0) -> str:
+    return "–" if value != value else f"{value:,.{digits}f}"
 
 
 def _rich(title: str, frame: Any, digits: int) -> None:
@@ -206,7 +217,7 @@ def _json(read: Any, results: dict[str, Any], lift: Any, sliced: Any, latency: A
     if lift is not None:
         out["rerankers"] = lift.to_dict("records")
     out["traces"] = {"spans": read.spans, "calls": len(read.table), "trajectories": read.trajectories.n_queries,
-                     "conventions": dict(read.conventions), "notes": list(read.notes)}
+                     "conventions": dict(read.conventions), "notes": list(read.notes), **trace_totals(read.table)}
     if warned:
         out["warnings"] = warned
     click.echo(json.dumps(_plain(out), indent=2))
