@@ -106,6 +106,18 @@ def _array_key(events: Iterator[tuple[str, str, Any]], path: str) -> str:
     return first
 
 
+def _head(path: str, size: int = 1 << 12) -> str:
+    """The first ``size`` bytes of a (decompressed) file, as text."""
+    from ragrade.io._common import open_binary
+
+    stream, raw = open_binary(path)
+    try:
+        with stream:
+            return stream.read(size).decode("utf-8", errors="replace")
+    finally:
+        raw.close()
+
+
 def json_layout(path: str) -> str:
     """How a JSON file holds its records, from its first line: ``"otlp"`` (OTLP export requests, one per
     line), ``"jsondoc"`` (one document: an array, an object written over several lines, or an API page
@@ -116,8 +128,8 @@ def json_layout(path: str) -> str:
     from ragrade.io.formats.otlp import OTLP
 
     line = (first_line(path) or "").lstrip()
-    if OTLP.sniff(b"", line):
-        return "otlp"
+    if OTLP.sniff(b"", line) or (line.startswith("{") and OTLP.sniff(b"", _head(path))):
+        return "otlp"  # one request per line, or one written over several lines
     if line.startswith("["):
         return "jsondoc"
     if line.startswith("{"):
