@@ -62,10 +62,10 @@ def _codes(column: Any, vocabulary: bool = True) -> tuple[np.ndarray, np.ndarray
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
     empty = pc.equal(column, "").fill_null(False)
     enc = pc.dictionary_encode(pc.if_else(empty, pa.scalar(None, column.type), column))
+    if isinstance(enc, pa.ChunkedArray):  # one dictionary for every chunk: combining copies only the codes
+        enc = enc.combine_chunks() if enc.num_chunks else pa.array([], pa.dictionary(pa.int32(), pa.string()))
     codes = np.asarray(enc.indices.fill_null(-1), dtype=np.int64)
     if not vocabulary:
         return codes, np.zeros(0, dtype=object)
@@ -94,7 +94,7 @@ def clean(spans: Any, docs: Any, notes: Notes) -> tuple[Spans, Any]:
     import pyarrow as pa
 
     trace, _ = _codes(spans.column("trace"), vocabulary=False)
-    ids, _ = _codes(pa.concat_arrays([spans.column("span").combine_chunks(), spans.column("parent").combine_chunks()]),
+    ids, _ = _codes(pa.chunked_array(spans.column("span").chunks + spans.column("parent").chunks, pa.string()),
                     vocabulary=False)
     n = spans.num_rows
     span_code, parent_code = ids[:n], ids[n:]
@@ -109,10 +109,13 @@ def clean(spans: Any, docs: Any, notes: Notes) -> tuple[Spans, Any]:
     keep &= ~dup
     rows = np.flatnonzero(keep)
     new_row = np.cumsum(keep) - 1
-    table = spans.take(pa.array(rows, type=pa.int64()))
-    doc_span = np.asarray(docs.column("span"), dtype=np.int64)
-    doc_keep = keep[doc_span] if len(doc_span) else np.zeros(0, dtype=bool)
-    docs = docs.filter(pa.array(doc_keep)).set_column(0, "span", pa.array(new_row[doc_span[doc_keep]], type=pa.int64()))
+    table = spans
+    if not keep.all():  # (copies only when something is dropped)
+        table = spans.take(pa.array(rows, type=pa.int64()))
+        doc_span = np.asarray(docs.column("span"), dtype=np.int64)
+        doc_keep = keep[doc_span] if len(doc_span) else np.zeros(0, dtype=bool)
+        docs = docs.filter(pa.array(doc_keep)).set_column(0, "span", pa.array(new_row[doc_span[doc_keep]],
+                                                                               type=pa.int64()))
     row_of = np.full(int(ids.max()) + 2 if len(ids) else 1, -1, dtype=np.int64)
     row_of[span_code[rows]] = np.arange(len(rows))
     parent = np.where(parent_code[rows] >= 0, row_of[parent_code[rows]], -1)
@@ -369,15 +372,19 @@ def documents_of(docs: Any, spans: np.ndarray, lst: int, n_spans: int) -> tuple[
     return sel[order], np.bincount(owner, minlength=len(spans))
 
 
-def trace_run(docs: Any, rows: np.ndarray, counts: np.ndarray, ids: np.ndarray, keys: np.ndarray, level: str,
-              **extra: Any) -> Any:
-    """A :class:`TraceRun` of ranked lists (the documents of table rows ``rows``, ``counts`` per query); the
-    ids stay Arrow strings, coded when an evaluation needs them."""
+def taken(column: Any, rows: np.ndarray) -> Any:
+    """``column[rows]`` as one Arrow array."""
     import pyarrow as pa
 
+    out = column.take(pa.array(rows, type=pa.int64()))
+    return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
+
+
+def trace_run(raw: Any, counts: np.ndarray, ids: np.ndarray, keys: np.ndarray, level: str, **extra: Any) -> Any:
+    """A :class:`TraceRun` of ranked lists: the document ids ``raw`` (Arrow strings, coded when an evaluation
+    needs them), ``counts`` per query."""
     from ragrade.traces.model import TraceRun
 
-    raw = docs.column("doc").take(pa.array(rows, type=pa.int64())).combine_chunks()
     if raw.null_count:
         raise InputError("a retrieved document without an id reached a run (a bug of ragrade's trace reader)")
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
@@ -400,13 +407,14 @@ def assemble(spans: Any, docs: Any, *, key: str | None, by: str, topics: Mapping
     empty = counts == 0
     if empty.any():
         notes.add_many("no_documents", [f"span {x}" for x in s.text("span", c.root[empty][:3])], int(empty.sum()))
-    calls = trace_run(docs, rows, counts, c.ids, g.keys[c.group], "call")
+    raw = taken(docs.column("doc"), rows)  # one copy of the retrieved ids, shared by both runs and the table
+    calls = trace_run(raw, counts, c.ids, g.keys[c.group], "call")
     per_group = np.bincount(c.group, minlength=len(g.ids))
     row_groups = np.bincount(c.group, weights=counts, minlength=len(g.ids)).astype(np.int64)
-    trajectories = trace_run(docs, rows, row_groups, g.ids, g.keys, "trajectory",
-                             row_calls=np.repeat(c.index, counts), calls=per_group)
+    trajectories = trace_run(raw, row_groups, g.ids, g.keys, "trajectory", row_calls=np.repeat(c.index, counts),
+                             calls=per_group)
     table = call_table(s, c, g, facts, counts, notes)
-    documents = document_table(docs, rows, counts, c.ids)
+    documents = document_table(raw, taken(docs.column("score"), rows), counts, c.ids)
     rerankers = reranker_pairs(s, docs, g)
     conventions = _conventions(s, notes)
     traces = Traces(calls, trajectories, rerankers, table, documents, tuple(notes.lines()), conventions, s.n)
@@ -460,17 +468,15 @@ def _datetimes(start: np.ndarray, base: int) -> Any:
     return pd.to_datetime(np.where(ok, ns, np.iinfo(np.int64).min), unit="ns", utc=True)
 
 
-def document_table(docs: Any, rows: np.ndarray, counts: np.ndarray, ids: np.ndarray) -> Any:
+def document_table(raw: Any, scores: Any, counts: np.ndarray, ids: np.ndarray) -> Any:
     """One row per retrieved document (Arrow; pandas on demand): the call (its number in ``ids``), the rank,
     the doc id and the score."""
     import pyarrow as pa
 
     first = np.concatenate(([0], np.cumsum(counts)))[:-1]
-    rank = np.arange(len(rows)) - np.repeat(first, counts) + 1
-    take = pa.array(rows, type=pa.int64())
+    rank = np.arange(len(raw)) - np.repeat(first, counts) + 1
     return pa.table({"call": pa.array(np.repeat(np.arange(len(ids), dtype=np.int32), counts)),
-                     "rank": pa.array(rank, type=pa.int64()), "doc": docs.column("doc").take(take),
-                     "score": docs.column("score").take(take)})
+                     "rank": pa.array(rank, type=pa.int64()), "doc": raw, "score": scores})
 
 
 def reranker_pairs(s: Spans, docs: Any, g: Groups) -> dict[str, Any]:
@@ -499,8 +505,9 @@ def reranker_pairs(s: Spans, docs: Any, g: Groups) -> dict[str, Any]:
         runs, tables = [], []
         for lst, label in ((cv.RERANK_IN, "input"), (cv.RERANK_OUT, "output")):
             rows, counts = documents_of(docs, mine, lst, s.n)
-            runs.append(trace_run(docs, rows, counts, ids, g.keys[grp], "reranker", name=f"{name} {label}"))
-            part = document_table(docs, rows, counts, ids)
+            raw = taken(docs.column("doc"), rows)
+            runs.append(trace_run(raw, counts, ids, g.keys[grp], "reranker", name=f"{name} {label}"))
+            part = document_table(raw, taken(docs.column("score"), rows), counts, ids)
             tables.append(pa.table({"query": pa.array(ids[np.asarray(part.column("call"))].tolist(), pa.string()),
                                     "list": pa.array([label] * part.num_rows, pa.string()),
                                     **{c: part.column(c) for c in ("rank", "doc", "score")}}))

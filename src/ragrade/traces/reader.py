@@ -108,7 +108,7 @@ def _concat(blocks: list[tuple[Any, Any]]) -> tuple[Any, Any]:
         offset += s.num_rows
     if not spans:
         return span_schema().empty_table(), doc_schema().empty_table()
-    return pa.concat_tables(spans).combine_chunks(), pa.concat_tables(docs).combine_chunks()
+    return pa.concat_tables(spans), pa.concat_tables(docs)  # (chunked: no copy)
 
 
 def _blocks(source: Any, user_key: str | None, notes: Notes, format: str | None, progress: Any,
