@@ -4,15 +4,19 @@ three calls, trajectories of one call) and on random ones; and the hand-computed
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 
 import numpy as np
 import pytest
 import trajectory_reference as ref
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ragrade.kernels import trajectory as kernels
 from ragrade.metrics import parse_metric
+from reference import PROPERTY_SETTINGS
 
 HAND: list[ref.Case] = [
     # three calls, the second returned nothing, d2 returned by all three other... calls 1 and 3
@@ -97,3 +101,30 @@ def test_no_trajectory_and_no_row() -> None:
     for text in METRICS:
         m = parse_metric(text)
         assert getattr(kernels, m.name)(m, empty).shape == (0,)
+
+
+@given(st.integers(min_value=0, max_value=10_000))
+@PROPERTY_SETTINGS
+def test_invariants(seed: int) -> None:
+    """Recall and hop success in [0, 1], non-decreasing in k; every hop found implies recall 1; the first
+    relevant call is one of the calls; redundancy in [0, 1]; session DCG at most the sum of the gains."""
+    cases = _random_cases(seed, 12)
+    t = ref.build(cases)
+
+    def run(text: str) -> np.ndarray:
+        m = parse_metric(text)
+        return getattr(kernels, m.name)(m, t)
+
+    recall = [run(f"trajectory_recall@{k}") for k in (1, 2, 4, 8)]
+    for low, high in itertools.pairwise(recall):
+        assert np.all((low <= high) | np.isnan(low))
+    assert np.all((recall[-1] >= 0) & (recall[-1] <= 1) | np.isnan(recall[-1]))
+    hops = run("hop_success")
+    assert np.all((hops != 1) | (run("trajectory_recall") == 1))
+    first = run("calls_to_first_relevant")
+    assert np.all(np.isnan(first) | ((first >= 1) & (first <= t.calls)))
+    red = run("redundancy")
+    assert np.all(np.isnan(red) | ((red >= 0) & (red <= 1)))
+    sdcg = run("session_dcg")
+    gains = [sum(max(g, 0) for g, _ in truth.values()) for _, truth in cases]
+    assert np.all(np.isnan(sdcg) | (sdcg <= np.asarray(gains) + 1e-9))
