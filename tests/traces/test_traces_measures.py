@@ -168,3 +168,19 @@ def test_compare_report_and_gate_take_trace_runs(tmp_path):
                                      tmp_path / "base.json", qrels)
         verdict = ragrade.gate(base, qrels, b.trajectories)
     assert verdict.exit_code == 0
+
+
+def test_plain_runs_and_refusals():
+    from ragrade.engine.core import Evaluator
+    from ragrade.errors import InputError, MetricError
+
+    qrels = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1}}
+    res = ragrade.evaluate(qrels, {"q1": ["a", "x", "a"], "q2": ["y"]}, ["trajectory_recall", "redundancy", "rr"])
+    assert res.per_query.loc["q1", "trajectory_recall"] == 0.5  # each query: a trajectory of one call
+    assert res.per_query.loc["q1", "redundancy"] == 0.0  # a repeat within one call is not redundant
+    with pytest.raises(MetricError, match="trajectories of traces"):
+        Evaluator(qrels, ["trajectory_recall"])
+    with pytest.raises(InputError, match="default convention"):
+        ragrade.evaluate(qrels, {"q1": ["a"]}, ["trajectory_recall"], profile="ragas")
+    with pytest.raises(InputError, match="hops"):
+        ragrade.evaluate(qrels, {"q1": ["a"]}, ["hop_success"], hops="hop")  # a dict has no hop column
