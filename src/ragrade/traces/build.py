@@ -46,6 +46,10 @@ class Spans:
     def n(self) -> int:
         return len(self.role)
 
+    def arrow(self, column: str, rows: np.ndarray) -> Any:
+        """A column's values at ``rows`` as one Arrow array (no Python object per value)."""
+        return taken(self.table.column(column), rows)
+
     def text(self, column: str, rows: np.ndarray | None = None) -> np.ndarray:
         """A text column as an object array (None where null), for ``rows`` or every span."""
         import pyarrow as pa
@@ -183,18 +187,24 @@ def latency_ms(s: Spans, rows: np.ndarray, notes: Notes) -> np.ndarray:
     return out
 
 
-def first_per_trace(s: Spans, values: np.ndarray) -> np.ndarray:
-    """Per trace, the first non-null of ``values`` (object, one per span), roots first, then by start time
-    and file order."""
+def first_per_trace(s: Spans, column: str, roots_only: bool = False) -> np.ndarray:
+    """Per trace, the first non-empty value of a text column (object, None where none), roots first, then
+    by start time and file order; only the values found become Python strings."""
+    import pyarrow.compute as pc
+
+    col = s.table.column(column)
+    has = np.asarray(pc.fill_null(pc.not_equal(col, ""), False))
+    if roots_only:
+        has &= s.parent < 0
     out = np.full(len(s.traces), None, dtype=object)
-    has = np.flatnonzero(np.asarray([v is not None and v != "" for v in values.tolist()], dtype=bool))
-    if len(has) == 0:
+    rows = np.flatnonzero(has)
+    if len(rows) == 0:
         return out
-    order = np.lexsort((has, np.nan_to_num(s.start[has], nan=np.inf), s.parent[has] >= 0, s.trace[has]))
-    rows = has[order]
+    order = np.lexsort((rows, np.nan_to_num(s.start[rows], nan=np.inf), s.parent[rows] >= 0, s.trace[rows]))
+    rows = rows[order]
     firsts = np.ones(len(rows), dtype=bool)
     firsts[1:] = s.trace[rows][1:] != s.trace[rows][:-1]
-    out[s.trace[rows[firsts]]] = values[rows[firsts]]
+    out[s.trace[rows[firsts]]] = np.asarray(s.arrow(column, rows[firsts]).to_pylist(), dtype=object)
     return out
 
 
@@ -221,7 +231,7 @@ def trace_keys(s: Spans, key: str | None, by: str, topics: Mapping[str, str] | N
     elif key == "question":
         found = _match_topics(questions, topics, notes, s.traces)
     else:
-        found = first_per_trace(s, s.text("key"))
+        found = first_per_trace(s, "key")
     missing = np.flatnonzero(np.asarray([v is None for v in found.tolist()], dtype=bool))
     if len(missing) and key != "question":
         notes.add_many("no_key", [f"trace {t}" for t in s.traces[missing[:3]]], len(missing))
@@ -289,11 +299,10 @@ def groups(s: Spans, has_calls: np.ndarray, key: str | None, by: str, topics: Ma
 
 
 def _trace_facts(s: Spans) -> dict[str, np.ndarray]:
-    roots = s.text("query")
-    roots[s.parent >= 0] = None
+
     start = np.full(len(s.traces), np.inf)
     np.minimum.at(start, s.trace, np.nan_to_num(s.start, nan=np.inf))
-    return {"session": first_per_trace(s, s.text("session")), "question": first_per_trace(s, roots),
+    return {"session": first_per_trace(s, "session"), "question": first_per_trace(s, "query", roots_only=True),
             "tokens": sum_per_trace(s, _float(s.table.column("tokens"))),
             "cost": sum_per_trace(s, _float(s.table.column("cost"))), "start": np.where(np.isinf(start), np.nan, start)}
 
@@ -366,7 +375,7 @@ def documents_of(docs: Any, spans: np.ndarray, lst: int, n_spans: int) -> tuple[
     doc_span = np.asarray(docs.column("span"), dtype=np.int64)
     where = np.full(n_spans, -1, dtype=np.int64)
     where[spans] = np.arange(len(spans))
-    sel = np.flatnonzero((np.asarray(docs.column("list"), dtype=np.int64) == lst) & (where[doc_span] >= 0))
+    sel = np.flatnonzero((np.asarray(docs.column("list")) == lst) & (where[doc_span] >= 0))
     owner = where[doc_span[sel]]
     order = np.lexsort((np.asarray(docs.column("pos"))[sel], owner))
     return sel[order], np.bincount(owner, minlength=len(spans))
@@ -437,27 +446,24 @@ def _conventions(s: Spans, notes: Notes) -> dict[str, int]:
 
 def call_table(s: Spans, c: Calls, g: Groups, facts: dict[str, np.ndarray], counts: np.ndarray,
                notes: Notes) -> Any:
-    """One row per call, indexed by the call's id."""
+    """One row per call, indexed by the call's id (text columns kept as Arrow strings where pandas can)."""
     import pandas as pd
+    import pyarrow.compute as pc
 
     trace = s.trace[c.root]
-    name = s.text("name", c.root)
-    source = s.text("source", c.root)
-    query = s.text("query", c.root)
-    fallback = s.text("query", c.chosen)
+    query = pc.coalesce(s.arrow("query", c.root), s.arrow("query", c.chosen))
+    retriever = pc.coalesce(s.arrow("source", c.root), s.arrow("name", c.root))
     conv = np.asarray(s.table.column("convention"), dtype=np.int64)[c.root]
-    start = s.start[c.root]
     frame = pd.DataFrame({
         "trajectory": g.ids[c.group], "key": g.keys[c.group], "trace": s.traces[trace],
         "session": facts["session"][trace], "turn": g.turn[trace], "call_index": c.index,
-        "query": np.where(np.asarray([q is None for q in query.tolist()], dtype=bool), fallback, query),
-        "retriever": np.where(np.asarray([x is None for x in source.tolist()], dtype=bool), name, source),
-        "span": s.text("span", c.root), "convention": np.asarray(cv.CONVENTIONS, dtype=object)[conv],
-        "documents": counts, "start": _datetimes(start, s.base),
+        "query": query.to_pandas(), "retriever": retriever.to_pandas(), "span": s.arrow("span", c.root).to_pandas(),
+        "convention": np.asarray(cv.CONVENTIONS, dtype=object)[conv],
+        "documents": counts, "start": _datetimes(s.start[c.root], s.base),
         "latency_ms": latency_ms(s, c.root, notes), "tokens": _float(s.table.column("tokens"))[c.root],
         "cost": _float(s.table.column("cost"))[c.root], "trace_tokens": facts["tokens"][trace],
-        "trace_cost": facts["cost"][trace]}, index=pd.Index(c.ids, name="call", dtype=object))
-    return frame
+        "trace_cost": facts["cost"][trace]})
+    return frame.set_axis(pd.Index(c.ids, name="call", dtype=object), axis=0)
 
 
 def _datetimes(start: np.ndarray, base: int) -> Any:
