@@ -33,8 +33,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Profile": ("ragrade.profiles", "Profile"),
     "get_profile": ("ragrade.profiles", "get_profile"),
     "get_matcher": ("ragrade.matching", "get_matcher"),
-    "conventions": ("ragrade.profiles.report", "conventions"),
-    "ConventionsReport": ("ragrade.profiles.report", "ConventionsReport"),
+    "conventions": ("ragrade.report.conventions", "conventions"),
+    "ConventionsReport": ("ragrade.report.conventions", "ConventionsReport"),
     "compare": ("ragrade.comparison", "compare"),
     "Comparison": ("ragrade.comparison", "Comparison"),
     "report": ("ragrade.report", None),
@@ -66,8 +66,13 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "SpanTruth": ("ragrade.spans", "SpanTruth"),
     "ChunkMap": ("ragrade.spans", "ChunkMap"),
     "Corpus": ("ragrade.spans", "Corpus"),
+    "compare_chunkings": ("ragrade.chunking", "compare_chunkings"),
+    "ChunkingComparison": ("ragrade.chunking", "ChunkingComparison"),
     "nuggets": ("ragrade.nuggets", None),
     "erag_labels": ("ragrade.nuggets.erag", "erag_labels"),
+    # test sets from a corpus (issue 36): docs/synthesize.md
+    "synthesize": ("ragrade.synthesis", "synthesize"),
+    "TestSet": ("ragrade.synthesis", "TestSet"),
     "read_traces": ("ragrade.traces", "read_traces"),
     "Traces": ("ragrade.traces", "Traces"),
 }
@@ -87,6 +92,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade import nuggets, report
+    from ragrade.chunking import ChunkingComparison, compare_chunkings
     from ragrade.comparison import Comparison, compare
     from ragrade.comparison.planning import Plan, plan
     from ragrade.data import Qrels, Run
@@ -114,7 +120,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade.nuggets.erag import erag_labels
     from ragrade.policies import Policies
     from ragrade.profiles import Profile, get_profile
-    from ragrade.profiles.report import ConventionsReport, conventions
+    from ragrade.report.conventions import ConventionsReport, conventions
     from ragrade.retrieval import RetrievedRun, retrieve
     from ragrade.spans import (
         ChunkMap,
@@ -126,10 +132,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         read_corpus,
         read_spans,
     )
+    from ragrade.synthesis import TestSet, synthesize
     from ragrade.traces import Traces, read_traces
 
 __all__ = [
     "ChunkMap",
+    "ChunkingComparison",
     "Comparison",
     "ConventionsReport",
     "Corpus",
@@ -154,11 +162,13 @@ __all__ = [
     "Run",
     "SpanTruth",
     "Summary",
+    "TestSet",
     "Traces",
     "UnknownNameError",
     "__version__",
     "aggregate_passages",
     "compare",
+    "compare_chunkings",
     "conventions",
     "erag_labels",
     "evaluate",
@@ -183,6 +193,7 @@ __all__ = [
     "report",
     "retrieve",
     "save_baseline",
+    "synthesize",
     "write_qrels",
     "write_run",
 ]

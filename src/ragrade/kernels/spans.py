@@ -43,6 +43,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -144,12 +145,15 @@ def overlap_pairs(gold_start: np.ndarray, gold_end: np.ndarray, chunk_start: np.
     if len(chunk_start) == 0 or len(gold_start) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     top_end = np.maximum.accumulate(chunk_end)  # non-decreasing: chunks left of lo end before the span
+    by_start = np.argsort(gold_start, kind="stable")  # binary searches in key order are much faster
+    back = np.empty_like(by_start)
+    back[by_start] = np.arange(len(by_start))
     if touch:
-        hi = np.searchsorted(chunk_start, gold_end, side="right")
-        lo = np.searchsorted(top_end, gold_start, side="left")
+        hi = np.searchsorted(chunk_start, gold_end[by_start], side="right")[back]
+        lo = np.searchsorted(top_end, gold_start[by_start], side="left")[back]
     else:
-        hi = np.searchsorted(chunk_start, gold_end, side="left")
-        lo = np.searchsorted(top_end, gold_start, side="right")
+        hi = np.searchsorted(chunk_start, gold_end[by_start], side="left")[back]
+        lo = np.searchsorted(top_end, gold_start[by_start], side="right")[back]
     count = np.maximum(hi - lo, 0)
     rows = np.repeat(np.arange(len(gold_start)), count)
     first = np.repeat(lo - np.concatenate([[0], np.cumsum(count)[:-1]]), count)
@@ -167,7 +171,8 @@ def touching(gold_group: np.ndarray, gold_start: np.ndarray, gold_end: np.ndarra
     if len(rows) == 0:
         return rows, idx
     group = np.asarray(gold_group)[rows]
-    pair = np.unique(keys(group, idx, len(chunk_start)))
+    pair = np.sort(keys(group, idx, len(chunk_start)))
+    pair = pair[np.concatenate([[True], pair[1:] != pair[:-1]])] if len(pair) else pair  # each pair once
     return pair // len(chunk_start), pair % len(chunk_start)
 
 
@@ -197,7 +202,7 @@ def _encoding(name: str) -> Any:
     encoding = "cl100k_base" if name == "tiktoken" else name
     try:
         return tiktoken.get_encoding(encoding)
-    except (OSError, ValueError) as exc:  # tiktoken downloads an encoding's file once, then caches it
+    except OSError as exc:  # tiktoken downloads an encoding's file once, then caches it
         raise InputError(f"tiktoken cannot load the {encoding} encoding ({type(exc).__name__}): it downloads it "
                          "once (set TIKTOKEN_CACHE_DIR to a folder holding it when offline)") from None
 
@@ -363,9 +368,166 @@ def _gold_keys(inp: SpanInputs, tokenizer: str | None, tok: Callable[[np.ndarray
     return inp.cache[key]
 
 
-def lengths(inp: SpanInputs, rows: np.ndarray | None, tokenizer: str | None) -> _Lengths:
+# -- the row-wise path: each query's few intervals as one row of a matrix --------------------------------------
+
+#: the widest row (retrieved chunks read, or gold spans, of one query) the row-wise path takes
+DENSE_MAX = 64
+
+
+@dataclass
+class Rows:
+    """Each query's intervals as one column of two matrices of shape (intervals, queries): ``start`` and
+    ``end``, sorted by start within each query (padding: an empty interval past every coordinate); ``keys``:
+    the sorted packed keys, one row per query (start above ``bits`` bits of length). Every operation below is
+    a few vector operations over all the queries at once, per row of the matrices."""
+
+    keys: np.ndarray
+    bits: int
+    start: np.ndarray
+    end: np.ndarray
+
+    @classmethod
+    def of_keys(cls, keys: np.ndarray, bits: int) -> Rows:
+        """From packed keys, one row per query (sorted here, in place)."""
+        keys.sort(axis=1)
+        t = keys.T.copy()  # (a copy even where the transpose is already contiguous: keys stay as they are)
+        s = t >> bits
+        t &= (1 << bits) - 1
+        t += s
+        return cls(keys, bits, s, t)
+
+    @cached_property
+    def pieces(self) -> tuple[np.ndarray, np.ndarray]:
+        """The disjoint pieces of each query's union (empty ones where an interval adds nothing)."""
+        ps = np.empty_like(self.start)
+        top = np.full(self.start.shape[1], np.iinfo(np.int64).min, dtype=np.int64)
+        for i in range(self.start.shape[0]):
+            np.maximum(self.start[i], top, out=ps[i])
+            np.maximum(top, self.end[i], out=top)
+        return ps, np.maximum(self.end, ps)
+
+    @property
+    def union(self) -> np.ndarray:
+        ps, pe = self.pieces
+        return (pe - ps).sum(axis=0)
+
+    def total(self) -> np.ndarray:
+        return (self.end - self.start).sum(axis=0)
+
+    def with_bits(self, bits: int) -> np.ndarray:
+        """The packed keys with ``bits`` bits of length (a copy; ``bits`` >= this one's)."""
+        if bits == self.bits:
+            return self.keys.copy()
+        return ((self.keys >> self.bits) << bits) | (self.keys & ((1 << self.bits) - 1))
+
+
+def key_bits(*pairs: tuple[np.ndarray, np.ndarray]) -> int | None:
+    """The bits of length of packed keys holding these intervals, or None when the keys would not fit in 62
+    bits."""
+    longest = max((int((e - s).max()) for s, e in pairs if len(s)), default=0)
+    top = max((int(e.max()) for _, e in pairs if len(e)), default=0)
+    bits = max(1, longest.bit_length())
+    return None if (top + 2) >> (62 - bits) else bits
+
+
+def row_matrix(query: np.ndarray, position: np.ndarray, start: np.ndarray, end: np.ndarray, n: int,
+               cols: int, bits: int) -> Rows:
+    """The intervals laid out one query per row of a (queries, intervals) matrix of packed keys
+    (``position``: the column), then sorted within each query (see :class:`Rows`)."""
+    pad = ((1 << (62 - bits)) - 1) << bits  # start past every coordinate, length 0
+    keys_ = np.full((n, max(cols, 1)), pad, dtype=np.int64)
+    keys_[query, position] = (start << bits) | (end - start)
+    return Rows.of_keys(keys_, bits)
+
+
+def overlap_sums(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Per query, ``Σ_i Σ_j |a_i ∩ b_j|`` of two matrices of intervals (one vector operation per pair of
+    rows)."""
+    total = np.zeros(a[0].shape[1], dtype=np.int64)
+    lo = np.empty_like(total)
+    hi = np.empty_like(total)
+    for i in range(a[0].shape[0]):
+        for j in range(b[0].shape[0]):
+            np.maximum(a[0][i], b[0][j], out=lo)
+            np.minimum(a[1][i], b[1][j], out=hi)
+            np.subtract(hi, lo, out=hi)
+            np.maximum(hi, 0, out=hi)
+            total += hi
+    return total
+
+
+class _RowLengths:
+    """:class:`_Lengths` computed row by row (the row-wise path; same quantities, same integers):
+    ``inter`` = |C| + |R| - |C ∪ R|, the union of C and R from their keys merged and sorted again."""
+
+    def __init__(self, gold: Rows, ret: Rows) -> None:
+        self.g, self.r = gold, ret
+
+    @cached_property
+    def gold_union(self) -> np.ndarray:
+        return self.g.union
+
+    @cached_property
+    def ret_union(self) -> np.ndarray:
+        return self.r.union
+
+    @cached_property
+    def gold_sum(self) -> np.ndarray:
+        return self.g.total()
+
+    @cached_property
+    def ret_sum(self) -> np.ndarray:
+        return self.r.total()
+
+    @cached_property
+    def inter(self) -> np.ndarray:
+        both = Rows.of_keys(np.concatenate([self.r.keys, self.g.with_bits(self.r.bits)], axis=1), self.r.bits)
+        return self.gold_union + self.ret_union - both.union
+
+    @cached_property
+    def gold_covered(self) -> np.ndarray:
+        if bool((self.gold_union == self.gold_sum).all()):  # disjoint gold spans: Σ_r |r ∩ C| = |R ∩ C|
+            return self.inter
+        return overlap_sums((self.g.start, self.g.end), self.r.pieces)
+
+    @cached_property
+    def ret_covered(self) -> np.ndarray:
+        return overlap_sums((self.r.start, self.r.end), self.g.pieces)
+
+
+def _gold_rows(inp: SpanInputs, tokenizer: str | None, tok: Callable[[np.ndarray], np.ndarray]) -> Rows | None:
+    key = ("gold rows", tokenizer)
+    if key not in inp.cache:
+        counts = np.bincount(inp.gold_query, minlength=inp.n_queries)
+        widest = int(counts.max()) if len(counts) else 0
+        gs, ge = tok(inp.gold_start), tok(inp.gold_end)
+        bits = key_bits((gs, ge), (tok(inp.ret_start), tok(inp.ret_end)))
+        rows = None
+        if widest <= DENSE_MAX and bits is not None:
+            order = np.argsort(inp.gold_query, kind="stable")
+            q = inp.gold_query[order]
+            first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+            pos = np.empty(len(q), dtype=np.int64)
+            pos[order] = np.arange(len(q)) - first[q]
+            rows = row_matrix(inp.gold_query, pos, gs, ge, inp.n_queries, widest, bits)
+        inp.cache[key] = rows
+    return inp.cache[key]
+
+
+def lengths(inp: SpanInputs, rows: np.ndarray | None, tokenizer: str | None) -> _Lengths | _RowLengths:
     """The lengths of the retrieved ``rows`` (a mask or indices; None: all) against the gold (see
-    :class:`_Lengths`)."""
+    :class:`_Lengths`): row by row when every query has at most :data:`DENSE_MAX` retrieved chunks read and
+    gold spans, else over the flat arrays."""
+    rq, rank = inp.ret_query, inp.ret_rank
+    if rows is not None:
+        rq, rank = rq[rows], rank[rows]
+    widest = int(rank.max()) + 1 if len(rank) else 0
+    if widest <= DENSE_MAX and len(rq) * 4 >= inp.n_queries * widest:
+        tok = _tokens(inp, tokenizer)
+        gold = _gold_rows(inp, tokenizer, tok)
+        if gold is not None:
+            rs, re_ = (inp.ret_start, inp.ret_end) if rows is None else (inp.ret_start[rows], inp.ret_end[rows])
+            return _RowLengths(gold, row_matrix(rq, rank, tok(rs), tok(re_), inp.n_queries, widest, gold.bits))
     return _Lengths(inp, rows, tokenizer)
 
 
@@ -377,7 +539,7 @@ def ratio(num: np.ndarray, den: np.ndarray, empty: float) -> np.ndarray:
     return out
 
 
-def _lengths_for(metric: Metric, inp: SpanInputs) -> _Lengths:
+def _lengths_for(metric: Metric, inp: SpanInputs) -> _Lengths | _RowLengths:
     key = ("lengths", metric.k, metric.get("retrieve"), metric.get("tokenizer"))
     if key not in inp.cache:
         inp.cache[key] = lengths(inp, _top(metric, inp), metric.get("tokenizer"))
@@ -420,10 +582,12 @@ def _omega(metric: Metric, inp: SpanInputs) -> Fraction:
     chroma = inp.semantics == "chroma"
     group, idx = gold_touch_counts(inp, touch=chroma)
     assert inp.chunk_start is not None and inp.chunk_end is not None
-    shared = {k: v for k, v in inp.cache.items() if k == "width" or (isinstance(k, tuple) and k[0] in ("tokens", "gold"))}
-    omega = SpanInputs(inp.n_queries, inp.gold_query, inp.gold_start, inp.gold_end, group,
-                       np.zeros(len(group), dtype=np.int64), inp.chunk_start[idx], inp.chunk_end[idx],
-                       token_map=inp.token_map, cache=shared)
+    shared = {k: v for k, v in inp.cache.items()
+              if k == "width" or (isinstance(k, tuple) and k[0] in ("tokens", "gold", "gold rows"))}
+    counts = np.bincount(group, minlength=inp.n_queries)
+    rank = np.arange(len(group)) - np.repeat(np.cumsum(counts) - counts, counts)  # (pairs come grouped)
+    omega = SpanInputs(inp.n_queries, inp.gold_query, inp.gold_start, inp.gold_end, group, rank,
+                       inp.chunk_start[idx], inp.chunk_end[idx], token_map=inp.token_map, cache=shared)
     p = lengths(omega, None, metric.get("tokenizer"))
     den = p.gold_union + p.ret_union - p.inter
     if chroma:  # no chunk touches the gold: Chroma's score stays 0 (a zero numerator over the gold)
