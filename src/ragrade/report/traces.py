@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragrade.comparison.formatting import number, pvalue, signed
+from ragrade.formatting import number, pvalue, signed
 
 #: The metrics a reranker's lift is measured with when none of the evaluated ones applies.
 LIFT_METRICS = ("ndcg@10",)

@@ -28,6 +28,8 @@ from ragrade.errors import InputError, PolicyNote
 from ragrade.kernels.trajectory import Trajectories
 from ragrade.traces.model import TraceRun, Traces
 
+__all__ = ["SETTINGS", "claims", "judgments", "run", "trajectories_of", "truth_stats"]
+
 
 def claims(plan: EvalPlan) -> bool:
     """A plan with a run read from traces, trajectory measures, or the ``hops`` keyword."""
@@ -239,3 +241,42 @@ def _with_trajectories(plan: EvalPlan, result: Result, units: Qrels, run: Run, l
         values[label] = v
     out = result.with_columns(values, dict(labels))
     return out.replace(summary=out.summary.replace(no_relevant=undefined), nan_means=frozenset(nan_means))
+
+
+#: The keywords of traces that are conventions a gate's candidate shares with its baseline.
+SETTINGS: tuple[str, ...] = ("hops",)
+
+
+def truth_stats(plan: EvalPlan) -> dict[str, Any]:
+    """What the gate records of the ground truth: the fingerprint of its judgments (query, document, grade,
+    and the hop of each with ``hops``), its queries, judgments and relevant ones."""
+    from ragrade.data.fingerprint import rows_fingerprint
+
+    hops = plan.extras.get("hops")
+    q = _read_qrels(plan.qrels, plan.qrels_format, None if hops is None else str(hops))
+    units = q.unit_ids().tolist() if hops is not None else [None] * q.n_rows
+    rows = zip(q.per_row_queries().tolist(), q.per_row_docs().tolist(), q.grades.tolist(), units, strict=True)
+    return {"fingerprint": rows_fingerprint(rows, kind="traces qrels"), "queries": q.n_queries,
+            "judgments": q.n_rows, "relevant": int(np.count_nonzero(q.grades > 0))}
+
+
+def judgments(plan: EvalPlan) -> Qrels:
+    """The judgments a report shows next to the retrieved items: the ground truth, plus each trace run's
+    queries under their own ids (a call ``q17/2`` shows q17's judgments)."""
+    qrels = _read_qrels(plan.qrels, plan.qrels_format, None)
+    ids: list[Any] = []
+    keys: list[Any] = []
+    for _, given in plan.runs:
+        trace_run = given.trajectories if isinstance(given, Traces) else given
+        if isinstance(trace_run, TraceRun):
+            differ = np.asarray([q != k for q, k in zip(trace_run.query_ids.tolist(), trace_run.keys.tolist(),
+                                                        strict=True)], dtype=bool)
+            ids += trace_run.query_ids[differ].tolist()
+            keys += trace_run.keys[differ].tolist()
+    if not ids:
+        return qrels
+    all_ids = np.asarray(qrels.query_ids.tolist() + ids, dtype=object)
+    all_keys = np.asarray(qrels.query_ids.tolist() + keys, dtype=object)
+    _, first = np.unique(all_ids.astype(str), return_index=True)
+    first.sort()
+    return _rekeyed(qrels, all_ids[first], all_keys[first])
