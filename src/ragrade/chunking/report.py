@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ragrade.comparison.formatting import number
 from ragrade.errors import InputError
+from ragrade.formatting import number
 from ragrade.report.plots import curve_plot
 from ragrade.report.prepare import curve_table
 from ragrade.report.svg import INK, MUTED, Axes, Figure, Group, Text, marker, nice_ticks, run_style, write_svg
