@@ -73,6 +73,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     # test sets from a corpus (issue 36): docs/synthesize.md
     "synthesize": ("ragrade.synthesis", "synthesize"),
     "TestSet": ("ragrade.synthesis", "TestSet"),
+    "read_traces": ("ragrade.traces", "read_traces"),
+    "Traces": ("ragrade.traces", "Traces"),
 }
 
 
@@ -131,6 +133,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         read_spans,
     )
     from ragrade.synthesis import TestSet, synthesize
+    from ragrade.traces import Traces, read_traces
 
 __all__ = [
     "ChunkMap",
@@ -160,6 +163,7 @@ __all__ = [
     "SpanTruth",
     "Summary",
     "TestSet",
+    "Traces",
     "UnknownNameError",
     "__version__",
     "aggregate_passages",
@@ -185,6 +189,7 @@ __all__ = [
     "read_qrels",
     "read_run",
     "read_spans",
+    "read_traces",
     "report",
     "retrieve",
     "save_baseline",
