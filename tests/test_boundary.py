@@ -68,6 +68,8 @@ def _valid(tmp: Path) -> dict[str, tuple[tuple, dict]]:
         "read_corpus": ((SPAN_CORPUS,), {}),
         "locate_chunks": ((SPAN_CORPUS, ["alpha beta", "gamma"]), {}),
         "aggregate_passages": (({"q1": {"d1#0": 1.0, "d1#1": 2.0, "d2#0": 0.5}},), {"method": "sump", "hits": 1}),
+        "compare_chunkings": ((spans, {"a": chunks, "b": chunks}, {"a": {"q1": ["d1#0"]}, "b": {"q1": ["d1#0"]}}),
+                              {"n_resamples": 50}),
     }
 
 
@@ -93,6 +95,8 @@ BAD_KEYWORDS.update({  # character spans (issue 35)
     "read_chunks": [{"corpus": 5}, {"delimiter": 5}, {"name": 5}],
     "locate_chunks": [{"docs": ["zz", None]}, {"floor": 200}, {"floor": "x"}, {"ids": [1]}, {"ordered": "x"}],
     "aggregate_passages": [{"method": "maxq"}, {"hits": 0}, {"hits": 2**70}, {"delimiter": ""}, {"chunks": 5}],
+    "compare_chunkings": [{"k": 0}, {"k": "x"}, {"n_resamples": 2**70}, {"corpus": 5}, {"retriever": 5},
+                          {"metrics": 5}, {"profile": "chroma"}, {"queries": 5}],
 })
 
 
@@ -122,7 +126,8 @@ NAMES = ["Evaluator", "assessment.agreement", "assessment.parse_grade", "compare
          "evaluate_diversity", "gate", "get_matcher", "get_profile", "load_baseline", "parse_metric", "parse_metrics",
          "read_qrels", "read_run", "report.render_html", "report.write_html", "report.write_plots", "retrieve",
          "save_baseline", "write_qrels", "write_run", "plan", "fuse", "optimize_fusion"]
-NAMES += ["read_spans", "read_chunks", "read_corpus", "locate_chunks", "aggregate_passages"]  # (issue 35)
+NAMES += ["read_spans", "read_chunks", "read_corpus", "locate_chunks", "aggregate_passages",  # (issue 35)
+          "compare_chunkings"]
 
 
 @pytest.mark.parametrize("name", NAMES)

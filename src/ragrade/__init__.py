@@ -66,6 +66,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "SpanTruth": ("ragrade.spans", "SpanTruth"),
     "ChunkMap": ("ragrade.spans", "ChunkMap"),
     "Corpus": ("ragrade.spans", "Corpus"),
+    "compare_chunkings": ("ragrade.chunking", "compare_chunkings"),
+    "ChunkingComparison": ("ragrade.chunking", "ChunkingComparison"),
     "nuggets": ("ragrade.nuggets", None),
     "erag_labels": ("ragrade.nuggets.erag", "erag_labels"),
 }
@@ -85,6 +87,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade import nuggets, report
+    from ragrade.chunking import ChunkingComparison, compare_chunkings
     from ragrade.comparison import Comparison, compare
     from ragrade.comparison.planning import Plan, plan
     from ragrade.data import Qrels, Run
@@ -127,6 +130,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
 
 __all__ = [
     "ChunkMap",
+    "ChunkingComparison",
     "Comparison",
     "ConventionsReport",
     "Corpus",
@@ -155,6 +159,7 @@ __all__ = [
     "__version__",
     "aggregate_passages",
     "compare",
+    "compare_chunkings",
     "conventions",
     "erag_labels",
     "evaluate",

@@ -48,9 +48,17 @@ def same(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= 1e-12
 
 
+@pytest.fixture(params=["rows", "flat"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways of computing the lengths: row by row (few chunks per query) and over the flat arrays."""
+    if request.param == "flat":
+        monkeypatch.setattr(K, "DENSE_MAX", 0)
+    return str(request.param)
+
+
 @pytest.mark.parametrize("semantics", K.SEMANTICS)
 @pytest.mark.parametrize("seed", range(12))
-def test_measures_equal_the_slow_reference(semantics: str, seed: int) -> None:
+def test_measures_equal_the_slow_reference(semantics: str, seed: int, path: str) -> None:
     case = ref.random_case(seed, overlap_gold=semantics != "legalbench_rag" and seed % 3 == 0)
     inp = inputs(case, semantics)
     for k in (None, 1, 3, 5):
@@ -66,7 +74,7 @@ def test_measures_equal_the_slow_reference(semantics: str, seed: int) -> None:
 
 @pytest.mark.parametrize("semantics", ["default", "chroma"])
 @pytest.mark.parametrize("seed", range(12))
-def test_precision_omega_and_retrieve_minus_one(semantics: str, seed: int) -> None:
+def test_precision_omega_and_retrieve_minus_one(semantics: str, seed: int, path: str) -> None:
     case = ref.random_case(100 + seed, overlap_gold=seed % 2 == 0)
     inp = inputs(case, semantics)
     touch = semantics == "chroma"
@@ -116,7 +124,7 @@ def test_union_and_covered_equal_python_sets(a: list, b: list) -> None:
 
 @PROPERTY_SETTINGS
 @given(st.integers(0, 10_000), st.sampled_from(["default", "chroma"]))
-def test_properties_bounds_monotone_permutation(seed: int, semantics: str) -> None:
+def test_properties_bounds_monotone_permutation(seed: int, semantics: str) -> None:  # (the row-wise path)
     """Bounds, k monotonicity of recall, permutation invariance of the whole list, and one chunk holding the
     whole document = recall 1 (default: precision = IoU = |R| / |doc|)."""
     case = ref.random_case(seed, n_queries=4)

@@ -41,24 +41,9 @@ def scored_columns(planned: list[Planned], opts: Options, qrels: Any, runobj: An
         every += [m for p in planned for m in p.parts if m not in seen]
     terms = _utility_terms(metrics, opts.num_docs)
     every = list(dict.fromkeys(every + [t for pair in terms.values() for t in pair]))
-    settings: dict[str, Any] = dict(
-        no_relevant="zero", duplicates="error", missing_qrels="ignore",
-        unjudged="condensed" if opts.judged_only else None, num_docs=_num_docs(opts, metrics),
-        rel_level=opts.rel_level if opts.rel_level > 1 else None, names="trec_eval")
-    bogus = {q: {_BOGUS_DOC: 1.0} if opts.max_docs is None or opts.max_docs > 0 else {}
-             for q in np.array(qids)[missing_mask].tolist()}
-    if opts.rel_level >= 1:
-        frame = _scored(qrels, runobj, bogus, every, settings, qids, run_path)
-    else:  # -l0 and below: the measures that have a relevance level read every grade >= 0 as relevant
-        leveled = [m for m in every if _has_level(m)]
-        frame = _scored(grade_zero_relevant(qrels), runobj, bogus, leveled, settings, qids, run_path)
-        others = [m for m in every if not _has_level(m)]
-        if others:
-            import pandas as pd
-
-            frame = pd.concat([frame, _scored(qrels, runobj, bogus, others, settings, qids, run_path)], axis=1)
+    frame = _leveled(opts, qrels, runobj, every, qids, missing_mask, run_path, _num_docs(opts, metrics))
     for m in every:
-        columns[m] = frame[str(m)].to_numpy(dtype=np.float64)
+        columns[m] = np.asarray(frame[str(m)], dtype=np.float64)
     for m, (first, count) in terms.items():  # the kernel's additions, with trec_eval's negative -N
         columns[m] = columns[first] + float(m.get("d")) * (opts.num_docs + columns[count])
     _nan_like_trec_eval(planned, columns, helpers)
@@ -161,16 +146,120 @@ def direct_columns(planned: list[Planned], opts: Options, columns: dict[Any, Any
     return out
 
 
-def _scored(qrels: Any, runobj: Any, bogus: dict[str, dict[str, float]], metrics: list[Metric],
-            settings: dict[str, Any], qids: list[str], run_path: str) -> Any:
-    """Per-query values of ``metrics`` (a DataFrame indexed by ``qids``); a judged query absent from the run
-    (-c) is scored on ``bogus``: trec_eval's ranking of one unjudged document (cut by -M), after which it
-    sets num_ret, utility, relstring, unj and rbp_resid back to 0 or empty (:func:`clean_missing`)."""
-    frame = _evaluate(qrels, runobj, metrics, settings, run_path).reindex(qids)
-    if bogus:
-        extra = _evaluate(qrels, bogus, metrics, settings, run_path)
-        frame.loc[extra.index, extra.columns] = extra
+def _leveled(opts: Options, qrels: Any, runobj: Any, every: list[Metric], qids: list[str], missing_mask: Any,
+             run_path: str, num_docs: int | None) -> dict[str, Any]:
+    """The values of ``every`` under trec_eval's settings (:func:`_scored`); at -l0 and below, the measures that
+    have a relevance level read every grade >= 0 as relevant (on the judgments raised by one)."""
+    import numpy as np
+
+    settings: dict[str, Any] = dict(
+        no_relevant="zero", duplicates="error", missing_qrels="ignore",
+        unjudged="condensed" if opts.judged_only else None, num_docs=num_docs,
+        rel_level=opts.rel_level if opts.rel_level > 1 else None, names="trec_eval")
+    bogus = {q: {_BOGUS_DOC: 1.0} if opts.max_docs is None or opts.max_docs > 0 else {}
+             for q in np.array(qids)[missing_mask].tolist()}
+    if opts.rel_level >= 1:
+        return _scored(qrels, runobj, bogus, every, settings, qids, run_path)
+    leveled = [m for m in every if _has_level(m)]
+    frame = _scored(grade_zero_relevant(qrels), runobj, bogus, leveled, settings, qids, run_path)
+    others = [m for m in every if not _has_level(m)]
+    if others:
+        frame.update(_scored(qrels, runobj, bogus, others, settings, qids, run_path))
     return frame
+
+
+def rbp_leftovers(planned: list[Planned], opts: Options, columns: dict[Any, Any], qrels: Any, runobj: Any,
+                  qids: list[str], missing: np.ndarray) -> None:
+    """rbp as trec_eval 10 prints it after the measures computed before it on the same query
+    (:mod:`ragrade.compat.trec_eval_leftovers`): where their leftovers change its starting lowest or highest
+    gain, the query's value is computed anew from that start (``columns`` is updated)."""
+    import numpy as np
+
+    from ragrade.compat import trec_eval_leftovers as leftovers
+    from ragrade.compat import trec_eval_query as per_query
+    from ragrade.compat._trec_eval_c import is_valid_int
+
+    rbp = next((p for p in planned if p.measure.name == "rbp"), None)
+    if rbp is None or not rbp.metrics:
+        return
+    pairs = list(rbp.values)
+    tail = leftovers.before_rbp(planned, gain_map=any(is_valid_int(n) for n, _ in pairs))
+    if tail is None:
+        return
+    marks, grades = _marks(qrels, runobj, qids, missing, opts.max_docs)
+    key = rbp.metrics[0]
+    column = np.array(columns[key], dtype=np.float64)
+    for i, q in enumerate(per_query.marked_queries(opts.rel_level, opts.judged_only, marks, grades)):
+        start = leftovers.rbp_start(tail, q)
+        if start is not None and start != (0.0, 0.0):
+            column[i] = per_query.rbp_value(q, pairs, start)
+    columns[key] = column
+
+
+def _scored(qrels: Any, runobj: Any, bogus: dict[str, dict[str, float]], metrics: list[Metric],
+            settings: dict[str, Any], qids: list[str], run_path: str) -> dict[str, Any]:
+    """Per-query values of ``metrics`` (``str(metric)`` -> an array in ``qids`` order) by the scoring port (no
+    table library involved); a judged query absent from the run (-c) is scored on ``bogus``: trec_eval's ranking
+    of one unjudged document (cut by -M), after which it sets num_ret, utility, relstring, unj and rbp_resid back
+    to 0 or empty (:func:`clean_missing`)."""
+    import warnings
+
+    import numpy as np
+
+    import ragrade
+    from ragrade.errors import PolicyError, RagradeWarning
+
+    # grade_at (relstring's characters) is NaN where a document has no judgment: no_relevant="zero" would make
+    # that 0, so it is computed on its own with NaN left as it is.
+    groups = [[m for m in metrics if m.name != "grade_at"], [m for m in metrics if m.name == "grade_at"]]
+    out: dict[str, Any] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RagradeWarning)
+        for group, extra in zip(groups, ({}, {"no_relevant": "skip"}), strict=True):
+            if not group:
+                continue
+            try:
+                ev = ragrade.Evaluator(qrels, [(str(m), m) for m in group], missing_run="drop",
+                                       **{**settings, **extra})
+                values = ev.score_values(*_hits(ev, runobj))
+                if bogus:  # each a ranking of one unjudged document (none with -M0)
+                    missing = list(bogus)
+                    counts = np.array([len(bogus[q]) for q in missing], dtype=np.int64)
+                    stand_in = ev.score_values(np.zeros(0, np.int64), np.zeros(0, np.int64), counts, missing)
+            except PolicyError as err:
+                raise TrecEvalError(f"{run_path}: {err}") from None
+            where = ev.truth.positions(qids)
+            taken = np.full(len(qids), -1, dtype=np.int64)
+            if bogus:
+                taken = ev.truth.positions(missing)
+                absent = np.isin(where, taken)
+            for m in group:
+                col = values[str(m)][where]
+                if bogus:
+                    col = np.where(absent, stand_in[str(m)][where], col)
+                out[str(m)] = col
+    return out
+
+
+def _hits(ev: Any, runobj: Any) -> tuple[Any, Any, Any, Any]:
+    """``(truth rows, ranks, list lengths, queries)`` of ``runobj`` for the scoring port: its judged items
+    found by the evaluator's join and ranked as the engine ranks them (trec_eval's order: the run is stored in
+    it, or ranked here by score, then document id, descending). A document listed twice in a judged query is
+    the engine's :class:`~ragrade.errors.PolicyError` (``duplicates="error"``), as trec_eval stops there."""
+    import numpy as np
+
+    if runobj.n_rows and runobj.duplicate_mask().any():
+        ev.evaluate(runobj)  # the engine names the first document listed twice
+    rows, judged = ev.locate(runobj)
+    perm = runobj.ranking_sparse("docid_desc")[0]
+    at = rows
+    if perm is not None:
+        inverse = np.empty(len(perm), dtype=np.int64)
+        inverse[perm] = np.arange(len(perm), dtype=np.int64)
+        at = inverse[rows]
+    offsets = np.asarray(runobj.offsets, dtype=np.int64)
+    seg = np.searchsorted(offsets, rows, side="right") - 1
+    return judged, at - offsets[seg], np.diff(offsets), runobj.query_ids
 
 
 def _num_docs(opts: Options, metrics: list[Metric]) -> int | None:
@@ -204,13 +293,8 @@ def _has_level(m: Metric) -> bool:
     return spec is not None and spec.default == 1 and m.family.param("gains") is None
 
 
-def jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path: str) -> tuple[list[str], dict]:
-    """map_avgjg, P_avgjg, Rprec_mult_avgjg: each query's measure computed on every judgment group's
-    judgments (``qid group docno grade`` lines), then averaged over its groups."""
-    import numpy as np
-
-    from ragrade.io import read_run
-
+def _judgment_groups(qrels_path: str) -> dict[str, dict[str, dict[str, int]]]:
+    """``{query: {group: {document: grade}}}`` of a ``qid group docno grade`` file, as trec_eval reads it."""
     groups: dict[str, dict[str, dict[str, int]]] = {}
     for number, fields in four_field_lines(qrels_path, "qrels_jg", "qid group docno grade"):
         docs = groups.setdefault(fields[0], {}).setdefault(fields[1], {})
@@ -222,11 +306,28 @@ def jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path:
             raise TrecEvalError(f"{qrels_path}, line {number}: grade {fields[3]}: trec_eval 10 sets aside a count for "
                                 "every grade from 0 to the highest, and stops or runs out of memory at grades this "
                                 f"high (ragrade trec_eval reads grades up to {TOP_GRADE})")
-    runobj = read_run(run_path, format="trec")
-    ranked = runobj.to_dict()
-    if opts.max_docs is not None:  # the first max_docs documents in trec_eval's order (score, then id, descending)
+    return groups
+
+
+def _ranked_for_groups(run_path: str, max_docs: int | None) -> dict[str, dict[str, float]]:
+    """The run as ``{query: {document: score}}``, cut by -M to the first ``max_docs`` documents in trec_eval's
+    order (score, then id, descending)."""
+    from ragrade.io import read_run
+
+    ranked = read_run(run_path, format="trec").to_dict()
+    if max_docs is not None:
         ranked = {q: dict(sorted(d.items(), key=lambda kv: (kv[1], kv[0].encode("utf-8")), reverse=True)
-                          [:opts.max_docs]) for q, d in ranked.items()}
+                          [:max_docs]) for q, d in ranked.items()}
+    return ranked
+
+
+def jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path: str) -> tuple[list[str], dict]:
+    """map_avgjg, P_avgjg, Rprec_mult_avgjg: each query's measure computed on every judgment group's
+    judgments (``qid group docno grade`` lines), then averaged over its groups."""
+    import numpy as np
+
+    groups = _judgment_groups(qrels_path)
+    ranked = _ranked_for_groups(run_path, opts.max_docs)
     qids = sorted(groups, key=lambda q: q.encode("utf-8"))
     missing = [q for q in qids if q not in ranked]
     if missing and not opts.complete:
@@ -251,15 +352,19 @@ def jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path:
         frame = _evaluate(vqrels, vrun, metrics, settings, run_path).reindex(list(vqrels))
         group_columns.update({m: frame[str(m)].to_numpy(dtype=np.float64) for m in metrics})
     owner = [key.split(sep, 1)[0] for key in vqrels]
-    columns: dict[Any, Any] = {}
-    for m, values in group_columns.items():
-        total: dict[str, float] = {}
-        count: dict[str, int] = {}
-        for q, v in zip(owner, values.tolist(), strict=True):
-            total[q] = total.get(q, 0.0) + v
-            count[q] = count.get(q, 0) + 1
-        columns[m] = np.array([total[q] / count[q] if count[q] > 1 else total[q] for q in qids])
-    return qids, columns
+    return qids, {m: _group_means(owner, values, qids) for m, values in group_columns.items()}
+
+
+def _group_means(owner: list[str], values: Any, qids: list[str]) -> Any:
+    """Each query's mean over its groups' values (added in order, as trec_eval adds them)."""
+    import numpy as np
+
+    total: dict[str, float] = {}
+    count: dict[str, int] = {}
+    for q, v in zip(owner, values.tolist(), strict=True):
+        total[q] = total.get(q, 0.0) + v
+        count[q] = count.get(q, 0) + 1
+    return np.array([total[q] / count[q] if count[q] > 1 else total[q] for q in qids])
 
 
 def _marks(qrels: Any, runobj: Any, qids: list[str], missing: np.ndarray,

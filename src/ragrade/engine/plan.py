@@ -158,7 +158,10 @@ def build_plan(qrels: Any, runs: Any, metrics: MetricsArg, *, engine: Any = "mem
         from ragrade.profiles import profile_names
 
         given["names"] = profile_names(profile)
-    labels = tuple(metric_labels(metrics, names=given["names"], rel_level=given.get("rel_level")))
+    from ragrade.engine.nicknames import profile_metrics  # (all_trec under pytrec_eval: trec_eval 9's set)
+
+    labels = tuple(metric_labels(profile_metrics(metrics, profile), names=given["names"],
+                                 rel_level=given.get("rel_level")))
     prof = _profile(profile)
     _check_kinds(frozenset(m.family.kind for _, m in labels), prof, matcher, engine, extras)
     return EvalPlan(qrels=qrels, runs=_named_runs(runs, many), labels=labels, profile=prof,

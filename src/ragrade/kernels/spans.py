@@ -363,9 +363,127 @@ def _gold_keys(inp: SpanInputs, tokenizer: str | None, tok: Callable[[np.ndarray
     return inp.cache[key]
 
 
-def lengths(inp: SpanInputs, rows: np.ndarray | None, tokenizer: str | None) -> _Lengths:
+# -- the row-wise path: each query's few intervals as one row of a matrix --------------------------------------
+
+#: the widest row (retrieved chunks read, or gold spans, of one query) the row-wise path takes
+DENSE_MAX = 64
+
+
+@dataclass
+class Rows:
+    """Each query's intervals as one column of two matrices of shape (intervals, queries): ``start`` and
+    ``end``, sorted by start within each query (padding: an empty interval past every coordinate). Every
+    operation below is then a few vector operations over all the queries at once, per row of the matrix."""
+
+    start: np.ndarray
+    end: np.ndarray
+
+    @property
+    def pieces(self) -> tuple[np.ndarray, np.ndarray]:
+        """The disjoint pieces of each query's union (empty ones where an interval adds nothing)."""
+        ps = np.empty_like(self.start)
+        top = np.full(self.start.shape[1], np.iinfo(np.int64).min, dtype=np.int64)
+        for i in range(self.start.shape[0]):
+            np.maximum(self.start[i], top, out=ps[i])
+            np.maximum(top, self.end[i], out=top)
+        return ps, np.maximum(self.end, ps)
+
+    def total(self) -> np.ndarray:
+        return (self.end - self.start).sum(axis=0)
+
+
+def row_matrix(query: np.ndarray, position: np.ndarray, start: np.ndarray, end: np.ndarray, n: int,
+               cols: int) -> Rows | None:
+    """The intervals laid out one query per column (``position``: the row), sorted by start within each
+    query (one packed key per interval, start above and length below, sorted along the query's row of a
+    (queries, intervals) matrix, then transposed), or None when the keys would not fit in 62 bits."""
+    length = end - start
+    lbits = max(1, int(length.max()).bit_length()) if len(length) else 1
+    top = int(end.max()) if len(end) else 0
+    if (top + 2) >> (62 - lbits):
+        return None
+    pad = ((1 << (62 - lbits)) - 1) << lbits  # start past every coordinate, length 0
+    keys_ = np.full((n, max(cols, 1)), pad, dtype=np.int64)
+    keys_[query, position] = (start << lbits) | length
+    keys_.sort(axis=1)
+    keys_ = np.ascontiguousarray(keys_.T)
+    s = keys_ >> lbits
+    keys_ &= (1 << lbits) - 1
+    keys_ += s
+    return Rows(s, keys_)
+
+
+def overlap_sums(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Per query, ``Σ_i Σ_j |a_i ∩ b_j|`` of two matrices of intervals (one vector operation per pair of
+    rows)."""
+    total = np.zeros(a[0].shape[1], dtype=np.int64)
+    lo = np.empty_like(total)
+    hi = np.empty_like(total)
+    for i in range(a[0].shape[0]):
+        for j in range(b[0].shape[0]):
+            np.maximum(a[0][i], b[0][j], out=lo)
+            np.minimum(a[1][i], b[1][j], out=hi)
+            np.subtract(hi, lo, out=hi)
+            np.maximum(hi, 0, out=hi)
+            total += hi
+    return total
+
+
+class _RowLengths:
+    """:class:`_Lengths` computed row by row (the row-wise path; same quantities, same integers)."""
+
+    def __init__(self, gold: Rows, ret: Rows) -> None:
+        self.g, self.r = gold, ret
+        self.gp, self.rp = gold.pieces, ret.pieces
+        self.gold_union = (self.gp[1] - self.gp[0]).sum(axis=0)
+        self.ret_union = (self.rp[1] - self.rp[0]).sum(axis=0)
+        self.gold_sum, self.ret_sum = gold.total(), ret.total()
+
+    @property
+    def inter(self) -> np.ndarray:
+        return overlap_sums(self.gp, self.rp)
+
+    @property
+    def gold_covered(self) -> np.ndarray:
+        return overlap_sums((self.g.start, self.g.end), self.rp)
+
+    @property
+    def ret_covered(self) -> np.ndarray:
+        return overlap_sums((self.r.start, self.r.end), self.gp)
+
+
+def _gold_rows(inp: SpanInputs, tokenizer: str | None, tok: Callable[[np.ndarray], np.ndarray]) -> Rows | None:
+    key = ("gold rows", tokenizer)
+    if key not in inp.cache:
+        counts = np.bincount(inp.gold_query, minlength=inp.n_queries)
+        widest = int(counts.max()) if len(counts) else 0
+        rows = None
+        if widest <= DENSE_MAX:
+            order = np.argsort(inp.gold_query, kind="stable")
+            q = inp.gold_query[order]
+            first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+            pos = np.empty(len(q), dtype=np.int64)
+            pos[order] = np.arange(len(q)) - first[q]
+            rows = row_matrix(inp.gold_query, pos, tok(inp.gold_start), tok(inp.gold_end), inp.n_queries, widest)
+        inp.cache[key] = rows
+    return inp.cache[key]
+
+
+def lengths(inp: SpanInputs, rows: np.ndarray | None, tokenizer: str | None) -> _Lengths | _RowLengths:
     """The lengths of the retrieved ``rows`` (a mask or indices; None: all) against the gold (see
-    :class:`_Lengths`)."""
+    :class:`_Lengths`): row by row when every query has at most :data:`DENSE_MAX` retrieved chunks read and
+    gold spans, else over the flat arrays."""
+    rq, rank = inp.ret_query, inp.ret_rank
+    if rows is not None:
+        rq, rank = rq[rows], rank[rows]
+    widest = int(rank.max()) + 1 if len(rank) else 0
+    if widest <= DENSE_MAX and len(rq) * 4 >= inp.n_queries * widest:
+        tok = _tokens(inp, tokenizer)
+        gold = _gold_rows(inp, tokenizer, tok)
+        rs, re_ = (inp.ret_start, inp.ret_end) if rows is None else (inp.ret_start[rows], inp.ret_end[rows])
+        ret = row_matrix(rq, rank, tok(rs), tok(re_), inp.n_queries, widest) if gold is not None else None
+        if gold is not None and ret is not None:
+            return _RowLengths(gold, ret)
     return _Lengths(inp, rows, tokenizer)
 
 
@@ -377,7 +495,7 @@ def ratio(num: np.ndarray, den: np.ndarray, empty: float) -> np.ndarray:
     return out
 
 
-def _lengths_for(metric: Metric, inp: SpanInputs) -> _Lengths:
+def _lengths_for(metric: Metric, inp: SpanInputs) -> _Lengths | _RowLengths:
     key = ("lengths", metric.k, metric.get("retrieve"), metric.get("tokenizer"))
     if key not in inp.cache:
         inp.cache[key] = lengths(inp, _top(metric, inp), metric.get("tokenizer"))
@@ -420,10 +538,12 @@ def _omega(metric: Metric, inp: SpanInputs) -> Fraction:
     chroma = inp.semantics == "chroma"
     group, idx = gold_touch_counts(inp, touch=chroma)
     assert inp.chunk_start is not None and inp.chunk_end is not None
-    shared = {k: v for k, v in inp.cache.items() if k == "width" or (isinstance(k, tuple) and k[0] in ("tokens", "gold"))}
-    omega = SpanInputs(inp.n_queries, inp.gold_query, inp.gold_start, inp.gold_end, group,
-                       np.zeros(len(group), dtype=np.int64), inp.chunk_start[idx], inp.chunk_end[idx],
-                       token_map=inp.token_map, cache=shared)
+    shared = {k: v for k, v in inp.cache.items()
+              if k == "width" or (isinstance(k, tuple) and k[0] in ("tokens", "gold", "gold rows"))}
+    counts = np.bincount(group, minlength=inp.n_queries)
+    rank = np.arange(len(group)) - np.repeat(np.cumsum(counts) - counts, counts)  # (pairs come grouped)
+    omega = SpanInputs(inp.n_queries, inp.gold_query, inp.gold_start, inp.gold_end, group, rank,
+                       inp.chunk_start[idx], inp.chunk_end[idx], token_map=inp.token_map, cache=shared)
     p = lengths(omega, None, metric.get("tokenizer"))
     den = p.gold_union + p.ret_union - p.inter
     if chroma:  # no chunk touches the gold: Chroma's score stays 0 (a zero numerator over the gold)

@@ -232,6 +232,7 @@ def render_comparison_html(
     max_text_chars: int = 600,
     ties: str = "docid_desc",
     compression: int = 1,
+    sections: Sequence[tuple[str, str, str]] = (),
 ) -> str:
     """The report for an existing :class:`Comparison` (the rankings come from ``runs``, grades from ``qrels``).
 
@@ -240,7 +241,9 @@ def render_comparison_html(
     ``hole_rates``: a table of the share of unjudged items per run and cutoff (see
     :func:`ragrade.report.plots.hole_rate_table`), drawn when given; ``plots=False`` leaves the plots out;
     ``ties``: the tie policy used to order the retrieved items shown (the one the comparison was
-    evaluated with); ``compression``: the deflate level of the per-query data (1 fastest, 9 smallest).
+    evaluated with); ``compression``: the deflate level of the per-query data (1 fastest, 9 smallest);
+    ``sections``: more sections after the summary, ``(anchor id, navigation label, HTML)`` (the chunking
+    section of :func:`ragrade.compare_chunkings`: ``chunking/report.py``).
     """
     scores = dict(per_query) if per_query is not None else dict(cmp.scores)
     header, arrays = build_payload(
@@ -265,10 +268,11 @@ def render_comparison_html(
             else ""
         )
         data = packing.result()
-    return _page(cmp, header, data, plots_part, title=title, plots=plots)
+    return _page(cmp, header, data, plots_part, title=title, plots=plots, sections=sections)
 
 
-def _page(cmp: Comparison, header: Mapping[str, Any], data: str, plots_part: str, *, title: str, plots: bool) -> str:
+def _page(cmp: Comparison, header: Mapping[str, Any], data: str, plots_part: str, *, title: str, plots: bool,
+          sections: Sequence[tuple[str, str, str]] = ()) -> str:
     csp = (
         f"default-src 'none'; style-src 'sha256-{_sha256(CSS)}'; script-src 'sha256-{_sha256(JS)}'; "
         "img-src 'none'; base-uri 'none'; form-action 'none'"
@@ -290,6 +294,7 @@ def _page(cmp: Comparison, header: Mapping[str, Any], data: str, plots_part: str
         f"<p>{n_queries} {'query' if n_queries == 1 else 'queries'} · runs: {_e(runs_line)} · generated {_e(stamp)} by ragrade</p></header>",
         '<nav aria-label="sections"><a href="#summary-section">Summary</a>'
         + ('<a href="#slices">Slices</a>' if getattr(cmp, "slices", None) is not None else "")
+        + "".join(f'<a href="#{_e(anchor)}">{_e(label)}</a>' for anchor, label, _ in sections)
         + ('<a href="#plots">Plots</a>' if plots else "")
         + '<a href="#queries">Queries</a></nav><main>',
         '<section id="summary-section"><h2>Summary</h2>',
@@ -300,6 +305,7 @@ def _page(cmp: Comparison, header: Mapping[str, Any], data: str, plots_part: str
         '<p class="note">Wins/ties/losses count queries where the treatment scores higher/equal/lower. '
         "Cohen's d<sub>z</sub> = mean of the per-query differences / their standard deviation.</p></section>",
         slices_section_html(cmp),
+        *(part for _, _, part in sections),
         plots_part,
         _QUERY_SECTION,
         '</main><div id="tip" role="tooltip" hidden></div>',
@@ -342,8 +348,14 @@ def render_html(
     ``slice_correction``."""
     import ragrade.engine  # noqa: F401  (fully imported here, before two threads use it)
     from ragrade.engine.inputs import as_qrels
+    from ragrade.engine.plan import build_plan
+    from ragrade.evaluation import judgments_of, route_of
 
-    truth = as_qrels(read_input(qrels, "qrels"))  # read once, for the engine and the per-query data
+    # Another ground truth (spans, nuggets) is read by its route, which says which ids it judges; judged ids
+    # are read once, for the engine and the per-query data.
+    routed_plan = build_plan(qrels, None, metrics, **policies)
+    routed = route_of(routed_plan) is not None
+    truth = judgments_of(routed_plan) if routed else as_qrels(read_input(qrels, "qrels"))
     named = {name: read_input(run, "run") for name, run in name_runs(runs).items()}
     ties = str(policies.get("ties") or "docid_desc")
     shown_depth = default_depth(metric_labels(metrics)) if depth is None else depth
@@ -359,7 +371,8 @@ def render_html(
         try:
             # with max_memory the evaluation reads the files piece by piece (the plan gets the paths)
             big = policies.get("max_memory") is not None
-            ev = evaluate_runs(qrels if big else truth, runs if big else named, metrics, ks=ks if plots else None,
+            ev = evaluate_runs(qrels if big or routed else truth, runs if big else named, metrics,
+                               ks=ks if plots else None,
                                **policies)
             if baseline is not None and str(baseline) not in ev.runs:
                 raise InputError(f"baseline is not one of the runs {list(ev.runs)}", value=baseline)

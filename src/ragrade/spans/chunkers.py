@@ -20,7 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragrade.errors import InputError, boundary
+import ragrade.spans.arguments as A
+from ragrade.errors import InputError
+from ragrade.options import public
 from ragrade.spans.model import ChunkMap
 
 Spans = list[tuple[int, int]]
@@ -167,7 +169,7 @@ def _llama(parser: Any, label: str) -> Chunker:
     return Chunker(label, texts=spans_or_texts)
 
 
-@boundary
+@public(corpus=A.CORPUS, chunker=None, floor=A.FLOOR)
 def chunk_corpus(corpus: Any, chunker: Any, *, name: str | None = None, floor: float = 90.0) -> ChunkMap:
     """Chunk every document of ``corpus`` (:func:`ragrade.spans.read_corpus`) with ``chunker``
     (:func:`as_chunker`): the chunk map, ids ``doc#n``. Texts of a foreign chunker are located in their

@@ -28,7 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from ragrade.errors import InputError, boundary
+import ragrade.spans.arguments as A
+from ragrade.errors import InputError
+from ragrade.options import public
 from ragrade.spans.model import ChunkMap, Corpus
 
 ANCHOR = 32
@@ -73,11 +75,21 @@ def _codes(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
 
 
+_POWERS: dict[int, np.ndarray] = {}
+
+
 def _powers(n: int, base: np.uint64) -> np.ndarray:
-    out = np.full(n, base, dtype=np.uint64)
-    out[0] = 1
-    with np.errstate(over="ignore"):
-        return np.cumprod(out, dtype=np.uint64)
+    """``base ** i`` modulo 2**64 for i < n (a prefix of one table kept per base, grown as needed)."""
+    key = int(base)
+    table = _POWERS.get(key)
+    if table is None or len(table) < n:
+        size = max(n, 1 << 16)
+        out = np.full(size, base, dtype=np.uint64)
+        out[0] = 1
+        with np.errstate(over="ignore"):
+            table = np.cumprod(out, dtype=np.uint64)
+        _POWERS[key] = table
+    return table[:n]
 
 
 def _window_hashes(text: str, q: int) -> np.ndarray:
@@ -90,15 +102,43 @@ def _window_hashes(text: str, q: int) -> np.ndarray:
         hi = min(n - q + 1, lo + _BLOCK)
         c = _codes(text[lo: hi + q - 1])
         with np.errstate(over="ignore"):
-            pre = np.concatenate([[np.uint64(0)], np.cumsum(c * _powers(len(c), _B), dtype=np.uint64)])
+            pre = np.empty(len(c) + 1, dtype=np.uint64)
+            pre[0] = 0
+            np.cumsum(c * _powers(len(c), _B), dtype=np.uint64, out=pre[1:])
             out[lo:hi] = (pre[q:] - pre[:-q]) * _powers(hi - lo, _B_INV)
     return out
 
 
-def _prefix_hash(text: str, q: int) -> np.uint64:
-    c = _codes(text[:q])
+def _prefix_hashes(texts: list[str], q: int) -> np.ndarray:
+    """The hash of the first ``q`` code points of each text (each at least ``q`` long), all at once."""
+    if not texts:
+        return np.zeros(0, dtype=np.uint64)
+    joined = "".join(t[:q] for t in texts)
+    codes = _codes(joined).reshape(len(texts), q)
     with np.errstate(over="ignore"):
-        return np.uint64(np.sum(c * _powers(len(c), _B), dtype=np.uint64))
+        return np.asarray(np.sum(codes * _powers(q, _B)[None, :], axis=1, dtype=np.uint64), dtype=np.uint64)
+
+
+class _Anchors:
+    """The anchor hashes of the texts to find, sorted, with a bit table of their low bits that lets most
+    windows of a document be dismissed without a binary search."""
+
+    def __init__(self, hashes: np.ndarray, who: np.ndarray) -> None:
+        order = np.argsort(hashes)
+        self.sorted, self.who = hashes[order], who[order]
+        bits = int(min(26, max(16, np.ceil(np.log2(max(len(hashes), 1))) + 6)))
+        self.mask = np.uint64((1 << bits) - 1)
+        self.table = np.zeros(1 << bits, dtype=bool)
+        self.table[(hashes & self.mask).astype(np.int64)] = True
+
+    def candidates(self, wh: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(positions, lo, hi)``: the windows whose hash is an anchor's, with the range of the anchors."""
+        pos = np.flatnonzero(self.table[(wh & self.mask).astype(np.int64)])
+        h = wh[pos]
+        lo = np.searchsorted(self.sorted, h, side="left")
+        hi = np.searchsorted(self.sorted, h, side="right")
+        keep = hi > lo
+        return pos[keep], lo[keep], hi[keep]
 
 
 # -- stage 1: exact ------------------------------------------------------------------------------------------
@@ -110,33 +150,31 @@ def _occurrences(corpus: Mapping[str, str], texts: Sequence[str], wanted: list[i
     long = [i for i in wanted if len(texts[i]) >= ANCHOR]
     found: dict[int, list[tuple[str, int]]] = {i: [] for i in wanted}
     if long:
-        hashes = np.array([_prefix_hash(texts[i], ANCHOR) for i in long], dtype=np.uint64)
-        order = np.argsort(hashes)
-        sorted_h, who = hashes[order], np.asarray(long)[order]
+        anchors = _Anchors(_prefix_hashes([texts[i] for i in long], ANCHOR), np.asarray(long))
         docs = {hints[i] for i in long}
         scan = list(corpus) if None in docs else [d for d in corpus if d in docs]
         for doc in scan:
-            _scan_document(corpus[doc], doc, sorted_h, who, texts, hints, found)
+            _scan_document(corpus[doc], doc, anchors, texts, hints, found)
     for i in wanted:
         if len(texts[i]) < ANCHOR:
             found[i] = _find_all(corpus, texts[i], hints[i])
     return found
 
 
-def _scan_document(text: str, doc: str, sorted_h: np.ndarray, who: np.ndarray, texts: Sequence[str],
-                   hints: Sequence[str | None], found: dict[int, list[tuple[str, int]]]) -> None:
+def _scan_document(text: str, doc: str, anchors: _Anchors, texts: Sequence[str], hints: Sequence[str | None],
+                   found: dict[int, list[tuple[str, int]]]) -> None:
     wh = _window_hashes(text, ANCHOR)
     if len(wh) == 0:
         return
-    lo = np.searchsorted(sorted_h, wh, side="left")
-    hi = np.searchsorted(sorted_h, wh, side="right")
-    for pos in np.flatnonzero(hi > lo).tolist():
-        for j in range(int(lo[pos]), int(hi[pos])):
+    pos, lo, hi = anchors.candidates(wh)
+    who = anchors.who
+    for p, a, b in zip(pos.tolist(), lo.tolist(), hi.tolist(), strict=True):
+        for j in range(a, b):
             i = int(who[j])
             if hints[i] is not None and hints[i] != doc:
                 continue
-            if text.startswith(texts[i], pos):
-                found[i].append((doc, pos))
+            if text.startswith(texts[i], p):
+                found[i].append((doc, p))
 
 
 def _find_all(corpus: Mapping[str, str], needle: str, hint: str | None) -> list[tuple[str, int]]:
@@ -169,17 +207,14 @@ def _choose(places: list[tuple[str, int]], previous: tuple[str, int, int] | None
 def _normalised(text: str) -> tuple[str, np.ndarray]:
     """``text`` with each run of whitespace read as one space, and the offset in ``text`` of every character
     of it (plus the end)."""
-    pieces, where, last = [], [], 0
-    for m in _WS.finditer(text):
-        pieces.append(text[last:m.start()])
-        where.append(np.arange(last, m.start(), dtype=np.int64))
-        pieces.append(" ")
-        where.append(np.array([m.start()], dtype=np.int64))
-        last = m.end()
-    pieces.append(text[last:])
-    where.append(np.arange(last, len(text), dtype=np.int64))
-    pos = np.concatenate([*where, np.array([len(text)], dtype=np.int64)])
-    return "".join(pieces), pos
+    runs = np.array([m.span() for m in _WS.finditer(text)], dtype=np.int64).reshape(-1, 2)
+    keep = np.ones(len(text), dtype=bool)
+    extra = runs[:, 1] - runs[:, 0] - 1  # every character of a run but its first is dropped
+    if extra.sum():
+        first = np.repeat(runs[:, 0] + 1, extra)
+        keep[first + (np.arange(int(extra.sum())) - np.repeat(np.cumsum(extra) - extra, extra))] = False
+    pos = np.concatenate([np.flatnonzero(keep), np.array([len(text)], dtype=np.int64)])
+    return _WS.sub(" ", text), pos
 
 
 def _whitespace(corpus: Mapping[str, str], text: str, hint: str | None, cache: dict[str, Any]
@@ -221,7 +256,8 @@ def _fuzzy(corpus: Mapping[str, str], text: str, hint: str | None, window: tuple
 
 # -- the whole ------------------------------------------------------------------------------------------------
 
-@boundary
+@public(corpus=A.CORPUS, texts=A.TEXTS, docs=A.DOC_HINTS, ids=A.CHUNK_IDS, ordered=A.ORDERED, fuzzy=A.FUZZY,
+        floor=A.FLOOR, name=A.LABEL)
 def locate_chunks(corpus: Any, texts: Sequence[str], docs: Sequence[str | None] | None = None,
                   ids: Sequence[str] | None = None, *, ordered: bool | None = None, fuzzy: bool = True,
                   floor: float = 90.0, name: str = "") -> ChunkMap:

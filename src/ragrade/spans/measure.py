@@ -49,11 +49,14 @@ class DocSpace:
 
     def bases(self, docs: np.ndarray) -> np.ndarray:
         """The base of each document id (an :class:`InputError` for one the space does not hold)."""
-        out = np.fromiter((self.base.get(d, -1) for d in docs.tolist()), dtype=np.int64, count=len(docs))
-        if len(out) and out.min() < 0:
-            bad = docs[int(np.argmin(out))]
-            raise InputError("a span or chunk points into a document the corpus does not have", item=str(bad))
-        return out
+        from ragrade.spans.lookup import positions_of
+
+        names = list(self.base)
+        at = positions_of(docs, names)
+        if len(at) and at.min() < 0:
+            raise InputError("a span or chunk points into a document the corpus does not have",
+                             item=str(docs[int(np.argmin(at))]))
+        return np.asarray([self.base[d] for d in names], dtype=np.int64)[at] if len(at) else at
 
     def token_map(self, tokenizer: str) -> np.ndarray:
         """The global offsets at which the corpus's tokens start, sorted (needs the corpus's texts)."""
@@ -68,14 +71,14 @@ class DocSpace:
 
 def _extents(docs: np.ndarray, ends: np.ndarray, chunks: ChunkMap | None) -> list[tuple[str, int]]:
     """Each document's furthest end over the spans and chunks."""
+    from ragrade.spans.lookup import group_max
+
     d = docs if chunks is None else np.concatenate([docs, chunks.doc])
     e = ends if chunks is None else np.concatenate([ends, chunks.end])
     if len(d) == 0:
         return []
-    vocab, codes = np.unique(d.astype(str), return_inverse=True)
-    top = np.zeros(len(vocab), dtype=np.int64)
-    np.maximum.at(top, codes, e)
-    return [(str(v), int(t)) for v, t in zip(vocab.tolist(), top.tolist(), strict=True)]
+    names, top = group_max(d, e)
+    return list(zip(names, top.tolist(), strict=True))
 
 
 @dataclass(frozen=True)
@@ -97,10 +100,11 @@ def join_run(run: Run, chunks: ChunkMap, queries: Sequence[str], policies: Polic
     """The run's rows in rank order (its tie policy), joined with the chunk map (see :class:`RunRows`).
     Policies read: ``ties``, ``duplicates`` (``drop``: later copies of a chunk removed; ``error``) and
     ``max_docs`` (only the first rows of each ranking)."""
+    from ragrade.spans.lookup import positions_of
+
     pol = policies or Policies()
-    index = {q: i for i, q in enumerate(queries)}
     qids = run.query_ids.tolist()
-    qpos = np.array([index.get(q, -1) for q in qids], dtype=np.int64)
+    qpos = positions_of(qids, list(queries))
     perm = run.ranking(pol.ties)
     offsets = run.offsets
     seg = np.repeat(np.arange(len(qids)), np.diff(offsets))
@@ -142,8 +146,9 @@ def _ranks_after_drop(seg: np.ndarray, keep: np.ndarray) -> np.ndarray:
 def span_inputs(truth: SpanTruth, joined: RunRows, chunks: ChunkMap, space: DocSpace,
                 semantics: str = "default") -> K.SpanInputs:
     """The kernels' :class:`~ragrade.kernels.spans.SpanInputs` of a truth and a joined run."""
-    index = {q: i for i, q in enumerate(joined.queries)}
-    gq = np.fromiter((index[q] for q in truth.query.tolist()), dtype=np.int64, count=len(truth))
+    from ragrade.spans.lookup import positions_of
+
+    gq = positions_of(truth.query, joined.queries)
     gb = space.bases(truth.doc)
     cb = space.bases(chunks.doc)
     cs, ce = cb + chunks.start, cb + chunks.end

@@ -193,15 +193,21 @@ class ChunkMap:
         return _where(self.source, self.rows, i)
 
     def positions(self, ids: Any) -> np.ndarray:
-        """The row of each chunk id (-1 where the map has no such chunk)."""
-        order = np.argsort(self.chunk_id, kind="stable")
-        ranked = self.chunk_id[order]
-        want = np.asarray(ids, dtype=object)
-        if len(ranked) == 0:
-            return np.full(len(want), -1, dtype=np.int64)
-        at = np.clip(np.searchsorted(ranked, want), 0, len(ranked) - 1)
-        hit = ranked[at] == want
-        return np.where(hit, order[at], -1).astype(np.int64)
+        """The row of each chunk id (-1 where the map has no such chunk): one hash lookup per id (Arrow)."""
+        from ragrade.spans.lookup import positions_of
+
+        return positions_of(ids, self.id_array)
+
+    @property
+    def id_array(self) -> Any:
+        """The chunk ids as an Arrow string array (built once, for lookups)."""
+        cached = self.__dict__.get("_ids")
+        if cached is None:
+            import pyarrow as pa
+
+            cached = pa.array(self.chunk_id.tolist(), type=pa.string())
+            object.__setattr__(self, "_ids", cached)
+        return cached
 
     def check(self, corpus: Mapping[str, str]) -> None:
         """A chunk of an unknown document, past its end, or whose text differs from the document's is an
@@ -225,12 +231,31 @@ class ChunkMap:
 
 # -- validation helpers ------------------------------------------------------------------------------------
 
+def _fast_strings(values: Any) -> np.ndarray | None:
+    """The values as an object array of non-empty strings in one vectorised pass (strings only, no blank
+    one), else None (the row-by-row check then names the bad row)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(values, np.ndarray) and values.dtype.kind not in "OU":
+        return None
+    try:
+        arr = pa.array(values, type=pa.string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        return None
+    if arr.null_count or (len(arr) and pc.any(pc.equal(pc.utf8_trim_whitespace(arr), "")).as_py()):
+        return None
+    return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=object)
+
+
 def _ids(values: Any, what: str, source: str, rows: np.ndarray | None) -> np.ndarray:
-    out = np.empty(len(values), dtype=object)
-    for i, v in enumerate(values):
-        if v is None or (isinstance(v, float) and v != v) or str(v).strip() == "":
-            raise InputError(f"{_where(source, rows, i)}: empty {what}")
-        out[i] = str(v)
+    out = _fast_strings(values)
+    if out is None:
+        out = np.empty(len(values), dtype=object)
+        for i, v in enumerate(values):
+            if v is None or (isinstance(v, float) and v != v) or str(v).strip() == "":
+                raise InputError(f"{_where(source, rows, i)}: empty {what}")
+            out[i] = str(v)
     out.setflags(write=False)
     return out
 
@@ -247,27 +272,53 @@ def _integer(v: Any, what: str, where: str) -> int:
     raise InputError(f"{where}: {what} must be an integer offset", value=v)
 
 
+def _fast_integers(values: Any) -> np.ndarray | None:
+    """Integer offsets as int64 in one pass (an integer array, or digits as text), else None."""
+    arr = np.asarray(values) if not isinstance(values, list) or not values or not isinstance(values[0], str) \
+        else np.asarray(values, dtype=object)
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "f" and np.isfinite(arr).all() and (arr == np.floor(arr)).all():
+        return arr.astype(np.int64)
+    if arr.dtype.kind in "OU" and len(arr):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        try:
+            text = pa.array(arr.tolist(), type=pa.string())
+            if text.null_count or not pc.all(pc.match_substring_regex(text, r"^\s*-?\d+\s*$")).as_py():
+                return None
+            return np.asarray(pc.cast(pc.utf8_trim_whitespace(text), pa.int64()).to_numpy(), dtype=np.int64)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            return None
+    return None if len(arr) else np.zeros(0, dtype=np.int64)
+
+
 def _offsets(start: Any, end: Any, source: str, rows: np.ndarray | None, query: np.ndarray | None,
              doc: np.ndarray, allow_empty: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    s = np.empty(len(start), dtype=np.int64)
-    e = np.empty(len(end), dtype=np.int64)
-    for i, (a, b) in enumerate(zip(start, end, strict=True)):
+    s, e = _fast_integers(start), _fast_integers(end)
+    if s is None or e is None:
+        s = np.array([_integer(a, "start", _where(source, rows, i)) for i, a in enumerate(start)], dtype=np.int64)
+        e = np.array([_integer(b, "end", _where(source, rows, i)) for i, b in enumerate(end)], dtype=np.int64)
+    bad = np.flatnonzero((s < 0) | (s > e) | ((s == e) & (not allow_empty)))
+    if len(bad):
+        i = int(bad[0])
         where = _where(source, rows, i)
-        s[i], e[i] = _integer(a, "start", where), _integer(b, "end", where)
         who = (f"query {query[i]!r}, " if query is not None else "") + f"document {doc[i]!r}"
         if s[i] < 0:
             raise InputError(f"{where}: negative start offset ({who})", value=int(s[i]))
         if s[i] > e[i]:
             raise InputError(f"{where}: start {s[i]} is after end {e[i]} ({who})")
-        if s[i] == e[i] and not allow_empty:
-            raise InputError(f"{where}: empty span [{s[i]}, {e[i]}) ({who}); a gold span holds at least one "
-                             "character")
+        raise InputError(f"{where}: empty span [{s[i]}, {e[i]}) ({who}); a gold span holds at least one character")
     s.setflags(write=False)
     e.setflags(write=False)
     return s, e
 
 
 def _grades(values: Any, source: str, rows: np.ndarray | None) -> np.ndarray:
+    arr = np.asarray(values) if isinstance(values, np.ndarray) else None
+    if arr is not None and arr.dtype.kind in "iuf" and np.isfinite(arr).all():
+        return arr.astype(np.float64)
     out = np.empty(len(values), dtype=np.float64)
     for i, v in enumerate(values):
         try:
@@ -280,6 +331,11 @@ def _grades(values: Any, source: str, rows: np.ndarray | None) -> np.ndarray:
 
 
 def _check_distinct(ids: np.ndarray, source: str, rows: np.ndarray | None) -> None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if len(ids) < 2 or len(pc.unique(pa.array(ids.tolist(), type=pa.string()))) == len(ids):
+        return
     seen: dict[str, int] = {}
     for i, c in enumerate(ids.tolist()):
         if c in seen:

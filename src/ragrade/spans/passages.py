@@ -24,14 +24,16 @@ from typing import Any
 
 import numpy as np
 
+import ragrade.spans.arguments as A
 from ragrade.data import Run
-from ragrade.errors import InputError, boundary
+from ragrade.errors import InputError
+from ragrade.options import public
 from ragrade.spans.model import ChunkMap
 
 METHODS = ("maxp", "firstp", "sump")
 
 
-@boundary
+@public(run=None, method=A.METHOD, hits=A.HITS, delimiter=A.DELIMITER, chunks=A.CHUNKS)
 def aggregate_passages(run: Any, method: str = "maxp", hits: int | None = None, delimiter: str = "#", *,
                        chunks: ChunkMap | None = None, name: str | None = None) -> Run:
     """A document run from a passage (chunk) run (see the module docstring). ``run``: anything
@@ -46,6 +48,10 @@ def aggregate_passages(run: Any, method: str = "maxp", hits: int | None = None, 
     if not isinstance(delimiter, str) or not delimiter:
         raise InputError("delimiter must be a non-empty string", value=delimiter)
     r = as_run(run)
+    if chunks is not None and not isinstance(chunks, ChunkMap):
+        from ragrade.spans.read import read_chunks
+
+        chunks = read_chunks(chunks)
     rows = _rows(r)
     pvocab = np.asarray(r.doc_vocab, dtype=object)
     order = np.argsort(pvocab.astype(str), kind="stable")  # passage codes in id order

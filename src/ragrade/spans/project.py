@@ -24,9 +24,11 @@ from typing import Any
 
 import numpy as np
 
+import ragrade.spans.arguments as A
 from ragrade.data import Qrels
-from ragrade.errors import InputError, boundary
+from ragrade.errors import InputError
 from ragrade.kernels import spans as K
+from ragrade.options import public
 from ragrade.spans.model import ChunkMap, Corpus, SpanTruth
 
 RULES = ("chunk", "gold", "iou")
@@ -96,12 +98,16 @@ def _chunk_shares(gq: np.ndarray, gs: np.ndarray, ge: np.ndarray, *, positive_ro
     return np.where(length > 0, cov / np.maximum(length, 1), 0.0)
 
 
-@boundary
+@public(truth=None, chunks=None, rule=A.RULE, threshold=A.THRESHOLD, levels=A.LEVELS, corpus=A.SOME_CORPUS,
+        space=None)
 def project(truth: SpanTruth, chunks: ChunkMap, *, rule: str = "chunk", threshold: float | None = None,
             levels: int = 1, corpus: Corpus | None = None, space: Any = None) -> Qrels:
     """Graded qrels of the chunks of ``chunks`` from the gold spans (see the module docstring)."""
     from ragrade.spans.measure import DocSpace
+    from ragrade.spans.read import read_chunks, read_corpus, read_spans
 
+    truth, chunks = read_spans(truth), read_chunks(chunks)
+    corpus = None if corpus is None else read_corpus(corpus)
     rule, threshold, levels = check_rule(rule, threshold, levels)
     space = space or DocSpace.of(truth, chunks, corpus)
     q, c, score, grade = scores(truth, chunks, space, rule)
@@ -113,13 +119,18 @@ def project(truth: SpanTruth, chunks: ChunkMap, *, rule: str = "chunk", threshol
     return Qrels.from_columns(queries[q], chunks.chunk_id[c], out, source="projected spans")
 
 
-@boundary
+@public(qrels=None, chunks=A.CHUNKS, corpus=A.SOME_CORPUS, level=A.LEVEL)
 def qrels_to_spans(qrels: Qrels, *, chunks: ChunkMap | None = None, corpus: Mapping[str, str] | None = None,
                    level: str = "auto") -> SpanTruth:
     """Span truth from judgments of documents (``level="doc"``: each judged document is the span ``[0, its
     length)``, its length from the corpus or the furthest chunk of the map) or of chunks (``level="chunk"``:
     the chunk's extent in the map). ``auto``: chunks when every judged id is a chunk id of the map, else
     documents. Grades are kept (a grade of 0 or less: text judged non-relevant)."""
+    from ragrade.engine.inputs import as_qrels
+    from ragrade.spans.read import read_chunks
+
+    qrels = as_qrels(qrels)
+    chunks = None if chunks is None else read_chunks(chunks)
     qids = qrels.per_row_queries()
     docs = qrels.per_row_docs()
     grades = qrels.grades

@@ -25,7 +25,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragrade.errors import InputError, ParseError, boundary
+import ragrade.spans.arguments as A
+from ragrade.errors import InputError, ParseError
+from ragrade.options import public
 from ragrade.spans.model import ChunkMap, Corpus, SpanTruth
 
 QUERY = ("query", "query_id", "qid", "question_id", "queryid", "q")
@@ -34,6 +36,7 @@ START = ("start", "start_index", "start_char", "begin", "span_start", "char_star
 END = ("end", "end_index", "end_char", "stop", "span_end", "char_end")
 GRADE = ("grade", "relevance", "rel", "label")
 TEXT = ("text", "content", "span_text", "answer", "segment", "contents")
+QUESTION = ("question", "query_text", "question_text")
 CHUNK = ("chunk_id", "chunk", "segment_id", "passage_id", "pid", "id", "_id", "docid")
 CHUNK_DOC = ("doc", "doc_id", "document", "document_id", "corpus_id", "file_path", "parent_id", "source")
 
@@ -71,7 +74,7 @@ def _table(value: Any, format: str | None, what: str) -> tuple[Any, str]:
                      value=type(value).__name__)
 
 
-@boundary
+@public(source=None, format=A.FORMAT, corpus=A.SOME_CORPUS)
 def read_spans(source: Any, format: str | None = None, *, corpus: Any = None) -> SpanTruth:
     """Gold spans from a file (JSONL/CSV/TSV/Parquet; Chroma's ``questions_df.csv`` as it is), a table, a
     DataFrame, a list of dicts or a :class:`SpanTruth`. With ``corpus`` (a folder, a file or a mapping),
@@ -104,7 +107,15 @@ def _span_columns(table: Any, source: str) -> SpanTruth:
     g = _pick(names, GRADE, "grade", source, required=False)
     t = _pick(names, TEXT, "text", source, required=False, exclude=[x for x in (q, d) if x])
     cols = [_column(table, c) for c in (q, d, s, e, g, t)]
-    return SpanTruth.from_columns(*cols, source=source, rows=range(1, table.num_rows + 1))
+    asked = _questions(cols[0], _column(table, _pick(names, QUESTION, "question", source, required=False)))
+    return SpanTruth.from_columns(*cols, questions=asked, source=source, rows=range(1, table.num_rows + 1))
+
+
+def _questions(queries: list[Any] | None, texts: list[Any] | None) -> dict[str, str]:
+    """Each query's question, from a question column where the spans have one."""
+    if queries is None or texts is None:
+        return {}
+    return {str(q): str(t) for q, t in zip(queries, texts, strict=True) if t not in (None, "")}
 
 
 def _chroma(table: Any, source: str) -> SpanTruth:
@@ -150,7 +161,7 @@ def _references(raw: Any, source: str, i: int) -> list[dict[str, Any]]:
     return [dict(r) for r in refs]
 
 
-@boundary
+@public(source=None, format=A.FORMAT, corpus=A.SOME_CORPUS, delimiter=A.DELIMITER)
 def read_chunks(source: Any, format: str | None = None, *, corpus: Any = None, name: str | None = None,
                 delimiter: str = "#") -> ChunkMap:
     """A chunk map from a file (JSONL/CSV/TSV/Parquet), a table, a DataFrame, a list of dicts or a
@@ -185,7 +196,7 @@ def _doc_of(chunk_id: Any, delimiter: str, source: str, i: int) -> str:
     return text.split(delimiter, 1)[0]
 
 
-@boundary
+@public(source=None, format=A.FORMAT)
 def read_corpus(source: Any, format: str | None = None) -> Corpus:
     """The documents: a folder of text files, a JSONL/Parquet/TSV corpus file, a mapping ``{doc id: text}``
     or a :class:`Corpus` (see the module docstring). Files are read as UTF-8 text with Python's universal
@@ -246,23 +257,31 @@ def _write(table: Any, path: str | os.PathLike[str], format: str | None) -> None
             os.remove(tmp)
 
 
-@boundary
+@public(truth=None, format=A.FORMAT)
 def write_spans(truth: SpanTruth, path: str | os.PathLike[str], format: str | None = None) -> None:
-    """Write gold spans (``query, doc, start, end, grade[, text]``), format from the file name."""
+    """Write gold spans (``query, doc, start, end, grade[, text][, question]``), format from the file name."""
     import pyarrow as pa
+
+    if not isinstance(truth, SpanTruth):
+        raise InputError("write_spans writes a SpanTruth (ragrade.read_spans makes one)", value=type(truth).__name__)
 
     cols: dict[str, Any] = {"query": pa.array(truth.query.tolist(), pa.string()),
                             "doc": pa.array(truth.doc.tolist(), pa.string()),
                             "start": pa.array(truth.start), "end": pa.array(truth.end), "grade": pa.array(truth.grade)}
     if truth.text is not None:
         cols["text"] = pa.array(truth.text.tolist(), pa.string())
+    if truth.questions:
+        cols["question"] = pa.array([truth.questions.get(q) for q in truth.query.tolist()], pa.string())
     _write(pa.table(cols), path, format)
 
 
-@boundary
+@public(chunks=None, format=A.FORMAT)
 def write_chunks(chunks: ChunkMap, path: str | os.PathLike[str], format: str | None = None) -> None:
     """Write a chunk map (``chunk_id, doc, start, end[, text]``), format from the file name."""
     import pyarrow as pa
+
+    if not isinstance(chunks, ChunkMap):
+        raise InputError("write_chunks writes a ChunkMap (ragrade.read_chunks makes one)", value=type(chunks).__name__)
 
     cols: dict[str, Any] = {"chunk_id": pa.array(chunks.chunk_id.tolist(), pa.string()),
                             "doc": pa.array(chunks.doc.tolist(), pa.string()),

@@ -1,7 +1,7 @@
 """The route of span ground truth (:data:`ragrade.evaluation.ROUTES`; docs/spans.md, "Evaluating").
 
 It claims a plan that asks for a span measure, gives a span keyword (``chunks``, ``corpus``,
-``span_threshold``, ``span_rule``, ``span_levels``, ``passages``), names a span profile (``chroma``,
+``span_threshold``, ``span_rule``, ``span_levels``, ``aggregate``), names a span profile (``chroma``,
 ``legalbench_rag``) or whose ground truth is a :class:`~ragrade.spans.model.SpanTruth`. Then:
 
 1. the ground truth becomes spans: a span file or table as it is; document judgments as whole-document
@@ -12,7 +12,7 @@ It claims a plan that asks for a span measure, gives a span keyword (``chunks``,
    profile's semantics;
 4. id measures (ndcg, map, recall@k, ...) are computed by the engine's executor on the spans projected onto
    the run's chunking (:func:`~ragrade.spans.project.project`; every retrieved chunk that no gold overlaps is
-   judged 0 when the truth is spans), or, with ``passages``, on the run aggregated to documents
+   judged 0 when the truth is spans), or, with ``aggregate``, on the run aggregated to documents
    (:func:`~ragrade.spans.passages.aggregate_passages`) against document judgments.
 """
 
@@ -37,6 +37,8 @@ OPTIONS = ("chunks", "corpus", "span_threshold", "span_rule", "span_levels", "ag
 #: span profiles of the catalogue (ragrade.profiles) -> the semantics of ragrade.kernels.spans
 SPAN_PROFILES = {"chroma": "chroma", "legalbench_rag": "legalbench_rag"}
 NO_CHUNK = "<no chunk holds the gold>"
+#: the keywords of OPTIONS that are conventions: a gated candidate must be scored with its baseline's
+SETTINGS = ("span_threshold", "span_rule", "span_levels", "aggregate")
 
 
 def claims(plan: EvalPlan) -> bool:
@@ -58,7 +60,7 @@ class Setup:
     rule: str
     threshold: float | None
     levels: int
-    passages: str | None
+    aggregate: str | None
 
 
 def run(plan: EvalPlan) -> dict[str, Result]:
@@ -97,9 +99,9 @@ def _setup(plan: EvalPlan) -> Setup:
     semantics = SPAN_PROFILES.get(prof.name, "default") if prof is not None else "default"
     rule, threshold, levels = check_rule(ex.get("span_rule", "chunk"), ex.get("span_threshold"),
                                          ex.get("span_levels", 1))
-    passages = ex.get("aggregate")
-    if passages is not None and str(passages).lower() not in METHODS:
-        raise InputError(f"aggregate must be one of {', '.join(METHODS)}", value=passages)
+    aggregate = ex.get("aggregate")
+    if aggregate is not None and str(aggregate).lower() not in METHODS:
+        raise InputError(f"aggregate must be one of {', '.join(METHODS)}", value=aggregate)
     native = is_span_truth(plan.qrels, plan.qrels_format)
     if native:
         truth = read_spans(plan.qrels, plan.qrels_format)
@@ -112,7 +114,31 @@ def _setup(plan: EvalPlan) -> Setup:
     else:
         truth.check(None, overlapping="error" if semantics == "legalbench_rag" else "note")
     return Setup(truth, native, chunks, corpus, semantics, rule, threshold, levels,
-                 None if passages is None else str(passages).lower())
+                 None if aggregate is None else str(aggregate).lower())
+
+
+def truth_stats(plan: EvalPlan) -> dict[str, Any]:
+    """What the gate records of the plan's span truth: the fingerprint of its spans (query, document, start,
+    end, grade; not the chunking, which is the candidate's), its queries, spans and gold spans."""
+    from ragrade.data.fingerprint import rows_fingerprint
+
+    t = _setup(plan).truth
+    rows = zip(t.query.tolist(), t.doc.tolist(), t.start.tolist(), t.end.tolist(), t.grade.tolist(), strict=True)
+    return {"fingerprint": rows_fingerprint(rows, kind="spans"), "queries": len(t.queries), "judgments": len(t),
+            "relevant": int(np.count_nonzero(t.grade > 0))}
+
+
+def judgments(plan: EvalPlan) -> Qrels:
+    """The judgments a report shows next to the retrieved chunks: the spans projected onto the plan's chunk
+    map (or onto whole documents without one) with the plan's rule, threshold and levels."""
+    from ragrade.spans.measure import DocSpace
+    from ragrade.spans.project import project, whole_documents
+
+    setup = _setup(plan)
+    space = DocSpace.of(setup.truth, setup.chunks, setup.corpus)
+    target = setup.chunks if setup.chunks is not None else whole_documents(space)
+    return project(setup.truth, target, rule=setup.rule, threshold=setup.threshold, levels=setup.levels,
+                   space=space)
 
 
 def is_span_truth(value: Any, format: str | None = None) -> bool:
@@ -278,10 +304,10 @@ def _id_result(plan: EvalPlan, setup: Setup, r: Run, chunks: ChunkMap, space: An
     from ragrade.spans.project import project, whole_documents
 
     target, scored = chunks, r
-    if setup.passages is not None:
+    if setup.aggregate is not None:
         from ragrade.spans.passages import aggregate_passages
 
-        scored = aggregate_passages(r, setup.passages, chunks=chunks if chunks.name != "documents" else None)
+        scored = aggregate_passages(r, setup.aggregate, chunks=chunks if chunks.name != "documents" else None)
         target = whole_documents(space, scored.doc_vocab.tolist())
     qrels = project(setup.truth, target, rule=setup.rule, threshold=setup.threshold, levels=setup.levels,
                     space=space)
@@ -296,25 +322,24 @@ def _complete(qrels: Qrels, queries: list[str], run: Run | None) -> Qrels:
     """The projected judgments plus: every retrieved chunk no gold overlaps, judged 0 (spans say what is not
     gold); a query with no judgment at all gets one non-relevant entry, so that it is a query of the ground
     truth (no relevant chunk: the no_relevant policy decides)."""
-    qs, ds, gs = qrels.per_row_queries().tolist(), qrels.per_row_docs().tolist(), qrels.grades.tolist()
-    judged = set(zip(qs, ds, strict=True))
-    wanted = set(queries)
+    import pandas as pd
+
+    frames = [pd.DataFrame({"q": qrels.per_row_queries(), "d": qrels.per_row_docs(), "g": qrels.grades})]
     if run is not None:
         seg = np.repeat(np.arange(run.n_queries), np.diff(run.offsets))
-        rq = np.asarray(run.query_ids, dtype=object)[seg].tolist()
-        for q, d in zip(rq, run.per_row_docs().tolist(), strict=True):
-            if q in wanted and (q, d) not in judged:
-                judged.add((q, d))
-                qs.append(q), ds.append(d), gs.append(0.0)
-    have = set(qs)
-    for q in queries:
-        if q not in have:
-            qs.append(q), ds.append(NO_CHUNK), gs.append(0.0)
-    return Qrels.from_columns(qs, ds, gs, source="projected spans")
+        rq = np.asarray(run.query_ids, dtype=object)[seg]
+        frames.append(pd.DataFrame({"q": rq, "d": run.per_row_docs(), "g": 0.0}))
+    have = set(frames[0]["q"].tolist())
+    lacking = [q for q in queries if q not in have]
+    frames.append(pd.DataFrame({"q": lacking, "d": [NO_CHUNK] * len(lacking), "g": 0.0}))
+    both = pd.concat(frames, ignore_index=True)
+    both = both[both["q"].isin(set(queries))].drop_duplicates(["q", "d"], keep="first")
+    return Qrels.from_columns(both["q"].to_numpy(dtype=object), both["d"].to_numpy(dtype=object),
+                              both["g"].to_numpy(dtype=np.float64), source="projected spans")
 
 
 def _note(text: str) -> None:
     warnings.warn(text, RagradeWarning, stacklevel=3)
 
 
-__all__ = ["OPTIONS", "SPAN_PROFILES", "claims", "is_span_truth", "run"]
+__all__ = ["OPTIONS", "SETTINGS", "SPAN_PROFILES", "claims", "is_span_truth", "judgments", "run", "truth_stats"]
