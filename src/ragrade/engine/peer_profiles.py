@@ -24,7 +24,8 @@ import pandas as pd
 from ragrade._arrays import member
 from ragrade.engine.core import Evaluator
 from ragrade.engine.inputs import as_qrels, as_run
-from ragrade.engine.result import MetricsArg, Result, metric_labels
+from ragrade.engine.labels import MetricsArg, metric_labels
+from ragrade.engine.result import Result
 from ragrade.metrics.parser import Metric
 from ragrade.policies import Policies
 from ragrade.profiles import EngineProfile
