@@ -46,6 +46,7 @@ LAYERS: list[tuple[str, ...]] = [
 ]
 LAYERS[5] += ("ragrade.spans",)  # character spans (issue 35): with scale/, above the engine
 LAYERS[8] += ("ragrade.chunking",)  # compare_chunkings (issue 35): uses comparison/ and report/
+LAYERS[7] += ("ragrade.synthesis",)  # test sets from a corpus (issue 36): the LLM core over spans/
 
 # ragrade.options: the declarations of every option (one spec per option: the API's checks, the CLI's types
 # and help, the messages), next to the metric parameters it extends (issue 33)

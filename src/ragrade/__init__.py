@@ -70,6 +70,9 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ChunkingComparison": ("ragrade.chunking", "ChunkingComparison"),
     "nuggets": ("ragrade.nuggets", None),
     "erag_labels": ("ragrade.nuggets.erag", "erag_labels"),
+    # test sets from a corpus (issue 36): docs/synthesize.md
+    "synthesize": ("ragrade.synthesis", "synthesize"),
+    "TestSet": ("ragrade.synthesis", "TestSet"),
 }
 
 
@@ -128,6 +131,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         read_corpus,
         read_spans,
     )
+    from ragrade.synthesis import TestSet, synthesize
 
 __all__ = [
     "ChunkMap",
@@ -156,6 +160,7 @@ __all__ = [
     "Run",
     "SpanTruth",
     "Summary",
+    "TestSet",
     "UnknownNameError",
     "__version__",
     "aggregate_passages",
@@ -184,6 +189,7 @@ __all__ = [
     "report",
     "retrieve",
     "save_baseline",
+    "synthesize",
     "write_qrels",
     "write_run",
 ]
