@@ -52,8 +52,11 @@ def test_usage_errors(server, folder, tmp_path):
     assert runner.invoke(main, ["synthesize", str(docs), "-o", str(tmp_path / "x")]).exit_code == 2  # no -n
     r = runner.invoke(main, [*_args(server, docs, tmp_path / "y", tmp_path / "c"), "--no-cache", "--resume"])
     assert r.exit_code == 2 and "--resume needs the cache" in r.output
-    r = runner.invoke(main, [*_args(server, docs, tmp_path / "z", tmp_path / "c"), "--judge", "offline"])
-    assert r.exit_code == 2 and "offline" in r.output
+    r = runner.invoke(main, [*_args(server, docs, tmp_path / "z", tmp_path / "c"), "--judge", "semantic"])
+    assert r.exit_code == 2 and "semantic" in r.output
+    r = runner.invoke(main, ["synthesize", str(docs), "-n", "3", "-o", str(tmp_path / "off"), "--judge", "offline",
+                             "--no-cache", "--passage-chars", "500", "--min-passage-chars", "100"])
+    assert r.exit_code == 0 and "by rule" in r.output and server.count() == 0
     r = runner.invoke(main, [*_args(server, docs, tmp_path / "w", tmp_path / "c"), "--mix", "single=0"])
     assert r.exit_code == 2 and "mix" in r.output
     r = runner.invoke(main, ["synthesize", "-n", "3", "-o", str(tmp_path / "v")])

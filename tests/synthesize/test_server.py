@@ -126,12 +126,17 @@ def test_budget_calls_bounds_the_requests(server, folder, tmp_path, calls):
     assert server.count() <= calls
     assert ts.counts["requests"] == server.count()
     assert ts.counts["budget_reached"] and not ts.complete
-    # a second run with a larger budget goes on from the cache
+    # a second run with a larger budget goes on from the cache (a transient failure is asked again)
+    server.faults.clear()
     before = server.count()
     more = ragrade.synthesize(docs, 12, base_url=server.base_url, model="scripted", api_key_env="NO_KEY_HERE",
                               max_retries=1, backoff_base=0.01, budget=Budget(calls=200),
                               cache=tmp_path / "c.sqlite3", passage_chars=500, min_passage_chars=100)
     assert more.complete and server.count() - before <= 200
+    # and keeps what a run never stopped keeps
+    whole = ragrade.synthesize(docs, 12, base_url=server.base_url, model="scripted", api_key_env="NO_KEY_HERE",
+                               max_retries=1, backoff_base=0.01, cache=False, passage_chars=500, min_passage_chars=100)
+    assert [it.to_dict() for it in more.items] == [it.to_dict() for it in whole.items]
 
 
 def test_a_judge_object_and_no_cache(folder):

@@ -10,7 +10,16 @@ from typing import Any
 
 import click
 
-from ragrade.cli._llm import budget, cache_arg, check_budget, key_of, llm_options, make_judge, secret_errors
+from ragrade.cli._llm import (
+    BackendChoice,
+    budget,
+    cache_arg,
+    check_budget,
+    key_of,
+    llm_options,
+    make_judge,
+    secret_errors,
+)
 
 EXIT_INCOMPLETE = 1
 
@@ -96,10 +105,24 @@ def command(**o: Any) -> None:
     sys.exit(code)
 
 
-# The LLM options' backend defaults to "offline" (the judges' default), which cannot write questions.
+class _Backends(BackendChoice):
+    """The backends serving the synthesis task set, and ``offline`` (the extractive stand-in)."""
+
+    def _names(self) -> list[str]:
+        from ragrade.llm.backends import names
+
+        return [*names(self.tasks), "offline"]
+
+
+# The LLM options' backend is the judges' (default offline, which is the word-overlap judge there): here it
+# is a backend that writes questions, openai by default, or the extractive stand-in.
 for _p in command.params:
     if _p.name == "judge_kind":
+        _p.type = _Backends("synthesize")
         _p.default = "openai"
+        _p.help = ("Who writes the questions: openai (any OpenAI-compatible server), ollama, or offline (no model: "
+                   "questions by rule, leaking by construction; for trying the mechanics). The key is read from "
+                   "the variable named by --api-key-env and never printed or stored.")
 
 
 def _synthesize(o: dict[str, Any], corpus: str) -> int:
@@ -110,7 +133,14 @@ def _synthesize(o: dict[str, Any], corpus: str) -> int:
     from ragrade.synthesis.prompts import TASK_SET
 
     err = stderr_console()
-    judge = make_judge(o, TASK_SET)
+    if o["judge_kind"] == "offline":
+        from ragrade.synthesis.offline import ExtractiveJudge
+
+        judge: Any = ExtractiveJudge()
+        err.print("note: the offline backend writes questions by rule (no model); they leak their excerpts by "
+                  "construction: use it to try the mechanics, not as a test set")
+    else:
+        judge = make_judge(o, TASK_SET)
     keys = ("fuzzy_floor", "max_excerpts", "min_excerpt_quality", "max_excerpt_share", "max_leakage",
             "min_bm25_rank", "max_duplicate", "max_duplicate_embedding")
     show = o["progress"] if o["progress"] is not None else sys.stderr.isatty()

@@ -398,12 +398,11 @@ class Rows:
 
     @cached_property
     def pieces(self) -> tuple[np.ndarray, np.ndarray]:
-        """The disjoint pieces of each query's union (empty ones where an interval adds nothing)."""
-        ps = np.empty_like(self.start)
-        top = np.full(self.start.shape[1], np.iinfo(np.int64).min, dtype=np.int64)
-        for i in range(self.start.shape[0]):
-            np.maximum(self.start[i], top, out=ps[i])
-            np.maximum(top, self.end[i], out=top)
+        """The disjoint pieces of each query's union (empty ones where an interval adds nothing): each
+        interval from where the intervals before it end."""
+        ps = np.maximum.accumulate(self.end, axis=0)  # (the furthest end so far, row by row)
+        ps[1:] = np.maximum(self.start[1:], ps[:-1])
+        ps[0] = self.start[0]
         return ps, np.maximum(self.end, ps)
 
     @property
