@@ -297,12 +297,14 @@ def test_no_leftover_at_the_repository_root():
 def test_functions_nothing_calls_stay_gone():
     """The functions issue 33 found unused are not back (each was checked unused, tests included)."""
     import ragrade.cli._output
+    import ragrade.compat.trec_eval
     import ragrade.engine.plan
     import ragrade.io.textfiles
     from ragrade.metrics.params import Param
 
     gone = [("json_number", ragrade.cli._output), ("split_options", ragrade.engine.plan),
-            ("as_path_str", ragrade.io.textfiles), ("good_value", Param)]
+            ("as_path_str", ragrade.io.textfiles), ("good_value", Param),
+            ("compute_and_format", ragrade.compat.trec_eval)]
     assert [name for name, where in gone if hasattr(where, name)] == []
 
 
