@@ -297,10 +297,44 @@ def test_no_leftover_at_the_repository_root():
 def test_functions_nothing_calls_stay_gone():
     """The functions issue 33 found unused are not back (each was checked unused, tests included)."""
     import ragrade.cli._output
+    import ragrade.compat.trec_eval
     import ragrade.engine.plan
-    import ragrade.io._common
+    import ragrade.io.textfiles
     from ragrade.metrics.params import Param
 
     gone = [("json_number", ragrade.cli._output), ("split_options", ragrade.engine.plan),
-            ("as_path_str", ragrade.io._common), ("good_value", Param)]
+            ("as_path_str", ragrade.io.textfiles), ("good_value", Param),
+            ("compute_and_format", ragrade.compat.trec_eval)]
     assert [name for name, where in gone if hasattr(where, name)] == []
+
+
+# -- size (issue 33): no function over 80 lines, radon's cyclomatic complexity at most 25, everywhere -----------
+
+MAX_LINES = 80
+MAX_COMPLEXITY = 25
+
+
+def test_no_function_over_80_lines():
+    long = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno is not None:
+                n = node.end_lineno - node.lineno + 1
+                if n > MAX_LINES:
+                    long.append(f"{module}:{node.lineno} {node.name} ({n} lines)")
+    assert long == [], "split these into smaller functions (house III): " + "; ".join(long)
+
+
+def test_no_function_above_complexity_25():
+    """radon's cyclomatic complexity (``radon cc``), every function and method of the tree."""
+    from radon.complexity import cc_visit
+
+    complex_ = []
+    for module, path in MODULES.items():
+        blocks = list(cc_visit(path.read_text(encoding="utf-8")))
+        while blocks:
+            b = blocks.pop()
+            blocks += getattr(b, "closures", [])
+            if b.letter in ("F", "M") and b.complexity > MAX_COMPLEXITY:
+                complex_.append(f"{module}:{b.lineno} {b.fullname} ({b.complexity})")
+    assert complex_ == [], "simplify these (house III): " + "; ".join(sorted(complex_))

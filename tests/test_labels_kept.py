@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 import ragrade
 from ragrade.cli import main
-from ragrade.engine.result import distinct_metrics, metric_labels, spread_labels
+from ragrade.engine.labels import distinct_metrics, metric_labels, spread_labels
 
 QRELS = {"a": {"d1": 1, "d2": 0, "d3": 2}, "b": {"d4": 1, "d5": 2}, "c": {"d6": 2}}
 RUN = {"a": {"d1": 3.0, "d3": 2.0, "d9": 1.0}, "b": {"d5": 2.0, "d8": 1.5, "d4": 1.0}, "c": {"d7": 1.0}}

@@ -16,10 +16,10 @@ __version__ = "0.1.0"
 _LAZY: dict[str, tuple[str, str | None]] = {
     "evaluate": ("ragrade.evaluation", "evaluate"),
     "evaluate_diversity": ("ragrade.engine.diversity", "evaluate_diversity"),
-    "HoleRate": ("ragrade.engine.result", "HoleRate"),
+    "HoleRate": ("ragrade.engine.summary", "HoleRate"),
     "Evaluator": ("ragrade.engine.core", "Evaluator"),
     "Result": ("ragrade.engine.result", "Result"),
-    "Summary": ("ragrade.engine.result", "Summary"),
+    "Summary": ("ragrade.engine.summary", "Summary"),
     "Qrels": ("ragrade.data", "Qrels"),
     "Run": ("ragrade.data", "Run"),
     "read_qrels": ("ragrade.io", "read_qrels"),
@@ -98,7 +98,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade.data import Qrels, Run
     from ragrade.engine.core import Evaluator
     from ragrade.engine.diversity import evaluate_diversity
-    from ragrade.engine.result import HoleRate, Result, Summary
+    from ragrade.engine.result import Result
+    from ragrade.engine.summary import HoleRate, Summary
     from ragrade.errors import (
         InputError,
         InternalError,

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 from ragrade.engine.core import Evaluator
 from ragrade.engine.executor import piece_runner, run_in_memory
 from ragrade.engine.executor import prepare as prepare_in_memory
+from ragrade.engine.labels import MetricsArg
 from ragrade.engine.plan import TRUTH_OPTIONS, EvalPlan, build_plan, option_names
-from ragrade.engine.result import MetricsArg, Result
+from ragrade.engine.result import Result
 from ragrade.errors import InputError, UnknownNameError
 from ragrade.metrics.parser import Names
 from ragrade.options import public

@@ -25,7 +25,7 @@ from click.testing import CliRunner
 import ragrade
 from ragrade.cli import main
 from ragrade.errors import ParseError
-from ragrade.io._common import text_problem
+from ragrade.io.textfiles import text_problem
 
 TEXTS = {
     "run.txt": "q1 Q0 d1 1 0.9 r\nq1 Q0 d2 2 0.5 r\nq2 Q0 d3 1 0.7 r\n",

@@ -102,10 +102,7 @@ FORMAT_WORDS = {w for f in formats.REGISTRY for w in (f.name, *f.aliases)} | \
 
 
 #: Modules that still list formats, each with its owner; the list may only shrink.
-KNOWN_FORMAT_LISTS = {
-    "nuggets/data.py",  # nuggets (issue 38): _write_records picks JSONL/Parquet by extension; write through
-                        # formats.by_extension(path).write_records (docs/formats.md, "Records")
-}
+KNOWN_FORMAT_LISTS: set[str] = set()  # none left
 
 
 def test_no_format_list_outside_the_registry():

@@ -9,7 +9,7 @@ import pytest
 
 from ragrade import Qrels, Run, evaluate, read_qrels, read_run
 from ragrade.io import detect_format, guess_kind
-from ragrade.io._common import sniff_trec
+from ragrade.io.sniffing import sniff_trec
 from ragrade.io.trec import normalise_whitespace
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import ragrade
-from ragrade.engine.result import with_rel_level
+from ragrade.engine.labels import with_rel_level
 from ragrade.metrics import parse_metric
 from reference import random_case
 

@@ -92,7 +92,7 @@ def assert_same(got, want):
 def out_of_core(qp, rp, metrics, how, sizes=None, report=None, pinned=True, **options):
     """evaluate_paths with tiny pieces; ``pinned``: as ragrade.evaluate calls it (the pieces told the top grade
     of the whole ground truth when a value depends on it)."""
-    from ragrade.engine.result import metric_labels
+    from ragrade.engine.labels import metric_labels
     from ragrade.scale.outofcore import needs_top_grade, pin_collection, unpin, with_twins
 
     def part(q, r):

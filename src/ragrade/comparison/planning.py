@@ -174,6 +174,35 @@ def plan_scores(
         metric_list = [str(m) for m in metrics]
     if not metric_list:
         raise InputError("no metric given")
+    deltas = _deltas(metric_list, delta)
+    index = frames[names[0]].index
+    for f in frames.values():
+        if not f.index.equals(index):
+            index = index.append(f.index.difference(index, sort=False))
+    rows: dict[str, dict[str, Any]] = {}
+    notes: list[str] = []
+    for metric in metric_list:
+        for name, frame in frames.items():
+            if metric not in frame.columns:
+                raise InputError(f"run {name!r} has no scores for metric {metric!r}")
+        x = np.column_stack([_values(frames[name].reindex(index), metric, name) for name in names])
+        x = x[~np.isnan(x).any(axis=1)]
+        n = int(x.shape[0])
+        if n < 2:
+            raise InputError(f"{metric}: fewer than two queries are scored in every run", value=n)
+        row: dict[str, Any] = {"queries": n, "runs": len(names), "delta": deltas[metric]}
+        if len(names) == 2:
+            row.update(_paired_t_row(x, deltas[metric], power, alpha))
+            if row["effect_size"] == math.inf:
+                notes.append(f"{metric}: every query has the same difference, so any change is detected.")
+        else:
+            row.update(_anova_row(x, deltas[metric], power, alpha))
+        rows[metric] = row
+    return Plan(runs=names, metrics=rows, alpha=alpha, target_power=power, notes=notes)
+
+
+def _deltas(metric_list: list[str], delta: float | Mapping[str, float]) -> dict[str, float]:
+    """Each metric's smallest difference worth detecting (one for all, or a mapping): positive, finite."""
     deltas: dict[str, float] = {}
     for m in metric_list:
         value = delta.get(m) if isinstance(delta, Mapping) else delta
@@ -184,51 +213,33 @@ def plan_scores(
         if not (v > 0 and math.isfinite(v)):
             raise InputError("delta must be a positive number", value=value)
         deltas[m] = v
-    index = frames[names[0]].index
-    for f in frames.values():
-        if not f.index.equals(index):
-            index = index.append(f.index.difference(index, sort=False))
-    rows: dict[str, dict[str, Any]] = {}
-    notes: list[str] = []
-    m_runs = len(names)
-    for metric in metric_list:
-        for name, frame in frames.items():
-            if metric not in frame.columns:
-                raise InputError(f"run {name!r} has no scores for metric {metric!r}")
-        x = np.column_stack([_values(frames[name].reindex(index), metric, name) for name in names])
-        x = x[~np.isnan(x).any(axis=1)]
-        n = int(x.shape[0])
-        if n < 2:
-            raise InputError(f"{metric}: fewer than two queries are scored in every run", value=n)
-        d = deltas[metric]
-        row: dict[str, Any] = {"queries": n, "runs": m_runs, "delta": d}
-        if m_runs == 2:
-            diff = x[:, 1] - x[:, 0]
-            sd = float(diff.std(ddof=1))
-            row["test"] = "paired t"
-            row["sd_diff"] = sd
-            row["mean_diff"] = float(diff.mean())
-            if sd <= 1e-12 * max(1.0, float(np.abs(diff).max())):  # equal differences (up to rounding)
-                row.update(effect_size=math.inf, queries_needed=2, mde=0.0, power=1.0)
-                notes.append(f"{metric}: every query has the same difference, so any change is detected.")
-            else:
-                e = d / sd
-                row["effect_size"] = e
-                row["queries_needed"] = ttest_queries_needed(e, power, alpha)
-                row["mde"] = ttest_mde(n, power, alpha) * sd
-                row["power"] = ttest_power(e, n, alpha)
-        else:
-            variance = float(x.var(axis=0, ddof=1).mean())
-            row["test"] = "anova"
-            row["sd_diff"] = None
-            row["within_variance"] = variance
-            row["within_sd"] = math.sqrt(variance)
-            row["effect_size"] = d / math.sqrt(2.0 * m_runs * variance) if variance > 0 else math.inf
-            row["queries_needed"] = anova_queries_needed(d, variance, m_runs, power, alpha)
-            row["mde"] = anova_mde(variance, m_runs, n, power, alpha)
-            row["power"] = anova_power(d, variance, m_runs, n, alpha)
-        rows[metric] = row
-    return Plan(runs=names, metrics=rows, alpha=alpha, target_power=power, notes=notes)
+    return deltas
+
+
+def _paired_t_row(x: np.ndarray, d: float, power: float, alpha: float) -> dict[str, Any]:
+    """Two runs: the paired t-test's effect size, queries needed, smallest detectable difference, power."""
+    diff = x[:, 1] - x[:, 0]
+    sd = float(diff.std(ddof=1))
+    row: dict[str, Any] = {"test": "paired t", "sd_diff": sd, "mean_diff": float(diff.mean())}
+    if sd <= 1e-12 * max(1.0, float(np.abs(diff).max())):  # equal differences (up to rounding)
+        row.update(effect_size=math.inf, queries_needed=2, mde=0.0, power=1.0)
+        return row
+    n = int(x.shape[0])
+    e = d / sd
+    row.update(effect_size=e, queries_needed=ttest_queries_needed(e, power, alpha), mde=ttest_mde(n, power, alpha) * sd,
+               power=ttest_power(e, n, alpha))
+    return row
+
+
+def _anova_row(x: np.ndarray, d: float, power: float, alpha: float) -> dict[str, Any]:
+    """Three runs or more: one-way ANOVA's (within-query variance, effect size, queries needed, power)."""
+    n, m_runs = int(x.shape[0]), int(x.shape[1])
+    variance = float(x.var(axis=0, ddof=1).mean())
+    return {"test": "anova", "sd_diff": None, "within_variance": variance, "within_sd": math.sqrt(variance),
+            "effect_size": d / math.sqrt(2.0 * m_runs * variance) if variance > 0 else math.inf,
+            "queries_needed": anova_queries_needed(d, variance, m_runs, power, alpha),
+            "mde": anova_mde(variance, m_runs, n, power, alpha),
+            "power": anova_power(d, variance, m_runs, n, alpha)}
 
 
 @public

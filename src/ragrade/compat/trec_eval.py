@@ -87,17 +87,10 @@ def run(argv: Sequence[str], out: TextIO | None = None, value_format: str = "%6.
     return 0
 
 
-def compute_and_format(planned: list[Planned], opts: Options, qrels_path: str, run_path: str,
-                       value_format: str = "%6.4f") -> str:
-    """The text trec_eval 10 prints for ``planned`` measures on the two files."""
-    return "".join(p if isinstance(p, str) else p.decode("utf-8")
-                   for p in output_parts(planned, opts, qrels_path, run_path, value_format))
-
-
 def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_path: str,
                  value_format: str = "%6.4f") -> Iterator[str | bytes]:
-    """:func:`compute_and_format`'s text in parts (UTF-8 bytes or str), to be written one after the other; every
-    error trec_eval stops on is raised before the first part."""
+    """The text trec_eval 10 prints for ``planned`` measures on the two files, in parts (UTF-8 bytes or str),
+    to be written one after the other; every error trec_eval stops on is raised before the first part."""
     for path in (qrels_path, run_path):
         if path != "-" and not os.path.isfile(path):
             raise TrecEvalError(f"cannot read file {path!r}: it does not exist")

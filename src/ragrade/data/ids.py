@@ -129,20 +129,7 @@ def id_array(values: Any, what: str = "ids", *, check_nul: bool = True) -> np.nd
 
     ``check_nul=False`` leaves the search for NUL characters to the caller (the tables check the distinct
     ids once they are coded, which is cheaper than every row)."""
-    arr = values if isinstance(values, np.ndarray) and values.dtype == object else None
-    if arr is None:
-        if is_pandas(values):
-            arr = values.to_numpy(dtype=object, na_value=None)
-        else:
-            arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
-            if arr.dtype.kind == "b":
-                raise InputError(f"{what} must be strings or integers, not booleans")
-            if arr.dtype.kind in "iu":
-                arr = arr.astype(str).astype(object)  # exact for every width, unsigned included
-            elif arr.dtype.kind in "US":
-                arr = arr.astype(str).astype(object)
-            elif arr.dtype != object:
-                arr = arr.astype(object)  # floats: integral ones become "10" below, like other inputs
+    arr = _object_array(values, what)
     if arr.ndim != 1:
         raise InputError(f"{what} must be one-dimensional, got shape {arr.shape}")
     if len(arr) == 0:
@@ -152,16 +139,45 @@ def id_array(values: Any, what: str = "ids", *, check_nul: bool = True) -> np.nd
         if check_nul:
             _refuse_nul(arr, what)
         return arr
+    fast = _numeric_ids(arr, kind)
+    if fast is not None:
+        return fast
+    return _mixed_ids(arr, what, check_nul)
+
+
+def _object_array(values: Any, what: str) -> np.ndarray:
+    """``values`` as an object array: integers and strings already as ``str``, booleans refused."""
+    if isinstance(values, np.ndarray) and values.dtype == object:
+        return values
+    if is_pandas(values):
+        return values.to_numpy(dtype=object, na_value=None)
+    arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
+    if arr.dtype.kind == "b":
+        raise InputError(f"{what} must be strings or integers, not booleans")
+    if arr.dtype.kind in "iuUS":  # integers: exact for every width, unsigned included
+        return arr.astype(str).astype(object)
+    if arr.dtype != object:
+        return arr.astype(object)  # floats: integral ones become "10" below, like other inputs
+    return arr
+
+
+def _numeric_ids(arr: np.ndarray, kind: str) -> np.ndarray | None:
+    """All integers, or all integral floats below 2**53, as ``str`` vectorised; None otherwise."""
     if kind == "integer":  # all ints: vectorised str() (ints beyond 64 bits take the per-item path)
         try:
             return arr.astype(np.int64).astype(str).astype(object)
         except OverflowError:
-            pass
+            return None
     if kind == "floating":
         f = arr.astype(np.float64)
         # 10.0 -> "10", as ids read from JSON/CSV (beyond 2**53 floats are not exact: per-item path)
         if np.isfinite(f).all() and (f == np.floor(f)).all() and (np.abs(f) < 2.0**53).all():
             return f.astype(np.int64).astype(str).astype(object)
+    return None
+
+
+def _mixed_ids(arr: np.ndarray, what: str, check_nul: bool) -> np.ndarray:
+    """The per-item path: only the rows that are not ``str`` are looked at one by one."""
     is_str = np.fromiter((type(x) is str for x in arr), dtype=bool, count=len(arr))
     if check_nul:
         rows = np.flatnonzero(is_str)

@@ -8,7 +8,11 @@ module                  owns
 ``engine/core.py``      :class:`Evaluator`: credit, kernels, definedness, policies -> Result
 ``engine/texts.py``     text ground truth: match tables, greedy crediting, hand-over to the id pipeline
 ``engine/lists.py``     profiles: engine profiles (policies) and list profiles (list kernels)
-``engine/result.py``    :class:`Result`, :class:`Summary` and their output formats
+``engine/result.py``    :class:`Result`: the one result model (immutable; ``replace``, ``collect``)
+``engine/values.py``    where per-query values live: :class:`QueryColumns`, :class:`DeferredValues`
+``engine/summary.py``   :class:`Summary`, :class:`HoleRate`, :class:`JudgeInfo`
+``engine/labels.py``    metric labels (:func:`metric_labels`) and :class:`MetricValues`
+``engine/exports.py``   a result's output formats (dict, JSON, CSV, markdown, summary lines, notes)
 ``engine/plan.py``      :class:`EvalPlan`: one request, validated once (:func:`build_plan`)
 ``engine/executor.py``  the in-memory executor of a plan: picks the path above for its metrics
 ======================  ===============================================================================
@@ -19,7 +23,8 @@ executor, out of core or Spark. ``docs/architecture.md`` draws the pipeline and 
 
 from ragrade.engine.core import Evaluator
 from ragrade.engine.inputs import as_qrels, as_run, read_both
-from ragrade.engine.result import MetricValues, Result, Summary, metric_labels
+from ragrade.engine.labels import MetricValues, metric_labels
+from ragrade.engine.result import Result, Summary
 
 __all__ = ["Evaluator", "MetricValues", "Result", "Summary", "as_qrels", "as_run", "metric_labels",
            "read_both"]

@@ -16,7 +16,8 @@ import numpy as np
 from ragrade.engine.credit import caller_stacklevel, finish
 from ragrade.engine.inputs import as_qrels, as_run
 from ragrade.engine.join import TruthIndex, join_dict, join_run
-from ragrade.engine.result import MetricsArg, Result, metric_labels
+from ragrade.engine.labels import MetricsArg, metric_labels
+from ragrade.engine.result import Result
 from ragrade.errors import InputError, MetricError, UnknownNameError
 from ragrade.metrics.parser import Metric, Names
 from ragrade.options import public

@@ -19,7 +19,8 @@ import numpy as np
 from ragrade._arrays import duplicated
 from ragrade.data.ranking import ties_straddling
 from ragrade.engine.join import Joined, TruthIndex
-from ragrade.engine.result import HoleRate, QueryColumns, Result, Summary, distinct_metrics, spread_labels
+from ragrade.engine.labels import distinct_metrics, spread_labels
+from ragrade.engine.result import HoleRate, QueryColumns, Result, Summary
 from ragrade.errors import PolicyError, PolicyNote
 from ragrade.kernels import metrics as K
 from ragrade.kernels.common import rank_within_group

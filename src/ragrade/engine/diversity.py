@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from ragrade.engine.inputs import as_run, is_path
-from ragrade.engine.result import HoleRate, MetricsArg, Result, Summary, metric_labels
+from ragrade.engine.labels import MetricsArg, metric_labels
+from ragrade.engine.result import HoleRate, Result, Summary
 from ragrade.errors import InputError, MetricError, ParseError, PolicyError
 from ragrade.kernels.diversity import Subtopics
 from ragrade.options import public

@@ -194,37 +194,11 @@ class Joined:
 def join_run(index: TruthIndex, run: Run, policies: Policies) -> Joined:
     """Join a :class:`Run` (any origin) under ``policies`` (ties, duplicates, identical ids)."""
     pol = policies
-    offsets = run.offsets
-    n = run.n_rows
-    keep = None  # rows removed by policies (storage order)
-    identical = 0
-    if pol.identical_ids == "drop" and n:
-        same = run.per_row_docs() == run.per_row_queries()
-        if same.any():
-            keep = ~same
-            identical = int(same.sum())
     # A full duplicate scan hashes every retrieved id. Under the default policy only duplicates of
     # judged items change a value, so runs read lazily from files are checked on those alone.
     judged_dups_only = pol.duplicates == "credit_once" and not run.duplicates_known and run.raw_is_arrow
-    dups = run.duplicate_mask() if n and not judged_dups_only else np.zeros(0, dtype=bool)
-    if dups.any():
-        known = np.fromiter(map(index.has_query, run.query_ids.tolist()), dtype=bool, count=run.n_queries)
-        dups = dups & np.repeat(known, np.diff(offsets))  # queries without ground truth are ignored
-    duplicate_items = int(dups.sum()) if len(dups) else 0
-    if duplicate_items:
-        if pol.duplicates == "error":
-            i = int(np.flatnonzero(dups)[0])
-            qi = int(np.searchsorted(offsets, i, side="right") - 1)
-            raise PolicyError(f"duplicate item {run.docs_at(np.array([i]))[0]!r} in the ranking of "
-                              f"query {run.query_ids[qi]!r} ({duplicate_items} duplicates in all)")
-        if pol.duplicates == "keep_last":
-            seg = np.repeat(np.arange(run.n_queries), np.diff(offsets))
-            key = seg.astype(np.int64) * (len(run.doc_vocab) + 1) + run.doc_codes
-            later = duplicated(key, keep="last")
-            keep = ~later if keep is None else keep & ~later
-    if keep is not None:
-        run = subset_rows(run, keep)
-        offsets, n = run.offsets, run.n_rows
+    run, identical, duplicate_items = _apply_row_policies(index, run, pol, judged_dups_only)
+    offsets = run.offsets
     counts = np.diff(offsets)
     ranked, moved = run.ranking_sparse(pol.ties)
     identity = ranked is None
@@ -259,6 +233,40 @@ def join_run(index: TruthIndex, run: Run, policies: Policies) -> Joined:
     return Joined(qq=qq, pos=pos, qrow=qrow, alignment=alignment, sorted_scores=sorted_scores, offsets=offsets,
                   run_name=run.name, duplicate_items=duplicate_items, duplicates_judged_only=judged_dups_only,
                   identical_ids_dropped=identical, nonfinite_scores=run.nonfinite_scores)
+
+
+def _apply_row_policies(index: TruthIndex, run: Run, pol: Policies, judged_dups_only: bool
+                        ) -> tuple[Run, int, int]:
+    """``(run, identical ids dropped, duplicate items)``: the rows the identical-id and duplicate policies
+    remove taken out (``duplicates="error"`` raises on the first duplicate of a query with ground truth)."""
+    offsets = run.offsets
+    n = run.n_rows
+    keep = None  # rows removed by policies (storage order)
+    identical = 0
+    if pol.identical_ids == "drop" and n:
+        same = run.per_row_docs() == run.per_row_queries()
+        if same.any():
+            keep = ~same
+            identical = int(same.sum())
+    dups = run.duplicate_mask() if n and not judged_dups_only else np.zeros(0, dtype=bool)
+    if dups.any():
+        known = np.fromiter(map(index.has_query, run.query_ids.tolist()), dtype=bool, count=run.n_queries)
+        dups = dups & np.repeat(known, np.diff(offsets))  # queries without ground truth are ignored
+    duplicate_items = int(dups.sum()) if len(dups) else 0
+    if duplicate_items:
+        if pol.duplicates == "error":
+            i = int(np.flatnonzero(dups)[0])
+            qi = int(np.searchsorted(offsets, i, side="right") - 1)
+            raise PolicyError(f"duplicate item {run.docs_at(np.array([i]))[0]!r} in the ranking of "
+                              f"query {run.query_ids[qi]!r} ({duplicate_items} duplicates in all)")
+        if pol.duplicates == "keep_last":
+            seg = np.repeat(np.arange(run.n_queries), np.diff(offsets))
+            key = seg.astype(np.int64) * (len(run.doc_vocab) + 1) + run.doc_codes
+            later = duplicated(key, keep="last")
+            keep = ~later if keep is None else keep & ~later
+    if keep is not None:
+        run = subset_rows(run, keep)
+    return run, identical, duplicate_items
 
 
 def judged_rows(index: TruthIndex, run: Run, qmap: np.ndarray,

@@ -17,7 +17,8 @@ import numpy as np
 from ragrade.data import Run
 from ragrade.engine.core import Evaluator
 from ragrade.engine.inputs import as_qrels, as_run
-from ragrade.engine.result import HoleRate, MetricsArg, QueryColumns, Result, Summary, metric_labels
+from ragrade.engine.labels import MetricsArg, metric_labels
+from ragrade.engine.result import HoleRate, QueryColumns, Result, Summary
 from ragrade.engine.texts import align_texts, build_matches
 from ragrade.errors import MetricError, PolicyError
 from ragrade.kernels.profile_kernels import ListContext, Matches

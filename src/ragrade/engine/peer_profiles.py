@@ -24,7 +24,8 @@ import pandas as pd
 from ragrade._arrays import member
 from ragrade.engine.core import Evaluator
 from ragrade.engine.inputs import as_qrels, as_run
-from ragrade.engine.result import MetricsArg, Result, metric_labels
+from ragrade.engine.labels import MetricsArg, metric_labels
+from ragrade.engine.result import Result
 from ragrade.metrics.parser import Metric
 from ragrade.policies import Policies
 from ragrade.profiles import EngineProfile
@@ -77,19 +78,7 @@ def evaluate_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: 
         groups.setdefault(ir_measures_provider(m), []).append((label, m))
     results: list[tuple[Provider, Result]] = []
     for i, (prov, items) in enumerate(groups.items()):
-        pol = {**prof.policy_overrides(), "no_relevant": prov.no_relevant, **policies}
-        this: Any = run
-        if prov.float32:
-            this = as_float32(run)
-        if "ties" not in policies:
-            if prov.ties in ("docid_desc", "docid_asc", "input"):
-                pol["ties"] = prov.ties
-            elif run.scores is not None:
-                ordered = reorder_run(run, prov.ties)
-                this = run if ordered is None else ordered
-                pol["ties"] = "input"
-        if this is run and isinstance(retrieved, Mapping):
-            this = retrieved  # the engine's fast path for dicts
+        pol, this = _provider_run(prof, prov, policies, run, retrieved)
         ev = Evaluator(qrels, items, policies=Policies().update(**pol))
         if i == 0:
             res = ev.evaluate(this)
@@ -98,6 +87,30 @@ def evaluate_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: 
                 warnings.simplefilter("ignore")
                 res = ev.evaluate(this)
         results.append((prov, res))
+    return _merge_providers(results, labels, qrels, run, prof, policies)
+
+
+def _provider_run(prof: EngineProfile, prov: Provider, policies: dict[str, Any], run: Any,
+                  retrieved: Any) -> tuple[dict[str, Any], Any]:
+    """The policies one provider's metrics are computed under, and the run as that provider ranks it."""
+    pol = {**prof.policy_overrides(), "no_relevant": prov.no_relevant, **policies}
+    this: Any = as_float32(run) if prov.float32 else run
+    if "ties" not in policies:
+        if prov.ties in ("docid_desc", "docid_asc", "input"):
+            pol["ties"] = prov.ties
+        elif run.scores is not None:
+            ordered = reorder_run(run, prov.ties)
+            this = run if ordered is None else ordered
+            pol["ties"] = "input"
+    if this is run and isinstance(retrieved, Mapping):
+        this = retrieved  # the engine's fast path for dicts
+    return pol, this
+
+
+def _merge_providers(results: list[tuple[Provider, Result]], labels: list[tuple[str, Metric]], qrels: Any,
+                     run: Any, prof: EngineProfile, policies: dict[str, Any]) -> Result:
+    """One result from the providers' results: their columns in the labels' order, each provider's
+    rounding and missing-query rule applied, their summaries' ``no_relevant`` joined."""
     base = results[0][1]
     index = base.per_query.index
     missing = member(np.asarray(index, dtype=object), base.summary.missing_from_run)  # linear, unlike np.isin
@@ -107,16 +120,7 @@ def evaluate_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: 
     for prov, res in results:
         frame = res.per_query
         for label in frame.columns:
-            m = res.metrics[label]
-            vals = frame[label].to_numpy(dtype=np.float64).copy()
-            if m.name == "compat" and "ties" not in policies and res.policies.unjudged == "nonrelevant":
-                full = pd.Series(compat_values(qrels, run, m), index=np.asarray(qrels.query_ids, dtype=object))
-                vals = full.reindex(frame.index).to_numpy(dtype=np.float64, copy=True)
-            if prov.rounding is not None:
-                vals = np.round(vals, prov.rounding)
-            if missing.any() and res.policies.missing_run == "zero":  # not reported: the provider's default
-                vals[missing] = np.nan if prov.missing == "absent" else 0.0
-            columns[label] = vals
+            columns[label] = _provider_values(res, label, prov, qrels, run, policies, missing)
             if res.upper is not None:
                 upper[label] = res.upper[label].reindex(index).to_numpy(dtype=np.float64)
         no_relevant.update(res.summary.no_relevant)
@@ -128,6 +132,23 @@ def evaluate_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: 
                   run_name=base.run_name, profile=prof,
                   nan_means=set().union(*(r.nan_means for _, r in results)), hole_rate=base.hole_rate,
                   upper=upper_frame)
+
+
+def _provider_values(res: Result, label: str, prov: Provider, qrels: Any, run: Any, policies: dict[str, Any],
+                     missing: np.ndarray) -> np.ndarray:
+    """One column as its provider gives it (compat by the provider's own definition, rounded, the queries
+    missing from the run as the provider scores them)."""
+    frame = res.per_query
+    m = res.metrics[label]
+    vals = frame[label].to_numpy(dtype=np.float64).copy()
+    if m.name == "compat" and "ties" not in policies and res.policies.unjudged == "nonrelevant":
+        full = pd.Series(compat_values(qrels, run, m), index=np.asarray(qrels.query_ids, dtype=object))
+        vals = full.reindex(frame.index).to_numpy(dtype=np.float64, copy=True)
+    if prov.rounding is not None:
+        vals = np.round(vals, prov.rounding)
+    if missing.any() and res.policies.missing_run == "zero":  # not reported: the provider's default
+        vals[missing] = np.nan if prov.missing == "absent" else 0.0
+    return vals
 
 
 def evaluate_diversity_ir_measures(truth: Any, retrieved: Any, metrics: MetricsArg, prof: EngineProfile,

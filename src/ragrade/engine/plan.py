@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
-from ragrade.engine.result import MetricsArg, metric_labels
+from ragrade.engine.labels import MetricsArg, metric_labels
 from ragrade.errors import InputError, MetricError, UnknownNameError
 from ragrade.metrics.parser import Metric
 from ragrade.policies import Policies

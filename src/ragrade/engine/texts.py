@@ -19,7 +19,8 @@ import numpy as np
 from ragrade.data import Qrels, Run
 from ragrade.engine.core import Evaluator
 from ragrade.engine.inputs import retrieved_lists, truth_units
-from ragrade.engine.result import MetricsArg, Result
+from ragrade.engine.labels import MetricsArg
+from ragrade.engine.result import Result
 from ragrade.errors import InputError
 from ragrade.kernels.profile_kernels import Matches, greedy_credit
 from ragrade.matching.matchers import Matcher

@@ -9,6 +9,7 @@ fusion step is a handful of NumPy operations over flat arrays (no loop per query
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -111,21 +112,41 @@ def align(runs: list[Run], names: list[str], *, same_queries: bool, order: str =
     (numba's quicksort), ``"stable"`` (score descending, equal scores in input order) or
     ``"score_docid"`` (score descending, then document id ascending)."""
     common = _common_queries(runs) if runs else None
-    if common is not None:
-        all_q = common
-    else:
-        qsets = [run.query_ids for run in runs]
-        all_q = np.unique(np.concatenate(qsets).astype(object)) if runs else np.empty(0, dtype=object)
-        if same_queries:
-            for name, q in zip(names, qsets, strict=True):
-                if len(q) != len(all_q):
-                    missing = np.setdiff1d(all_q, q.astype(object))
-                    raise InputError(f"run {name!r} lacks query {missing[0]!r} that another run has: ranx fuses "
-                                     "runs with the same queries only (use another profile, or filter the runs)",
-                                     query=str(missing[0]))
+    all_q = common if common is not None else _all_queries(runs, names, same_queries)
     q_index = {q: i for i, q in enumerate(all_q.tolist())} if common is None else None
     nq = len(all_q)
-    # one document code space over all runs
+    gcodes, gvocab, starts = _doc_space(runs)
+    n_docs = max(len(gvocab), 1)
+    rows_off: list[np.ndarray] = []
+    rows_d: list[np.ndarray] = []
+    rows_s: list[np.ndarray] = []
+    for i, run in enumerate(runs):
+        off, d, sc = _run_rows(run, gcodes[starts[i]: starts[i + 1]], q_index, nq, order, gvocab)
+        rows_off.append(off)
+        rows_d.append(d)
+        rows_s.append(sc)
+    space, row_pairs = _number_pairs(all_q, rows_d, rows_off, gvocab, n_docs)
+    lists = [Lists(p, s, off, True) for p, s, off in zip(row_pairs, rows_s, rows_off, strict=True)]
+    return space, lists
+
+
+def _all_queries(runs: list[Run], names: list[str], same_queries: bool) -> np.ndarray:
+    """Every query of the runs, sorted; with ``same_queries`` a run lacking one is refused (ranx's rule)."""
+    qsets = [run.query_ids for run in runs]
+    all_q = np.unique(np.concatenate(qsets).astype(object)) if runs else np.empty(0, dtype=object)
+    if same_queries:
+        for name, q in zip(names, qsets, strict=True):
+            if len(q) != len(all_q):
+                missing = np.setdiff1d(all_q, q.astype(object))
+                raise InputError(f"run {name!r} lacks query {missing[0]!r} that another run has: ranx fuses "
+                                 "runs with the same queries only (use another profile, or filter the runs)",
+                                 query=str(missing[0]))
+    return all_q
+
+
+def _doc_space(runs: list[Run]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One document code space over all runs: ``(codes of every run's vocabulary, concatenated; the
+    vocabulary; where each run's vocabulary starts in the codes)``."""
     vocabs = [run.doc_vocab for run in runs]
     if vocabs and all(v is vocabs[0] for v in vocabs[1:]):  # runs sharing one vocabulary (fused runs)
         gvocab: np.ndarray = vocabs[0]
@@ -133,54 +154,49 @@ def align(runs: list[Run], names: list[str], *, same_queries: bool, order: str =
     else:
         codes, uniq = factorize(np.concatenate(vocabs) if vocabs else np.empty(0, dtype=object))
         gcodes, gvocab = np.asarray(codes, dtype=np.int64), np.asarray(uniq, dtype=object)
-    starts = np.cumsum([0] + [len(v) for v in vocabs])
-    n_docs = max(len(gvocab), 1)
-    rows_off: list[np.ndarray] = []
-    rows_d: list[np.ndarray] = []
-    rows_s: list[np.ndarray] = []
-    for i, run in enumerate(runs):
-        run_codes = gcodes[starts[i]: starts[i + 1]]
-        dup = run.duplicate_mask()
-        if q_index is None and not dup.any() and order == "ranx":  # the run's own lists, in ranx's order
-            off = np.asarray(run.offsets, dtype=np.int64)
-            codes_sorted, s_sorted = ranx_sorted(run)
-            rows_off.append(off)
-            rows_d.append(run_codes[codes_sorted])
-            rows_s.append(s_sorted)
-            continue
-        per_row_d = run_codes[np.asarray(run.doc_codes, dtype=np.int64)]
-        scores = _scores_of(run)
-        if q_index is None and not dup.any():
-            off = np.asarray(run.offsets, dtype=np.int64)
+    return gcodes, gvocab, np.cumsum([0] + [len(v) for v in vocabs])
+
+
+def _run_rows(run: Run, run_codes: np.ndarray, q_index: dict[Any, int] | None, nq: int, order: str,
+              gvocab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(offsets over the common queries, document codes, scores)`` of one run, each list in ``order``."""
+    dup = run.duplicate_mask()
+    if q_index is None and not dup.any() and order == "ranx":  # the run's own lists, in ranx's order
+        codes_sorted, s_sorted = ranx_sorted(run)
+        return np.asarray(run.offsets, dtype=np.int64), run_codes[codes_sorted], s_sorted
+    per_row_d = run_codes[np.asarray(run.doc_codes, dtype=np.int64)]
+    scores = _scores_of(run)
+    if q_index is None and not dup.any():
+        off = np.asarray(run.offsets, dtype=np.int64)
+    else:
+        off, per_row_d, scores = _regroup(run, per_row_d, scores, dup, q_index, nq)
+    if order == "ranx":
+        perm, s_sorted = argsort_segments_desc(scores, off)
+    else:
+        q_rows = np.repeat(np.arange(nq, dtype=np.int64), np.diff(off))
+        if order == "stable":
+            perm = np.lexsort((-scores, q_rows))
         else:
-            if q_index is None:
-                qi = np.arange(nq, dtype=np.int64)
-            else:
-                qi = np.fromiter((q_index[q] for q in run.query_ids.tolist()), dtype=np.int64,
-                                 count=run.n_queries)
-            per_row_q = np.repeat(qi, np.diff(run.offsets))
-            if dup.any():
-                per_row_q, per_row_d, scores = _dedupe(per_row_q, per_row_d, scores, dup)
-            if not np.all(qi[1:] > qi[:-1]):
-                by_q = np.argsort(per_row_q, kind="stable")  # rows grouped by common query, input order kept
-                per_row_q, per_row_d, scores = per_row_q[by_q], per_row_d[by_q], scores[by_q]
-            off = offsets_from_counts(np.bincount(per_row_q, minlength=nq))
-        if order == "ranx":
-            perm, s_sorted = argsort_segments_desc(scores, off)
-        else:
-            q_rows = np.repeat(np.arange(nq, dtype=np.int64), np.diff(off))
-            if order == "stable":
-                perm = np.lexsort((-scores, q_rows))
-            else:
-                doc_rank = _string_ranks(gvocab)
-                perm = np.lexsort((doc_rank[per_row_d], -scores, q_rows))
-            s_sorted = scores[perm]
-        rows_off.append(off)
-        rows_d.append(per_row_d[perm])
-        rows_s.append(s_sorted)
-    space, row_pairs = _number_pairs(all_q, rows_d, rows_off, gvocab, n_docs)
-    lists = [Lists(p, s, off, True) for p, s, off in zip(row_pairs, rows_s, rows_off, strict=True)]
-    return space, lists
+            doc_rank = _string_ranks(gvocab)
+            perm = np.lexsort((doc_rank[per_row_d], -scores, q_rows))
+        s_sorted = scores[perm]
+    return off, per_row_d[perm], s_sorted
+
+
+def _regroup(run: Run, per_row_d: np.ndarray, scores: np.ndarray, dup: np.ndarray,
+             q_index: dict[Any, int] | None, nq: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A run's rows over the common queries (duplicates dropped): ``(offsets, document codes, scores)``."""
+    if q_index is None:
+        qi = np.arange(nq, dtype=np.int64)
+    else:
+        qi = np.fromiter((q_index[q] for q in run.query_ids.tolist()), dtype=np.int64, count=run.n_queries)
+    per_row_q = np.repeat(qi, np.diff(run.offsets))
+    if dup.any():
+        per_row_q, per_row_d, scores = _dedupe(per_row_q, per_row_d, scores, dup)
+    if not np.all(qi[1:] > qi[:-1]):
+        by_q = np.argsort(per_row_q, kind="stable")  # rows grouped by common query, input order kept
+        per_row_q, per_row_d, scores = per_row_q[by_q], per_row_d[by_q], scores[by_q]
+    return offsets_from_counts(np.bincount(per_row_q, minlength=nq)), per_row_d, scores
 
 
 def ranx_sorted(run: Run) -> tuple[np.ndarray, np.ndarray]:

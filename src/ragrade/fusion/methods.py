@@ -278,6 +278,13 @@ def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
         return _seq(prep.weighted_values(_weights(params, len(prep.lists))))
     if method in ("anz", "mnz", "gmnz"):
         return _isr(prep, method, params)
+    if method in ("sum", "min", "max", "med", "mixed", "wmnz"):
+        return _by_values(prep, method, params)
+    return _by_positions(prep, method, params)
+
+
+def _by_values(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
+    """CombSUM, CombMIN, CombMAX, CombMED, Mixed and WMNZ: over the runs' (normalised) values."""
     H, V = prep.H, prep.V
     R = len(prep.lists)
     if method == "sum":
@@ -296,9 +303,15 @@ def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
     if method == "mixed":
         w = _weights(params, R)
         return _seq(np.where(H, V * w[:, None], 0.0)) * np.sqrt(prep.count)
-    if method == "wmnz":
-        w = _weights(params, R)
-        return _seq(V) * _seq(np.where(H, w[:, None], 0.0))
+    w = _weights(params, R)  # wmnz
+    return _seq(V) * _seq(np.where(H, w[:, None], 0.0))
+
+
+def _by_positions(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
+    """The methods over positions: PosFuse, ProbFuse, SegFuse, SlideFuse, MAPFuse, BayesFuse, BordaFuse,
+    Condorcet (and their weighted forms)."""
+    H, V = prep.H, prep.V
+    R = len(prep.lists)
     P = prep.cached("P0", lambda: np.maximum(prep.P, 0))  # absent rows are masked by H
     if method == "posfuse":
         probs = _per_run(params, "probs", R)

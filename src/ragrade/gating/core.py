@@ -363,9 +363,17 @@ def _resolver(defined: dict[str, Any]) -> Any:
 def _thresholds(defined: dict[str, Any], metrics: Any, margins: Any, floors: Any
                 ) -> tuple[list[str], dict[str, float], dict[str, float]]:
     """The metrics checked, their margins and their floors."""
+    resolve = _resolver(defined)
+    _check_threshold_types(metrics, margins, floors)
+    chosen = list(defined) if metrics is None else list(dict.fromkeys(resolve(x, "metric") for x in
+                                                                   ([metrics] if isinstance(metrics, str) else metrics)))
+    margin_of = _margins(chosen, margins, resolve)
+    return chosen, margin_of, _floors(defined, margin_of, floors, resolve)
+
+
+def _check_threshold_types(metrics: Any, margins: Any, floors: Any) -> None:
     from ragrade.errors import InputError
 
-    resolve = _resolver(defined)
     if metrics is not None and not isinstance(metrics, str | list | tuple):
         raise InputError("metrics must be a metric name or a list of them", value=metrics)
     if (margins is not None and not isinstance(margins, int | float | Mapping)) or isinstance(margins, bool):
@@ -376,8 +384,12 @@ def _thresholds(defined: dict[str, Any], metrics: Any, margins: Any, floors: Any
         for key, value in values.items():
             if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
                 raise InputError(f"a {what} must be a number", item=str(key), value=value)
-    chosen = list(defined) if metrics is None else list(dict.fromkeys(resolve(x, "metric") for x in
-                                                                   ([metrics] if isinstance(metrics, str) else metrics)))
+
+
+def _margins(chosen: list[str], margins: Any, resolve: Any) -> dict[str, float]:
+    """``{label: margin}`` of the metrics checked: one number for all, or a mapping (``"*"``: the rest)."""
+    from ragrade.errors import InputError
+
     margin_of = {label: 0.0 for label in chosen}
     if isinstance(margins, int | float) and not isinstance(margins, bool):
         margin_of = {label: float(margins) for label in chosen}
@@ -393,6 +405,13 @@ def _thresholds(defined: dict[str, Any], metrics: Any, margins: Any, floors: Any
             margin_of[label] = float(value)
     if any(not math.isfinite(v) or v < 0 for v in margin_of.values()):
         raise InputError("margins must be finite numbers >= 0", value=margins)
+    return margin_of
+
+
+def _floors(defined: dict[str, Any], margin_of: dict[str, float], floors: Any, resolve: Any) -> dict[str, float]:
+    """``{label: floor}``: finite, within [0, 1] for a bounded metric, among the metrics checked."""
+    from ragrade.errors import InputError
+
     floor_of: dict[str, float] = {}
     for key, value in dict(floors or {}).items():
         label = resolve(key, "floor for metric")
@@ -405,7 +424,7 @@ def _thresholds(defined: dict[str, Any], metrics: Any, margins: Any, floors: Any
             raise InputError(f"{label} lies in [0, 1]: a floor outside it can never be met", item=str(key),
                              value=value)
         floor_of[label] = float(value)
-    return chosen, margin_of, floor_of
+    return floor_of
 
 
 def _check_truth_settings(b: Baseline, settings: dict[str, Any]) -> None:

@@ -29,10 +29,10 @@ import os
 from typing import Any
 
 from ragrade.data import Qrels, Run
-from ragrade.io._common import MAX_LINE_BYTES, PathLike, Progress, default_run_name, open_binary
-from ragrade.io._common import read_text_lines as text_lines
 from ragrade.io.formats import FORMATS, TREC_FAMILY, detect_format, normalise_format
 from ragrade.io.sources import check_input, readable_path
+from ragrade.io.textfiles import MAX_LINE_BYTES, PathLike, Progress, default_run_name, open_binary
+from ragrade.io.textfiles import read_text_lines as text_lines
 from ragrade.io.trec import CHUNK_SIZE
 from ragrade.options import QRELS_OBJECT, RUN_OBJECT, public
 

@@ -1,9 +1,11 @@
 """The column vocabulary: the names (compared case-insensitively) by which every reader of named columns
 — CSV/TSV headers, JSON Lines keys, Parquet schemas, Spark DataFrames, pandas DataFrames — recognises
 query ids, document ids, scores, grades, ranks and list columns. Public: other packages import these, not
-the readers' private modules."""
+the readers' private modules. :func:`pick_column` picks a column by that vocabulary."""
 
 from __future__ import annotations
+
+from ragrade.errors import ParseError
 
 QUERY_NAMES = ("query", "query_id", "qid", "query-id", "queryid", "topic", "q")
 DOC_NAMES = ("doc", "doc_id", "docid", "docno", "corpus-id", "corpus_id", "document", "document_id", "pid", "id")
@@ -48,3 +50,24 @@ def kind_from_columns(names: list[str]) -> str | None:
 __all__ = ["DOC_NAMES", "GOLD_LIST_NAMES", "GRADE_NAMES", "GROUP_NAMES", "HEADER_WORDS", "PASSAGE_ID_NAMES",
            "PASSAGE_TEXT_NAMES", "QUERY_ID_NAMES", "QUERY_NAMES", "QUERY_TEXT_NAMES", "RANK_NAMES",
            "RUN_LIST_NAMES", "SCORE_NAMES", "TITLE_NAMES", "kind_from_columns"]
+
+
+def pick_column(names: list[str], wanted: str | None, defaults: tuple[str, ...], what: str, path: str,
+                required: bool = True, exclude: tuple[str, ...] = (), option: str | None = None) -> str | None:
+    """The column to use for ``what``: ``wanted`` if given (must exist), else the first default present
+    (names compared case-insensitively). ``option``: the keyword that names it (default ``{what}_col``)."""
+    if wanted is not None:
+        if wanted not in names:
+            raise ParseError(f"no column {wanted!r} for the {what} (columns: {', '.join(names)})", path=path)
+        return wanted
+    lower = {n.lower(): n for n in names}
+    for d in defaults:
+        if d in lower and lower[d] not in exclude:
+            return lower[d]
+    if required:
+        raise ParseError(
+            f"cannot find the {what} column (looked for {', '.join(defaults)}; columns: {', '.join(names)}); "
+            f"name it with the {option or what + '_col'} option",
+            path=path,
+        )
+    return None

@@ -7,7 +7,7 @@
   the file itself, in the system's temporary directory: ``TMPDIR``), read from there and deleted. Errors name the path given, not the copy. Waiting has a
   bound: when no byte arrives for :func:`pipe_timeout` seconds (a FIFO nobody writes to, a stalled
   writer), the read stops with an error instead of hanging. A text pipe with a line longer than
-  :data:`~ragrade.io._common.MAX_LINE_BYTES` (``cat /dev/zero |``) is refused as the copy is made.
+  :data:`~ragrade.io.textfiles.MAX_LINE_BYTES` (``cat /dev/zero |``) is refused as the copy is made.
 * Anything else — a character device such as ``/dev/zero`` or a terminal, a block device, a socket — is
   refused with an :class:`~ragrade.errors.InputError` naming the path.
 
@@ -131,7 +131,7 @@ def _rename_in_error(exc: RagradeError, copy: str, original: str) -> None:
 def _spool(src: str, dst: str) -> None:
     """Copy the pipe ``src`` into the new file ``dst`` as its bytes arrive, waiting at most
     :func:`pipe_timeout` seconds for each, and refusing a text line longer than ``MAX_LINE_BYTES``."""
-    from ragrade.io._common import MAX_LINE_BYTES, line_too_long
+    from ragrade.io.textfiles import MAX_LINE_BYTES, line_too_long
 
     timeout = pipe_timeout()
     try:

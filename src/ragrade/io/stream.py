@@ -29,24 +29,21 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ragrade._arrays import contiguous
 from ragrade.data import Qrels, Run
 from ragrade.errors import InputError, NotGrouped, ParseError
 from ragrade.io import trec
-from ragrade.io._common import (
-    QUERY_NAMES,
+from ragrade.io.assembly import (
     assemble_qrels,
     assemble_qrels_raw,
     assemble_run,
-    contiguous,
-    default_run_name,
     dictionary_codes,
-    is_gzip,
-    locate_nonblank,
-    pick_column,
     query_groups,
-    value_segments,
 )
+from ragrade.io.columns import QUERY_NAMES, pick_column
 from ragrade.io.formats import REGISTRY, detect_format
+from ragrade.io.sniffing import value_segments
+from ragrade.io.textfiles import default_run_name, is_gzip, locate_nonblank
 
 #: Formats the out-of-core path reads piece by piece (those of the registry marked ``out_of_core``).
 STREAM_FORMATS = tuple(f.name for f in REGISTRY if f.out_of_core)
@@ -138,7 +135,7 @@ def open_source(path: Any, kind: str, format: str | None = None, name: str | Non
 
 
 def _estimate_lines(path: str, size: int) -> int:
-    from ragrade.io._common import open_binary
+    from ragrade.io.textfiles import open_binary
 
     stream, raw = open_binary(path)
     try:
@@ -235,7 +232,7 @@ class SeenIds:
 # -- the three-column rule over pieces -------------------------------------------------------------------
 class RankRule:
     """The rule that reads a three-column TREC run's numbers as ranks or scores
-    (:func:`ragrade.io._common.values_are_ranks`), applied to the whole file seen piece by piece: ranks
+    (:func:`ragrade.io.sniffing.values_are_ranks`), applied to the whole file seen piece by piece: ranks
     when every number is an integer, they strictly increase down each query's lines, and each query's
     smallest is 0 or 1; scores when a number is not an integer or they never increase down a query's lines;
     anything else is the same :class:`ParseError` as the whole-file reader's."""

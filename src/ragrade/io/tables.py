@@ -26,9 +26,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ragrade._arrays import contiguous
 from ragrade.data import Qrels, Run
 from ragrade.errors import ParseError
-from ragrade.io._common import (
+from ragrade.io.assembly import (
+    STR_DICT,
+    assemble_qrels,
+    assemble_qrels_raw,
+    assemble_run,
+    check_nonempty,
+    dictionary_codes,
+    float_column,
+    query_groups,
+)
+from ragrade.io.columns import (
     DOC_NAMES,
     GOLD_LIST_NAMES,
     GRADE_NAMES,
@@ -37,29 +48,20 @@ from ragrade.io._common import (
     RANK_NAMES,
     RUN_LIST_NAMES,
     SCORE_NAMES,
-    STR_DICT,
+    pick_column,
+)
+from ragrade.io.sniffing import looks_like_header, value_segments, values_are_ranks
+from ragrade.io.textfiles import (
     PathLike,
     Progress,
-    assemble_qrels,
-    assemble_qrels_raw,
-    assemble_run,
-    check_nonempty,
-    contiguous,
     default_run_name,
-    dictionary_codes,
     first_line,
-    float_column,
     is_gzip,
     json_object_lines,
     locate_nonblank,
-    looks_like_header,
     not_utf8,
     open_binary,
-    pick_column,
-    query_groups,
     read_text_lines,
-    value_segments,
-    values_are_ranks,
 )
 
 RowText = Callable[[int], tuple[int | None, str | None]]
@@ -181,7 +183,7 @@ def load_delimited(path: PathLike, delimiter: str, *, header: bool | None = None
 
 def _third_column(table: pa.Table, path: str, locate: RowText) -> pa.Table:
     """A headerless ``query, doc, NUMBER`` run: the number is a rank (MS MARCO's ``qid pid rank``) or a
-    score, by the rule of :func:`~ragrade.io._common.values_are_ranks` (docs/formats.md)."""
+    score, by the rule of :func:`~ragrade.io.sniffing.values_are_ranks` (docs/formats.md)."""
     col = table.column("score")
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)) or col.null_count:
         return table  # not all numbers: the score reader names the bad value

@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 from ragrade.errors import ArrowCannot as _ArrowCannot
 from ragrade.errors import InputError, ParseError
-from ragrade.io._common import pick_column
 from ragrade.io.columns import (
     PASSAGE_ID_NAMES,
     PASSAGE_TEXT_NAMES,
     QUERY_ID_NAMES,
     QUERY_TEXT_NAMES,
     TITLE_NAMES,
+    pick_column,
 )
 
 if TYPE_CHECKING:
@@ -182,7 +182,7 @@ class _Layout:
 
 def _corpus_layout(fmt: Format, path: str, id_col: str | None, text_col: str | None,
                    title_col: str | None) -> _Layout:
-    from ragrade.io._common import first_data_line
+    from ragrade.io.textfiles import first_data_line
 
     if has_header(fmt, path, PASSAGE_ID_NAMES, PASSAGE_TEXT_NAMES):
         names = fmt.column_names(path)

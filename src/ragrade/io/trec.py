@@ -34,29 +34,28 @@ import pyarrow.csv as pacsv
 from ragrade._arrays import decode_strings, factorize
 from ragrade.data import Qrels, Run
 from ragrade.errors import InputError, ParseError
-from ragrade.io._common import (
-    MAX_LINE_BYTES,
+from ragrade.io.assembly import (
     STR_DICT,
-    PathLike,
-    Progress,
     assemble_qrels,
     assemble_qrels_raw,
     assemble_run,
     check_nonempty,
-    default_run_name,
     dictionary_codes,
+    query_codes,
+    query_groups,
+)
+from ragrade.io.sniffing import is_arrow_number, split_fields, value_segments, values_are_ranks
+from ragrade.io.textfiles import (
+    MAX_LINE_BYTES,
+    PathLike,
+    Progress,
+    default_run_name,
     first_data_line,
-    is_arrow_number,
     is_comment,
     is_gzip,
     line_too_long,
     locate_nonblank,
     open_binary,
-    query_codes,
-    query_groups,
-    split_fields,
-    value_segments,
-    values_are_ranks,
 )
 
 #: Bytes read per chunk (the cut falls on the last newline of the chunk).
@@ -797,7 +796,7 @@ def read_trec_run(path: PathLike, name: str | None = None, *, format: str = "tre
                   progress: Progress | None = None) -> Run:
     """Read a TREC-family run file (whitespace-separated, optionally gzipped): ``qid Q0 docno rank score
     tag`` (extra columns after the tag are ignored), ``qid docno score`` or MS MARCO's ``qid docno rank``
-    (told apart by the rule of :func:`~ragrade.io._common.values_are_ranks`, or fixed by ``format=
+    (told apart by the rule of :func:`~ragrade.io.sniffing.values_are_ranks`, or fixed by ``format=
     "msmarco"`` / ``"qid-doc-score"``), or ``qid docno`` (file order is the ranking). Comment lines
     (first non-blank character ``#``) are skipped.
 

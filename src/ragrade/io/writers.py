@@ -15,8 +15,8 @@ import numpy as np
 import pyarrow as pa
 
 from ragrade.data import Qrels, Run
-from ragrade.io._common import PathLike
-from ragrade.io._common import gz_extension as is_gzip  # writers: the name decides
+from ragrade.io.textfiles import PathLike
+from ragrade.io.textfiles import gz_extension as is_gzip
 
 #: Parquet metadata key holding a run's name.
 RUN_NAME_KEY = "ragrade.run_name"

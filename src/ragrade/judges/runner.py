@@ -301,7 +301,7 @@ def _score(
 ) -> tuple[np.ndarray, list[dict[str, Any]], dict[str, int]]:
     """Values, details and outcome counts of one metric for all queries (the profile's conventions are
     data: :class:`~ragrade.judges.metrics.JudgeProfile`)."""
-    rules = profile_rules(profile)
+    profile_rules(profile)  # an unknown profile is refused here, whatever the metric
     n = len(examples)
     values = np.full(n, np.nan)
     details: list[dict[str, Any]] = [{} for _ in range(n)]
@@ -320,59 +320,10 @@ def _score(
             continue
         ready.append(q)
 
-    name = metric.name
-    num = np.zeros(len(ready))
-    den = np.zeros(len(ready))
-    if name in ("llm_context_precision", "llm_context_precision_noref"):
-        flat: list[int] = []
-        offsets = [0]
-        for q in ready:
-            cell = cells[q]
-            verdicts = []
-            for k in cell.keys:
-                out: dict[str, Any] = _output(results[k]) if k else {"verdict": 0, "reason": "empty chunk"}
-                verdicts.append(out)
-                flat.append(int(out["verdict"]))
-            offsets.append(len(flat))
-            details[q] = {"status": "ok", "verdicts": verdicts}
-        scores = ranked_precision(np.array(flat, dtype=np.float64), np.array(offsets), metric.k, profile)
-    elif name == "context_recall":
-        for i, q in enumerate(ready):
-            stmts = _output(results[cells[q].keys[0]])["statements"]
-            num[i] = sum(s["attributed"] for s in stmts)
-            den[i] = len(stmts)
-            details[q] = {"status": "ok", "statements": stmts}
-        scores = ratio(num, den)
-    elif name == "context_entities_recall":
-        for i, q in enumerate(ready):
-            ref = _output(results[cells[q].keys[0]])["entities"]
-            ctx = _output(results[cells[q].keys[1]])["entities"]
-            if rules.entity_match == "exact":
-                ref_set, ctx_set = set(ref), set(ctx)
-            else:
-                ref_set = {normalize_entity(e) for e in ref} - {""}
-                ctx_set = {normalize_entity(e) for e in ctx} - {""}
-            common = ref_set & ctx_set
-            num[i], den[i] = len(common), len(ref_set)
-            details[q] = {
-                "status": "ok",
-                "reference_entities": ref,
-                "context_entities": ctx,
-                "common": sorted(common),
-            }
-        scores = ratio(num, den, eps=rules.entity_eps)
-    elif name == "context_relevancy":
-        for i, q in enumerate(ready):
-            stmts = [s for k in cells[q].keys for s in _output(results[k])["statements"]]
-            num[i] = sum(s["relevant"] for s in stmts)
-            if rules.relevancy_denominator == "sentences":
-                den[i] = len(split_sentences(_join(examples[q].contexts)))
-            else:
-                den[i] = len(stmts)
-            details[q] = {"status": "ok", "statements": stmts}
-        scores = ratio(num, den, empty=rules.relevancy_empty, cap=rules.relevancy_cap)
-    else:  # pragma: no cover
-        raise AssertionError(name)
+    scorer = _SCORERS.get(metric.name)
+    if scorer is None:  # pragma: no cover
+        raise AssertionError(metric.name)
+    scores = scorer(metric, ready, examples, cells, results, details, profile)
 
     for i, q in enumerate(ready):
         values[q] = scores[i]
@@ -382,6 +333,81 @@ def _score(
         else:
             counts["scored"] += 1
     return values, details, counts
+
+
+def _precision_scores(metric: JudgeMetric, ready: list[int], examples: list[Example], cells: list[_Cell],
+                      results: dict[str, Judgment], details: list[dict[str, Any]], profile: str) -> np.ndarray:
+    """LLM context precision (with or without a reference): the chunks' verdicts, precision at each rank."""
+    flat: list[int] = []
+    offsets = [0]
+    for q in ready:
+        verdicts = []
+        for k in cells[q].keys:
+            out: dict[str, Any] = _output(results[k]) if k else {"verdict": 0, "reason": "empty chunk"}
+            verdicts.append(out)
+            flat.append(int(out["verdict"]))
+        offsets.append(len(flat))
+        details[q] = {"status": "ok", "verdicts": verdicts}
+    return ranked_precision(np.array(flat, dtype=np.float64), np.array(offsets), metric.k, profile)
+
+
+def _recall_scores(metric: JudgeMetric, ready: list[int], examples: list[Example], cells: list[_Cell],
+                   results: dict[str, Judgment], details: list[dict[str, Any]], profile: str) -> np.ndarray:
+    """Context recall: the reference's statements attributed to the contexts, over all statements."""
+    num, den = np.zeros(len(ready)), np.zeros(len(ready))
+    for i, q in enumerate(ready):
+        stmts = _output(results[cells[q].keys[0]])["statements"]
+        num[i] = sum(s["attributed"] for s in stmts)
+        den[i] = len(stmts)
+        details[q] = {"status": "ok", "statements": stmts}
+    return ratio(num, den)
+
+
+def _entities_scores(metric: JudgeMetric, ready: list[int], examples: list[Example], cells: list[_Cell],
+                     results: dict[str, Judgment], details: list[dict[str, Any]], profile: str) -> np.ndarray:
+    """Context entities recall: the reference's entities found among the contexts' (as the profile
+    compares them), over the reference's."""
+    rules = profile_rules(profile)
+    num, den = np.zeros(len(ready)), np.zeros(len(ready))
+    for i, q in enumerate(ready):
+        ref = _output(results[cells[q].keys[0]])["entities"]
+        ctx = _output(results[cells[q].keys[1]])["entities"]
+        if rules.entity_match == "exact":
+            ref_set, ctx_set = set(ref), set(ctx)
+        else:
+            ref_set = {normalize_entity(e) for e in ref} - {""}
+            ctx_set = {normalize_entity(e) for e in ctx} - {""}
+        common = ref_set & ctx_set
+        num[i], den[i] = len(common), len(ref_set)
+        details[q] = {"status": "ok", "reference_entities": ref, "context_entities": ctx, "common": sorted(common)}
+    return ratio(num, den, eps=rules.entity_eps)
+
+
+def _relevancy_scores(metric: JudgeMetric, ready: list[int], examples: list[Example], cells: list[_Cell],
+                      results: dict[str, Judgment], details: list[dict[str, Any]], profile: str) -> np.ndarray:
+    """Context relevancy: the contexts' statements relevant to the question, over the statements (or the
+    sentences, as the profile says)."""
+    rules = profile_rules(profile)
+    num, den = np.zeros(len(ready)), np.zeros(len(ready))
+    for i, q in enumerate(ready):
+        stmts = [s for k in cells[q].keys for s in _output(results[k])["statements"]]
+        num[i] = sum(s["relevant"] for s in stmts)
+        if rules.relevancy_denominator == "sentences":
+            den[i] = len(split_sentences(_join(examples[q].contexts)))
+        else:
+            den[i] = len(stmts)
+        details[q] = {"status": "ok", "statements": stmts}
+    return ratio(num, den, empty=rules.relevancy_empty, cap=rules.relevancy_cap)
+
+
+#: Each judge metric's scorer: its values for the queries whose judgments all came back, its details.
+_SCORERS = {
+    "llm_context_precision": _precision_scores,
+    "llm_context_precision_noref": _precision_scores,
+    "context_recall": _recall_scores,
+    "context_entities_recall": _entities_scores,
+    "context_relevancy": _relevancy_scores,
+}
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -84,26 +84,7 @@ class Param:
     def _coerce_gains(self, metric: str, raw: Any) -> tuple[tuple[int, float], ...] | None:
         """A gain map from a dict, ``(grade, gain)`` pairs or text: ``{0:0,1:1,2:3}`` (ir-measures) or
         ``1=3.5,2=9`` (trec_eval); grades are integers, gains finite numbers."""
-        pairs: list[tuple[Any, Any]]
-        if isinstance(raw, dict):
-            pairs = list(raw.items())
-        elif isinstance(raw, tuple | list) and all(isinstance(p, tuple | list) and len(p) == 2 for p in raw):
-            pairs = [(p[0], p[1]) for p in raw]
-        elif isinstance(raw, str):
-            text = raw.strip()
-            if text.startswith("{") and text.endswith("}"):
-                text = text[1:-1]
-            pairs = []
-            for part in (p.strip() for p in text.replace(";", ",").split(",")):
-                if not part:
-                    continue
-                sep = ":" if ":" in part else "="
-                if sep not in part:
-                    raise self._error(metric, raw)
-                left, right = part.split(sep, 1)
-                pairs.append((left.strip(), right.strip()))
-        else:
-            raise self._error(metric, raw)
+        pairs = self._gain_pairs(metric, raw)
         out: dict[int, float] = {}
         for grade, gain in pairs:
             try:
@@ -121,6 +102,28 @@ class Param:
         # canonical: a grade >= 0 mapped to itself is the default (ir-measures prints {2:3} for {0:0,1:1,2:3});
         # a map of such entries only is no map
         return tuple(sorted((g, v) for g, v in out.items() if not (g >= 0 and v == g))) or None
+
+    def _gain_pairs(self, metric: str, raw: Any) -> list[tuple[Any, Any]]:
+        """The ``(grade, gain)`` pairs of a gain map as given (not yet checked)."""
+        if isinstance(raw, dict):
+            return list(raw.items())
+        if isinstance(raw, tuple | list) and all(isinstance(p, tuple | list) and len(p) == 2 for p in raw):
+            return [(p[0], p[1]) for p in raw]
+        if not isinstance(raw, str):
+            raise self._error(metric, raw)
+        text = raw.strip()
+        if text.startswith("{") and text.endswith("}"):
+            text = text[1:-1]
+        pairs = []
+        for part in (p.strip() for p in text.replace(";", ",").split(",")):
+            if not part:
+                continue
+            sep = ":" if ":" in part else "="
+            if sep not in part:
+                raise self._error(metric, raw)
+            left, right = part.split(sep, 1)
+            pairs.append((left.strip(), right.strip()))
+        return pairs
 
     def format(self, value: Any) -> str:
         """The value as written in a canonical metric string (parsed back by :meth:`coerce`)."""

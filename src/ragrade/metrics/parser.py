@@ -280,6 +280,12 @@ def trec_labels(text: str, names: Names = "ragrade") -> list[tuple[str, Metric]]
         if t.values:
             return [(_trec_label(t, v), _trec_metric(t, v, text=s)) for v in t.values]
         return [(t.name, _trec_metric(t, text=s))]
+    return _trec_output_name(s)
+
+
+def _trec_output_name(s: str) -> list[tuple[str, Metric]] | None:
+    """trec_eval's output names with a suffix: ``P_5`` (a cutoff), ``set_F_0.5``, ``rbp_p=0.5``,
+    ``ndcg_1=3,2=9`` (the output name of a dotted form); None for anything else."""
     match = _TREC_SUFFIX.match(s)
     if match and match.group("base") in TREC_BY_NAME:
         t = TREC_BY_NAME[match.group("base")]
@@ -406,6 +412,25 @@ def _parse(text: str) -> list[Metric]:
     name, params_text, cut, level = (match.group("name"), match.group("params"), match.group("cut"),
                                      match.group("level"))
     raw: dict[str, Any] = {}
+    fam, cut = _family(name, cut, raw)
+    if params_text is not None and params_text.strip():
+        fam = _read_params(text, params_text, fam, raw)
+    if level is not None:
+        if "rel" in raw:
+            raise MetricError(f"{text!r}: the relevance level is given twice")
+        raw["rel"] = level
+    if fam.at_param is not None and cut is not None:
+        values = _parse_cutoffs(text, cut, floats=True)
+        if fam.at_param in raw:
+            raise MetricError(f"{text!r}: {fam.at_param} given twice")
+        return [_build(fam, None, {**raw, fam.at_param: v}, text=text) for v in values]
+    cutoffs: list[int | None] = [None] if cut is None else list(_parse_cutoffs(text, cut))
+    return [_build(fam, k, raw, text=text) for k in cutoffs]
+
+
+def _family(name: str, cut: str | None, raw: dict[str, Any]) -> tuple[Family, str | None]:
+    """The family ``name`` names (a preset's parameters go to ``raw``; trec_eval's ``P_5`` gives the
+    cutoff), and the cutoff."""
     fam = find(name)
     preset = PRESETS.get(name.strip().lower())
     if fam is None and preset is not None:
@@ -419,36 +444,31 @@ def _parse(text: str) -> list[Metric]:
             raise AssertionError("unreachable")  # pragma: no cover
         fam = base
         cut = trec.group("k")
-    if params_text is not None and params_text.strip():
-        for part in _split_params(text, params_text):
-            if "=" not in part:
-                raise MetricError(f"{text!r}: parameters are written key=value, got {part!r}")
-            key, value = (x.strip() for x in part.split("=", 1))
-            key = key.lower()
-            value = value.strip("'\"")
-            if (key, value) in _IRM_PARAM_VALUES:
-                mapped = _IRM_PARAM_VALUES[(key, value)]
-                if mapped is None:
-                    continue
-                key, value = mapped
-            if key == "relative" and fam.name == "precision":  # ir-measures SetP(relative=True)
-                if value.lower() in ("true", "1"):
-                    fam = lookup("relative_precision")
+    return fam, cut
+
+
+def _read_params(text: str, params_text: str, fam: Family, raw: dict[str, Any]) -> Family:
+    """The ``key=value`` parameters into ``raw`` (ir-measures' spellings mapped); the family, which
+    ``SetP(relative=True)`` changes."""
+    for part in _split_params(text, params_text):
+        if "=" not in part:
+            raise MetricError(f"{text!r}: parameters are written key=value, got {part!r}")
+        key, value = (x.strip() for x in part.split("=", 1))
+        key = key.lower()
+        value = value.strip("'\"")
+        if (key, value) in _IRM_PARAM_VALUES:
+            mapped = _IRM_PARAM_VALUES[(key, value)]
+            if mapped is None:
                 continue
-            if key in raw:
-                raise MetricError(f"{text!r}: parameter {key!r} given twice")
-            raw[key] = value
-    if level is not None:
-        if "rel" in raw:
-            raise MetricError(f"{text!r}: the relevance level is given twice")
-        raw["rel"] = level
-    if fam.at_param is not None and cut is not None:
-        values = _parse_cutoffs(text, cut, floats=True)
-        if fam.at_param in raw:
-            raise MetricError(f"{text!r}: {fam.at_param} given twice")
-        return [_build(fam, None, {**raw, fam.at_param: v}, text=text) for v in values]
-    cutoffs: list[int | None] = [None] if cut is None else list(_parse_cutoffs(text, cut))
-    return [_build(fam, k, raw, text=text) for k in cutoffs]
+            key, value = mapped
+        if key == "relative" and fam.name == "precision":  # ir-measures SetP(relative=True)
+            if value.lower() in ("true", "1"):
+                fam = lookup("relative_precision")
+            continue
+        if key in raw:
+            raise MetricError(f"{text!r}: parameter {key!r} given twice")
+        raw[key] = value
+    return fam
 
 
 @boundary

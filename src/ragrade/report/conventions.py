@@ -104,12 +104,31 @@ def conventions(qrels: Any, run: Any, metrics: str | Iterable[str],
     and engine profiles are skipped for text input (``matcher`` given; ``"profile"`` lets each peer
     match texts its own way). ``top``: how many moving queries to list per metric.
     """
-    from ragrade.engine.plan import build_plan
-    from ragrade.evaluation import dispatch_one
-
     labels = _labels(metrics)
     bases = {lab: _base(lab) for lab in labels}
     chosen = [get_profile(p) for p in (profiles or list(PROFILES))]
+    results, means_of, skipped = _evaluate_profiles(qrels, run, labels, bases, chosen, matcher)
+    if not results:
+        raise InputError("no profile applies to these metrics and inputs")
+    table = pd.DataFrame(index=pd.Index(labels, name="metric"), columns=list(results), dtype=np.float64)
+    per_query: dict[str, pd.DataFrame] = {}
+    for name, frame in results.items():
+        for lab, v in means_of[name].items():
+            table.loc[lab, name] = v
+        per_query[name] = frame
+    reasons = _reasons(table, labels, bases)
+    movers = _movers(per_query, labels, top)
+    unjudged, holes = _unjudged_table(qrels, run, [lab for lab in labels if "default" in results
+                                                   and lab in results["default"].columns], matcher)
+    return ConventionsReport(table, per_query, movers, reasons, skipped, unjudged, holes)
+
+
+def _evaluate_profiles(qrels: Any, run: Any, labels: list[str], bases: dict[str, str], chosen: list[Profile],
+                       matcher: Any) -> tuple[dict[str, pd.DataFrame], dict[str, dict[str, float]], dict[str, str]]:
+    """``(per-query values, means, skipped)`` of each profile: the ones it defines of ``labels``; a
+    profile that cannot score the inputs is skipped with the reason."""
+    from ragrade.evaluation import dispatch_one
+
     results: dict[str, pd.DataFrame] = {}
     means_of: dict[str, dict[str, float]] = {}
     skipped: dict[str, str] = {}
@@ -121,30 +140,33 @@ def conventions(qrels: Any, run: Any, metrics: str | Iterable[str],
                 skipped[prof.name] = "defines none of the requested metrics"
                 continue
             try:
-                if prof.name == "default":
-                    m = None if (isinstance(matcher, str) and matcher == "profile") else matcher
-                    plan = build_plan(qrels, run, wanted, matcher=m)
-                elif prof.kind == "engine":
-                    if matcher is not None:
-                        skipped[prof.name] = "scores ids only (text input given)"
-                        continue
-                    plan = build_plan(qrels, run, wanted, profile=prof)
-                else:
-                    plan = build_plan(qrels, run, wanted, profile=prof, matcher=matcher)
+                plan = _profile_plan(qrels, run, wanted, prof, matcher)
+                if plan is None:
+                    skipped[prof.name] = "scores ids only (text input given)"
+                    continue
                 res = dispatch_one(plan)
             except (InputError, MetricError) as exc:
                 skipped[prof.name] = str(exc)
                 continue
             results[prof.name] = res.per_query
             means_of[prof.name] = dict(res.means)
-    if not results:
-        raise InputError("no profile applies to these metrics and inputs")
-    table = pd.DataFrame(index=pd.Index(labels, name="metric"), columns=list(results), dtype=np.float64)
-    per_query: dict[str, pd.DataFrame] = {}
-    for name, frame in results.items():
-        for lab, v in means_of[name].items():
-            table.loc[lab, name] = v
-        per_query[name] = frame
+    return results, means_of, skipped
+
+
+def _profile_plan(qrels: Any, run: Any, wanted: list[str], prof: Profile, matcher: Any) -> Any:
+    """The plan of one profile (None: an engine profile given text input, which it cannot score)."""
+    from ragrade.engine.plan import build_plan
+
+    if prof.name == "default":
+        m = None if (isinstance(matcher, str) and matcher == "profile") else matcher
+        return build_plan(qrels, run, wanted, matcher=m)
+    if prof.kind == "engine":
+        return None if matcher is not None else build_plan(qrels, run, wanted, profile=prof)
+    return build_plan(qrels, run, wanted, profile=prof, matcher=matcher)
+
+
+def _reasons(table: pd.DataFrame, labels: list[str], bases: dict[str, str]) -> dict[tuple[str, str], str]:
+    """Why each profile's mean differs from the reference column's (the default, or the first)."""
     reasons: dict[tuple[str, str], str] = {}
     ref = "default" if "default" in table.columns else table.columns[0]
     for lab in labels:
@@ -159,6 +181,11 @@ def conventions(qrels: Any, run: Any, metrics: str | Iterable[str],
                 continue
             reasons[(lab, name)] = (prof.reason(bases[lab]) or prof.reason("*")
                                     or f"{prof.title} uses different conventions")
+    return reasons
+
+
+def _movers(per_query: dict[str, pd.DataFrame], labels: list[str], top: int) -> dict[str, pd.DataFrame]:
+    """Per metric, the ``top`` queries whose values differ most across the profiles."""
     movers: dict[str, pd.DataFrame] = {}
     for lab in labels:
         cols = {n: f[lab] for n, f in per_query.items() if lab in f.columns}
@@ -167,11 +194,8 @@ def conventions(qrels: Any, run: Any, metrics: str | Iterable[str],
         frame = pd.DataFrame(cols)
         spread = frame.max(axis=1) - frame.min(axis=1)
         frame.insert(0, "spread", spread)
-        frame = frame[spread > _TOL].sort_values("spread", ascending=False, kind="stable").head(top)
-        movers[lab] = frame
-    unjudged, holes = _unjudged_table(qrels, run, [lab for lab in labels if "default" in results
-                                                   and lab in results["default"].columns], matcher)
-    return ConventionsReport(table, per_query, movers, reasons, skipped, unjudged, holes)
+        movers[lab] = frame[spread > _TOL].sort_values("spread", ascending=False, kind="stable").head(top)
+    return movers
 
 
 def _unjudged_table(qrels: Any, run: Any, labels: list[str], matcher: Any) -> tuple[pd.DataFrame, Any]:

@@ -379,19 +379,12 @@ def render_html(
                 raise InputError(f"baseline is not one of the runs {list(ev.runs)}", value=baseline)
             per_query = {name: frame[ev.labels] for name, frame in ev.per_query.items()}
             evaluated.set_result((per_query, ev.labels, ev.qrels, ev.runs))
-            cmp, curves = compare_evaluated(
-                ev, baseline=baseline, test=test, correction=correction, alpha=alpha, confidence=confidence,
-                n_resamples=n_resamples, seed=seed, ci_method=ci_method,
-            )
-            if slices is not None:
-                from ragrade.comparison.slice_compare import by_slices
-
-                cmp = by_slices(cmp, slices, slice_correction)
+            cmp, curves = _compare(ev, slices, slice_correction, baseline=baseline, test=test,
+                                   correction=correction, alpha=alpha, confidence=confidence,
+                                   n_resamples=n_resamples, seed=seed, ci_method=ci_method)
             labelled.set_result((dict(cmp.letters), list(dict.fromkeys((a, b) for _, a, b in cmp.pairs.index))))
         except BaseException as exc:  # the second thread waits for these: hand it the error
-            for waiting in (evaluated, labelled):
-                if not waiting.done():
-                    waiting.set_exception(exc)
+            _hand_over(exc, evaluated, labelled)
             raise
         if hole_rates is None and ev.hole_rates:  # the engine's hole rates of every run
             hole_rates = ev.hole_rates
@@ -404,6 +397,23 @@ def render_html(
         header, data = payload.result()
     plots_part = traces_section_html(truth, named, list(ev.labels)) + plots_part  # runs read from traces (issue 37)
     return _page(cmp, header, data, plots_part, title=title, plots=plots)
+
+
+def _compare(ev: Any, slices: Any, slice_correction: str | None, **options: Any) -> tuple[Comparison, Any]:
+    """The comparison of the evaluated runs (by slices too, when given) and the curves' table."""
+    cmp, curves = compare_evaluated(ev, **options)
+    if slices is not None:
+        from ragrade.comparison.slice_compare import by_slices
+
+        cmp = by_slices(cmp, slices, slice_correction)
+    return cmp, curves
+
+
+def _hand_over(exc: BaseException, *waiting: Future[Any]) -> None:
+    """Give ``exc`` to the futures the payload thread waits for (those not set yet)."""
+    for future in waiting:
+        if not future.done():
+            future.set_exception(exc)
 
 
 def _payload_job(

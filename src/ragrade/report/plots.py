@@ -342,20 +342,7 @@ def _lines_plot(
     if not runs or not ks:
         raise InputError("nothing to plot: the table has no rows")
     scale = 100.0 if percent else 1.0
-    vals = table[value].to_numpy(dtype=float) * scale
-    tops = [vals]
-    if bands and "ci_high" in table:
-        tops.append(table["ci_high"].to_numpy(dtype=float) * scale)
-    top = max(float(np.nanmax(np.concatenate(tops))) if np.isfinite(np.concatenate(tops)).any() else 1.0, 1e-9)
-    if percent:
-        # every rate 0 (nothing unjudged): an axis from 0 to 1%, not to 1e-9%
-        y_hi = min(100.0, nice_ticks(0, max(top, 1.0) * 1.05)[-1] if top < 100 else 100.0)
-    else:
-        y_hi = 1.0 if top <= 1.0 else nice_ticks(0, top * 1.05)[-1]
-    y_ticks = nice_ticks(0, y_hi)
-    if y_ticks[-1] < top:
-        y_hi = y_ticks[-1] + (y_ticks[1] - y_ticks[0] if len(y_ticks) > 1 else top)
-        y_ticks = nice_ticks(0, y_hi)
+    y_hi, y_ticks = _lines_y_axis(table, value, scale, percent, bands)
     log_x = ks[0] > 0 and ks[-1] / ks[0] >= 10
     legend_w = min(190.0, max(text_width(_clip_label(r, 22), 10.5) for r in runs) + 34)
     width, height = 300.0, 220.0
@@ -378,31 +365,59 @@ def _lines_plot(
     for i, run in enumerate(runs):
         colour, shape, dash = run_style(i)
         sub = table[table["run"].astype(str) == run].sort_values("k")
-        k_arr = sub["k"].to_numpy(dtype=float)
-        y = sub[value].to_numpy(dtype=float) * scale
-        ok = np.isfinite(y)
-        xs, ys = ax.sx(k_arr[ok]), ax.sy(y[ok])
-        if bands and "ci_low" in sub and ok.sum() >= 1:
-            lo = ax.sy(sub["ci_low"].to_numpy(dtype=float)[ok] * scale)
-            hi = ax.sy(sub["ci_high"].to_numpy(dtype=float)[ok] * scale)
-            if ok.sum() >= 2:
-                band = np.vstack([np.column_stack([xs, hi]), np.column_stack([xs, lo])[::-1]])
-                fig.add(Polyline(band, stroke=None, fill=colour, fill_opacity=0.16, closed=True))
-            else:
-                fig.add(Line(float(xs[0]), float(lo[0]), float(xs[0]), float(hi[0]), stroke=colour, width=2, opacity=0.4))
-        if ok.sum() >= 2:
-            fig.add(Polyline(np.column_stack([xs, ys]), stroke=colour, width=1.8, dash=dash))
-        for row, px, py in zip(sub[ok].to_dict("records"), xs, ys, strict=True):
-            m = marker(shape, float(px), float(py), 7.0, colour)
-            text = tip.format(run=run, k=int(row["k"]), value=number(row[value] * scale, 4 if not percent else 1),
-                              lo=number(row.get("ci_low", math.nan) * scale, 4),
-                              hi=number(row.get("ci_high", math.nan) * scale, 4),
-                              n=int(row["n"]) if "n" in row and pd.notna(row["n"]) else "")
-            fig.add(Group([m], attrs={"class": "tip", "data-tip": text}))
+        _run_line(fig, ax, sub, value=value, scale=scale, percent=percent, bands=bands, tip=tip, run=run,
+                  style=(colour, shape, dash))
         sw = Group([Line(-8, 0, 8, 0, stroke=colour, width=1.8, dash=dash), marker(shape, 0, 0, 7.0, colour)])
         entries.append((sw, _clip_label(run, 22)))
     legend(fig, ax.right + 18, ax.top + 10, entries)
     return fig
+
+
+def _lines_y_axis(table: pd.DataFrame, value: str, scale: float, percent: bool, bands: bool
+                  ) -> tuple[float, list[float]]:
+    """The top of the y axis and its ticks: 1 for values in [0, 1], 100% at most for rates."""
+    vals = table[value].to_numpy(dtype=float) * scale
+    tops = [vals]
+    if bands and "ci_high" in table:
+        tops.append(table["ci_high"].to_numpy(dtype=float) * scale)
+    top = max(float(np.nanmax(np.concatenate(tops))) if np.isfinite(np.concatenate(tops)).any() else 1.0, 1e-9)
+    if percent:
+        # every rate 0 (nothing unjudged): an axis from 0 to 1%, not to 1e-9%
+        y_hi = min(100.0, nice_ticks(0, max(top, 1.0) * 1.05)[-1] if top < 100 else 100.0)
+    else:
+        y_hi = 1.0 if top <= 1.0 else nice_ticks(0, top * 1.05)[-1]
+    y_ticks = nice_ticks(0, y_hi)
+    if y_ticks[-1] < top:
+        y_hi = y_ticks[-1] + (y_ticks[1] - y_ticks[0] if len(y_ticks) > 1 else top)
+        y_ticks = nice_ticks(0, y_hi)
+    return y_hi, y_ticks
+
+
+def _run_line(fig: Figure, ax: Axes, sub: pd.DataFrame, *, value: str, scale: float, percent: bool, bands: bool,
+              tip: str, run: str, style: tuple[str, str, str | None]) -> None:
+    """One run's line (its confidence band, its points with their tips) on ``fig``."""
+    colour, shape, dash = style
+    k_arr = sub["k"].to_numpy(dtype=float)
+    y = sub[value].to_numpy(dtype=float) * scale
+    ok = np.isfinite(y)
+    xs, ys = ax.sx(k_arr[ok]), ax.sy(y[ok])
+    if bands and "ci_low" in sub and ok.sum() >= 1:
+        lo = ax.sy(sub["ci_low"].to_numpy(dtype=float)[ok] * scale)
+        hi = ax.sy(sub["ci_high"].to_numpy(dtype=float)[ok] * scale)
+        if ok.sum() >= 2:
+            band = np.vstack([np.column_stack([xs, hi]), np.column_stack([xs, lo])[::-1]])
+            fig.add(Polyline(band, stroke=None, fill=colour, fill_opacity=0.16, closed=True))
+        else:
+            fig.add(Line(float(xs[0]), float(lo[0]), float(xs[0]), float(hi[0]), stroke=colour, width=2, opacity=0.4))
+    if ok.sum() >= 2:
+        fig.add(Polyline(np.column_stack([xs, ys]), stroke=colour, width=1.8, dash=dash))
+    for row, px, py in zip(sub[ok].to_dict("records"), xs, ys, strict=True):
+        m = marker(shape, float(px), float(py), 7.0, colour)
+        text = tip.format(run=run, k=int(row["k"]), value=number(row[value] * scale, 4 if not percent else 1),
+                          lo=number(row.get("ci_low", math.nan) * scale, 4),
+                          hi=number(row.get("ci_high", math.nan) * scale, 4),
+                          n=int(row["n"]) if "n" in row and pd.notna(row["n"]) else "")
+        fig.add(Group([m], attrs={"class": "tip", "data-tip": text}))
 
 
 def curve_plot(table: pd.DataFrame, metric: str | None = None) -> Figure:

@@ -176,8 +176,8 @@ def evaluate_runs(
     policies), evaluated through the same plan. With ``max_memory`` the evaluation reads two files piece
     by piece; the report still reads them whole for its per-query views."""
     from ragrade.engine.inputs import as_qrels
+    from ragrade.engine.labels import metric_labels as parsed_labels
     from ragrade.engine.plan import build_plan
-    from ragrade.engine.result import metric_labels as parsed_labels
 
     given = name_runs(runs)
     if len(given) < 2:

@@ -328,69 +328,80 @@ def _dashes(dash: str | None, width: float) -> Any:
     return (0, seq)
 
 
+#: One SVG pixel is 1/100 inch: 0.72 points for line widths and font sizes.
+_PT = 0.72
+
+
 def write_png(fig: Figure, *, scale: float = 2.0) -> bytes:
     """PNG bytes of ``fig``, painted shape by shape with matplotlib (extra ``plots``)."""
     require("matplotlib", extra="plots", purpose="PNG plots")
     figure_mod = require("matplotlib.figure", package="matplotlib", extra="plots", purpose="PNG plots")
     patches = require("matplotlib.patches", package="matplotlib", extra="plots", purpose="PNG plots")
-    # One SVG pixel is 1/100 inch: 0.72 points for line widths and font sizes.
-    pt = 0.72
     mfig = figure_mod.Figure(figsize=(fig.width / 100, fig.height / 100), dpi=100 * scale)
     ax = mfig.add_axes((0, 0, 1, 1))
     ax.set_xlim(0, fig.width)
     ax.set_ylim(fig.height, 0)
     ax.set_axis_off()
     for it, paint in _walk(fig.items, {}):
-        fill = it.fill if getattr(it, "fill", None) is not None else paint.get("fill")
-        stroke = getattr(it, "stroke", None) or paint.get("stroke")
-        width = getattr(it, "width", None) or paint.get("width") or 1.0
-        alpha = paint.get("fill_opacity")
-        if isinstance(it, Line):
-            ax.plot(
-                [it.x1, it.x2], [it.y1, it.y2], color=it.stroke, linewidth=it.width * pt,
-                linestyle=_dashes(it.dash, it.width), alpha=it.opacity, solid_capstyle="butt",
-            )
-        elif isinstance(it, Rect):
-            face = it.fill if it.fill is not None else paint.get("fill")
-            if face in (None, "none") and it.stroke is None:
-                continue
-            ax.add_patch(
-                patches.Rectangle(
-                    (it.x, it.y), it.w, it.h, facecolor=face or "none", edgecolor=it.stroke or "none",
-                    linewidth=it.width * pt if it.stroke else 0, alpha=it.opacity,
-                )
-            )
-        elif isinstance(it, Circle):
-            ax.add_patch(
-                patches.Circle(
-                    (it.cx, it.cy), it.r, facecolor=fill or "none", edgecolor=stroke or "none",
-                    linewidth=width * pt if stroke else 0, alpha=alpha,
-                )
-            )
-        elif isinstance(it, Polyline):
-            pts = np.asarray(it.points, dtype=float)
-            if it.closed:
-                ax.add_patch(
-                    patches.Polygon(
-                        pts, closed=True, facecolor=it.fill or "none", edgecolor=it.stroke or "none",
-                        linewidth=it.width * pt if it.stroke else 0,
-                        alpha=it.fill_opacity if it.fill and it.fill_opacity != 1.0 else None,
-                    )
-                )
-            else:
-                ax.plot(
-                    pts[:, 0], pts[:, 1], color=it.stroke or INK, linewidth=it.width * pt,
-                    linestyle=_dashes(it.dash, it.width), solid_joinstyle="round",
-                )
-        elif isinstance(it, Text):
-            ax.text(
-                it.x, it.y, it.text, fontsize=it.size * pt, color=it.fill, fontweight=it.weight,
-                ha={"start": "left", "middle": "center", "end": "right"}[it.anchor], va="baseline",
-                rotation=it.rotate, rotation_mode="anchor",
-            )
+        _draw(ax, patches, it, paint)
     buf = io.BytesIO()
     mfig.savefig(buf, format="png", dpi=100 * scale, metadata={"Software": None})
     return buf.getvalue()
+
+
+def _draw(ax: Any, patches: Any, it: Any, paint: dict[str, Any]) -> None:
+    """One shape on matplotlib's axes (``paint``: what its groups set)."""
+    pt = _PT
+    fill = it.fill if getattr(it, "fill", None) is not None else paint.get("fill")
+    stroke = getattr(it, "stroke", None) or paint.get("stroke")
+    width = getattr(it, "width", None) or paint.get("width") or 1.0
+    if isinstance(it, Line):
+        ax.plot(
+            [it.x1, it.x2], [it.y1, it.y2], color=it.stroke, linewidth=it.width * pt,
+            linestyle=_dashes(it.dash, it.width), alpha=it.opacity, solid_capstyle="butt",
+        )
+    elif isinstance(it, Rect):
+        face = it.fill if it.fill is not None else paint.get("fill")
+        if face in (None, "none") and it.stroke is None:
+            return
+        ax.add_patch(
+            patches.Rectangle(
+                (it.x, it.y), it.w, it.h, facecolor=face or "none", edgecolor=it.stroke or "none",
+                linewidth=it.width * pt if it.stroke else 0, alpha=it.opacity,
+            )
+        )
+    elif isinstance(it, Circle):
+        ax.add_patch(
+            patches.Circle(
+                (it.cx, it.cy), it.r, facecolor=fill or "none", edgecolor=stroke or "none",
+                linewidth=width * pt if stroke else 0, alpha=paint.get("fill_opacity"),
+            )
+        )
+    elif isinstance(it, Polyline):
+        _paint_polyline(ax, patches, it)
+    elif isinstance(it, Text):
+        ax.text(
+            it.x, it.y, it.text, fontsize=it.size * pt, color=it.fill, fontweight=it.weight,
+            ha={"start": "left", "middle": "center", "end": "right"}[it.anchor], va="baseline",
+            rotation=it.rotate, rotation_mode="anchor",
+        )
+
+
+def _paint_polyline(ax: Any, patches: Any, it: Polyline) -> None:
+    pts = np.asarray(it.points, dtype=float)
+    if it.closed:
+        ax.add_patch(
+            patches.Polygon(
+                pts, closed=True, facecolor=it.fill or "none", edgecolor=it.stroke or "none",
+                linewidth=it.width * _PT if it.stroke else 0,
+                alpha=it.fill_opacity if it.fill and it.fill_opacity != 1.0 else None,
+            )
+        )
+    else:
+        ax.plot(
+            pts[:, 0], pts[:, 1], color=it.stroke or INK, linewidth=it.width * _PT,
+            linestyle=_dashes(it.dash, it.width), solid_joinstyle="round",
+        )
 
 
 # ----------------------------------------------------------------------------------------------------- axes

@@ -22,36 +22,7 @@ def as_queries(queries: Any, *, id_col: str | None = None, text_col: str | None 
     >>> as_queries(["first question", "second"])
     {'0': 'first question', '1': 'second'}
     """
-    if isinstance(queries, str | os.PathLike):
-        from ragrade.io.texts import read_queries
-
-        pairs: list[tuple[Any, Any]] = list(read_queries(queries, id_col=id_col, text_col=text_col).items())
-    elif isinstance(queries, Mapping):
-        pairs = list(queries.items())
-    elif type(queries).__name__ == "DataFrame" and hasattr(queries, "columns"):
-        from ragrade.io.texts import QUERY_ID_NAMES, QUERY_TEXT_NAMES
-
-        cols = {str(c).lower(): c for c in queries.columns}
-        qc = id_col or next((cols[n] for n in QUERY_ID_NAMES if n in cols), None)
-        tc = text_col or next((cols[n] for n in QUERY_TEXT_NAMES if n in cols and cols[n] != qc), None)
-        if qc is None or tc is None:
-            raise InputError(f"queries DataFrame: cannot find the query id and text columns (columns: "
-                             f"{list(queries.columns)}); name them qid and text, or pass id_col= and text_col=")
-        pairs = list(zip(queries[qc].tolist(), queries[tc].tolist(), strict=True))
-    elif isinstance(queries, Sequence) and not isinstance(queries, bytes):
-        items = list(queries)
-        if all(isinstance(x, str) for x in items):
-            pairs = [(str(i), x) for i, x in enumerate(items)]
-        else:
-            pairs = []
-            for i, x in enumerate(items):
-                if not (isinstance(x, Sequence) and not isinstance(x, str | bytes) and len(x) == 2):
-                    raise InputError("queries: give (query id, text) pairs, texts, a mapping or a file",
-                                     query=str(i), value=x)
-                pairs.append((x[0], x[1]))
-    else:
-        raise InputError(f"cannot use a {type(queries).__name__} as queries: give a mapping of query id -> "
-                         f"text, a list of (id, text) pairs, a list of texts or a topics file")
+    pairs = _pairs(queries, id_col, text_col)
     out: dict[str, str] = {}
     for qid, text in pairs:
         q = id_string(qid, "query id")
@@ -65,3 +36,43 @@ def as_queries(queries: Any, *, id_col: str | None = None, text_col: str | None 
     if not out:
         raise InputError("no query to retrieve for")
     return out
+
+
+def _pairs(queries: Any, id_col: str | None, text_col: str | None) -> list[tuple[Any, Any]]:
+    """``[(query id, text)]`` from a topics file, a mapping, a DataFrame, texts or pairs."""
+    if isinstance(queries, str | os.PathLike):
+        from ragrade.io.texts import read_queries
+
+        return list(read_queries(queries, id_col=id_col, text_col=text_col).items())
+    if isinstance(queries, Mapping):
+        return list(queries.items())
+    if type(queries).__name__ == "DataFrame" and hasattr(queries, "columns"):
+        return _frame_pairs(queries, id_col, text_col)
+    if isinstance(queries, Sequence) and not isinstance(queries, bytes):
+        return _sequence_pairs(list(queries))
+    raise InputError(f"cannot use a {type(queries).__name__} as queries: give a mapping of query id -> "
+                     f"text, a list of (id, text) pairs, a list of texts or a topics file")
+
+
+def _frame_pairs(queries: Any, id_col: str | None, text_col: str | None) -> list[tuple[Any, Any]]:
+    from ragrade.io.columns import QUERY_ID_NAMES, QUERY_TEXT_NAMES
+
+    cols = {str(c).lower(): c for c in queries.columns}
+    qc = id_col or next((cols[n] for n in QUERY_ID_NAMES if n in cols), None)
+    tc = text_col or next((cols[n] for n in QUERY_TEXT_NAMES if n in cols and cols[n] != qc), None)
+    if qc is None or tc is None:
+        raise InputError(f"queries DataFrame: cannot find the query id and text columns (columns: "
+                         f"{list(queries.columns)}); name them qid and text, or pass id_col= and text_col=")
+    return list(zip(queries[qc].tolist(), queries[tc].tolist(), strict=True))
+
+
+def _sequence_pairs(items: list[Any]) -> list[tuple[Any, Any]]:
+    if all(isinstance(x, str) for x in items):
+        return [(str(i), x) for i, x in enumerate(items)]
+    pairs = []
+    for i, x in enumerate(items):
+        if not (isinstance(x, Sequence) and not isinstance(x, str | bytes) and len(x) == 2):
+            raise InputError("queries: give (query id, text) pairs, texts, a mapping or a file",
+                             query=str(i), value=x)
+        pairs.append((x[0], x[1]))
+    return pairs

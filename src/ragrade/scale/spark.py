@@ -43,15 +43,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ragrade.engine.result import (
-    DeferredValues,
-    HoleRate,
-    LocalValues,
-    MetricsArg,
-    Result,
-    Summary,
-    metric_labels,
-)
+from ragrade.engine.labels import MetricsArg, metric_labels
+from ragrade.engine.result import DeferredValues, HoleRate, LocalValues, Result, Summary
 from ragrade.errors import InputError, RagradeError, RagradeWarning, require
 
 #: Names of the columns the tasks use (kept apart from any metric label).

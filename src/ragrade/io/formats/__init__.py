@@ -103,7 +103,7 @@ def detect(path: str | os.PathLike[str], format: str | Format | None = None) -> 
 def sniff(path: str) -> Format:
     """The format of a file whose name says nothing, from its first bytes and first line: the first
     format of :data:`REGISTRY` that claims it, else a table (TSV if the line holds a tab, else CSV)."""
-    from ragrade.io._common import first_line, open_binary
+    from ragrade.io.textfiles import first_line, open_binary
 
     stream, raw = open_binary(path)
     try:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from ragrade.data import Qrels, Run
-    from ragrade.io._common import Progress
+    from ragrade.io.textfiles import Progress
 
 
 class Format:
@@ -225,7 +225,7 @@ def text_lines(path: str) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` of every line of a (possibly gzipped) UTF-8 text file, line ends and a
     leading byte-order mark removed; bytes that are not UTF-8 are a :class:`ParseError` naming the line."""
     from ragrade.errors import ParseError
-    from ragrade.io._common import open_binary
+    from ragrade.io.textfiles import open_binary
 
     stream, raw = open_binary(path)
     try:
@@ -267,7 +267,7 @@ class _Counting(io.RawIOBase):
     """A readable (decompressed) file that reports the on-disk bytes read so far, for progress."""
 
     def __init__(self, path: str, progress: Progress | None) -> None:
-        from ragrade.io._common import open_binary
+        from ragrade.io.textfiles import open_binary
 
         self._stream, self._raw = open_binary(path)
         self._total = os.fstat(self._raw.fileno()).st_size

@@ -20,8 +20,9 @@ class Delimited(TableFormat):
         self.description = f"a table of {'tab' if delimiter == chr(9) else 'comma'}-separated columns with a header"
 
     def refine(self, path: str) -> Format:
-        from ragrade.io._common import first_line, sniff_trec
         from ragrade.io.formats.trec import TREC
+        from ragrade.io.sniffing import sniff_trec
+        from ragrade.io.textfiles import first_line
 
         first = first_line(path, skip_comments=True)
         return TREC if first is not None and sniff_trec(first) is not None else self
@@ -43,7 +44,7 @@ class Delimited(TableFormat):
         writers.write_delimited(writers.qrels_table(qrels), path, self.delimiter)
 
     def column_names(self, path: str) -> list[str]:
-        from ragrade.io._common import first_line
+        from ragrade.io.textfiles import first_line
 
         line = first_line(path) or ""
         return [f.strip().strip('"') for f in line.split(self.delimiter)]
@@ -55,7 +56,7 @@ class Delimited(TableFormat):
         import pyarrow.csv as pacsv
 
         from ragrade.errors import ParseError
-        from ragrade.io._common import open_binary
+        from ragrade.io.textfiles import open_binary
 
         parse = pacsv.ParseOptions(delimiter=self.delimiter, newlines_in_values=True)
         stream, raw = open_binary(path)
@@ -123,7 +124,7 @@ class Delimited(TableFormat):
         import pyarrow.csv as pacsv
 
         from ragrade.errors import ParseError
-        from ragrade.io._common import open_binary
+        from ragrade.io.textfiles import open_binary
 
         stream, raw = open_binary(path)
         try:

@@ -48,7 +48,7 @@ class JsonLines(TableFormat):
         writers.write_jsonl_rows(table, path)
 
     def column_names(self, path: str) -> list[str]:
-        from ragrade.io._common import first_line
+        from ragrade.io.textfiles import first_line
 
         try:
             first = json.loads(first_line(path) or "{}")
@@ -70,12 +70,12 @@ class JsonLines(TableFormat):
     def rows(self, path: str, *, names: list[str] | None = None) -> Iterator[tuple[dict[str, Any], int | None]]:
         """Each object with its line (nested values as Python lists and dicts); a file whose first
         non-blank character is ``[`` is one JSON array of objects (no line numbers then)."""
-        from ragrade.io._common import first_line, json_object_lines
+        from ragrade.io.textfiles import first_line, json_object_lines
 
         self._no_names(names)
         first = first_line(path)
         if first is not None and first.lstrip().startswith("["):
-            from ragrade.io._common import open_binary
+            from ragrade.io.textfiles import open_binary
 
             stream, raw = open_binary(path)
             try:
@@ -104,8 +104,8 @@ class JsonLines(TableFormat):
         fall back to :meth:`rows`). A file holding one JSON array is read whole."""
         import pyarrow.json as pj
 
-        from ragrade.io._common import first_line
         from ragrade.io.formats.base import counting_stream
+        from ragrade.io.textfiles import first_line
 
         self._no_names(names, skip_rows)
         first = first_line(path)

@@ -21,7 +21,7 @@ class Trec(Format):
     description = "whitespace-separated TREC lines (qrels: qid iter doc grade; runs: qid Q0 doc rank score tag)"
 
     def sniff(self, head: bytes, line: str | None) -> bool:
-        from ragrade.io._common import sniff_short_trec, sniff_trec
+        from ragrade.io.sniffing import sniff_short_trec, sniff_trec
 
         if line is None:
             return False
@@ -51,7 +51,8 @@ class Trec(Format):
         write_trec_qrels(qrels, path)
 
     def guess_kind(self, path: str) -> str | None:
-        from ragrade.io._common import first_line, sniff_short_trec, sniff_trec
+        from ragrade.io.sniffing import sniff_short_trec, sniff_trec
+        from ragrade.io.textfiles import first_line
 
         line = first_line(path, skip_comments=True)
         if not line:
