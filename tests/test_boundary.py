@@ -72,6 +72,7 @@ def _valid(tmp: Path) -> dict[str, tuple[tuple, dict]]:
                               {"n_resamples": 50}),
         "synthesize": ((SPAN_CORPUS, 1), {"backend": "offline", "cache": False, "mix": "single=1",  # (issue 36)
                                           "min_passage_chars": 10, "passage_chars": 100}),
+        "read_traces": ((str(EXAMPLES / "traces.jsonl"),), {}),  # (issue 37)
         "erag_labels": (({"q1": "capital of France"}, {"q1": ["d1", "d2"]}, {"q1": ["Paris"]},  # (issue 38)
                          lambda q, doc: doc.split()[0], "exact_match"),
                         {"passages": {"d1": "Paris is the capital.", "d2": "Lyon is a city."}}),
@@ -102,6 +103,10 @@ BAD_KEYWORDS.update({  # character spans (issue 35)
     "aggregate_passages": [{"method": "maxq"}, {"hits": 0}, {"hits": 2**70}, {"delimiter": ""}, {"chunks": 5}],
     "compare_chunkings": [{"k": 0}, {"k": "x"}, {"n_resamples": 2**70}, {"corpus": 5}, {"retriever": 5},
                           {"metrics": 5}, {"profile": "chroma"}, {"queries": 5}],
+})
+BAD_KEYWORDS.update({  # traces (issue 37)
+    "read_traces": [{"key": 5}, {"key": ""}, {"by": "nosuch"}, {"by": 5}, {"topics": 5}, {"format": "nosuch"},
+                    {"format": "parquet"}, {"progress": 5}],
 })
 BAD_KEYWORDS.update({  # eRAG labels (issue 38)
     "erag_labels": [{"passages": 5}, {"depth": 0}, {"depth": "x"}, {"depth": 2**70}, {"cache": 5}, {"budget": 5},
@@ -145,6 +150,7 @@ NAMES += ["read_spans", "read_chunks", "read_corpus", "locate_chunks", "aggregat
           "compare_chunkings"]
 NAMES += ["synthesize"]  # test sets from a corpus (issue 36)
 NAMES += ["erag_labels"]  # eRAG's downstream-utility labels (issue 38)
+NAMES += ["read_traces"]  # retrieval from traces (issue 37)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -106,9 +106,9 @@ def test_a_reader_bug_from_the_command_line(reader_bug):
 
 
 def test_a_bug_in_a_command_exits_70(monkeypatch):
-    import ragrade.cli.evaluate_cmd as evaluate_cmd
+    import ragrade.cli._output as output
 
-    monkeypatch.setattr(evaluate_cmd, "number", _planted(KeyError))
+    monkeypatch.setattr(output, "number", _planted(KeyError))
     code, err = _run("evaluate", QRELS, RUN, "-m", "P@5")
     assert code == 70 and "Traceback" in err and "KeyError" in err and "this is a bug in ragrade" in err
 
@@ -126,7 +126,7 @@ DECLARED = {
     "OSError", "FileNotFoundError", "PermissionError", "IsADirectoryError", "EOFError", "UnicodeDecodeError",
     "UnicodeError", "json.JSONDecodeError", "csv.Error", "pa.ArrowInvalid", "pa.ArrowException",
     "pa.ArrowNotImplementedError", "pa.ArrowTypeError", "pyarrow.ArrowInvalid", "sqlite3.DatabaseError",
-    "zlib.error", "lzma.LZMAError", "INPUT_EXCEPTIONS",
+    "zlib.error", "lzma.LZMAError", "INPUT_EXCEPTIONS", "ijson.JSONError",
     "RecursionError",  # only ever around json.loads here: the JSON parser's nesting limit
     "RagradeError", "InputError", "ParseError", "MetricError", "UnknownNameError", "PolicyError", "OutputError",
 }

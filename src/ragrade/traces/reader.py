@@ -43,6 +43,10 @@ def read_traces(source: Any, *, key: str | None = None, by: str | None = None, t
     ``traces.notes``, and emitted once as a :class:`~ragrade.errors.RagradeWarning`.
     """
     mode = _check(key, by)
+    if progress is not None and not callable(progress):
+        raise InputError("progress must be a function progress(done, total) or None", value=type(progress).__name__)
+    if format is not None and not isinstance(format, str):
+        raise InputError("format must be the name of a format of the registry", value=type(format).__name__)
     topic_map = _topics(topics) if key == "question" else None
     notes = Notes()
     user_key = None if key in KEY_MODES or key is None else key
@@ -124,6 +128,10 @@ def _blocks(source: Any, user_key: str | None, notes: Notes, format: str | None,
 
         yield from _row_blocks(frame_rows(source), list(source.columns), records, notes)
     elif isinstance(source, list | tuple):
+        bad = next((i for i, r in enumerate(source) if not isinstance(r, Mapping)), None)
+        if bad is not None:
+            raise InputError(f"traces given as a list hold span or observation dicts; item {bad + 1} is a "
+                             f"{type(source[bad]).__name__}", value=source[bad])
         rows = ((r, i + 1) for i, r in enumerate(source))
         first = source[0] if source and isinstance(source[0], Mapping) else {}
         yield from _row_blocks(rows, list(first), records, notes)

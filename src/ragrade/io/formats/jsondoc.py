@@ -28,7 +28,7 @@ class JsonDocument(Format):
         self._no_names(names)
         ijson = require("ijson", extra="traces", purpose="streaming a JSON document of records (Langfuse exports)")
         prefix = _prefix(path, ijson)
-        from ragrade.io._common import open_binary
+        from ragrade.io.textfiles import open_binary
 
         stream, raw = open_binary(path)
         try:
@@ -71,7 +71,7 @@ class JsonDocument(Format):
 def _prefix(path: str, ijson: Any) -> str:
     """ijson's prefix of the records: ``item`` (a top-level array), ``data.item``, or the first top-level key
     holding an array."""
-    from ragrade.io._common import open_binary
+    from ragrade.io.textfiles import open_binary
 
     stream, raw = open_binary(path)
     try:
@@ -108,7 +108,7 @@ def _array_key(events: Iterator[tuple[str, str, Any]], path: str) -> str:
 
 def _head(path: str, size: int = 1 << 12) -> str:
     """The first ``size`` bytes of a (decompressed) file, as text."""
-    from ragrade.io._common import open_binary
+    from ragrade.io.textfiles import open_binary
 
     stream, raw = open_binary(path)
     try:
@@ -124,8 +124,8 @@ def json_layout(path: str) -> str:
     ``{"data": [...]}`` on one line) or ``"jsonl"`` (one object per line)."""
     import json
 
-    from ragrade.io._common import first_line
     from ragrade.io.formats.otlp import OTLP
+    from ragrade.io.textfiles import first_line
 
     line = (first_line(path) or "").lstrip()
     if OTLP.sniff(b"", line) or (line.startswith("{") and OTLP.sniff(b"", _head(path))):

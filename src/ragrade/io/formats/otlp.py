@@ -157,7 +157,7 @@ def _select(batch: Any, columns: list[str] | None) -> Iterator[Any]:
 def _whole_document(path: str) -> Any:
     """The file's one JSON document when it is not one request per line (a request written with indents),
     else None."""
-    from ragrade.io._common import first_line, open_binary
+    from ragrade.io.textfiles import first_line, open_binary
 
     first = first_line(path)
     if first is None or not first.lstrip().startswith(("{", "[")):
@@ -171,7 +171,7 @@ def _whole_document(path: str) -> Any:
     try:
         with stream:
             return json.loads(stream.read().decode("utf-8", errors="replace"))
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise ParseError(f"not OTLP JSON: neither one export request per line nor one JSON document ({exc})",
                          path=path) from None
     finally:
@@ -224,8 +224,8 @@ def _longest_line(path: str, head: int) -> int:
 def _line_blocks(path: str, block_size: int, progress: Any, skip: int = 0) -> Iterator[tuple[int, bytes]]:
     """``(number of the first line, whole lines)`` blocks of about ``block_size`` bytes, after the first
     ``skip`` non-blank lines."""
-    from ragrade.io._common import MAX_LINE_BYTES, line_too_long
     from ragrade.io.formats.base import counting_stream
+    from ragrade.io.textfiles import MAX_LINE_BYTES, line_too_long
 
     src = counting_stream(path, progress)
     carry, line = b"", 1
