@@ -49,17 +49,20 @@ def merge(human: Qrels | Mapping[str, Any] | None, grades: pd.DataFrame, assesso
 
 def write_merged(table: pd.DataFrame, path: str | os.PathLike[str]) -> None:
     """Write a merged table as Parquet (``.parquet``/``.pq``) or JSONL (``.jsonl``/``.ndjson``)."""
+    from ragrade.io.writers import output_path
+
     p = os.fspath(path)
     low = p.lower()
-    if low.endswith((".parquet", ".pq")):
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        pq.write_table(pa.Table.from_pandas(table, preserve_index=False), p)
-    elif low.endswith((".jsonl", ".ndjson")):
-        table.to_json(p, orient="records", lines=True, force_ascii=False)
-    else:
+    if not low.endswith((".parquet", ".pq", ".jsonl", ".ndjson")):
         raise InputError("the merged qrels file must end in .parquet or .jsonl", value=p)
+    with output_path(p) as tmp:  # written whole, then renamed into place
+        if low.endswith((".parquet", ".pq")):
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            pq.write_table(pa.Table.from_pandas(table, preserve_index=False), tmp)
+        else:
+            table.to_json(tmp, orient="records", lines=True, force_ascii=False)
 
 
 __all__ = ["assessor_label", "merge", "write_merged"]

@@ -85,6 +85,33 @@ def incomplete(message: str) -> NoReturn:
     fail(message, EXIT_INCOMPLETE)
 
 
+def output_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``-o/--output FILE``: write what the command prints to FILE instead of stdout (the same text), under
+    the one rule of every writer (:func:`ragrade.io.writers.output_path`)."""
+    return click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+                        help="Write the output to FILE instead of stdout (written whole, then renamed into "
+                             "place; an input is refused).")(func)
+
+
+def refuse_inputs(output: str | None, inputs: Sequence[Any]) -> None:
+    """An error (exit 2) when ``output`` is one of the command's ``inputs``, before any work."""
+    if output:
+        from ragrade.io.writers import refuse_inputs as refuse
+
+        refuse(output, inputs)
+
+
+def emit(text: str, output: str | None, *, inputs: Sequence[Any] = ()) -> None:
+    """``text`` on stdout, or written to ``output`` (whole, then renamed into place; said on stderr)."""
+    if not output:
+        click.echo(text, nl=False)
+        return
+    from ragrade.io.writers import write_text
+
+    write_text(output, text, inputs=inputs)
+    click.echo(f"wrote {output}", err=True)
+
+
 def internal(exc: BaseException) -> NoReturn:
     """Report a bug of ragrade: the whole traceback (the original exception chained), then one
     ``error: ...`` line saying it is a bug, on stderr; exit status 70."""

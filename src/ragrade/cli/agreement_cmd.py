@@ -9,7 +9,9 @@ from typing import Any
 
 import click
 
+from ragrade.cli._options import option
 from ragrade.cli._output import input_errors
+from ragrade.options import ALPHA, N_RESAMPLES, SEED
 
 
 @click.command(
@@ -29,18 +31,17 @@ from ragrade.cli._output import input_errors
               "default ndcg@10).")
 @click.option("--rel", type=float, default=1.0, show_default=True, help="Lowest grade that counts as relevant.")
 @click.option("--ppi", is_flag=True, help="Prediction-powered mean and CI per run and metric (needs runs).")
-@click.option("--alpha", type=click.FloatRange(min=0.0, max=1.0, min_open=True, max_open=True), default=0.05,
-              show_default=True, help="1 - confidence level of the --ppi and bootstrap intervals.")
+@option(ALPHA, help="1 - confidence level of the --ppi and bootstrap intervals.")
 @click.option("--reference-prefer", type=click.Choice(["human", "llm", "error"]), default=None,
               help="For a merged qrels file as reference: which origin wins a pair judged by both.")
 @click.option("--candidate-prefer", type=click.Choice(["human", "llm", "error"]), default=None,
               help="For a merged qrels file as candidate: which origin wins (e.g. llm).")
 @click.option("--top-k", type=click.IntRange(min=1), default=10, show_default=True,
               help="kendall@k: Kendall's tau over the reference's top k runs.")
-@click.option("--resamples", "n_resamples", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Bootstrap resamples (over queries) of the confidence intervals.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@option(N_RESAMPLES, default=1000, help="Bootstrap resamples (over queries) of the confidence intervals.")
+@option(SEED)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True,
+              help="Output format.")
 def command(reference: str, candidate: str, runs: tuple[str, ...], metrics: tuple[str, ...], rel: float, ppi: bool,
             alpha: float, reference_prefer: str | None, candidate_prefer: str | None, top_k: int, n_resamples: int,
             seed: int, fmt: str) -> None:

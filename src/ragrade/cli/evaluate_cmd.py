@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+import io
 import warnings
 from typing import Any
 
 import click
 
 from ragrade.cli._loop import finish, loop_options, pop_loop_options
-from ragrade.cli._output import input_errors, number, reading_all, run_names, stderr_console, stdout_console
+from ragrade.cli._options import option
+from ragrade.cli._output import (
+    emit,
+    input_errors,
+    make_console,
+    number,
+    output_option,
+    reading_all,
+    refuse_inputs,
+    run_names,
+    stderr_console,
+    stdout_console,
+)
 from ragrade.cli._plan_options import evaluation_options, plan_keywords
 from ragrade.cli._slices import load_slices, slices_option
 from ragrade.io import FORMATS
+from ragrade.options import DIGITS, HOLE_THRESHOLD
 
 OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
 
@@ -28,12 +42,11 @@ OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
               help="Format of QRELS (default: from the extension).")
 @click.option("--run-format", type=click.Choice(FORMATS), default=None,
               help="Format of RUN (default: from the extension).")
-@click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
-              help="Decimals shown in table, csv and markdown output (json is exact).")
+@option(DIGITS, help="Decimals shown in table, csv and markdown output (json is exact).")
+@output_option
 @click.option("--name", "run_name", default=None, metavar="NAME",
               help="Name of the run in the output (default: the file name without extension, as in compare).")
-@click.option("--hole-threshold", type=click.FloatRange(0, 1), default=0.1, show_default=True,
-              help="Warn when the mean hole rate (share of unjudged documents in the top k) exceeds it.")
+@option(HOLE_THRESHOLD)
 @click.option("--engine", type=click.Choice(["memory", "spark"]), default="memory", show_default=True,
               help="Where to evaluate: in this process, or on Spark (pip install 'ragrade[spark]'; the files "
                    "are read by Spark: Parquet, Delta, CSV/TSV with a header, TREC). See docs/scale.md.")
@@ -45,7 +58,7 @@ OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
 def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt: str, qrels_format: str | None,
             run_format: str | None, digits: int, hole_threshold: float = 0.1, engine: str = "memory",
             master: str = "local[2]", run_name: str | None = None, slices: tuple[str, ...] = (),
-            **options: Any) -> None:
+            output: str | None = None, **options: Any) -> None:
     """Score RUN against the ground truth QRELS.
 
     Formats are detected from the file extensions (TREC, TSV/CSV, JSONL, Parquet, optionally
@@ -69,6 +82,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
     loop = pop_loop_options(options)
     label = run_names([run], [run_name] if run_name else [])[0]
     with input_errors():
+        refuse_inputs(output, [qrels, run])
         slice_labels = load_slices(slices)
         keywords = plan_keywords(options)
         # the options parsed into the one plan (a metric typo fails here, before any file is read)
@@ -81,11 +95,15 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
                 result = dispatch_one(plan).replace(run_name=label)
         finish(loop, result, qrels, run)
         sliced = None if slice_labels is None else result.by(slice_labels)
-    _print(result, caught, fmt, per_query, digits, hole_threshold, sliced)
+    buffer = io.StringIO() if output else None
+    _print(result, caught, fmt, per_query, digits, hole_threshold, sliced, buffer)
+    if buffer is not None and output:
+        with input_errors():
+            emit(buffer.getvalue(), output)
 
 
 def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: int, hole_threshold: float,
-           sliced: Any = None) -> None:
+           sliced: Any = None, buffer: io.StringIO | None = None) -> None:
     from ragrade.errors import PolicyNote, RagradeWarning
 
     # The engine's own warning (a PolicyNote) repeats result.notes(), printed below as notes, once; anything
@@ -93,22 +111,29 @@ def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: in
     own = set(result.notes())
     extra = [str(w.message) for w in caught if issubclass(w.category, RagradeWarning)
              and not issubclass(w.category, PolicyNote) and str(w.message) not in own]
-    _output(result, fmt, per_query, digits, list(dict.fromkeys(extra)), hole_threshold, sliced)
+    _output(result, fmt, per_query, digits, list(dict.fromkeys(extra)), hole_threshold, sliced, buffer)
 
 
 def _output(result: Any, fmt: str, per_query: bool, digits: int, extra: list[str], hole_threshold: float,
-            sliced: Any = None) -> None:
-    """The result in ``fmt`` on stdout; its notes (one wording in every format:
-    :meth:`Result.notes`) and warnings on stderr."""
+            sliced: Any = None, buffer: io.StringIO | None = None) -> None:
+    """The result in ``fmt`` on stdout (or into ``buffer``, for ``-o``); its notes (one wording in every
+    format: :meth:`Result.notes`) and warnings on stderr."""
+    def echo(text: str, nl: bool = True) -> None:
+        if buffer is None:
+            click.echo(text, nl=nl)
+        else:
+            buffer.write(text + ("\n" if nl else ""))
+
     holes = result.hole_rate
     warned = list(extra)
     if holes is not None and holes.exceeds(hole_threshold):
         warned.append(f"{100 * holes.mean:.1f}% of the top-{holes.k} documents are unjudged (above "
                       f"{100 * hole_threshold:g}%): the values are lower bounds (try --unjudged bounds)")
     if fmt == "table":
-        _print_table(result, per_query, digits, warned)
+        out = stdout_console() if buffer is None else make_console(file=buffer, color_system=None)
+        _print_table(result, per_query, digits, warned, out)
         if sliced is not None:
-            stdout_console().print(sliced.to_rich(digits=digits))
+            out.print(sliced.to_rich(digits=digits))
         return
     for note in result.notes():
         click.echo(f"note: {note}", err=True)
@@ -119,35 +144,52 @@ def _output(result: Any, fmt: str, per_query: bool, digits: int, extra: list[str
 
         data = json.loads(result.to_json(per_query=per_query))
         data["slices"] = sliced.to_dict()
-        click.echo(json.dumps(data, indent=2))
+        echo(json.dumps(data, indent=2))
     elif fmt == "json":
-        click.echo(result.to_json(per_query=per_query))
+        echo(result.to_json(per_query=per_query))
     elif fmt == "csv":
-        click.echo(result.to_csv(per_query=per_query, digits=digits), nl=False)
+        echo(result.to_csv(per_query=per_query, digits=digits), nl=False)
     else:
-        click.echo(result.to_markdown(per_query=per_query, digits=digits), nl=False)
+        echo(result.to_markdown(per_query=per_query, digits=digits), nl=False)
         if sliced is not None:
-            click.echo("\n" + sliced.to_markdown(digits=digits), nl=False)
+            echo("\n" + sliced.to_markdown(digits=digits), nl=False)
 
 
-def _print_table(result: Any, per_query: bool, digits: int, warned: list[str]) -> None:
+def _aggregate(result: Any, label: str) -> str:
+    """How a metric's per-query values make its number: ``mean``, ``sum`` or ``geometric mean``."""
+    metric = result.metrics.get(label)
+    how = "mean" if metric is None else str(metric.family.aggregate)
+    return {"gmean": "geometric mean"}.get(how, how)
+
+
+def _shown(value: Any, how: str, digits: int) -> str:
+    """A metric's number: a sum of counts as a whole number, anything else with ``digits`` decimals."""
+    if how == "sum" and isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return number(value, digits)
+
+
+def _print_table(result: Any, per_query: bool, digits: int, warned: list[str], out: Any) -> None:
     from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
 
-    out = stdout_console()
-    title = Text(f"run {result.run_name}") if result.run_name else None
-    table = Table(title=title, title_justify="left")
+    table = Table(title=Text(result.run_name) if result.run_name else None, title_justify="left")
     upper = result.upper_means
+    how = {label: _aggregate(result, label) for label in result.means}
+    mixed = set(how.values()) != {"mean"}  # a count (num_ret: a sum) is not shown under "mean"
     table.add_column("metric")
-    table.add_column("mean" if upper is None else "lower", justify="right")
+    table.add_column(("value" if mixed else "mean") if upper is None else "lower", justify="right")
     if upper is not None:
         table.add_column("upper", justify="right")
+    if mixed:
+        table.add_column("over queries")
     table.add_column("queries", justify="right")
     counts = result.counts
     for label, mean in result.means.items():
-        bound = [number(upper[label], digits)] if upper is not None else []
-        table.add_row(Text(label), number(mean, digits), *bound, str(counts[label]))
+        bound = [_shown(upper[label], how[label], digits)] if upper is not None else []
+        table.add_row(Text(label), _shown(mean, how[label], digits), *bound, *([how[label]] if mixed else []),
+                      str(counts[label]))
     out.print(table)
     if per_query:
         pq = Table(title="per query", title_justify="left")

@@ -6,21 +6,28 @@ from typing import Any
 
 import click
 
-from ragrade.cli._output import fail, input_errors
+from ragrade.cli._options import option
+from ragrade.cli._output import fail, input_errors, refuse_inputs
+from ragrade.options import CV, SEED, STEP
 
 _PROFILES = ("ranx", "langchain", "llamaindex", "qdrant", "pyserini", "trectools")
 
 
 def _param(text: str) -> tuple[str, Any]:
-    if "=" not in text:
-        fail(f"--param takes NAME=VALUE (e.g. k=60), got {text!r}")
-    name, value = text.split("=", 1)
+    """``NAME=NUMBER`` (an integer stays one); the command line's method parameters are numbers."""
+    import math
+
+    name, sep, value = text.partition("=")
+    number: int | float | None = None
     for cast in (int, float):
         try:
-            return name.strip(), cast(value)
+            number = cast(value.strip())
+            break
         except ValueError:
             continue
-    return name.strip(), value.strip()
+    if not sep or not name.strip() or number is None or not math.isfinite(number):
+        fail(f"--param takes NAME=NUMBER (e.g. k=60), got {text!r}")
+    return name.strip(), number
 
 
 def _weights(text: str) -> list[float]:
@@ -50,12 +57,13 @@ def _weights(text: str) -> list[float]:
 @click.option("--optimize", "qrels", default=None, type=click.Path(dir_okay=False), metavar="QRELS",
               help="Choose the method's parameters/weights on these judgments (ragrade.optimize_fusion).")
 @click.option("-m", "--metric", default="ndcg@100", show_default=True, help="Metric maximised by --optimize.")
-@click.option("--cv", default=None, type=int, help="With --optimize: also the k-fold cross-validated score.")
-@click.option("--step", default=0.1, show_default=True, type=float, help="With --optimize: the weight grid step.")
+@option(CV, help="With --optimize: also the k-fold cross-validated score (folds drawn with --seed).")
+@option(STEP, help="With --optimize: the weight grid's step (every combination of multiples of STEP summing to 1).")
+@option(SEED, help="With --optimize --cv: the seed of the folds (same seed, same folds).")
 @click.option("--name", default=None, help="Name (TREC tag) of the fused run.")
 def command(runs: tuple[str, ...], output: str, method: str, norm: str, params: tuple[str, ...],
             weights: str | None, profile: str, candidate_order: str, qrels: str | None, metric: str,
-            cv: int | None, step: float, name: str | None) -> None:
+            cv: int | None, step: float, seed: int, name: str | None) -> None:
     """Fuse RUN files into one run written to -o.
 
     \b
@@ -69,6 +77,7 @@ def command(runs: tuple[str, ...], output: str, method: str, norm: str, params: 
     p = dict(_param(x) for x in params)
     w = _weights(weights) if weights is not None else None
     with input_errors():
+        refuse_inputs(output, [*runs, qrels])
         from pathlib import Path
 
         from ragrade.io import read_run, write_run
@@ -87,7 +96,7 @@ def command(runs: tuple[str, ...], output: str, method: str, norm: str, params: 
             from ragrade.fusion.optimize import optimize_fusion
 
             search = optimize_fusion(qrels, loaded, method, metric=metric, norm=nrm, step=step, cv=cv,
-                                     candidate_order=candidate_order)
+                                     seed=seed, candidate_order=candidate_order)
             fused = search.run if name is None else search.run.with_name(name)
             cfg = ", ".join(f"{k}={v}" for k, v in search.config.items()) or "(nothing to choose)"
             click.echo(f"{search.method} norm={search.norm}: best {cfg}; {metric} = {search.score:.4f} "

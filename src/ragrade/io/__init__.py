@@ -117,7 +117,10 @@ def write_run(run: Run, path: PathLike, format: str | None = None, *, tag: str |
 
         warnings.warn(f"the {fmt.name} format has no place for the retrieved texts: they are not written to "
                       f"{os.fspath(path)} (use JSONL or Parquet to keep them)", RagradeWarning, stacklevel=3)
-    fmt.write_run(run, path, tag=tag, ties=ties)
+    from ragrade.io.writers import output_path
+
+    with output_path(path) as tmp:  # written whole under a temporary name, then renamed over path
+        fmt.write_run(run, tmp, tag=tag, ties=ties)
 
 
 @public(qrels=QRELS_OBJECT)
@@ -127,8 +130,11 @@ def write_qrels(qrels: Qrels, path: PathLike, format: str | None = None) -> None
     TREC lines are ``qid 0 docno grade``; tables have columns ``query, doc, grade`` (plus ``unit`` for
     grouped qrels); JSONL writes grouped qrels as ``{"query": .., "groups": [[..], ..]}`` lines."""
     from ragrade.io.formats import out_format
+    from ragrade.io.writers import output_path
 
-    out_format(path, format).write_qrels(qrels, path)
+    fmt = out_format(path, format)
+    with output_path(path) as tmp:  # written whole under a temporary name, then renamed over path
+        fmt.write_qrels(qrels, tmp)
 
 
 def guess_kind(path: PathLike, format: str | None = None) -> str | None:
