@@ -1,4 +1,5 @@
-"""Build hook for the optional C accelerator (``ragrade._accel``).
+"""Build hook for the optional C accelerators: ``ragrade._accel`` (the engine's) and ``ragrade.compat._speedups``
+(the drop-ins', a module of their own: ``ragrade.compat`` uses only ragrade's public API and it).
 
 Everything else is configured in pyproject.toml. The extension is optional: if no C compiler is
 available the build skips it and ragrade uses its pure-Python fallback (same results, slower). The skip
@@ -37,5 +38,7 @@ class BuildExt(build_ext):
 flags = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-O1", "-g"] if SANITIZE else []
 ext = Extension("ragrade._accel", ["src/ragrade/_accel.c"], optional=not SANITIZE, extra_compile_args=flags,
                 extra_link_args=flags[:1])
+drop_ins = Extension("ragrade.compat._speedups", ["src/ragrade/compat/_speedups.c"], optional=not SANITIZE,
+                     extra_compile_args=flags, extra_link_args=flags[:1])
 
-setup(ext_modules=[ext], cmdclass={"build_ext": BuildExt})
+setup(ext_modules=[ext, drop_ins], cmdclass={"build_ext": BuildExt})

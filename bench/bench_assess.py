@@ -157,7 +157,7 @@ def _measure_one(reader: str, fmt: str, path: str, ids_path: str, tiny_path: str
     import pyarrow.json
     import pyarrow.parquet  # noqa: F401
 
-    import ragrade.assessment.readers  # noqa: F401
+    import ragrade.io.texts  # noqa: F401
 
     fn = streamed if reader == "streamed" else {"jsonl": whole_jsonl, "tsv": whole_tsv, "parquet": whole_parquet}[fmt]
     fn(Path(tiny_path), {"doc0000001"})  # warm-up on a 1,000-passage file: one-time library set-up is not the reader's

@@ -35,6 +35,7 @@ JUNK = [123, -1, 2**70, -(2**70), math.nan, math.inf, None, "", "abc", b"x", [],
 def _valid(tmp: Path) -> dict[str, tuple[tuple, dict]]:
     res = ragrade.evaluate(QRELS, RUN, ["P@1", "ndcg@2"])
     base = ragrade.save_baseline(res, tmp / "baseline.json", QRELS)
+    spans, chunks = _span_files(tmp)  # character spans (issue 35)
     return {
         "evaluate": ((QRELS, RUN, ["P@1"]), {}),
         "evaluate_diversity": ((QRELS, RUN, ["alpha_ndcg@5"]), {}),
@@ -62,6 +63,13 @@ def _valid(tmp: Path) -> dict[str, tuple[tuple, dict]]:
         "plan": ((QRELS, {"a": RUN, "b": RUN2}, ["P@1"]), {"delta": 0.1}),
         "fuse": (({"a": RUN, "b": RUN2},), {}),
         "optimize_fusion": ((QRELS, {"a": RUN, "b": RUN2}, "wsum"), {"metric": "P@1"}),
+        "read_spans": ((spans,), {"corpus": SPAN_CORPUS}),
+        "read_chunks": ((chunks,), {"corpus": SPAN_CORPUS}),
+        "read_corpus": ((SPAN_CORPUS,), {}),
+        "locate_chunks": ((SPAN_CORPUS, ["alpha beta", "gamma"]), {}),
+        "aggregate_passages": (({"q1": {"d1#0": 1.0, "d1#1": 2.0, "d2#0": 0.5}},), {"method": "sump", "hits": 1}),
+        "compare_chunkings": ((spans, {"a": chunks, "b": chunks}, {"a": {"q1": ["d1#0"]}, "b": {"q1": ["d1#0"]}}),
+                              {"n_resamples": 50}),
     }
 
 
@@ -82,6 +90,14 @@ BAD_KEYWORDS = {
     "optimize_fusion": [{"metric": 5}, {"step": 0}, {"step": 2**70}, {"cv": -1}, {"cv": "x"}, {"norm": 3}],
     "report.write_html": [{"ks": [0]}, {"ks": ["x"]}, {"depth": "x"}, {"seed": "abc"}, {"profile": 3}],
 }
+BAD_KEYWORDS.update({  # character spans (issue 35)
+    "read_spans": [{"corpus": 5}, {"corpus": {"d1": 3}}, {"corpus": {}}, {"format": "nosuch"}],
+    "read_chunks": [{"corpus": 5}, {"delimiter": 5}, {"name": 5}],
+    "locate_chunks": [{"docs": ["zz", None]}, {"floor": 200}, {"floor": "x"}, {"ids": [1]}, {"ordered": "x"}],
+    "aggregate_passages": [{"method": "maxq"}, {"hits": 0}, {"hits": 2**70}, {"delimiter": ""}, {"chunks": 5}],
+    "compare_chunkings": [{"k": 0}, {"k": "x"}, {"n_resamples": 2**70}, {"corpus": 5}, {"retriever": 5},
+                          {"metrics": 5}, {"profile": "chroma"}, {"queries": 5}],
+})
 
 
 def _call(func, args, kwargs):
@@ -110,6 +126,8 @@ NAMES = ["Evaluator", "assessment.agreement", "assessment.parse_grade", "compare
          "evaluate_diversity", "gate", "get_matcher", "get_profile", "load_baseline", "parse_metric", "parse_metrics",
          "read_qrels", "read_run", "report.render_html", "report.write_html", "report.write_plots", "retrieve",
          "save_baseline", "write_qrels", "write_run", "plan", "fuse", "optimize_fusion"]
+NAMES += ["read_spans", "read_chunks", "read_corpus", "locate_chunks", "aggregate_passages",  # (issue 35)
+          "compare_chunkings"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -189,3 +207,14 @@ def test_gate_says_when_the_run_shares_no_query_with_the_qrels(tmp_path):
     elsewhere.write_text("".join(f"z{i}\tQ0\td{i}\t1\t1.0\tx\n" for i in range(5)))
     code, err = _cli("gate", str(base), QRELS_PATH, str(elsewhere))
     assert code == 2 and "shares no query" in err
+
+
+# -- character spans (issue 35) ----------------------------------------------------------------------------
+SPAN_CORPUS = {"d1": "alpha beta gamma delta", "d2": "epsilon zeta"}
+
+
+def _span_files(tmp: Path) -> tuple[Path, Path]:
+    spans, chunks = tmp / "spans.jsonl", tmp / "chunks.jsonl"
+    spans.write_text('{"query": "q1", "doc": "d1", "start": 6, "end": 10}\n', encoding="utf-8")
+    chunks.write_text('{"chunk_id": "d1#0", "doc": "d1", "start": 0, "end": 11}\n', encoding="utf-8")
+    return spans, chunks

@@ -123,7 +123,7 @@ def _value(spec):
         return st.just(((0, 1.0), (1, 2.0), (2, 5.0)))  # canonical: no grade mapped to itself
     if spec.kind is int:
         lo = int(spec.minimum) if spec.minimum is not None else -5
-        return st.integers(lo, lo + 20)
+        return st.integers(lo, int(spec.maximum) if spec.maximum is not None else lo + 20)
     if spec.kind is float:
         lo = spec.minimum if spec.minimum is not None else -5.0
         hi = spec.maximum if spec.maximum is not None else lo + 20

@@ -57,6 +57,19 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "fuse": ("ragrade.fusion", "fuse"),
     "optimize_fusion": ("ragrade.fusion.optimize", "optimize_fusion"),
     "FusionSearch": ("ragrade.fusion.optimize", "FusionSearch"),
+    # character spans (issue 35): docs/spans.md
+    "read_spans": ("ragrade.spans", "read_spans"),
+    "read_chunks": ("ragrade.spans", "read_chunks"),
+    "read_corpus": ("ragrade.spans", "read_corpus"),
+    "locate_chunks": ("ragrade.spans", "locate_chunks"),
+    "aggregate_passages": ("ragrade.spans", "aggregate_passages"),
+    "SpanTruth": ("ragrade.spans", "SpanTruth"),
+    "ChunkMap": ("ragrade.spans", "ChunkMap"),
+    "Corpus": ("ragrade.spans", "Corpus"),
+    "compare_chunkings": ("ragrade.chunking", "compare_chunkings"),
+    "ChunkingComparison": ("ragrade.chunking", "ChunkingComparison"),
+    "nuggets": ("ragrade.nuggets", None),
+    "erag_labels": ("ragrade.nuggets.erag", "erag_labels"),
 }
 
 
@@ -73,7 +86,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
-    from ragrade import report
+    from ragrade import nuggets, report
+    from ragrade.chunking import ChunkingComparison, compare_chunkings
     from ragrade.comparison import Comparison, compare
     from ragrade.comparison.planning import Plan, plan
     from ragrade.data import Qrels, Run
@@ -98,14 +112,28 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade.io import read_qrels, read_run, write_qrels, write_run
     from ragrade.matching import get_matcher
     from ragrade.metrics.parser import Metric, parse_metric, parse_metrics
+    from ragrade.nuggets.erag import erag_labels
     from ragrade.policies import Policies
     from ragrade.profiles import Profile, get_profile
     from ragrade.profiles.report import ConventionsReport, conventions
     from ragrade.retrieval import RetrievedRun, retrieve
+    from ragrade.spans import (
+        ChunkMap,
+        Corpus,
+        SpanTruth,
+        aggregate_passages,
+        locate_chunks,
+        read_chunks,
+        read_corpus,
+        read_spans,
+    )
 
 __all__ = [
+    "ChunkMap",
+    "ChunkingComparison",
     "Comparison",
     "ConventionsReport",
+    "Corpus",
     "Evaluator",
     "FusionSearch",
     "HoleRate",
@@ -125,11 +153,15 @@ __all__ = [
     "Result",
     "RetrievedRun",
     "Run",
+    "SpanTruth",
     "Summary",
     "UnknownNameError",
     "__version__",
+    "aggregate_passages",
     "compare",
+    "compare_chunkings",
     "conventions",
+    "erag_labels",
     "evaluate",
     "evaluate_diversity",
     "fuse",
@@ -137,12 +169,17 @@ __all__ = [
     "get_matcher",
     "get_profile",
     "load_baseline",
+    "locate_chunks",
+    "nuggets",
     "optimize_fusion",
     "parse_metric",
     "parse_metrics",
     "plan",
+    "read_chunks",
+    "read_corpus",
     "read_qrels",
     "read_run",
+    "read_spans",
     "report",
     "retrieve",
     "save_baseline",

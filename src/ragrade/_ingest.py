@@ -30,6 +30,11 @@ def has_accel() -> bool:
     return _accel is not None
 
 
+def c_helper() -> Any:
+    """The C helper module in use (None: not built, turned off, or set aside by a test)."""
+    return _accel
+
+
 def _warn_if_fallback() -> None:
     if _accel is None:
         _native.warn_fallback()

@@ -65,7 +65,7 @@ and are also counted in the result's summary, never silently.
 
 Old import paths keep working: ``ragrade.gating.IncomparableError``, ``ragrade.judges.prompts.OutputError``,
 ``ragrade.judges.base.JudgeConfigError``, ``ragrade.integrations.mlflow.MlflowLoggingError``,
-``ragrade.retrieval.RetrieverConfigError`` and ``IdMismatchError``, ``ragrade.kernels.trec_prefs.JudgmentConflict``,
+``ragrade.retrieval.RetrieverConfigError`` and ``IdMismatchError``, ``ragrade.compat.trec_eval_prefs_kernels.JudgmentConflict``,
 ``ragrade.io.stream.NotGrouped`` and ``ragrade._native.AccelerationWarning`` are these classes.
 """
 

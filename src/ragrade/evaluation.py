@@ -51,6 +51,10 @@ __all__ = ["EvalPlan", "build_plan", "dispatch", "dispatch_one", "evaluate", "pr
 #: on the ground truth it derives: spans projected onto chunks, nuggets as subtopics, ...). The first route
 #: that claims a plan runs it; a plan no route claims goes to the engine's executors.
 ROUTES: tuple[str, ...] = ()
+ROUTES += ("ragrade.nuggets.route",)  # nuggets as ground truth (issue 38, docs/nuggets.md)
+# character spans (issue 35): docs/spans.md. After nuggets: a nugget evaluation may carry corpus=, which alone
+# would read as span truth's documents.
+ROUTES += ("ragrade.spans.route",)
 
 
 def route_of(plan: EvalPlan) -> Any:

@@ -47,9 +47,9 @@ def test_no_section_for_a_command_that_does_not_exist():
 def test_every_option_of_the_command_is_documented(name, cmd):
     section = _sections().get(name, "")
     if cmd.context_settings.get("ignore_unknown_options"):  # trec_eval's options, from the drop-in's parser
-        from ragrade.compat import trec_eval
+        from ragrade.compat import trec_eval_args as trec_eval
 
-        undocumented = [o for o in trec_eval._LONG if o != "Debug_level" and f"`--{o}`" not in section]
+        undocumented = [o for o in trec_eval.LONG_OPTIONS if o != "Debug_level" and f"`--{o}`" not in section]
         assert not undocumented, undocumented
     missing = [opt for p in cmd.params if isinstance(p, click.Option) and not p.hidden
                for opt in p.opts + p.secondary_opts if f"`{opt}`" not in section]
@@ -62,9 +62,9 @@ def test_documented_options_exist(name, cmd):
     section = _sections().get(name, "")
     known = {opt for p in cmd.params if isinstance(p, click.Option) for opt in p.opts + p.secondary_opts}
     if cmd.context_settings.get("ignore_unknown_options"):  # ragrade trec_eval parses trec_eval's own options
-        from ragrade.compat import trec_eval
+        from ragrade.compat import trec_eval_args as trec_eval
 
-        known |= {f"--{long}" for long in trec_eval._LONG} | {f"-{short}" for short in trec_eval._LONG.values()}
+        known |= {f"--{long}" for long in trec_eval.LONG_OPTIONS} | {f"-{short}" for short in trec_eval.LONG_OPTIONS.values()}
     listed = {m for line in section.splitlines() if line.startswith("- ")
               for m in re.findall(r"`(-{1,2}[\w-]+)`", line.split(":")[0])}
     assert listed <= known, listed - known

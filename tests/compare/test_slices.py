@@ -17,12 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ragrade
-from ragrade.errors import RagradeWarning
 from ragrade.cli import main
 from ragrade.comparison import stats
 from ragrade.comparison.slice_compare import by_slices
 from ragrade.engine.slices import NO_LABEL, drop_slices, read_slices, slice_labels
-from ragrade.errors import InputError
+from ragrade.errors import InputError, RagradeWarning
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 QRELS, BM25, DENSE, SLICES = (str(EXAMPLES / f) for f in ("qrels.tsv", "run.tsv", "run_dense.tsv", "slices.tsv"))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ragrade.compat.pytrec_eval as compat
-from ragrade import _ingest
+from ragrade.compat import _native
 from ragrade.errors import InputError
 
 pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier is in the test extra")
@@ -97,7 +97,7 @@ def test_the_fast_path_equals_the_general_path_and_finish():
 def test_without_the_c_helper_the_dicts_are_identical(monkeypatch):
     qrels, runs = collection(7)
     with_c = [compat.RelevanceEvaluator(qrels, {"all_trec"}).evaluate(run) for run in runs]
-    monkeypatch.setattr(_ingest, "_accel", None)
+    monkeypatch.setattr(_native, "speedups", None)
     for run, want in zip(runs, with_c, strict=True):
         identical(want, compat.RelevanceEvaluator(qrels, {"all_trec"}).evaluate(run))
 
@@ -157,7 +157,6 @@ def test_ids_that_are_not_str_are_read_as_pytrec_eval_reads_them():
 
 def test_python_bool_grades_read_as_pytrec_eval_reads_them_on_both_paths(monkeypatch):
     # pytrec_eval reads a Python bool grade as 1 / 0 and refuses numpy.bool_ (docs/trec_eval.md)
-    import ragrade._ingest
 
     qrels = {"q": {"a": True, "b": 0, "c": 2, "d": False}}
     run = {"q": {"a": 0.3, "b": 0.9, "c": 0.1, "e": 0.5}}
@@ -167,7 +166,7 @@ def test_python_bool_grades_read_as_pytrec_eval_reads_them_on_both_paths(monkeyp
         pytrec_eval.RelevanceEvaluator({"q": {"a": 1, "b": np.bool_(False)}}, {"map"})
     for use_accel in (True, False):
         if not use_accel:
-            monkeypatch.setattr(ragrade._ingest, "_accel", None)
+            monkeypatch.setattr(_native, "speedups", None)
         same(theirs, compat.RelevanceEvaluator(qrels, measures).evaluate(run))
         with pytest.raises(InputError, match=r"numpy\.bool_"):
             compat.RelevanceEvaluator({"q": {"a": 1, "b": np.bool_(False)}}, {"map"})

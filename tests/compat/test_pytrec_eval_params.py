@@ -22,7 +22,7 @@ import pytest
 from test_pytrec_eval_compat import same as same_dicts
 
 import ragrade.compat.pytrec_eval as compat
-from ragrade import _ingest
+from ragrade.compat import _native
 
 pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier is in the test extra")
 
@@ -120,7 +120,7 @@ def test_the_computed_query_by_query_path_on_the_general_path_and_without_the_c_
     only_direct = measures - {"map"}
     assert same({q: {k: v for k, v in d.items() if k != "map"} for q, d in want.items()},
                 compat.RelevanceEvaluator(qrels, only_direct).evaluate(numpy_run))
-    monkeypatch.setattr(_ingest, "_accel", None)
+    monkeypatch.setattr(_native, "speedups", None)
     assert same(want, compat.RelevanceEvaluator(qrels, measures).evaluate(run))
 
 

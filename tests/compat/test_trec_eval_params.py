@@ -198,10 +198,10 @@ def _ours(args: list[str], qp: Path, rp: Path, value_format: str) -> tuple[str, 
 def _all_query_by_query(args: list[str], qrels: Path) -> bool:
     """Whether every measure of ``args`` is computed query by query (compat/trec_eval_query.py): those values
     equal trec_eval's to the bit; the kernels' to 1e-12."""
-    from ragrade.compat.trec_eval import _kernel_gain_maps
+    from ragrade.compat.trec_eval_values import kernel_gain_maps
     from ragrade.io import read_qrels
 
-    planned = _kernel_gain_maps(plan(parse_args(args)), read_qrels(str(qrels), format="trec"))
+    planned = kernel_gain_maps(plan(parse_args(args)), read_qrels(str(qrels), format="trec"))
     scored = [p for p in planned if p.measure.kind not in ("runid", "count_q", "relstring")]
     return bool(scored) and all(p.direct for p in scored)
 

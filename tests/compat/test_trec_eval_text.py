@@ -70,11 +70,11 @@ def test_fixed4_equals_printf_for_any_double(values):
 @pytest.fixture(params=["c", "python"])
 def helper(request, monkeypatch):
     """The C helper's lines (when built) and the pure-Python ones: both must give the same bytes."""
-    from ragrade import _native
+    from ragrade.compat import _native
 
     if request.param == "python":
-        monkeypatch.setattr(_native, "accel", None)
-    elif _native.accel is None:
+        monkeypatch.setattr(_native, "speedups", None)
+    elif _native.speedups is None:
         pytest.skip("the C helper is not built (or RAGRADE_NO_ACCEL is set)")
     return request.param
 

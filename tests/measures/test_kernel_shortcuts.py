@@ -36,14 +36,14 @@ def test_the_counted_ideal_ranking_is_the_sorted_one(seed, grades, sort):
     order = np.lexsort((-g, q))
     want = (q[order], rank_within_group(q[order]) - 1, g[order])
     got = j.ideal(None, "linear")
-    counted = j._cache[("glevels", None, "linear", None)]
+    counted = j.memo[("glevels", None, "linear", None)]
     assert (counted is not None) == (sort and grades in ([0, 1, 2, 3], [-1, 0, 1, 4, 60]) and len(q) > 0)
     for x, y in zip(want, got, strict=True):
         assert x.tobytes() == y.tobytes()
     for k in (None, 1, 3, 10):
         fresh = Judged(nq=j.nq, n_ret=j.n_ret, q=j.q, pos=j.pos, grade=j.grade, unit_q=j.unit_q,
                        unit_grade=j.unit_grade)
-        fresh._cache[("glevels", None, "linear", None)] = None  # the sorted way
+        fresh.memo[("glevels", None, "linear", None)] = None  # the sorted way
         assert j.ideal_dcg(None, "linear", k).tobytes() == fresh.ideal_dcg(None, "linear", k).tobytes()
 
 
@@ -55,7 +55,7 @@ def test_hit_counts_of_many_cutoffs_in_one_pass(seed):
     j.count_hits_at(1, cuts)
     q, pos, _ = j.relevant_rows(1)
     for k in cuts:
-        assert j._cache[("hits", 1, k)].tobytes() == sum_by_query(q, np.ones(len(q)), j.nq, pos < k).tobytes()
+        assert j.memo[("hits", 1, k)].tobytes() == sum_by_query(q, np.ones(len(q)), j.nq, pos < k).tobytes()
 
 
 def test_pick_is_boolean_indexing():

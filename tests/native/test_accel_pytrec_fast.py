@@ -16,9 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragrade import _ingest
+from ragrade.compat import _native
 from ragrade.compat.pytrec_eval import nested_dicts, pytrec_join
 
-accel = _ingest._accel
+accel = _native.speedups  # the drop-ins' C helpers (ragrade.compat._speedups)
+engine_accel = _ingest._accel
 needs_accel = pytest.mark.skipif(accel is None, reason="the C helper is not built (RAGRADE_NO_ACCEL or no compiler)")
 
 IDS = ["a", "b", "c", "d", "é", "z", "ab", "B", "\u4e2d", "d10", "d9", "d1"]
@@ -274,7 +276,7 @@ def test_kahan_cumsum_runs_makes_pandas_additions(seed):
     q = np.sort(rng.integers(0, max(n // int(rng.integers(1, 40)), 1), n)).astype(np.int64)
     w = rng.choice([-1.0, 1.0], n) * rng.random(n) * 10.0 ** rng.integers(-12, 12, n)
     out = np.empty(n)
-    assert accel.kahan_cumsum_runs(q, w, out) == 0
+    assert engine_accel.kahan_cumsum_runs(q, w, out) == 0
     want = pd.Series(w).groupby(q, sort=False).cumsum().to_numpy(dtype=np.float64)
     assert out.tobytes() == want.tobytes()
     runs = common._runs_matrix(q)
@@ -287,14 +289,14 @@ def test_kahan_cumsum_runs_refuses_what_it_cannot_sum():
     q = np.zeros(3, dtype=np.int64)
     out = np.empty(3)
     for bad in (math.nan, math.inf, -math.inf):
-        assert accel.kahan_cumsum_runs(q, np.array([1.0, bad, 2.0]), out) == 1
-    assert accel.kahan_cumsum_runs(np.zeros(0, dtype=np.int64), np.zeros(0), np.empty(0)) == 0
+        assert engine_accel.kahan_cumsum_runs(q, np.array([1.0, bad, 2.0]), out) == 1
+    assert engine_accel.kahan_cumsum_runs(np.zeros(0, dtype=np.int64), np.zeros(0), np.empty(0)) == 0
     with pytest.raises(ValueError):
-        accel.kahan_cumsum_runs(q, np.zeros(4), out)
+        engine_accel.kahan_cumsum_runs(q, np.zeros(4), out)
     with pytest.raises(ValueError):
-        accel.kahan_cumsum_runs(q, np.zeros(3), np.empty(2))
+        engine_accel.kahan_cumsum_runs(q, np.zeros(3), np.empty(2))
     with pytest.raises(ValueError):
-        accel.kahan_cumsum_runs(np.zeros(3, dtype=np.int8), np.zeros(3), out)
+        engine_accel.kahan_cumsum_runs(np.zeros(3, dtype=np.int8), np.zeros(3), out)
     with pytest.raises((ValueError, BufferError)):  # a read-only output
-        accel.kahan_cumsum_runs(q, np.zeros(3), np.broadcast_to(np.zeros(1), (3,)))
+        engine_accel.kahan_cumsum_runs(q, np.zeros(3), np.broadcast_to(np.zeros(1), (3,)))
 

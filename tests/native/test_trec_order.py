@@ -1,4 +1,4 @@
-"""``_accel.sort_segments_trec`` (trec_eval's rank order in C, used by ``ragrade trec_eval``) equals the ranking
+"""``ragrade.compat._speedups.sort_segments_trec`` (trec_eval's rank order in C, used by ``ragrade trec_eval``) equals the ranking
 kernel's order (score descending, ties by document id descending as strcmp compares), on random segments with
 many ties, ids that are prefixes of others, non-ASCII ids, equal rows; and refuses every broken offset with
 ``ValueError`` before it writes (the sanitizer step of CI runs this file)."""
@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragrade import _ingest
-from ragrade.kernels.ranking import rank_rows, trec_order
+from ragrade.compat import _native
+from ragrade.compat.trec_eval_inputs import trec_order
+from ragrade.kernels.ranking import rank_rows
 
-accel = _ingest._accel
+accel = _native.speedups
 needs_accel = pytest.mark.skipif(accel is None, reason="the C helper is not built (or RAGRADE_NO_ACCEL is set)")
 
 I64 = np.int64
@@ -92,7 +93,7 @@ def test_sort_segments_trec_refuses_broken_offsets_before_writing(offsets, str_o
 def test_trec_order_reads_arrow_ids_as_the_drop_in_does():
     ids = ["b", "a", "c", "a1", "é"]
     arr = pa.array(ids)
-    strings = _ingest.arrow_strings(arr)
+    strings = _native.arrow_strings(arr)
     assert strings is not None
     got = trec_order(np.array([1.0, 1.0, 0.5, 1.0, 1.0]), np.array([0, 5], dtype=I64), strings)
     assert got is not None
@@ -100,9 +101,7 @@ def test_trec_order_reads_arrow_ids_as_the_drop_in_does():
 
 
 def test_trec_order_without_the_c_helper_is_none(monkeypatch):
-    from ragrade import _native
-
-    monkeypatch.setattr(_native, "accel", None)
+    monkeypatch.setattr(_native, "speedups", None)
     assert trec_order(np.zeros(2), np.array([0, 2], dtype=I64), strings_of(["a", "b"])) is None
 
 

@@ -23,5 +23,6 @@ def test_bad_lines_name_file_and_line(tmp_path) -> None:
     p.write_text("{not json\n")
     with pytest.raises(ParseError, match=r"c\.jsonl:1"):
         read_texts(p)
-    with pytest.raises(ParseError, match="must be a"):
+    (tmp_path / "c.xml").write_text("<a/>")
+    with pytest.raises(ParseError, match="cannot tell the format"):
         read_texts(tmp_path / "c.xml")

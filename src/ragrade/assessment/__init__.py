@@ -22,7 +22,7 @@ from typing import Any
 
 _LAZY = {
     "Pool": "pooling", "pool": "pooling",
-    "Passages": "readers", "read_passages": "readers", "read_queries": "readers",
+    "Passages": "ragrade.io.texts", "read_passages": "ragrade.io.texts", "read_queries": "ragrade.io.texts",
     "AssessProgress": "runner", "AssessResult": "runner", "Budget": "runner", "JudgeConfigError": "runner",
     "Plan": "runner", "aassess": "runner", "assess": "runner", "plan": "runner",
     "LLMGrader": "graders", "LexicalGrader": "graders", "SemanticGrader": "graders",

@@ -48,21 +48,20 @@ def merge(human: Qrels | Mapping[str, Any] | None, grades: pd.DataFrame, assesso
 
 
 def write_merged(table: pd.DataFrame, path: str | os.PathLike[str]) -> None:
-    """Write a merged table as Parquet (``.parquet``/``.pq``) or JSONL (``.jsonl``/``.ndjson``)."""
+    """Write a merged table in the format of records its file name selects (``.parquet``, ``.jsonl``,
+    ``.csv``, ``.tsv``, ``.arrow``...: :mod:`ragrade.io.formats`)."""
+    import pyarrow as pa
+
+    from ragrade.io import formats
+
+    fmt = formats.by_extension(path)
+    if fmt is None or not fmt.holds_records:
+        exts = ", ".join(e for f in formats.REGISTRY if f.holds_records for e in f.extensions)
+        raise InputError(f"the merged qrels file must be a table of records ({exts})", value=os.fspath(path))
     from ragrade.io.writers import output_path
 
-    p = os.fspath(path)
-    low = p.lower()
-    if not low.endswith((".parquet", ".pq", ".jsonl", ".ndjson")):
-        raise InputError("the merged qrels file must end in .parquet or .jsonl", value=p)
-    with output_path(p) as tmp:  # written whole, then renamed into place
-        if low.endswith((".parquet", ".pq")):
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            pq.write_table(pa.Table.from_pandas(table, preserve_index=False), tmp)
-        else:
-            table.to_json(tmp, orient="records", lines=True, force_ascii=False)
+    with output_path(path) as tmp:  # written whole, then renamed into place
+        fmt.write_records(pa.Table.from_pandas(table, preserve_index=False), tmp)
 
 
 __all__ = ["assessor_label", "merge", "write_merged"]

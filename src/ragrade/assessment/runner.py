@@ -245,8 +245,10 @@ def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
 
 
 def _secrets(judge: Judge) -> tuple[str, ...]:
-    key = getattr(judge, "_api_key", None)
-    return (key,) if isinstance(key, str) and key else ()
+    """The secrets the judge's redactor removes (its ``redact`` attribute: a judge that holds a key carries
+    one)."""
+    r = getattr(judge, "redact", None)
+    return r.keys if isinstance(r, Redactor) else ()
 
 
 _fatal = fatal_reason  # (its old name)

@@ -38,6 +38,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "fuse": ("ragrade.cli.fuse_cmd", "Fuse runs (RRF, CombSUM, weighted sums ... as ranx or a RAG framework); choose weights."),
     "plan": ("ragrade.cli.plan_cmd", "Test-set size: queries needed to detect a difference, minimal detectable effect."),
     "trec_eval": ("ragrade.cli.trec_eval_cmd", "trec_eval 10's command line and output, byte for byte (-q -c -m ...)."),
+    "chunking": ("ragrade.cli.chunking_cmd", "Which chunker wins: chunkings compared on gold character spans."),
+    "nuggets": ("ragrade.cli.nuggets_cmd", "Nuggets (TREC RAG): create them with an LLM, assign them to passages or answers, score answers."),
 }
 
 

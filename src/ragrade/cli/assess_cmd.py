@@ -13,11 +13,10 @@ import click
 from ragrade.cli._llm import budget, cache_arg, check_budget, key_of, llm_options, make_judge, secret_errors
 from ragrade.cli._options import option
 from ragrade.cli._output import refuse_inputs
+from ragrade.io.formats import RECORDS
 from ragrade.options import MAX_FAILED, Allowance, flags
 
 EXIT_FAILED = 1
-
-_TABLE_EXT = (".parquet", ".pq", ".jsonl", ".ndjson", ".csv")
 
 
 @click.command(
@@ -41,9 +40,10 @@ _TABLE_EXT = (".parquet", ".pq", ".jsonl", ".ndjson", ".csv")
 @click.option("--depth", type=click.IntRange(min=1), default=10, show_default=True, help="Pool depth per run.")
 @click.option("--holes-only", is_flag=True, help="Assess only the pooled pairs that --qrels does not judge.")
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
-              help="Qrels to write (TREC 'qid 0 docid grade'; .parquet/.jsonl/.csv write a table).")
+              help="Qrels to write (TREC 'qid 0 docid grade'; a table format's extension such as .parquet, "
+                   ".jsonl, .csv, .tsv writes a table).")
 @click.option("--merged", "merged_path", type=click.Path(dir_okay=False), default=None,
-              help="Merged human + assessor qrels with an origin column (.parquet or .jsonl; default with "
+              help="Merged human + assessor qrels with an origin column (a table: .parquet, .jsonl...; default with "
                    "--qrels: <output>.merged.parquet).")
 @click.option("--provenance", "provenance_path", type=click.Path(dir_okay=False), default=None,
               help="Provenance JSON (default: <output>.provenance.json).")
@@ -51,8 +51,8 @@ _TABLE_EXT = (".parquet", ".pq", ".jsonl", ".ndjson", ".csv")
 @llm_options(tasks="grade", max_tokens=64, concurrency_help="Judgments in flight at once.")
 @option(MAX_FAILED, help="Judgments allowed to fail (after retries) before the exit status is 1: a count (5) or "
                         "a percentage (2%); the outputs are written either way.")
-@click.option("--queries-format", type=click.Choice(["tsv", "jsonl", "parquet"]), default=None)
-@click.option("--corpus-format", type=click.Choice(["tsv", "jsonl", "parquet"]), default=None)
+@click.option("--queries-format", type=click.Choice(RECORDS), default=None)
+@click.option("--corpus-format", type=click.Choice(RECORDS), default=None)
 @click.option("--query-id-col", default=None)
 @click.option("--query-text-col", default=None)
 @click.option("--doc-id-col", default=None)
@@ -236,9 +236,11 @@ def _exit_status(o: dict[str, Any], result: Any, max_failed: Allowance, err: Any
 
 
 def _write_qrels(result: Any, path: str) -> None:
-    if path.lower().endswith(_TABLE_EXT):
-        from ragrade.io import write_qrels
+    """The qrels in the table format the file name selects (docs/formats.md), else as TREC lines."""
+    from ragrade.io import formats, write_qrels
 
+    fmt = formats.by_extension(path)
+    if fmt is not None and fmt.holds_records:
         write_qrels(result.to_qrels(), path)
         return
     from ragrade.io.writers import write_text

@@ -53,7 +53,10 @@ def plan_inputs(qrels_path: str, run_paths: Sequence[str], names: Sequence[str],
                 run_format: str | None, keywords: dict[str, Any]) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """The inputs handed to the plan: the files read (with progress bars), or with ``--max-memory`` the
     paths themselves (the evaluation then reads them piece by piece, with the formats given)."""
-    if keywords.get("max_memory") is None:
+    from ragrade.cli._truth_options import TRUTH_CLI_OPTIONS
+
+    # (a ground truth beyond judged ids, e.g. nuggets with --assignments, is read by its route, not as qrels)
+    if keywords.get("max_memory") is None and not set(keywords) & set(TRUTH_CLI_OPTIONS):
         q, loaded = read_inputs(qrels_path, run_paths, names, qrels_format, run_format)
         return q, loaded, keywords
     return (qrels_path, dict(zip(names, run_paths, strict=True)),

@@ -1,5 +1,5 @@
 """``ragrade judge``: judge-based context metrics over a dataset of questions, references and retrieved
-contexts (JSONL, JSON, CSV/TSV, Parquet).
+contexts (any format of records: JSONL, JSON, CSV/TSV, Parquet, Arrow IPC).
 
 Exit statuses (as every command, see :mod:`ragrade.cli._output`): 0 when every judgment was answered (or
 the failures stay within ``--max-failed``); 1 when the results are printed but more judgments failed than
@@ -29,6 +29,7 @@ from ragrade.cli._llm import (
 )
 from ragrade.cli._options import option
 from ragrade.cli._output import emit, fail, incomplete, input_errors
+from ragrade.io.formats import RECORDS
 from ragrade.options import MAX_FAILED
 
 
@@ -44,7 +45,7 @@ from ragrade.options import MAX_FAILED
 @click.option("--metric", "-m", "metrics", multiple=True, help="Metric to compute (repeat or comma-separate).")
 @click.option("--profile", type=ProfileChoice(), default="default", show_default=True,
               help="Convention for the formulas (epsilons, denominators).")
-@click.option("--input-format", type=click.Choice(["jsonl", "json", "csv", "tsv", "parquet"]), default=None,
+@click.option("--input-format", type=click.Choice([*RECORDS, "json"]), default=None,
               help="Dataset format (default: from the file name).")
 @click.option("--question-col", default=None,
               help="Question column (default: question, else Ragas' user_input).")

@@ -18,6 +18,9 @@ KIND_TITLES = {
     "diversity": ("Diversity measures", "Computed from subtopic judgments (TREC `qid subtopic docno rel` files) by "
                   "`ragrade.evaluate` / `ragrade evaluate` when every metric is a diversity measure "
                   "(`ragrade.evaluate_diversity`)."),
+    "nugget": ("Nugget measures", "Computed from nuggets (atomic facts of a good answer) and their assignments to "
+               "passages by `ragrade.evaluate(nuggets, run, ..., assignments=..., judge=...)` / `ragrade evaluate "
+               "NUGGETS RUN --assignments FILE`; see `docs/nuggets.md`."),
 }
 
 

@@ -21,7 +21,7 @@ import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ragrade.errors import TrecEvalError
 
@@ -255,3 +255,30 @@ def param_pairs(measure: str, text: str) -> list[tuple[str, float]]:
 
 __all__ = ["INT_MIN", "LONG_MAX", "LONG_MIN", "atof", "atol", "c_int", "c_long", "double_cutoffs", "double_params",
            "is_valid_int", "long_cutoffs", "lround", "merge_sort", "param_pairs", "printf"]
+
+
+# -- recall levels and their cutoffs (the drop-ins' reading of the interpolated precision's NaN) -------------
+
+ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+def recall_levels(m: Any) -> tuple[float, ...]:
+    """The recall levels of an ``iprec_11pt`` metric (its ``levels``, else 0.0, 0.1, ..., 1.0)."""
+    text = m.get("levels")
+    return ELEVEN_POINTS if text is None else tuple(float(x) for x in str(text).split(";"))
+
+
+def cut_by_share(share: float, r: Any) -> Any:
+    """trec_eval 9's number of documents for a share of R: ``(long) (share * R + 0.9)`` (per query)."""
+    import numpy as np
+
+    return np.floor(share * r + 0.9).astype(np.int64)
+
+
+def cut_by_round(share: float, r: Any) -> Any:
+    """trec_eval 10's number of documents for a share of R: ``lround(share * R)``, half away from zero."""
+    import numpy as np
+
+    v = share * r.astype(np.float64)
+    whole = np.floor(v)
+    return (whole + (v - whole >= 0.5)).astype(np.int64)

@@ -3,7 +3,7 @@
 ``ragrade trec_eval -q`` prints one line per query and measure (about ten million lines for a run of ten million
 rows): ``name<TAB>query<TAB>value``, the name padded to 22 characters, the value through C's ``%6.4f`` (or a
 count through ``%ld``). :func:`lines` takes each measure's values as one column (floats, or texts) and writes the
-lines of a block of queries at once: by one call of the C helper (``_accel.trec_lines``), or, without it, by
+lines of a block of queries at once: by one call of the C helper (``ragrade.compat._speedups.trec_lines``), or, without it, by
 NumPy (:func:`fixed4`) and Arrow joins, which give the same bytes.
 
 ``%6.4f`` is reproduced exactly: a value's digits come from ``round(|v| * 10^4)`` when that product is far (more
@@ -126,17 +126,17 @@ def lines(heads: list[str], columns: list[Any], qids: Sequence[str]) -> Iterator
     """The bytes of ``head<TAB>query<TAB>value<LF>`` for every query (in order) and, within a query, every
     column (in order). ``columns[j]`` holds column ``j``'s values, one per query: a float64 array (printed as
     ``%6.4f``) or an Arrow string array (printed as it is). One C call per block of queries
-    (``_accel.trec_lines``), else Arrow joins the lines (the same bytes)."""
+    (``ragrade.compat._speedups.trec_lines``), else Arrow joins the lines (the same bytes)."""
     import pyarrow as pa
 
-    from ragrade import _native
+    from ragrade.compat import _native
 
     nq, nc = len(qids), len(columns)
     if nq == 0 or nc == 0:
         return
     q_all = _python_strings(qids)
     per_block = max(1, _ROWS_PER_BLOCK // nc)
-    accel = _native.accel
+    accel = _native.speedups
     if accel is not None:
         floats = [c for c in columns if isinstance(c, np.ndarray)]
         values = (np.ascontiguousarray(np.stack(floats), dtype=np.float64) if floats

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragrade.errors import InputError, require
-from ragrade.matching.matchers import Exact, Matcher, RougeL
+from ragrade.matching import Exact, Matcher, RougeL
 
 
 class MatchingStrategy:
@@ -36,7 +36,8 @@ class ExactChunkMatch(MatchingStrategy):
 
 class RougeChunkMatch(MatchingStrategy):
     def __init__(self, threshold: float = 0.7) -> None:
-        super().__init__(RougeL(threshold=threshold, variant="union", measure="recall"))
+        # allow_empty: the rouge package reads a whitespace-only text as one empty word (docs/profiles.md)
+        super().__init__(RougeL(threshold=threshold, variant="union", measure="recall", allow_empty=True))
         self.threshold = threshold
 
 

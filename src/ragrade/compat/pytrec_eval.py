@@ -151,7 +151,7 @@ class RelevanceEvaluator:
         self._metrics = list(prepared.metrics)
         self._helper = None if prepared.helper is None else list(prepared.helper)
         self._judgments = _read_qrels(query_relevance)
-        self._fast = (_FastPath(self._judgments, self._metrics, prepared.labels, prepared.policies)
+        self._fast = (_FastPath(self._judgments, self._metrics, prepared.plan)
                       if prepared.metrics and self._judgments.qids else None)
 
     def _options(self) -> dict[str, Any]:
@@ -342,16 +342,13 @@ class _Prepared:
     ``("direct", i)`` the i-th column computed query by query from ``direct`` (the planned measures whose
     parameters the kernels do not express), ``("constant", v)`` the same value for every query. ``metrics``:
     the kernel metrics to compute, each once (with ``helper``: num_ret and num_rel for trec_eval 9's
-    empty-ranking rule, or None); ``labels``, ``policies`` and ``plan``: their reading under the pytrec_eval
-    profile; ``num_docs``: the collection size given to the kernels (0, as pytrec_eval holds it, when a
+    empty-ranking rule, or None); ``plan``: their plan under the pytrec_eval profile (without qrels); ``num_docs``: the collection size given to the kernels (0, as pytrec_eval holds it, when a
     utility's fourth coefficient reads it; else None); ``crash``: why pytrec_eval cannot compute these
     measures (then nothing else is set), or None."""
 
     columns: tuple[tuple[str, str, Any], ...]
     metrics: tuple[Any, ...]
     helper: tuple[Any, ...] | None
-    labels: tuple[Any, ...]
-    policies: Any
     plan: Any
     direct: tuple[Any, ...]
     num_docs: int | None
@@ -380,7 +377,9 @@ def _prepare(measures: frozenset[str], relevance_level: int, judged_docs_only_fl
     refused by trec_eval 9 only when it computes ("improper number of coefficients", on stderr), which leaves
     pytrec_eval's value at 0.0 for every query: 0.0 here too."""
     from ragrade.compat._trec_eval_c import double_params
-    from ragrade.compat.trec_eval import Options, TrecEvalError, plan
+    from ragrade.compat.trec_eval_args import Options
+    from ragrade.compat.trec_eval_plan import plan
+    from ragrade.errors import TrecEvalError
 
     combined = _combine(measures)
     params = {m: ",".join(sorted(p)) for m, p in combined.items() if p}
@@ -390,7 +389,7 @@ def _prepare(measures: frozenset[str], relevance_level: int, judged_docs_only_fl
     try:
         planned = plan(Options(marked=list(combined), params=params))
     except TrecEvalError as err:
-        return _Prepared((), (), None, (), None, None, (), None,
+        return _Prepared((), (), None, None, (), None,
                          crash=f"{err}; pytrec_eval reads {sorted(measures)} as "
                                f"{sorted(f'{m}.{p}' for m, p in params.items())}, which trec_eval 9 rejects while "
                                "setting the measure up: pytrec_eval then crashes in evaluate() (or returns values "
@@ -422,22 +421,16 @@ def _prepare(measures: frozenset[str], relevance_level: int, judged_docs_only_fl
 
         helper = [parse_labelled(n, "trec_eval")[0][1] for n in ("num_ret", "num_rel")]
         metrics += [h for h in helper if h not in seen]
-    labels: tuple[Any, ...] = ()
-    policies = plan_ = None
+    plan_ = None
     if metrics:
-        from ragrade.engine.executor import id_setup
         from ragrade.evaluation import build_plan
 
         plan_ = build_plan({}, None, [(str(m), m) for m in metrics],
                            **_options(relevance_level, judged_docs_only_flag, num_docs))
         prof = plan_.profile
-        from ragrade.profiles import EngineProfile
-
-        assert isinstance(prof, EngineProfile) and prof.mrr_variant != "beir" and prof.score_dtype == "float32"
-        adapted, policies = id_setup(plan_)  # the in-memory executor's reading of the plan (profile, policies)
-        labels = tuple(adapted)
-    return _Prepared(tuple(columns), tuple(metrics), None if helper is None else tuple(helper), labels, policies,
-                     plan_, tuple(direct), num_docs)
+        assert prof is not None and getattr(prof, "mrr_variant", None) != "beir" and getattr(prof, "score_dtype", None) == "float32"
+    return _Prepared(tuple(columns), tuple(metrics), None if helper is None else tuple(helper), plan_, tuple(direct),
+                     num_docs)
 
 
 class _Judgments:
@@ -484,11 +477,12 @@ def _read_qrels(qrels: Mapping[Any, Mapping[Any, Any]]) -> _Judgments:
     Plain ``str`` -> ``int`` dicts are read in one C pass."""
     import numpy as np
 
-    from ragrade._ingest import _accel
+    from ragrade.compat import _native
     from ragrade.errors import InputError
 
     qids = list(qrels)
     values = list(qrels.values())
+    _accel = _native.speedups
     if _accel is not None and set(map(type, qids)) <= {str}:
         try:
             total = sum(map(len, values))
@@ -524,7 +518,7 @@ def _empty_ranking_nan(values: dict[Any, Any], metrics: list[Any], helper: list[
     """trec_eval 9's interpolated precision at a recall level whose cutoff is 0 on an empty ranking: 0 / 0."""
     import numpy as np
 
-    from ragrade.kernels.measures import cut_by_share, recall_levels
+    from ragrade.compat._trec_eval_c import cut_by_share, recall_levels
 
     empty = values[helper[0]] == 0
     if not empty.any():
@@ -542,21 +536,28 @@ def _empty_ranking_nan(values: dict[Any, Any], metrics: list[Any], helper: list[
 
 
 class _FastPath:
-    """The qrels as ragrade's scoring port holds them (:class:`ragrade.engine.scoring.Scorer`, made from the
-    rows of :class:`_Judgments` under the pytrec_eval profile), the join of plain-dict runs against them
+    """The qrels as ragrade's scoring port holds them (:attr:`ragrade.Evaluator.scorer` of the pytrec_eval
+    profile's plan over the rows of :class:`_Judgments`), the join of plain-dict runs against them
     (:func:`pytrec_join`) and the port's per-query values of the joined rows: what depends on the qrels alone
     (R, ideal DCG, where each measure is defined) is computed once by the port and kept across calls."""
 
-    def __init__(self, judgments: _Judgments, metrics: list[Any], labels: tuple[Any, ...], policies: Any) -> None:
-        from ragrade.engine.scoring import Scorer
+    def __init__(self, judgments: _Judgments, metrics: list[Any], plan: Any) -> None:
+        import numpy as np
 
-        self.labels = list(labels)
+        from ragrade.data import Qrels
+        from ragrade.evaluation import prepare
+
         self.metrics = metrics
         self.judgments = judgments
         self.qpos = judgments.qpos
         self.nq = len(judgments.qids)
-        self.scorer = Scorer.from_rows(judgments.qids, judgments.counts, judgments.docs, judgments.grades,
-                                       self.labels, policies)
+        offsets = np.zeros(self.nq + 1, dtype=np.int64)
+        np.cumsum(judgments.counts, out=offsets[1:])
+        qrels = Qrels(np.array(judgments.qids, dtype=object), offsets, None, None, judgments.grades,
+                      raw_docs=np.fromiter(judgments.docs, dtype=object, count=len(judgments.docs)))
+        evaluator = prepare(plan.replace(qrels=qrels))  # the dispatcher's door: the qrels indexed once
+        self.labels = list(evaluator.labels)
+        self.scorer = evaluator.scorer
 
     def evaluate(self, run: Mapping[str, Any], queries: list[str]) -> dict[Any, Any] | None:
         """The metrics' values for ``queries`` (in that order), or None when the run is not plain dicts."""
@@ -590,11 +591,11 @@ def pytrec_join(runs: list[Any], docs: list[str], starts: Any, jcounts: Any,
     holding a NUL: the general path, which names what is wrong). The C helper's ``pytrec_join`` when it is built (``use_accel``), else the same in Python."""
     import numpy as np
 
-    from ragrade._ingest import _accel
+    from ragrade.compat import _native
 
     starts = np.ascontiguousarray(starts, dtype=np.int64)
     jcounts = np.ascontiguousarray(jcounts, dtype=np.int64)
-    accel = _accel if use_accel is None or use_accel else None
+    accel = _native.speedups if use_accel is None or use_accel else None
     if accel is not None:
         total = int(jcounts.sum())
         rows = np.empty(total, dtype=np.int64)
@@ -655,10 +656,10 @@ def nested_dicts(queries: list[str], names: list[str], table: Any, use_accel: bo
     helper is built, else ``dict(zip(...))`` (the same dicts)."""
     import numpy as np
 
-    from ragrade._ingest import _accel
+    from ragrade.compat import _native
 
     table = np.ascontiguousarray(table, dtype=np.float64)
-    accel = _accel if use_accel is None or use_accel else None
+    accel = _native.speedups if use_accel is None or use_accel else None
     if accel is not None and type(queries) is list and type(names) is list:
         try:
             return accel.nested_dicts(queries, names, table, by_name)

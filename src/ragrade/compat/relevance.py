@@ -17,9 +17,8 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Sequence
 
-from ragrade.engine.plan import build_plan
 from ragrade.errors import InputError, RagradeWarning
-from ragrade.evaluation import dispatch_one
+from ragrade.evaluation import build_plan, dispatch_one
 
 
 def _check(relevance: Sequence[float]) -> list[float]:

@@ -18,13 +18,13 @@ of a lower one); a group with several sub-groups keeps a preference matrix, clos
 - *implied fulfilled* (only ``a`` retrieved) or *implied failed* (only ``b`` retrieved): the ``_imp`` counts;
 - *not occurring* (neither retrieved).
 
-The measures combine these counts (docs/trec_eval.md gives each one); :mod:`ragrade.kernels.trec_prefs`
+The measures combine these counts (docs/trec_eval.md gives each one); :mod:`ragrade.compat.trec_eval_prefs_kernels`
 computes them, this module reads the files. The definitions follow trec_eval
 10.0's code, including its accidents: a group whose last class of levels is not the only one at or below 0
 (negative levels) makes ``prefs_avgjg_Rnonrel`` read trec_eval's scratch memory beyond that class; where
 that memory holds what an earlier group or query wrote there, the value is reproduced; where it holds
 nothing trec_eval wrote, trec_eval's value changes from run to run, and ragrade reads
-:data:`ragrade.kernels.trec_prefs.UNWRITTEN` there (:attr:`Result.guessed` lists the values concerned).
+:data:`ragrade.compat.trec_eval_prefs_kernels.UNWRITTEN` there (:attr:`Result.guessed` lists the values concerned).
 
 Where trec_eval stops (a malformed line, a document at two levels of one sub-group, a document both
 non-relevant and relevant in one group, contradictory preferences in one group, a duplicate document in a
@@ -43,7 +43,7 @@ from ragrade.errors import TrecEvalError
 
 if TYPE_CHECKING:  # pragma: no cover
 
-    from ragrade.metrics.parser import Metric
+    from ragrade.metrics import Metric
 
 #: the preference formats of ``-R``
 FORMATS = ("prefs", "qrels_prefs")
@@ -59,7 +59,7 @@ BOGUS_DOC = "ceci_nest_pas_un_docno"  # trec_eval -c: the one document of a judg
 
 def key(name: str) -> Metric:
     """The column key of a preference measure in the drop-in's per-query columns (not a registry metric)."""
-    from ragrade.metrics.parser import Metric
+    from ragrade.metrics import Metric
 
     return Metric(f"trec_eval_{name}")
 
@@ -148,8 +148,14 @@ def evaluate(names: list[str], opts: Any, prefs_path: str, run_path: str) -> Res
     the run stops without ``-c``)."""
     import numpy as np
 
+    from ragrade.compat.trec_eval_prefs_kernels import (
+        JudgmentConflict,
+        ScratchPool,
+        form_query,
+        query_values,
+        strcmp_key,
+    )
     from ragrade.io import read_run
-    from ragrade.kernels.trec_prefs import JudgmentConflict, ScratchPool, form_query, query_values, strcmp_key
 
     where: dict[tuple[str, str, str], list[int]] = {}
     judgments = read_prefs(prefs_path, opts.rel_format, where)

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from ragrade.compat._trec_eval_c import atol, c_int, c_long, is_valid_int, lround, merge_sort
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ragrade.compat.trec_eval import Planned
+    from ragrade.compat.trec_eval_plan import Planned
 
 #: The measures whose values change below level 0 (trec_eval output names, without their parameters).
 MARKED = frozenset({"P", "success", "recip_rank", "map", "gm_map", "map_cut", "Rprec", "recall", "relative_P",
@@ -513,13 +513,14 @@ def _persistence(pairs: Sequence[tuple[str, float]]) -> float:
     return p
 
 
-def _rbp(q: Query, pairs: Sequence[tuple[str, float]]) -> float:
+def _rbp(q: Query, pairs: Sequence[tuple[str, float]], start: tuple[float, float] = (0.0, 0.0)) -> float:
     """rbp: (1 - p) times the sum of each document's gain times p^(rank - 1), the table's gains first scaled
-    to [0, 1] by its lowest and highest (each compared with 0 first: trec_eval reads two uninitialised
-    variables there, which hold 0 almost always; docs/conventions.md, P10) when one lies outside."""
+    to [0, 1] by its lowest and highest (each compared with ``start`` first: trec_eval reads two uninitialised
+    variables there, the leftovers of the measure computed before it, :mod:`ragrade.compat.trec_eval_leftovers`;
+    0 in effect when rbp is alone) when one lies outside."""
     p = _persistence(pairs)
     table = gain_table(pairs, q.levels)
-    low = high = 0.0
+    low, high = start
     for row in table:
         if row.gain < low:
             low = row.gain
@@ -536,6 +537,23 @@ def _rbp(q: Query, pairs: Sequence[tuple[str, float]]) -> float:
             total = _add(_mul(g, weight), total)
         weight = _mul(weight, p)
     return _mul(1.0 - p, total)
+
+
+def rbp_value(q: Query, pairs: Sequence[tuple[str, float]], start: tuple[float, float]) -> float:
+    """rbp of one query when trec_eval's two uninitialised variables start at ``start`` (lowest, highest)."""
+    return _rbp(q, pairs, start)
+
+
+def ideal_walk(table: Sequence[Gain]) -> tuple[list[float], float]:
+    """The ideal ranking's gains as trec_eval's dcg walks them (:func:`_ideal_steps`, its last step the first gain
+    not above 0) and the ideal DCG it adds up (the positive steps over log2(i + 2), in order)."""
+    steps = _ideal_steps(table)
+    logs = _log2s(len(steps))
+    total = 0.0
+    for gain, lg in zip(steps, logs, strict=False):
+        if gain > 0:
+            total += gain / lg
+    return steps, total
 
 
 def _rbp_resid(q: Query, pairs: Sequence[tuple[str, float]]) -> float:
@@ -689,5 +707,5 @@ def values(p: Planned, q: Query, num_docs: int = 0,
     return _MEASURES[p.measure.name](q, list(p.values), context)
 
 
-__all__ = ["MARKED", "MEASURES", "NONPOOL", "UNJUDGED", "Gain", "Query", "gain_table", "mark", "marked_queries",
-           "queries", "share_cut_9", "values"]
+__all__ = ["MARKED", "MEASURES", "NONPOOL", "UNJUDGED", "Gain", "Query", "gain_table", "ideal_walk", "mark",
+           "marked_queries", "queries", "rbp_value", "share_cut_9", "values"]

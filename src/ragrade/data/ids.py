@@ -81,7 +81,7 @@ def first_nul(ids: Any) -> int | None:
     """Index of the first id of ``ids`` (a list or an object array of ``str``) holding a NUL character,
     or None. One pass in the C helper when it is built; else one C-speed search of the ids joined (no
     per-id Python work unless one is found)."""
-    accel = getattr(_ingest._accel, "first_nul", None)
+    accel = getattr(_ingest.c_helper(), "first_nul", None)
     if accel is not None and (type(ids) is list or (isinstance(ids, np.ndarray) and ids.dtype == object
                                                     and ids.ndim == 1)):
         found = accel(ids if type(ids) is list else np.ascontiguousarray(ids))
@@ -99,7 +99,7 @@ def str_ids(ids: np.ndarray | list) -> tuple[bool, int | None]:
     """``(every id a str, index of the first holding a NUL or None)`` for a list or a 1-D object array; the
     index is None too when not every id is a ``str`` (such ids are converted, and checked, elsewhere). One
     pass over the ids in the C helper, where a kind check and :func:`first_nul` would take two."""
-    accel = getattr(_ingest._accel, "str_ids", None)
+    accel = getattr(_ingest.c_helper(), "str_ids", None)
     if accel is not None and (type(ids) is list or (isinstance(ids, np.ndarray) and ids.dtype == object
                                                     and ids.ndim == 1)):
         all_str, found = accel(ids if type(ids) is list else np.ascontiguousarray(ids))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import repeat
 from typing import Any
 
@@ -241,6 +241,13 @@ class Run(ColumnarTable):
         key = "nonfinite"
         if key not in self._cache:
             self._cache[key] = int(np.count_nonzero(np.isinf(self._values)))
+        return self._cache[key]
+
+    def derived(self, key: Any, make: Callable[[], Any]) -> Any:
+        """A value derived from this run (``make()``), computed on first use and kept with the run under
+        ``key`` (the run is immutable: the value stays true). Callers name their keys (``("fusion", ...)``)."""
+        if key not in self._cache:
+            self._cache[key] = make()
         return self._cache[key]
 
     def with_name(self, name: str) -> Run:

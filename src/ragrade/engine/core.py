@@ -48,10 +48,18 @@ def check_id_metrics(labels: list[tuple[str, Metric]], where: str = "") -> None:
         if kind == "diversity":
             raise MetricError(f"{label!r} needs subtopic judgments: compute it with ragrade.evaluate_diversity "
                               f"(TREC 'qid subtopic docno rel' qrels){where}")
+        if kind == "nugget":
+            raise MetricError(f"{label!r} reads nuggets and their assignments: evaluate it with "
+                              f"ragrade.evaluate(nuggets, run, [{label!r}], assignments=... or judge=...) "
+                              f"(docs/nuggets.md){where}")
         if kind == "text":
             raise MetricError(f"{label!r} compares texts: give the items as texts with a matcher or a profile "
                               f"that defines it (e.g. ragrade.evaluate(truth, retrieved, [{label!r}], "
                               f"profile='autorag')){where}")
+        if kind == "span":  # (issue 35) span measures: computed by ragrade.spans.route
+            raise MetricError(f"{label!r} compares character spans: give span ground truth (query, doc, start, "
+                              f"end) and the run's chunk map to ragrade.evaluate(..., chunks=...) (docs/spans.md)"
+                              f"{where}")
 
 
 class Evaluator:

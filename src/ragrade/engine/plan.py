@@ -43,6 +43,22 @@ PLAN_OPTIONS: tuple[str, ...] = ("profile", "matcher", "names", "rel_level", "ma
 #: entry point (``evaluate``, ``compare``, ``report``, ``gate``) takes them: name -> what it is. They travel in
 #: :attr:`EvalPlan.extras`; the route validates their values.
 TRUTH_OPTIONS: dict[str, str] = {}
+# character spans (issue 35; ragrade.spans.route, docs/spans.md)
+TRUTH_OPTIONS.update({
+    "chunks": "the chunk map of the run's chunk ids: (chunk_id, doc, start, end) rows (a file, a table, a ChunkMap)",
+    "corpus": "the texts of the documents or passages (the documents spans point into; the passages an LLM assigns "
+              "nuggets to): a folder of text files, a corpus file or {id: text}",
+    "span_threshold": "projection of spans onto chunks: the share (0, 1] a chunk needs to be relevant "
+                      "(default: any overlap)",
+    "span_rule": "projection: what the threshold measures: chunk (share of the chunk that is gold), gold (share "
+                 "of a gold span the chunk holds) or iou",
+    "span_levels": "projection: 1 (a relevant chunk takes its span's grade) or L > 1 (grade times ceil(L * share))",
+    "aggregate": "id measures on the run aggregated to documents: maxp, firstp or sump (pyserini's --max-passage)",
+})
+# nuggets (issue 38, docs/nuggets.md; the route ragrade.nuggets.route)
+TRUTH_OPTIONS["assignments"] = "nugget assignments (a file or ragrade.nuggets.Assignments): which passages support which nuggets"
+TRUTH_OPTIONS["judge"] = ("an LLM judge assigning the nuggets the assignments lack ('backend:model', a judge, a "
+                          "nuggets.Assigner; the passages' texts from corpus=)")
 
 #: The metric kinds the engine's own executors compute; any other kind (span, nugget, trajectory) is computed
 #: by the route of its ground truth (:data:`ragrade.evaluation.ROUTES`).
@@ -142,7 +158,10 @@ def build_plan(qrels: Any, runs: Any, metrics: MetricsArg, *, engine: Any = "mem
         from ragrade.profiles import profile_names
 
         given["names"] = profile_names(profile)
-    labels = tuple(metric_labels(metrics, names=given["names"], rel_level=given.get("rel_level")))
+    from ragrade.engine.nicknames import profile_metrics  # (all_trec under pytrec_eval: trec_eval 9's set)
+
+    labels = tuple(metric_labels(profile_metrics(metrics, profile), names=given["names"],
+                                 rel_level=given.get("rel_level")))
     prof = _profile(profile)
     _check_kinds(frozenset(m.family.kind for _, m in labels), prof, matcher, engine, extras)
     return EvalPlan(qrels=qrels, runs=_named_runs(runs, many), labels=labels, profile=prof,

@@ -47,6 +47,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ragrade.metrics.parser import Metric
     from ragrade.policies import Policies
 
+__all__ = ["Scorer", "TruthView"]
+
 #: Keys of a :class:`~ragrade.kernels.metrics.Judged` table's memo that depend on the ground truth alone:
 #: carried from one call of :meth:`Scorer.values` to the next.
 TRUTH_ONLY = frozenset({"R", "N", "ugain", "glevels", "ideal", "idcg", "ilevels", "iprefix", "icost", "istarts",
@@ -361,3 +363,4 @@ class Steps:
 def scorer_of_qrels(qrels: Qrels, labels: list[tuple[str, Metric]], policies: Policies) -> Scorer:
     """A :class:`Scorer` over a :class:`~ragrade.data.Qrels` (its index built here)."""
     return Scorer(TruthIndex(qrels), labels, policies)
+

@@ -55,8 +55,8 @@ def read_slices(spec: str | os.PathLike[str]) -> pd.DataFrame:
     from ragrade.io import formats
 
     fmt = formats.detect(path)  # the readers name the file and the line of what they cannot read
-    if fmt.name not in ("tsv", "csv", "jsonl", "parquet", "arrow"):
-        raise InputError(f"{path}: slices must be a .tsv, .csv, .jsonl or .parquet file", value=path)
+    if not fmt.holds_records:
+        raise InputError(f"{path}: slices must be a table of records (.tsv, .csv, .jsonl, .parquet...)", value=path)
     frame = fmt.records(path, strings=True).to_pandas()
     if frame.shape[1] < 2:
         raise InputError(f"{path}: a slices file needs a query id column and at least one label column",

@@ -187,15 +187,16 @@ def ranx_sorted(run: Run) -> tuple[np.ndarray, np.ndarray]:
     """``(document codes, scores)`` of every query's list in ranx's order (numba's quicksort of ``-score``
     over the storage order), kept with the run: ranx's ``Run`` sorts once when it is built, and so a run
     fused again (another method, a search over parameters) is not sorted again. Read-only arrays."""
-    key = ("fusion", "ranx_order")
-    cache = run._cache
-    if key not in cache:
+
+    def make() -> tuple[np.ndarray, np.ndarray]:
         perm, s_sorted = argsort_segments_desc(_scores_of(run), np.asarray(run.offsets, dtype=np.int64))
         codes = np.asarray(run.doc_codes, dtype=np.int64)[perm]
         codes.setflags(write=False)
         s_sorted.setflags(write=False)
-        cache[key] = (codes, s_sorted)
-    return cache[key]
+        return codes, s_sorted
+
+    result: tuple[np.ndarray, np.ndarray] = run.derived(("fusion", "ranx_order"), make)
+    return result
 
 
 def _number_pairs(all_q: np.ndarray, docs: list[np.ndarray], offs: list[np.ndarray], vocab: np.ndarray,

@@ -120,9 +120,9 @@ class Prepared:
             for r, x in enumerate(self.lists):
                 out[r] = np.where(pos[r] >= 0, pos[r] + x.off[:-1][self.row_query], -1)
             return out
-        return self._cached("at", make)
+        return self.cached("at", make)
 
-    def _cached(self, key: str, make: Any) -> np.ndarray:
+    def cached(self, key: str, make: Any) -> np.ndarray:
         if key not in self.extra:
             self.extra[key] = make()
         return self.extra[key]
@@ -130,11 +130,11 @@ class Prepared:
     @property
     def H(self) -> np.ndarray:
         """[runs, rows] bool: the run returned the row's document."""
-        return self._cached("H", lambda: (self.at_given if self.at_given is not None else self.P) >= 0)
+        return self.cached("H", lambda: (self.at_given if self.at_given is not None else self.P) >= 0)
 
     @property
     def row_query(self) -> np.ndarray:
-        return self._cached("q", lambda: np.repeat(np.arange(len(self.u_off) - 1), np.diff(self.u_off)))
+        return self.cached("q", lambda: np.repeat(np.arange(len(self.u_off) - 1), np.diff(self.u_off)))
 
     @property
     def P(self) -> np.ndarray:
@@ -144,7 +144,7 @@ class Prepared:
             for r, x in enumerate(self.lists):
                 out[r] = np.where(self.at[r] >= 0, self.at[r] - x.off[:-1][self.row_query], -1)
             return out
-        return self._cached("P", make)
+        return self.cached("P", make)
 
     @property
     def V(self) -> np.ndarray:
@@ -155,12 +155,12 @@ class Prepared:
                 # index -1 (absent) reads the 0.0 appended at the end
                 np.take(np.append(np.asarray(x.val, dtype=np.float64), 0.0), self.at[r], out=out[r])
             return out
-        return self._cached("V", make)
+        return self.cached("V", make)
 
     @property
     def N(self) -> np.ndarray:
         """[runs, rows] int64: the run's list length for the row's query."""
-        return self._cached("N", lambda: np.stack([x.counts[self.row_query] for x in self.lists]))
+        return self.cached("N", lambda: np.stack([x.counts[self.row_query] for x in self.lists]))
 
     def weighted_values(self, w: np.ndarray) -> np.ndarray:
         """``w[:, None] * V`` (the same products: ``w[r] * 0.0`` where the run lacks the row), in one
@@ -184,7 +184,7 @@ class Prepared:
 
     @property
     def count(self) -> np.ndarray:
-        return self._cached("count", lambda: self.H.sum(axis=0))
+        return self.cached("count", lambda: self.H.sum(axis=0))
 
 
 def lay_out(space: Space, lists: list[Lists], u_pair: np.ndarray, u_off: np.ndarray) -> Prepared:
@@ -299,7 +299,7 @@ def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
     if method == "wmnz":
         w = _weights(params, R)
         return _seq(V) * _seq(np.where(H, w[:, None], 0.0))
-    P = prep._cached("P0", lambda: np.maximum(prep.P, 0))  # absent rows are masked by H
+    P = prep.cached("P0", lambda: np.maximum(prep.P, 0))  # absent rows are masked by H
     if method == "posfuse":
         probs = _per_run(params, "probs", R)
         return _seq(np.stack([_table(np.asarray(p, dtype=np.float64), P[r], H[r])

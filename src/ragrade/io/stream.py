@@ -90,13 +90,14 @@ class Source:
             if table is None:  # pragma: no cover - pieces always carry their table
                 return None, f"row {first_row + r + 1}"
             values = table.slice(r, 1).to_pylist()[0]
-            shown = ", ".join(f"{k}={_short(v)}" for k, v in values.items())
+            shown = ", ".join(f"{k}={short_repr(v)}" for k, v in values.items())
             return None, f"row {first_row + r + 1}: {shown}"
 
         return locate
 
 
-def _short(v: Any) -> str:
+def short_repr(v: Any) -> str:
+    """``repr(v)``, cut to 60 characters (a value shown in a message)."""
     text = repr(v)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -353,13 +354,13 @@ def _trec_windows(src: Source, window_bytes: int, ranks: bool | None, rule: Rank
         while a < size:
             # A fresh mapping per window: unmapping it at the end drops every page the window touched
             # (the tokenizer drops pages as it goes, but only in steps of 16 MiB).
-            mm, own = trec._map_readonly(f.fileno())
+            mm, own = trec.map_readonly(f.fileno())
             try:
                 b = _cut_mapped(mm, size, a, a + window_bytes)
                 scan = None
                 if _accel is not None and layout.numeric is not None:
                     try:
-                        scan = trec._scan_mapped(mm, b, *_columns(layout), None, own, start=a)
+                        scan = trec.scan_mapped(mm, b, *_columns(layout), None, own, start=a)
                     except MemoryError:
                         scan = None
             finally:
@@ -378,8 +379,8 @@ def _trec_windows(src: Source, window_bytes: int, ranks: bool | None, rule: Rank
 
 def _start(fd: int) -> int:
     """Where the data starts: after a UTF-8 byte-order mark, if any."""
-    head = os.pread(fd, len(trec._BOM), 0)
-    return len(trec._BOM) if head == trec._BOM else 0
+    head = os.pread(fd, len(trec.BOM), 0)
+    return len(trec.BOM) if head == trec.BOM else 0
 
 
 def _columns(layout: Any) -> tuple[int, int, int]:
@@ -524,7 +525,7 @@ def _parse_block(src: Source, layout: Any, block: bytes, offset: int, doc_type: 
     assembled."""
     if _DATA_LINE.search(block) is None:
         return None
-    table, _ = trec._parse_chunk(block, len(block), offset, src.path, layout, doc_type)
+    table, _ = trec.parse_chunk(block, len(block), offset, src.path, layout, doc_type)
     if table is None or table.num_rows == 0:
         return None
     return table
@@ -713,12 +714,12 @@ def _trec_blocks(src: Source, block_bytes: int) -> Iterator[tuple[pa.Table, np.n
             return
         a = _start(f.fileno())
         while a < size:
-            mm, own = trec._map_readonly(f.fileno())  # one mapping per block: see _trec_windows
+            mm, own = trec.map_readonly(f.fileno())  # one mapping per block: see _trec_windows
             try:
                 nl = mm.find(b"\n", a + block_bytes) if a + block_bytes < size else -1
                 b = size if nl < 0 else nl + 1
                 try:
-                    scan = trec._scan_mapped(mm, b, *_columns(layout), None, own, start=a)
+                    scan = trec.scan_mapped(mm, b, *_columns(layout), None, own, start=a)
                 except MemoryError:
                     scan = None
             finally:

@@ -65,7 +65,7 @@ RUN_COLUMNS = ("query", "q0", "doc", "rank", "score", "tag")
 QRELS_COLUMNS = ("query", "iter", "doc", "grade")
 
 STR = pa.string()
-_BOM = b"\xef\xbb\xbf"
+BOM = b"\xef\xbb\xbf"
 _TABS = bytes.maketrans(b"\t\r\v\f", b"    ")
 _MULTI_SPACE = re.compile(rb"  +")
 _EDGE_SPACE = re.compile(rb"^ +| +$", re.MULTILINE)
@@ -117,7 +117,7 @@ def run_layout(path: str, format: str = "trec") -> tuple[Layout, str | None]:
     columns), ``"msmarco"`` (``qid doc rank``) or ``"qid-doc-score"``."""
     line, text, fields = _first_fields(path, "run lines")
     n = len(fields)
-    if format in ("msmarco", "qid-doc-score"):
+    if format != "trec":  # msmarco or qid-doc-score: the named three-column layouts
         if n != 3:
             raise ParseError(f"format {format!r} expects 3 whitespace-separated columns "
                              f"({'query doc rank' if format == 'msmarco' else 'query doc score'}), got {n}",
@@ -199,9 +199,9 @@ def iter_chunks(path: PathLike, chunk_size: int = CHUNK_SIZE, progress: Progress
                 break
             if carry:
                 block = carry + block
-            elif offset == 0 and block.startswith(_BOM):
-                block = block[len(_BOM):]  # a UTF-8 byte order mark is not part of the first id
-                offset = len(_BOM)
+            elif offset == 0 and block.startswith(BOM):
+                block = block[len(BOM):]  # a UTF-8 byte order mark is not part of the first id
+                offset = len(BOM)
             cut = block.rfind(b"\n")
             if cut < 0:
                 if len(block) > MAX_LINE_BYTES:  # bound what one line may hold (a file without newlines)
@@ -275,7 +275,7 @@ def _arrow_parse(data: bytes | memoryview, layout: Layout, doc_type: pa.DataType
                           convert_options=_convert_options(layout, doc_type))
 
 
-def _parse_chunk(block: bytes, end: int, offset: int, path: str, layout: Layout,
+def parse_chunk(block: bytes, end: int, offset: int, path: str, layout: Layout,
                  doc_type: pa.DataType = STR) -> tuple[pa.Table | None, bytes | None]:
     """Parse ``block[:end]``; returns the table and, if the chunk had to be cleaned, its bytes."""
     if _NON_SPACE.search(block, 0, end) is None:
@@ -365,8 +365,9 @@ def _file_needs_care(path: str) -> bool:
                 advise(mmap.MADV_WILLNEED)
             if mm[:1] == b"#" or mm.find(b"\n#") >= 0 or _irregular_spacing(mm, len(mm)):
                 return True
-            if _ingest._accel is not None:
-                return _ingest._accel.find_odd_whitespace(mm) >= 0
+            helper = _ingest.c_helper()
+            if helper is not None:
+                return bool(helper.find_odd_whitespace(mm) >= 0)
             view: np.ndarray | None = np.frombuffer(mm, dtype=np.uint8)
             part: np.ndarray | None = None
             try:
@@ -442,7 +443,7 @@ def _read(path: PathLike, layout: Layout, chunk_size: int, progress: Progress | 
     vals: list[np.ndarray] = []
     n = 0
     for block, end, offset in iter_chunks(p, chunk_size, progress):
-        table, _ = _parse_chunk(block, end, offset, p, layout, doc_type)
+        table, _ = parse_chunk(block, end, offset, p, layout, doc_type)
         if table is None or table.num_rows == 0:
             continue
         qchunks.extend(table.column("query").chunks)
@@ -468,11 +469,11 @@ def _read_whole(path: str, layout: Layout, doc_type: pa.DataType, progress: Prog
 
     stream, raw = open_binary(path)
     try:
-        head = stream.read(len(_BOM))
+        head = stream.read(len(BOM))
     finally:
         stream.close()
         raw.close()
-    if head == _BOM or is_gzip(path) or _file_needs_care(path):
+    if head == BOM or is_gzip(path) or _file_needs_care(path):
         # gzip: the chunked reader decompresses in one pass and reports progress on the raw bytes;
         # tabs, CRs, comment lines and the like: the chunked reader normalises them.
         return None
@@ -517,7 +518,7 @@ _PARALLEL_MIN = 16 << 20
 _SCAN_WINDOW = 64 << 20
 
 
-def _map_readonly(fd: int) -> tuple[Any, bool]:
+def map_readonly(fd: int) -> tuple[Any, bool]:
     """``(mapping, own)``: the C helper's own read-only shared mapping of the file (``own``: pages
     already scanned may be dropped from it), else Python's portable ``mmap`` with ``ACCESS_READ``."""
     import mmap
@@ -558,21 +559,21 @@ def _scan_fast(path: str, layout: Layout, progress: Progress | None) -> Scanned 
         if size == 0:
             return None
         try:
-            mm, own = _map_readonly(f.fileno())
+            mm, own = map_readonly(f.fileno())
         except (OSError, ValueError):  # not mappable (a pipe, some network file systems): pyarrow reads it
             return None
         try:
-            if _head(mm, len(_BOM)) == _BOM:
+            if _head(mm, len(BOM)) == BOM:
                 return None
             try:
-                return _scan_mapped(mm, size, ncols, numcol, doccol, progress, own)
+                return scan_mapped(mm, size, ncols, numcol, doccol, progress, own)
             except MemoryError:  # the outputs are sized for the worst case: leave it to pyarrow
                 return None
         finally:
             mm.close()
 
 
-def _scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int, progress: Progress | None,
+def scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int, progress: Progress | None,
                  release: bool, start: int = 0) -> Scanned | None:
     """Tokenize ``mm[start:size]`` (whole lines; ``start`` > 0: a window of the file, as the out-of-core
     reader in :mod:`ragrade.io.stream` asks)."""

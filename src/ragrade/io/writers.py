@@ -188,6 +188,24 @@ def write_delimited(table: pa.Table, path: PathLike, delimiter: str) -> None:
             pacsv.write_csv(table, out, opts)
 
 
+def write_delimited_records(table: pa.Table, path: PathLike, delimiter: str) -> None:
+    """A table of text columns (records: :func:`ragrade.io.formats.base.as_strings`) as CSV (quoted where
+    needed) or TSV (never quoted: a value holding a tab or a line break is refused)."""
+    if delimiter == ",":
+        write_delimited(table, path, delimiter)
+        return
+    import pyarrow.compute as pc
+
+    from ragrade.errors import InputError
+
+    for name in table.column_names:
+        col = table.column(name)
+        if len(col) and pc.any(pc.match_substring_regex(col, r"[\t\n\r]")).as_py():
+            raise InputError(f"column {name!r} holds a tab or a line break and cannot be written to TSV; use "
+                             "CSV, JSONL or Parquet")
+    _write_joined(table, path, delimiter)
+
+
 def _write_bytes(path: PathLike, data: Any) -> None:
     """``data`` to ``path``, gzipped when the name ends in ``.gz``."""
     if is_gzip(path):
@@ -234,7 +252,14 @@ def write_parquet(table: pa.Table, path: PathLike) -> None:
 
 def _json_strings(col: pa.Array | pa.ChunkedArray) -> pa.Array:
     """JSON text of every value, vectorised: strings are escaped once per distinct value (dictionary),
-    numbers use Arrow's shortest round-trip formatting."""
+    numbers use Arrow's shortest round-trip formatting; nested values (lists, structs) are encoded one by
+    one; a null is ``null``."""
+    return json_texts(col, nulls=True)
+
+
+def json_texts(col: pa.Array | pa.ChunkedArray, *, nulls: bool = True) -> pa.Array:
+    """The JSON text of every value of an Arrow column (``nulls``: a null as the text ``null``, else kept
+    null)."""
     import pyarrow.compute as pc
 
     if isinstance(col, pa.ChunkedArray):
@@ -244,12 +269,20 @@ def _json_strings(col: pa.Array | pa.ChunkedArray) -> pa.Array:
     if pa.types.is_dictionary(col.type):
         vocab = col.dictionary.to_pylist()
         escaped = pa.array([json.dumps(v, ensure_ascii=False) for v in vocab], type=pa.string())
-        return escaped.take(col.indices).fill_null("null")
-    if pa.types.is_floating(col.type):
-        text = pc.cast(col, pa.string())
-        text = pc.replace_substring(text, "inf", "Infinity")
-        return text
-    return pc.cast(col, pa.string())
+        out = escaped.take(col.indices)
+    elif pa.types.is_nested(col.type):
+        out = pa.array([None if v is None else json.dumps(v, ensure_ascii=False, default=str) for v in col.to_pylist()],
+                       type=pa.string())
+    elif pa.types.is_floating(col.type):
+        out = pc.replace_substring(pc.cast(col, pa.string()), "inf", "Infinity")
+    elif pa.types.is_boolean(col.type) or pa.types.is_integer(col.type):
+        out = pc.cast(col, pa.string())
+    elif pa.types.is_null(col.type):
+        out = pa.nulls(len(col), type=pa.string())
+    else:  # dates, times, binary...: their text, as a JSON string
+        out = pa.array([None if v is None else json.dumps(str(v), ensure_ascii=False) for v in col.to_pylist()],
+                       type=pa.string())
+    return out.fill_null("null") if nulls else out
 
 
 def write_jsonl_rows(table: pa.Table, path: PathLike) -> None:

@@ -154,44 +154,6 @@ def string_ranks(values: Any) -> np.ndarray:
     return rank[np.asarray(codes, dtype=np.int64)]
 
 
-def trec_order(scores: np.ndarray, offsets: np.ndarray, strings: tuple[np.ndarray, Any],
-               workers: int | None = None) -> np.ndarray | None:
-    """Permutation ordering each segment's rows by descending score, equal scores by document id descending
-    (``strings``: the ids as int64 offsets into UTF-8 bytes, one per row, e.g. ``_ingest.arrow_strings``),
-    rows equal in both in row order: what :func:`rank_rows` gives with ``ties="docid_desc"`` (as a full
-    permutation), by one merge sort per segment in C, the segments split across cores. None without the C
-    helper."""
-    from ragrade import _native
-
-    accel = _native.accel
-    if accel is None:
-        return None
-    import os
-    from itertools import pairwise
-
-    scores = np.ascontiguousarray(scores, dtype=np.float64)
-    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-    str_off = np.ascontiguousarray(strings[0], dtype=np.int64)
-    n, nseg = len(scores), len(offsets) - 1
-    out = np.empty(n, dtype=np.int64)
-    if workers is None:
-        workers = min(os.cpu_count() or 1, 4, max(1, n // 1_000_000))
-    workers = max(1, min(workers, max(nseg, 1)))
-
-    def part(bounds: tuple[int, int]) -> None:
-        accel.sort_segments_trec(scores, offsets, str_off, strings[1], out, bounds[0], bounds[1])
-
-    if workers == 1:
-        part((0, nseg))
-        return out
-    cuts = np.searchsorted(offsets, np.linspace(0, n, workers + 1)[1:-1]).tolist()
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(part, pairwise([0, *cuts, nseg])))
-    return out
-
-
 def inverse_at(perm: np.ndarray, moved: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
     """Rank positions of storage ``rows`` under ``perm`` (``inverse(perm)[rows]``); with ``moved`` (see
     :func:`rank_rows_sparse`) only the moved rows are looked up, without inverting the whole permutation."""

@@ -125,12 +125,10 @@ def worst_of(judge: Judge, requests: Mapping[str, tuple[str, Mapping[str, str]]]
 
 
 def redactor_of(judge: Judge) -> Redactor:
-    """The judge's redactor (its ``redact`` attribute), or one for its ``_api_key``."""
+    """The judge's redactor (its ``redact`` attribute: a judge that holds a key carries one), or one that
+    removes credential-shaped tokens only."""
     r = getattr(judge, "redact", None)
-    if isinstance(r, Redactor):
-        return r
-    key = getattr(judge, "_api_key", None)
-    return Redactor([key] if isinstance(key, str) else [])
+    return r if isinstance(r, Redactor) else Redactor([])
 
 
 def rotate(keys: list[str], pid: int) -> list[str]:

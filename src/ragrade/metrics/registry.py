@@ -513,6 +513,73 @@ REGISTRY += (
 )
 
 
+# -- span measures: retrieved chunks against gold character spans (the spans work: issue 35; docs/spans.md) ----
+SP = _Kernels("ragrade.kernels.spans")
+SPAN_TOKENIZER = Param("tokenizer", str, "chars",
+                       choices=("chars", "whitespace", "tiktoken", "cl100k_base", "o200k_base", "p50k_base",
+                                "r50k_base"),
+                       doc="what a length counts: characters (code points), whitespace-separated words, or tiktoken "
+                           "tokens (tiktoken = cl100k_base); a length is the number of tokens starting inside")
+SPAN_RETRIEVE = Param("retrieve", int, None, minimum=-1, maximum=-1,
+                      doc="-1: each query reads as many chunks as the chunking has chunks holding part of its gold "
+                          "(Chroma's retrieve=-1); @k then caps it (the chroma profile caps at 20 without @k)")
+_SPAN_SOURCE = ("Chroma chunking_evaluation (union of intersections); LegalBench-RAG run_benchmark (profile "
+                "legalbench_rag); docs/spans.md")
+REGISTRY += (
+    Family("span_recall", "span", "Share of the gold characters (or tokens) that the top k chunks cover: "
+           "overlapping chunks and gold spans are unions.", "|C@k ∩ R| / |R|",
+           aliases=("span_recall", "char_recall", "token_level_recall"), params=(SPAN_RETRIEVE, SPAN_TOKENIZER),
+           defined="value", monotone_in_k=True, ideal_is_one=True, kernel=SP.span_recall, example_text="span_recall@5",
+           source=_SPAN_SOURCE,
+           notes=("chroma profile: / Σ|r| (gold spans summed); legalbench_rag: Σ_c Σ_r |c ∩ r| / Σ|r|, which "
+                  "exceeds 1 when retrieved snippets overlap",)),
+    Family("span_precision", "span", "Share of the top k chunks' characters (or tokens) that are gold; 0 when "
+           "nothing is retrieved.", "|C@k ∩ R| / |C@k|", aliases=("span_precision", "char_precision",
+                                                                 "token_level_precision"),
+           params=(SPAN_RETRIEVE, SPAN_TOKENIZER), defined="value", kernel=SP.span_precision,
+           example_text="span_precision@5", source=_SPAN_SOURCE,
+           notes=("chroma profile: / Σ|c| over the top k (chunks listed twice, overlapping or of other documents "
+                  "count every time; NaN over an empty top k); legalbench_rag: Σ_c Σ_r |c ∩ r| / Σ|c|",)),
+    Family("span_iou", "span", "Intersection over union of the top k chunks and the gold, in characters (or "
+           "tokens).", "|C@k ∩ R| / |C@k ∪ R|", aliases=("span_iou", "char_iou", "token_level_iou"),
+           params=(SPAN_RETRIEVE, SPAN_TOKENIZER), defined="value", kernel=SP.span_iou, example_text="span_iou@5",
+           source=_SPAN_SOURCE,
+           notes=("chroma profile: |C@k ∩ R| / (Σ|c| + Σ_r |r \\ C@k|)",)),
+    Family("span_precision_omega", "span", "The IoU of every chunk of the chunking that overlaps the gold: what "
+           "span_iou would be with perfect retrieval (the chunking's ceiling; no cutoff).",
+           "|C_R ∩ R| / |C_R ∪ R|, C_R = the chunks overlapping R",
+           aliases=("span_precision_omega", "precision_omega"), params=(SPAN_TOKENIZER,),
+           cutoff="none", defined="value", kernel=SP.span_precision_omega, source=_SPAN_SOURCE,
+           notes=("chroma profile: chunks that only touch a gold span count among C_R (Chroma's start <= end)",)),
+)
+
+
+# -- nugget measures: how much of a query's answer key the retrieved context covers (the nuggets work: issue 38) --
+NG = _Kernels("ragrade.kernels.nuggets")
+NUGGET_WEIGHT = Param("weight", str, "all", choices=("all", "vital", "weighted"),
+                      doc="which nuggets count: all (each 1), vital (vital 1, okay 0), weighted (vital 1, okay 0.5, "
+                          "without open-rag-eval's floors)")
+NUGGET_STRICT = Param("strict", bool, False, doc="count only full support (partial support counts 0, not 0.5)")
+NUGGET_CONTEXT = Param("context", str, "best", choices=("best", "joined"),
+                       doc="best: a nugget's support is the best single passage's in the top k; joined: the support "
+                           "of the top k passages concatenated (assigned as one text, keyed by the top-k list)")
+REGISTRY += (
+    Family("nugget_recall", "nugget", "Weighted share of the query's nuggets (atomic facts of a good answer, "
+           "TREC RAG's AutoNuggetizer) that the top k supports: support 1, partial support 0.5 (0 when strict), "
+           "no support or no assignment 0. NaN for a query without nuggets (left out of the mean).",
+           "sum_n w_n max_{d in L@k} a(n, d) / sum_n w_n", aliases=("nugget_recall", "nuggetrecall"),
+           params=(NUGGET_WEIGHT, NUGGET_STRICT, NUGGET_CONTEXT), cutoff="required", defined="value",
+           kernel=NG.nugget_recall, example_text="nugget_recall(weight=vital,strict=true)@5",
+           source="TREC 2024/2025 RAG track nugget evaluation (AutoNuggetizer, Pradeep et al. 2024) applied to "
+                  "retrieved passages; docs/nuggets.md"),
+    Family("nugget_precision", "nugget", "Share of the top k ranks whose passage supports at least one of the "
+           "query's nuggets (partial support counts unless strict); divides by k as P@k. NaN for a query without "
+           "nuggets.", "|{d in L@k : some n with a(n, d) > 0}| / k", aliases=("nugget_precision", "nuggetprecision"),
+           params=(NUGGET_STRICT,), cutoff="required", defined="value", kernel=NG.nugget_precision,
+           source="docs/nuggets.md (issue 38)"),
+)
+
+
 def _index(families: tuple[Family, ...]) -> dict[str, Family]:
     out: dict[str, Family] = {}
     for fam in families:
@@ -648,3 +715,4 @@ TREC_NICKNAMES: dict[str, tuple[str, ...]] = {
 }
 
 TREC_BY_NAME: dict[str, TrecName] = {t.name: t for t in TREC}
+

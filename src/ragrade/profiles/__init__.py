@@ -436,6 +436,40 @@ ALIASES = {"continuous_eval": "continuous-eval", "ce": "continuous-eval", "llama
            "llama-index": "llamaindex", "trec": "trec_eval", "ir-measures": "ir_measures", "mteb": "beir",
            "pytrec": "pytrec_eval", "textbook": "default"}
 
+# -- span profiles (issue 35): computed by ragrade.spans.route on span ground truth, never by the engine --------
+_SPAN = "span measures only (span_recall, span_precision, span_iou, span_precision_omega); docs/spans.md"
+
+
+@dataclass(frozen=True, eq=False)
+class SpanProfile(Profile):
+    """A profile of the span measures (``chroma``, ``legalbench_rag``): computed by the route of character
+    spans (:mod:`ragrade.spans.route`) under the peer's semantics, never by the engine. ``families``: the
+    span families it defines."""
+
+    families: tuple[str, ...] = ()
+    kind: ClassVar[str] = "span"
+
+    def defines(self, family: str) -> bool:
+        return family in self.families
+
+
+_add(SpanProfile(
+    "chroma", "Chroma chunking_evaluation (span measures)",
+    families=("span_recall", "span_precision", "span_iou", "span_precision_omega"),
+    reason_all="Chroma sums the lengths of the top-k chunks and of the gold spans (overlaps count twice), counts "
+               "chunks that only touch a span, and with retrieve=-1 reads each query's number of chunks holding gold",
+    source="Chroma chunking_evaluation d451fc4, evaluation_framework/base_evaluation.py (differential tests on its "
+           "fixture, tests/spans/test_chroma_parity.py); " + _SPAN,
+))
+_add(SpanProfile(
+    "legalbench_rag", "LegalBench-RAG (span precision and recall)", families=("span_recall", "span_precision"),
+    reason_all="LegalBench-RAG sums every snippet-gold intersection without union (recall may exceed 1) and "
+               "needs disjoint gold spans",
+    source="LegalBench-RAG (arXiv 2408.10343), legalbenchrag/run_benchmark.py; " + _SPAN,
+))
+ALIASES.update({"chunking_evaluation": "chroma", "chroma_chunking": "chroma", "legalbench": "legalbench_rag",
+                "legalbench-rag": "legalbench_rag", "legalbenchrag": "legalbench_rag"})
+
 
 @public
 def get_profile(name: str | Profile) -> Profile:

@@ -231,6 +231,7 @@ def render_comparison_html(
     max_text_chars: int = 600,
     ties: str = "docid_desc",
     compression: int = 1,
+    sections: Sequence[tuple[str, str, str]] = (),
 ) -> str:
     """The report for an existing :class:`Comparison` (the rankings come from ``runs``, grades from ``qrels``).
 
@@ -239,7 +240,9 @@ def render_comparison_html(
     ``hole_rates``: a table of the share of unjudged items per run and cutoff (see
     :func:`ragrade.report.plots.hole_rate_table`), drawn when given; ``plots=False`` leaves the plots out;
     ``ties``: the tie policy used to order the retrieved items shown (the one the comparison was
-    evaluated with); ``compression``: the deflate level of the per-query data (1 fastest, 9 smallest).
+    evaluated with); ``compression``: the deflate level of the per-query data (1 fastest, 9 smallest);
+    ``sections``: more sections after the summary, ``(anchor id, navigation label, HTML)`` (the chunking
+    section of :func:`ragrade.compare_chunkings`: ``report/chunking.py``).
     """
     scores = dict(per_query) if per_query is not None else dict(cmp.scores)
     header, arrays = build_payload(
@@ -264,10 +267,11 @@ def render_comparison_html(
             else ""
         )
         data = packing.result()
-    return _page(cmp, header, data, plots_part, title=title, plots=plots)
+    return _page(cmp, header, data, plots_part, title=title, plots=plots, sections=sections)
 
 
-def _page(cmp: Comparison, header: Mapping[str, Any], data: str, plots_part: str, *, title: str, plots: bool) -> str:
+def _page(cmp: Comparison, header: Mapping[str, Any], data: str, plots_part: str, *, title: str, plots: bool,
+          sections: Sequence[tuple[str, str, str]] = ()) -> str:
     csp = (
         f"default-src 'none'; style-src 'sha256-{_sha256(CSS)}'; script-src 'sha256-{_sha256(JS)}'; "
         "img-src 'none'; base-uri 'none'; form-action 'none'"
@@ -289,6 +293,7 @@ def _page(cmp: Comparison, header: Mapping[str, Any], data: str, plots_part: str
         f"<p>{n_queries} {'query' if n_queries == 1 else 'queries'} · runs: {_e(runs_line)} · generated {_e(stamp)} by ragrade</p></header>",
         '<nav aria-label="sections"><a href="#summary-section">Summary</a>'
         + ('<a href="#slices">Slices</a>' if getattr(cmp, "slices", None) is not None else "")
+        + "".join(f'<a href="#{_e(anchor)}">{_e(label)}</a>' for anchor, label, _ in sections)
         + ('<a href="#plots">Plots</a>' if plots else "")
         + '<a href="#queries">Queries</a></nav><main>',
         '<section id="summary-section"><h2>Summary</h2>',
@@ -299,6 +304,7 @@ def _page(cmp: Comparison, header: Mapping[str, Any], data: str, plots_part: str
         '<p class="note">Wins/ties/losses count queries where the treatment scores higher/equal/lower. '
         "Cohen's d<sub>z</sub> = mean of the per-query differences / their standard deviation.</p></section>",
         slices_section_html(cmp),
+        *(part for _, _, part in sections),
         plots_part,
         _QUERY_SECTION,
         '</main><div id="tip" role="tooltip" hidden></div>',

@@ -111,7 +111,7 @@ class RetrievedRun(Run):
     retrieval: RetrievalSummary
 
     @classmethod
-    def _of(cls, run: Run, latency: pd.Series, failures: dict[str, str], summary: RetrievalSummary) -> RetrievedRun:
+    def of_run(cls, run: Run, latency: pd.Series, failures: dict[str, str], summary: RetrievalSummary) -> RetrievedRun:
         out = cls(run.query_ids.copy(), run.offsets.copy(), run.doc_codes.copy(), run.doc_vocab.copy(),
                   None if run.scores is None else run.scores.copy(), name=run.name, texts=run.texts)
         out.latency = latency
@@ -172,7 +172,7 @@ def retrieve(retriever: Any, queries: Any, k: int = 20, *, id_key: str | None = 
                          ordered)
     lat = pd.Series([answers.latency.get(q, math.nan) for q in qs],
                     index=pd.Index(list(qs), name="query", dtype=object), name="latency_seconds", dtype=np.float64)
-    out = RetrievedRun._of(run, lat, dict(summary.failures), summary)
+    out = RetrievedRun.of_run(run, lat, dict(summary.failures), summary)
     if qrels is not None:
         check_ids(out, qrels, id_key=id_key, kind=adapter.kind)
     return out

@@ -679,7 +679,7 @@ def _partition_locator(src: Source, table: pa.Table) -> Callable[[int], tuple[in
 
     def locate(r: int) -> tuple[int | None, str | None]:
         values = data.slice(r, 1).to_pylist()[0]
-        shown = ", ".join(f"{k}={stream._short(v)}" for k, v in values.items())
+        shown = ", ".join(f"{k}={stream.short_repr(v)}" for k, v in values.items())
         return None, f"row {int(rows[r]) + 1}: {shown}"
 
     return locate

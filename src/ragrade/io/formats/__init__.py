@@ -1,18 +1,24 @@
 """The format registry: every file format ragrade reads or writes, one :class:`~ragrade.io.formats.base.Format`
 object each, one module each, listed once in :data:`REGISTRY` below.
 
-Everything that needs a format asks here: ``ragrade.read_run`` / ``read_qrels`` and the writers, the
-out-of-core reader (:mod:`ragrade.io.stream`: formats with ``out_of_core``), Spark (``spark_read``), the
-judge datasets and the assessment topics and corpus readers (``rows`` / ``batches``), and the CLI's
-``--*-format`` choices (:data:`FORMATS`). Adding a format is one module here plus one line in
-:data:`REGISTRY` (docs/formats.md, "Adding a format").
+Everything that needs a format asks here: ``read_run`` / ``read_qrels`` and the writers, the
+out-of-core reader (:mod:`ragrade.io.stream`: formats with ``out_of_core``), Spark (``spark_read``), every
+reader of records — topics and corpora (:mod:`ragrade.io.texts`), judge datasets, the report's texts,
+slices, merged assessment tables, and this round's spans, chunk maps, traces and nuggets — through
+:func:`records_format` and the format's ``records`` / ``rows`` / ``batches`` (and ``write_records``), and
+the CLI's ``--*-format`` choices (:data:`FORMATS`, :data:`RECORDS`). Adding a format is one module here
+plus one line in :data:`REGISTRY` (docs/formats.md, "Adding a format").
+
+The lookups below read :data:`REGISTRY` when called, so a format registered in a test
+(``monkeypatch.setattr(formats, "REGISTRY", formats.REGISTRY + (MINE,))``) is found everywhere except in
+the command line's choices, which are fixed when a command is imported.
 """
 
 from __future__ import annotations
 
 import os
 
-from ragrade.errors import InputError
+from ragrade.errors import InputError, ParseError
 from ragrade.io.formats.arrow_ipc import ARROW_IPC
 from ragrade.io.formats.base import Format, TableFormat
 from ragrade.io.formats.delimited import CSV, TSV
@@ -36,10 +42,13 @@ REGISTRY: tuple[Format, ...] = (
 FORMATS: tuple[str, ...] = tuple(f.name for f in REGISTRY)
 #: The whitespace-separated (TREC family) formats.
 TREC_FAMILY: tuple[str, ...] = tuple(f.name for f in REGISTRY if f.layout is not None)
+#: The formats of records (tables of named columns): the choices of ``--queries-format`` and the like.
+RECORDS: tuple[str, ...] = tuple(f.name for f in REGISTRY if f.holds_records)
 
-_BY_NAME = {f.name: f for f in REGISTRY}
-_ALIASES = {a: f.name for f in REGISTRY for a in f.aliases}
-_EXTENSIONS = {e: f for f in REGISTRY for e in f.extensions}
+
+def names() -> tuple[str, ...]:
+    """The names of the registered formats, now (:data:`FORMATS` is their list when ragrade was imported)."""
+    return tuple(f.name for f in REGISTRY)
 
 
 def get(name: str | Format) -> Format:
@@ -47,11 +56,10 @@ def get(name: str | Format) -> Format:
     if isinstance(name, Format):
         return name
     key = str(name).lower().lstrip(".")
-    key = _ALIASES.get(key, key)
-    fmt = _BY_NAME.get(key)
-    if fmt is None:
-        raise InputError(f"unknown format {name!r}; use one of {', '.join(FORMATS)}")
-    return fmt
+    for fmt in REGISTRY:
+        if key == fmt.name or key in fmt.aliases:
+            return fmt
+    raise InputError(f"unknown format {name!r}; use one of {', '.join(names())}")
 
 
 def normalise_format(name: str) -> str | None:
@@ -72,7 +80,8 @@ def suffixes(path: str | os.PathLike[str]) -> tuple[str, bool]:
 
 def by_extension(path: str | os.PathLike[str]) -> Format | None:
     """The format the file name selects (``.gz`` may follow), or None."""
-    return _EXTENSIONS.get(suffixes(path)[0])
+    ext = suffixes(path)[0]
+    return next((f for f in REGISTRY if ext in f.extensions), None)
 
 
 def detect(path: str | os.PathLike[str], format: str | Format | None = None) -> Format:
@@ -110,6 +119,37 @@ def sniff(path: str) -> Format:
     return TSV if "\t" in line else CSV
 
 
+def records_format(path: str | os.PathLike[str], format: str | Format | None = None) -> Format:
+    """The format of a file of records (topics, corpora, judge datasets, texts, slices, spans, traces,
+    nuggets...): ``format`` if given, else the one the file name selects, else the binary formats' magic
+    bytes or a JSON object on the first line. A file of the TREC family (``.txt``) holds tab-separated
+    records (``id<TAB>text`` lines): it is read as TSV. A format that holds no records is refused."""
+    if format is not None:
+        fmt = get(format)
+    else:
+        p = os.fspath(path)
+        found = by_extension(p) or _sniff_records(p)
+        if found is None:
+            exts = ", ".join(e for f in REGISTRY if f.holds_records for e in f.extensions)
+            raise ParseError(f"cannot tell the format from the file name (expected {exts}; or give the format)",
+                             path=p)
+        fmt = found
+    if fmt.layout is not None:
+        fmt = TSV
+    if not fmt.holds_records:
+        raise InputError(f"the {fmt.name} format holds no records (tables of named columns); use one of "
+                         f"{', '.join(f.name for f in REGISTRY if f.holds_records)}")
+    return fmt
+
+
+def _sniff_records(path: str) -> Format | None:
+    """A format of records that the content of an unnamed file shows for sure: a binary magic, or JSON."""
+    if not os.path.isfile(path):
+        return None
+    fmt = sniff(path)
+    return fmt if fmt.holds_records and (fmt.binary or fmt is JSONL) else None
+
+
 def detect_format(path: str | os.PathLike[str], format: str | None = None) -> str:
     """The name of :func:`detect`'s format (docs/formats.md, "Detection")."""
     return detect(path, format).name
@@ -120,7 +160,7 @@ def out_format(path: str | os.PathLike[str], format: str | None) -> Format:
     if format:
         name = normalise_format(format)
         if name is None:
-            raise InputError("give a concrete output format (" + ", ".join(FORMATS) + ")")
+            raise InputError("give a concrete output format (" + ", ".join(names()) + ")")
         return get(name)
     fmt = by_extension(path)
     if fmt is None:
@@ -128,9 +168,9 @@ def out_format(path: str | os.PathLike[str], format: str | None) -> Format:
 
         raise InputError(f"cannot tell the output format from {os.fspath(path)!r}: "
                          f"{how_to_give('format', 'use one of the extensions of docs/formats.md')} "
-                         f"({', '.join(FORMATS)})")
+                         f"({', '.join(names())})")
     return fmt
 
 
-__all__ = ["FORMATS", "REGISTRY", "TREC_FAMILY", "Format", "TableFormat", "by_extension", "detect",
-           "detect_format", "get", "normalise_format", "out_format", "sniff", "suffixes"]
+__all__ = ["FORMATS", "RECORDS", "REGISTRY", "TREC_FAMILY", "Format", "TableFormat", "by_extension", "detect",
+           "detect_format", "get", "names", "normalise_format", "out_format", "records_format", "sniff", "suffixes"]

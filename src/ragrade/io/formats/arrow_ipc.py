@@ -1,5 +1,7 @@
 """Arrow IPC files (Feather version 2): the same columns as Parquet (rows, or list columns), read
-without decoding pages. Added as the registry's checklist says (docs/formats.md, "Adding a format")."""
+without decoding pages. Added as the registry's checklist says (docs/formats.md, "Adding a format"):
+``records`` (and ``sniff``) for reading, the writers for writing; runs, ground truth, topics, corpora,
+judge datasets and texts follow from ``records``."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import os
 from typing import Any
 
 from ragrade.errors import ParseError
-from ragrade.io.formats.base import TableFormat
+from ragrade.io.formats.base import TableFormat, as_strings
 
 
 class ArrowIPC(TableFormat):
@@ -25,34 +27,22 @@ class ArrowIPC(TableFormat):
         import pyarrow.feather as feather
 
         try:
-            return feather.read_table(path, memory_map=False)
+            table = feather.read_table(path, memory_map=False)
         except (pa.ArrowException, OSError) as exc:
             raise ParseError(f"not a readable Arrow IPC file ({exc})", path=path) from None
-
-    def column_names(self, path: str) -> list[str]:
-        return list(self.records(path).column_names)
-
-    def load(self, path: str, kind: str, progress: Any, opts: dict[str, Any]) -> Any:
-        from ragrade.io.tables import row_locator
-
-        opts.pop("header", None)
-        table = self.records(path)
-        if progress is not None:
-            size = os.path.getsize(path)
-            progress(size, size)
-        return table, row_locator(table)
+        return as_strings(table) if strings else table
 
     def write_run(self, run: Any, path: str | os.PathLike[str], *, tag: str | None, ties: str) -> None:
         from ragrade.io import writers
 
-        self._write(writers.run_table(run, ties), path)
+        self.write_records(writers.run_table(run, ties), path)
 
     def write_qrels(self, qrels: Any, path: str | os.PathLike[str]) -> None:
         from ragrade.io import writers
 
-        self._write(writers.qrels_table(qrels), path)
+        self.write_records(writers.qrels_table(qrels), path)
 
-    def _write(self, table: Any, path: str | os.PathLike[str]) -> None:
+    def write_records(self, table: Any, path: str | os.PathLike[str]) -> None:
         import pyarrow.feather as feather
 
         feather.write_feather(table, os.fspath(path), compression="uncompressed")

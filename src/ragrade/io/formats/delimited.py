@@ -11,6 +11,8 @@ from ragrade.io.formats.base import Format, TableFormat
 
 
 class Delimited(TableFormat):
+    headerless = True
+
     def __init__(self, name: str, delimiter: str, extensions: tuple[str, ...]) -> None:
         self.name = name
         self.delimiter = delimiter
@@ -72,15 +74,76 @@ class Delimited(TableFormat):
         except pa.ArrowInvalid as exc:
             raise ParseError(f"cannot read {self.name.upper()}: {exc}", path=path) from None
 
-    def rows(self, path: str) -> Iterator[tuple[dict[str, Any], int | None]]:
-        for row in self.records(path, strings=True).to_pylist():
-            yield row, None
+    def write_records(self, table: Any, path: str | os.PathLike[str]) -> None:
+        from ragrade.io import writers
+        from ragrade.io.formats.base import as_strings
 
-    def batches(self, path: str, columns: list[str] | None = None, *, block_size: int = 1 << 20,
-                progress: Any = None, names: list[str] | None = None, skip_rows: int = 0) -> Iterator[Any]:
-        """Arrow's streaming CSV reader, every column as text, cells never quoted (corpora: a passage may
-        hold quotes). ``names``: the columns of a file without a header (else the first row after
-        ``skip_rows`` is the header); ``columns``: only these."""
+        writers.write_delimited_records(as_strings(table), path, self.delimiter)
+
+    def rows(self, path: str, *, names: list[str] | None = None) -> Iterator[tuple[dict[str, Any], int | None]]:
+        """Every cell as text. TSV: one row per line, cells taken literally (never quoted), each row with its
+        line number. CSV: cells may be quoted (a quoted cell may span lines), no line numbers. ``names``: the
+        columns of a file without a header; the last takes the rest of a longer row (TSV: joined with tabs;
+        CSV refuses it)."""
+        if self.delimiter != "\t":
+            if names is None:
+                for row in self.records(path, strings=True).to_pylist():
+                    yield row, None
+                return
+            for row in self._headerless_csv(path, names).to_pylist():
+                yield row, None
+            return
+        yield from self._tsv_rows(path, names)
+
+    def _tsv_rows(self, path: str, names: list[str] | None) -> Iterator[tuple[dict[str, Any], int | None]]:
+        from ragrade.errors import ParseError
+        from ragrade.io.formats.base import text_lines
+
+        header = names
+        for n, line in text_lines(path):
+            if not line.strip():
+                continue
+            if header is None:
+                header = line.split("\t")
+                continue
+            if names is not None:
+                fields = line.split("\t", len(names) - 1)
+                if len(fields) < len(names):
+                    raise ParseError(f"expected {len(names)} tab-separated fields ({', '.join(names)}), found "
+                                     f"{len(fields)}", path=path, line=n, text=line)
+            else:
+                fields = line.split("\t")
+                if len(fields) != len(header):
+                    raise ParseError(f"expected {len(header)} tab-separated fields, found {len(fields)}", path=path,
+                                     line=n, text=line)
+            yield dict(zip(header, fields, strict=True)), n
+
+    def _headerless_csv(self, path: str, names: list[str]) -> Any:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        from ragrade.errors import ParseError
+        from ragrade.io._common import open_binary
+
+        stream, raw = open_binary(path)
+        try:
+            with stream:
+                data = stream.read()
+        finally:
+            raw.close()
+        try:
+            return pacsv.read_csv(pa.BufferReader(data), read_options=pacsv.ReadOptions(column_names=names),
+                                  parse_options=pacsv.ParseOptions(delimiter=self.delimiter, newlines_in_values=True),
+                                  convert_options=pacsv.ConvertOptions(
+                                      column_types={c: pa.string() for c in names}, strings_can_be_null=False))
+        except pa.ArrowInvalid as exc:
+            raise ParseError(f"cannot read {self.name.upper()}: {exc}", path=path) from None
+
+    def batches(self, path: str, columns: list[str] | None = None, *, names: list[str] | None = None,
+                skip_rows: int = 0, block_size: int = 1 << 20, progress: Any = None) -> Iterator[Any]:
+        """Arrow's streaming CSV reader, every column as text; TSV cells are never quoted (a passage may
+        hold quotes), CSV cells may be (and then span lines). ``names``: the columns of a file without a
+        header (else the first row after ``skip_rows`` is the header); ``columns``: only these."""
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
@@ -90,14 +153,13 @@ class Delimited(TableFormat):
         if names is None:
             with counting_stream(path) as head:
                 first = pacsv.open_csv(head, read_options=pacsv.ReadOptions(skip_rows=skip_rows, block_size=block_size),
-                                       parse_options=pacsv.ParseOptions(delimiter=self.delimiter, quote_char=False))
+                                       parse_options=self._stream_parse())
                 all_names = first.schema.names
             read = pacsv.ReadOptions(block_size=block_size, skip_rows=skip_rows)
         else:
             all_names = names
             read = pacsv.ReadOptions(block_size=block_size, column_names=names, skip_rows=skip_rows)
-        parse = pacsv.ParseOptions(delimiter=self.delimiter, quote_char=False, escape_char=False,
-                                   newlines_in_values=False)
+        parse = self._stream_parse()
         convert = pacsv.ConvertOptions(column_types={n: pa.string() for n in all_names}, strings_can_be_null=False,
                                        include_columns=columns)
         src = counting_stream(path, progress)
@@ -108,6 +170,13 @@ class Delimited(TableFormat):
             raise ParseError(f"cannot read the {self.name.upper()} file: {exc}", path=path) from None
         finally:
             src.close()
+
+    def _stream_parse(self) -> Any:
+        import pyarrow.csv as pacsv
+
+        if self.delimiter == "\t":
+            return pacsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False, newlines_in_values=False)
+        return pacsv.ParseOptions(delimiter=self.delimiter, newlines_in_values=True)
 
     def spark_read(self, spark: Any, path: str, kind: str) -> Any:
         return spark.read.options(header=True, sep=self.delimiter).csv(path)

@@ -42,6 +42,11 @@ class JsonLines(TableFormat):
         else:
             writers.write_jsonl_rows(writers.qrels_table(qrels), path)
 
+    def write_records(self, table: Any, path: str | os.PathLike[str]) -> None:
+        from ragrade.io import writers
+
+        writers.write_jsonl_rows(table, path)
+
     def column_names(self, path: str) -> list[str]:
         from ragrade.io._common import first_line
 
@@ -62,10 +67,12 @@ class JsonLines(TableFormat):
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             raise ParseError(f"the objects do not form one table ({exc})", path=path) from None
 
-    def rows(self, path: str) -> Iterator[tuple[dict[str, Any], int | None]]:
-        """Each object with its line; a file whose first non-blank character is ``[`` is one JSON array."""
+    def rows(self, path: str, *, names: list[str] | None = None) -> Iterator[tuple[dict[str, Any], int | None]]:
+        """Each object with its line (nested values as Python lists and dicts); a file whose first
+        non-blank character is ``[`` is one JSON array of objects (no line numbers then)."""
         from ragrade.io._common import first_line, json_object_lines
 
+        self._no_names(names)
         first = first_line(path)
         if first is not None and first.lstrip().startswith("["):
             from ragrade.io._common import open_binary
@@ -88,24 +95,45 @@ class JsonLines(TableFormat):
         for n, _, row in json_object_lines(path):
             yield row, n
 
-    def batches(self, path: str, columns: list[str] | None = None, *, block_size: int = 1 << 20,
-                progress: Any = None) -> Iterator[Any]:
-        """Arrow's streaming JSON reader, ``columns`` read as text (other keys ignored). Raises
+    def batches(self, path: str, columns: list[str] | None = None, *, names: list[str] | None = None,
+                skip_rows: int = 0, block_size: int = 1 << 20, progress: Any = None) -> Iterator[Any]:
+        """Arrow's streaming JSON reader. ``columns``: only these, scalar values read as text (ids stay as
+        written); a column whose first value is a list or an object keeps its nested type (a list of
+        objects is a ``list<struct>`` column), as every column does without ``columns``. Raises
         ``pyarrow.ArrowInvalid`` / ``ArrowTypeError`` when Arrow cannot take the file (a caller may then
-        fall back to :meth:`rows`)."""
+        fall back to :meth:`rows`). A file holding one JSON array is read whole."""
+        import pyarrow.json as pj
+
+        from ragrade.io._common import first_line
+        from ragrade.io.formats.base import counting_stream
+
+        self._no_names(names, skip_rows)
+        first = first_line(path)
+        if first is not None and first.lstrip().startswith("["):
+            yield from super().batches(path, columns)
+            return
+        parse, nested = self._parse_options(path, columns)
+        src = counting_stream(path, progress)
+        try:
+            for batch in pj.open_json(src, read_options=pj.ReadOptions(block_size=block_size), parse_options=parse):
+                yield batch.select([c for c in columns or () if c in batch.schema.names]) if nested else batch
+        finally:
+            src.close()
+
+    def _parse_options(self, path: str, columns: list[str] | None) -> tuple[Any, bool]:
+        """Arrow's options for ``columns`` (scalars as text, nested values inferred), and whether columns
+        other than those are read too (to be dropped from each batch)."""
         import pyarrow as pa
         import pyarrow.json as pj
 
-        from ragrade.io.formats.base import counting_stream
-
-        parse = pj.ParseOptions(unexpected_field_behavior="ignore", newlines_in_values=False,
-                                explicit_schema=None if columns is None else pa.schema([(c, pa.string())
-                                                                                       for c in columns]))
-        src = counting_stream(path, progress)
-        try:
-            yield from pj.open_json(src, read_options=pj.ReadOptions(block_size=block_size), parse_options=parse)
-        finally:
-            src.close()
+        if columns is None:
+            return pj.ParseOptions(newlines_in_values=False), False
+        head = next(iter(self.rows(path)), None)
+        nested = {c for c in columns if head is not None and isinstance(head[0].get(c), list | dict)}
+        schema = pa.schema([(c, pa.string()) for c in columns if c not in nested])
+        behaviour = "infer" if nested else "ignore"
+        return pj.ParseOptions(unexpected_field_behavior=behaviour, newlines_in_values=False,
+                               explicit_schema=schema), bool(nested)
 
 
 JSONL = JsonLines()

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ragrade.errors import ParseError
-from ragrade.io.formats.base import TableFormat
+from ragrade.io.formats.base import TableFormat, as_strings
 
 
 class Parquet(TableFormat):
@@ -38,6 +38,11 @@ class Parquet(TableFormat):
 
         writers.write_parquet(writers.qrels_table(qrels), path)
 
+    def write_records(self, table: Any, path: str | os.PathLike[str]) -> None:
+        from ragrade.io import writers
+
+        writers.write_parquet(table, path)
+
     def _file(self, path: str, **kwargs: Any) -> Any:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -54,13 +59,15 @@ class Parquet(TableFormat):
         import pyarrow as pa
 
         try:
-            return self._file(path).read()
+            table = self._file(path).read()
         except (pa.ArrowException, OSError) as exc:
             raise ParseError(f"cannot read Parquet: {exc}", path=path) from None
+        return as_strings(table) if strings else table
 
-    def rows(self, path: str) -> Iterator[tuple[dict[str, Any], int | None]]:
+    def rows(self, path: str, *, names: list[str] | None = None) -> Iterator[tuple[dict[str, Any], int | None]]:
         import pyarrow as pa
 
+        self._no_names(names)
         try:
             for batch in self._file(path).iter_batches(batch_size=65536):
                 for row in batch.to_pylist():
@@ -68,11 +75,13 @@ class Parquet(TableFormat):
         except (pa.ArrowException, OSError) as exc:
             raise ParseError(f"cannot read Parquet: {exc}", path=path) from None
 
-    def batches(self, path: str, columns: list[str] | None = None, *, block_size: int = 1 << 20,
-                progress: Any = None) -> Iterator[Any]:
-        """Row batches of ``columns`` (column chunks read piecewise); ``progress(rows done, rows)``."""
+    def batches(self, path: str, columns: list[str] | None = None, *, names: list[str] | None = None,
+                skip_rows: int = 0, block_size: int = 1 << 20, progress: Any = None) -> Iterator[Any]:
+        """Row batches of ``columns`` (column chunks read piecewise, in their stored types);
+        ``progress(rows done, rows)``."""
         import pyarrow as pa
 
+        self._no_names(names, skip_rows)
         pf = self._file(path, pre_buffer=False, buffer_size=1 << 20)
         total = pf.metadata.num_rows
         done = 0

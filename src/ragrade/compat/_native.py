@@ -1,0 +1,71 @@
+"""The drop-ins' C helpers (:mod:`ragrade.compat._speedups`, built from ``_speedups.c`` by ``pip install`` when a C
+compiler is present), and the few Arrow buffer helpers their callers need. ``RAGRADE_NO_ACCEL=1`` turns them off
+as it turns off ragrade's own; without them the drop-ins use equivalent NumPy/Arrow code (the same output, slower).
+
+The drop-ins (:mod:`ragrade.compat`) use ragrade's public API, the scoring port and this module only, as if they
+were a separate package (``tests/compat/test_compat_imports.py``). This module imports nothing heavy."""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+from typing import Any
+
+
+def _load() -> ModuleType | None:
+    if os.environ.get("RAGRADE_NO_ACCEL"):
+        return None
+    import importlib
+
+    try:
+        return importlib.import_module("ragrade.compat._speedups")
+    except ImportError:
+        return None
+
+
+#: The C helpers, or None (not built, or turned off by ``RAGRADE_NO_ACCEL``). Tests set it to None to take the
+#: fallbacks; callers read it at each use.
+speedups = _load()
+
+
+def arrow_int64(values: Any) -> Any:
+    """``values`` as an Arrow int64 array (indices for ``take``), built from the buffer (no pandas import)."""
+    import numpy as np
+    import pyarrow as pa
+
+    v = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(v), [None, pa.py_buffer(v)])
+
+
+def contiguous(col: Any) -> Any:
+    """One contiguous Arrow array of a chunked string column (fast ``take``); 64-bit offsets when the text
+    exceeds 2 GiB."""
+    import pyarrow as pa
+
+    try:
+        return col.combine_chunks()
+    except (pa.ArrowInvalid, pa.ArrowCapacityError, OverflowError):
+        return col.cast(pa.large_string()).combine_chunks()
+
+
+def arrow_strings(arr: Any) -> tuple[Any, Any] | None:
+    """``(int64 offsets, data buffer)`` of an Arrow string array (chunks combined, no copy of one chunk), or None
+    (another type, or nulls)."""
+    import numpy as np
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = contiguous(arr)
+    if pa.types.is_string(arr.type):
+        width: Any = np.int32
+    elif pa.types.is_large_string(arr.type):
+        width = np.int64
+    else:
+        return None
+    if arr.null_count:
+        return None
+    _, off_buf, data = arr.buffers()
+    if off_buf is None:  # an empty array may have no buffers
+        return np.zeros(1, dtype=np.int64), b""
+    offsets = np.frombuffer(off_buf, dtype=width)[arr.offset: arr.offset + len(arr) + 1]
+    return offsets.astype(np.int64, copy=False), data if data is not None else b""
