@@ -125,11 +125,9 @@ def warn_unmatched(frame: pd.DataFrame, ids: Sequence[str], what: str) -> list[s
     known = set(ids)
     unmatched = [str(q) for q in frame.index if str(q) not in known]
     if unmatched:
-        from ragrade.engine.core import caller_stacklevel
-
         shown = ", ".join(repr(q) for q in unmatched[:3]) + (", ..." if len(unmatched) > 3 else "")
         warnings.warn(f"{len(unmatched)} of {len(frame.index)} labelled queries match no query of {what} "
-                      f"({shown}): they are in no slice", RagradeWarning, stacklevel=caller_stacklevel())
+                      f"({shown}): they are in no slice", RagradeWarning, stacklevel=3)
     return unmatched
 
 
