@@ -29,6 +29,7 @@ import os
 from typing import Any
 
 from ragrade.data import Qrels, Run
+from ragrade.errors import user_code
 from ragrade.io._common import MAX_LINE_BYTES, PathLike, Progress, default_run_name, open_binary
 from ragrade.io._common import read_text_lines as text_lines
 from ragrade.io.formats import FORMATS, TREC_FAMILY, detect_format, normalise_format
@@ -73,6 +74,7 @@ def read_run(path: PathLike, format: str | None = None, name: str | None = None,
     """
     from ragrade.io.formats import detect
 
+    progress = None if progress is None else user_code(progress)  # the caller's callback: its errors are its own
     with readable_path(path) as p:
         return detect(p, format).read_run(p, name=name, progress=progress, chunk_size=chunk_size, opts=opts)
 
@@ -92,6 +94,7 @@ def read_qrels(path: PathLike, format: str | None = None, *, progress: Progress 
     from ragrade.io.formats import detect
 
     prefer = opts.pop("prefer", None)
+    progress = None if progress is None else user_code(progress)  # the caller's callback: its errors are its own
     with readable_path(path) as p:
         return detect(p, format).read_qrels(p, progress=progress, chunk_size=chunk_size, prefer=prefer, opts=opts)
 
