@@ -115,8 +115,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade.io import read_qrels, read_run, write_qrels, write_run
     from ragrade.matching import get_matcher
     from ragrade.metrics.parser import Metric, parse_metric, parse_metrics
-    from ragrade.options import ComparisonOptions
     from ragrade.nuggets.erag import erag_labels
+    from ragrade.options import ComparisonOptions
     from ragrade.policies import Policies
     from ragrade.profiles import EngineProfile, ListProfile, Profile, get_profile
     from ragrade.profiles.report import ConventionsReport, conventions

@@ -43,7 +43,8 @@
  *     byte, an id that is not valid UTF-8, a wrong field count, an empty field, a number outside the
  *     plain decimal grammar (which spells no NaN or infinity); the caller then takes its careful path,
  *     which normalises the line or reports it. Status 2:
- *     an output is too small. With `release`, pages already read are dropped from the mapping as the
+ *     an output is too small. Status 3: the mapped file shrank under the scan (SIGBUS caught; nothing else
+ *     of the state is written). With `release`, pages already read are dropped from the mapping as the
  *     scan goes, so the resident set does not grow with the file: `buf` must then be a FileMap (the
  *     module's own read-only shared file mapping, below), else ValueError. A line whose first byte is
  *     '#' (a comment, as trec_eval reads it) also stops the scan with status 1. The state passed in is
@@ -74,6 +75,11 @@
  * FileMap(fd)
  *     A read-only, shared mapping of a whole (non-empty, regular) file, through the buffer protocol;
  *     find(sub, start, end), close(), len(), context manager. POSIX only.
+ *
+ * MappingFault
+ *     An OSError: FileMap.find or find_odd_whitespace touched a page past the end of a mapped file that
+ *     another process truncated meanwhile (SIGBUS, caught: see "The read guard"). scan_trec reports the same
+ *     as status 3. POSIX only.
 
  *
  * scan(dicts, keys, which, find, find_idx) -> (status, counts, values, found[, keys])
@@ -127,6 +133,98 @@ static inline int clz64(uint64_t x) { return __builtin_clzll(x); }
  */
 #if defined(__unix__) || defined(__APPLE__)
 #define HAVE_FILEMAP 1
+
+/* -- The read guard: a mapped file that shrinks while it is read ------------------------------------
+ *
+ * Another process may truncate a file while it is mapped here: the next read of a page past its new end
+ * raises SIGBUS, whose default action kills the process without a word. While a scanner reads a mapping
+ * (between bus_guard_enter and bus_guard_leave, around the reads of scan_trec, FileMap.find and
+ * find_odd_whitespace) a handler jumps back into the reading call, which then reports the fault: status 3
+ * for scan_trec, MappingFault (an OSError) for the others, and the caller says "the file changed while it
+ * was read". A SIGBUS raised by a thread that is not inside a guarded read goes to the handler that was
+ * there before (the default action included). The handler is installed only while at least one guarded
+ * read runs (a count under a mutex; the previous one is restored after): importing the module changes no
+ * signal disposition. The jump target is per thread (several threads scan one file at once).
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#define HAVE_BUS_GUARD 1
+#if defined(__GNUC__)
+#define BUS_TLS __thread __attribute__((tls_model("initial-exec")))
+#else
+#define BUS_TLS _Thread_local
+#endif
+static pthread_mutex_t bus_lock = PTHREAD_MUTEX_INITIALIZER;
+static int bus_users = 0;
+static struct sigaction bus_previous;
+static BUS_TLS sigjmp_buf *volatile bus_jump = NULL;  /* volatile: read by the handler */
+static PyObject *MappingFault = NULL;
+
+static void bus_handler(int sig, siginfo_t *info, void *ctx) {
+    sigjmp_buf *jump = bus_jump;
+    if (jump != NULL) {
+        bus_jump = NULL;
+        siglongjmp(*jump, 1);
+    }
+    if (bus_previous.sa_flags & SA_SIGINFO) {
+        if (bus_previous.sa_sigaction != NULL) bus_previous.sa_sigaction(sig, info, ctx);
+    } else if (bus_previous.sa_handler != SIG_DFL && bus_previous.sa_handler != SIG_IGN) {
+        bus_previous.sa_handler(sig);
+    } else {  /* the default action: on return the faulting access runs again and the signal kills */
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        sigaction(sig, &dfl, NULL);
+    }
+}
+
+/* Install the handler (the first guarded read); 0 if it could not be (then reads go unguarded). */
+static int bus_guard_enter(void) {
+    int ok = 1;
+    pthread_mutex_lock(&bus_lock);
+    if (bus_users == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = bus_handler;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        ok = sigaction(SIGBUS, &sa, &bus_previous) == 0;
+    }
+    if (ok) bus_users++;
+    pthread_mutex_unlock(&bus_lock);
+    return ok;
+}
+
+static void bus_guard_leave(void) {
+    pthread_mutex_lock(&bus_lock);
+    if (--bus_users == 0) sigaction(SIGBUS, &bus_previous, NULL);
+    pthread_mutex_unlock(&bus_lock);
+}
+
+/* A guarded read: `faulted` is set to 1 if the code given touched a page past the end of a shrunken mapping
+ * (its own variables are then indeterminate and must not be used). sigsetjmp saves the signal mask,
+ * which the jump restores (SIGBUS is blocked while its handler runs). */
+#define GUARDED_READ(faulted, ...) do {                                     \
+        sigjmp_buf guard_jump_;                                             \
+        int guarded_ = bus_guard_enter();                                   \
+        (faulted) = 0;                                                      \
+        if (guarded_ && sigsetjmp(guard_jump_, 1) != 0) {                   \
+            (faulted) = 1;                                                  \
+        } else {                                                            \
+            if (guarded_) bus_jump = &guard_jump_;                          \
+            __VA_ARGS__                                                     \
+        }                                                                   \
+        bus_jump = NULL;                                                    \
+        if (guarded_) bus_guard_leave();                                    \
+    } while (0)
+
+static PyObject *mapping_fault(void) {
+    PyErr_SetString(MappingFault, "the mapped file shrank while it was read (SIGBUS caught)");
+    return NULL;
+}
+
 typedef struct {
     PyObject_HEAD
     unsigned char *addr;
@@ -206,20 +304,25 @@ static PyObject *filemap_find(FileMapObject *self, PyObject *args) {
     }
     if (end > self->size) end = self->size;
     if (start < 0) start = 0;
-    Py_ssize_t found = -1, k = sub.len;
+    volatile Py_ssize_t found = -1;
+    Py_ssize_t k = sub.len;
     const unsigned char *needle = (const unsigned char *)sub.buf;
-    if (k == 0) {
-        found = start <= end ? start : -1;
-    } else {
-        for (Py_ssize_t i = start; i + k <= end;) {
-            const unsigned char *hit = memchr(self->addr + i, needle[0], (size_t)(end - k + 1 - i));
-            if (hit == NULL) break;
-            i = hit - self->addr;
-            if (memcmp(hit, needle, (size_t)k) == 0) { found = i; break; }
-            i++;
+    int faulted;
+    GUARDED_READ(faulted, {
+        if (k == 0) {
+            found = start <= end ? start : -1;
+        } else {
+            for (Py_ssize_t i = start; i + k <= end;) {
+                const unsigned char *hit = memchr(self->addr + i, needle[0], (size_t)(end - k + 1 - i));
+                if (hit == NULL) break;
+                i = hit - self->addr;
+                if (memcmp(hit, needle, (size_t)k) == 0) { found = i; break; }
+                i++;
+            }
         }
-    }
+    });
     PyBuffer_Release(&sub);
+    if (faulted) return mapping_fault();
     return PyLong_FromSsize_t(found);
 }
 
@@ -262,6 +365,9 @@ static PyTypeObject FileMapType = {
 static int is_filemap(PyObject *obj) { return Py_IS_TYPE(obj, &FileMapType); }
 #else
 #define HAVE_FILEMAP 0
+#define HAVE_BUS_GUARD 0
+#define GUARDED_READ(faulted, ...) do { (faulted) = 0; __VA_ARGS__ } while (0)
+static PyObject *mapping_fault(void) { return NULL; }
 static int is_filemap(PyObject *obj) { (void)obj; return 0; }
 #endif
 
@@ -644,25 +750,30 @@ static PyObject *find_odd_whitespace(PyObject *self, PyObject *args) {
     Py_buffer b;
     if (!PyArg_ParseTuple(args, "y*", &b)) return NULL;
     const unsigned char *p = (const unsigned char *)b.buf;
-    Py_ssize_t n = b.len, found = -1;
+    Py_ssize_t n = b.len;
+    volatile Py_ssize_t found = -1;
+    int faulted;
     Py_BEGIN_ALLOW_THREADS
     /* Blocks of 4 KiB with a branch-free OR (vectorisable); the exact byte only once a block hits. */
-    for (Py_ssize_t a = 0; a < n && found < 0; a += 4096) {
-        Py_ssize_t z = a + 4096 < n ? a + 4096 : n;
-        unsigned char hit = 0;
-        for (Py_ssize_t i = a; i < z; i++) {
-            unsigned char c = p[i];
-            hit |= (unsigned char)((unsigned char)(c - 9) <= 4) & (unsigned char)(c != 10);
-        }
-        if (hit) {
+    GUARDED_READ(faulted, {
+        for (Py_ssize_t a = 0; a < n && found < 0; a += 4096) {
+            Py_ssize_t z = a + 4096 < n ? a + 4096 : n;
+            unsigned char hit = 0;
             for (Py_ssize_t i = a; i < z; i++) {
                 unsigned char c = p[i];
-                if (c >= 9 && c <= 13 && c != 10) { found = i; break; }
+                hit |= (unsigned char)((unsigned char)(c - 9) <= 4) & (unsigned char)(c != 10);
+            }
+            if (hit) {
+                for (Py_ssize_t i = a; i < z; i++) {
+                    unsigned char c = p[i];
+                    if (c >= 9 && c <= 13 && c != 10) { found = i; break; }
+                }
             }
         }
-    }
+    });
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&b);
+    if (faulted) return mapping_fault();
     return PyLong_FromSsize_t(found);
 }
 
@@ -979,90 +1090,97 @@ static PyObject *scan_trec(PyObject *self, PyObject *args) {
     int64_t row = state[0], dpos = state[1], nseg = state[2], qpos = state[3];
     int64_t prev_start = state[4], prev_len = state[5];
     int64_t status = 0, err = -1;
+    int faulted;
     Py_BEGIN_ALLOW_THREADS
-    const unsigned char *tok[TREC_MAX_COLS];
-    Py_ssize_t len[TREC_MAX_COLS];
-    Py_ssize_t released = begin, pos = begin, tok_start = begin, line_start = begin, last_high = -1;
-    int nf = 0;
-    /* Delimiters (space, newline) and stray bytes are found 64 bytes at a time as bit masks (SSE2 where
-       available); each delimiter then closes a field, and each newline a line. */
-    while (pos < end || nf > 0 || tok_start < end) {
-        uint64_t delim, nl, bad, high;
-        Py_ssize_t span = end - pos;
-        if (span >= 64) {
-            classify64(buf + pos, &delim, &nl, &bad, &high);
-            span = 64;
-        } else if (span > 0) {
-            classify_tail(buf + pos, span, &delim, &nl, &bad, &high);
-        } else {  /* the last line has no newline: end it here */
-            delim = nl = 1;
-            bad = high = 0;
-            span = 1;
+    GUARDED_READ(faulted, {
+        const unsigned char *tok[TREC_MAX_COLS];
+        Py_ssize_t len[TREC_MAX_COLS];
+        Py_ssize_t released = begin, pos = begin, tok_start = begin, line_start = begin, last_high = -1;
+        int nf = 0;
+        /* Delimiters (space, newline) and stray bytes are found 64 bytes at a time as bit masks (SSE2 where
+           available); each delimiter then closes a field, and each newline a line. */
+        while (pos < end || nf > 0 || tok_start < end) {
+            uint64_t delim, nl, bad, high;
+            Py_ssize_t span = end - pos;
+            if (span >= 64) {
+                classify64(buf + pos, &delim, &nl, &bad, &high);
+                span = 64;
+            } else if (span > 0) {
+                classify_tail(buf + pos, span, &delim, &nl, &bad, &high);
+            } else {  /* the last line has no newline: end it here */
+                delim = nl = 1;
+                bad = high = 0;
+                span = 1;
+            }
+            if (bad) { status = 1; err = pos + (Py_ssize_t)ctz64(bad); break; }
+            if (high) last_high = pos + 63 - (Py_ssize_t)clz64(high);
+            while (delim) {
+                Py_ssize_t d = pos + (Py_ssize_t)ctz64(delim);
+                int is_nl = (int)((nl >> (d - pos)) & 1);
+                delim &= delim - 1;
+                if (is_nl && nf == 0 && d == tok_start) {  /* an empty line */
+                    tok_start = line_start = d + 1;
+                    continue;
+                }
+                if (d == tok_start || nf == ncols) { status = 1; err = line_start; break; }
+                tok[nf] = buf + tok_start;
+                len[nf] = d - tok_start;
+                nf++;
+                tok_start = d + 1;
+                if (!is_nl) continue;
+                /* a whole line */
+                double x;
+                /* (the grammar has no NaN: no check on x, whose division then overlaps the next line) */
+                /* a comment line (first byte '#', as trec_eval reads it): the careful path drops it */
+                if (nf != ncols || tok[0][0] == '#' || !parse_decimal(tok[numcol], len[numcol], &x)) {
+                    status = 1; err = line_start; break;
+                }
+                Py_ssize_t ql = len[0], dl = len[doccol];
+                /* a non-ASCII byte on this line (or later in its block): the ids must be valid UTF-8 */
+                if (last_high >= line_start && (!utf8_valid(tok[0], ql) || !utf8_valid(tok[doccol], dl))) {
+                    status = 1; err = line_start; break;
+                }
+                int same = prev_start >= 0 && prev_len == ql && memcmp(buf + prev_start, tok[0], (size_t)ql) == 0;
+                if (row >= cap_rows || row + 1 >= cap_doc_off || dpos + dl > cap_doc ||
+                    (!same && (nseg >= cap_seg || nseg + 1 >= cap_q_off || qpos + ql > cap_q))) {
+                    status = 2; err = line_start; break;
+                }
+                if (!same) {
+                    seg_row[nseg] = row;
+                    q_off[nseg] = qpos;
+                    memcpy(q_data + qpos, tok[0], (size_t)ql);
+                    qpos += ql;
+                    nseg++;
+                    prev_start = tok[0] - buf;
+                    prev_len = ql;
+                }
+                doc_off[row] = dpos;
+                memcpy(doc_data + dpos, tok[doccol], (size_t)dl);
+                dpos += dl;
+                vals[row] = x;
+                row++;
+                nf = 0;
+                line_start = d + 1;
+            }
+            if (status) break;
+            pos += span;
+            if (pos > end) pos = end;  /* past the virtual newline of a last line */
+            if (release && line_start - released >= RELEASE_STEP) {
+                /* keep the previous query id's bytes mapped: they are compared with the next line */
+                Py_ssize_t upto = prev_start < line_start ? prev_start : line_start;
+                if (upto > released) { release_pages(buf, released, upto); released = upto; }
+            }
         }
-        if (bad) { status = 1; err = pos + (Py_ssize_t)ctz64(bad); break; }
-        if (high) last_high = pos + 63 - (Py_ssize_t)clz64(high);
-        while (delim) {
-            Py_ssize_t d = pos + (Py_ssize_t)ctz64(delim);
-            int is_nl = (int)((nl >> (d - pos)) & 1);
-            delim &= delim - 1;
-            if (is_nl && nf == 0 && d == tok_start) {  /* an empty line */
-                tok_start = line_start = d + 1;
-                continue;
-            }
-            if (d == tok_start || nf == ncols) { status = 1; err = line_start; break; }
-            tok[nf] = buf + tok_start;
-            len[nf] = d - tok_start;
-            nf++;
-            tok_start = d + 1;
-            if (!is_nl) continue;
-            /* a whole line */
-            double x;
-            /* (the grammar has no NaN: no check on x, whose division then overlaps the next line) */
-            /* a comment line (first byte '#', as trec_eval reads it): the careful path drops it */
-            if (nf != ncols || tok[0][0] == '#' || !parse_decimal(tok[numcol], len[numcol], &x)) {
-                status = 1; err = line_start; break;
-            }
-            Py_ssize_t ql = len[0], dl = len[doccol];
-            /* a non-ASCII byte on this line (or later in its block): the ids must be valid UTF-8 */
-            if (last_high >= line_start && (!utf8_valid(tok[0], ql) || !utf8_valid(tok[doccol], dl))) {
-                status = 1; err = line_start; break;
-            }
-            int same = prev_start >= 0 && prev_len == ql && memcmp(buf + prev_start, tok[0], (size_t)ql) == 0;
-            if (row >= cap_rows || row + 1 >= cap_doc_off || dpos + dl > cap_doc ||
-                (!same && (nseg >= cap_seg || nseg + 1 >= cap_q_off || qpos + ql > cap_q))) {
-                status = 2; err = line_start; break;
-            }
-            if (!same) {
-                seg_row[nseg] = row;
-                q_off[nseg] = qpos;
-                memcpy(q_data + qpos, tok[0], (size_t)ql);
-                qpos += ql;
-                nseg++;
-                prev_start = tok[0] - buf;
-                prev_len = ql;
-            }
-            doc_off[row] = dpos;
-            memcpy(doc_data + dpos, tok[doccol], (size_t)dl);
-            dpos += dl;
-            vals[row] = x;
-            row++;
-            nf = 0;
-            line_start = d + 1;
-        }
-        if (status) break;
-        pos += span;
-        if (pos > end) pos = end;  /* past the virtual newline of a last line */
-        if (release && line_start - released >= RELEASE_STEP) {
-            /* keep the previous query id's bytes mapped: they are compared with the next line */
-            Py_ssize_t upto = prev_start < line_start ? prev_start : line_start;
-            if (upto > released) { release_pages(buf, released, upto); released = upto; }
-        }
-    }
-    if (row < cap_doc_off) doc_off[row] = dpos;
-    if (nseg < cap_q_off) q_off[nseg] = qpos;
+        if (row < cap_doc_off) doc_off[row] = dpos;
+        if (nseg < cap_q_off) q_off[nseg] = qpos;
+    });
     Py_END_ALLOW_THREADS
-    state[0] = row; state[1] = dpos; state[2] = nseg; state[3] = qpos;
-    state[4] = prev_start; state[5] = prev_len; state[6] = status; state[7] = err;
+    if (faulted) {  /* the file shrank under the mapping: what was scanned is lost (status 3) */
+        state[6] = 3; state[7] = -1;
+    } else {
+        state[0] = row; state[1] = dpos; state[2] = nseg; state[3] = qpos;
+        state[4] = prev_start; state[5] = prev_len; state[6] = status; state[7] = err;
+    }
     for (int j = 0; j < 8; j++) PyBuffer_Release(&b[j]);
     Py_RETURN_NONE;
 }
@@ -1605,6 +1723,11 @@ PyMODINIT_FUNC PyInit__accel(void) {
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
 #if HAVE_FILEMAP
+    MappingFault = PyErr_NewException("ragrade._accel.MappingFault", PyExc_OSError, NULL);
+    if (MappingFault == NULL || PyModule_AddObjectRef(m, "MappingFault", MappingFault) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     if (PyType_Ready(&FileMapType) < 0) { Py_DECREF(m); return NULL; }
     Py_INCREF(&FileMapType);
     if (PyModule_AddObject(m, "FileMap", (PyObject *)&FileMapType) < 0) {

@@ -45,7 +45,7 @@ def test_optimize_prints_the_choice(tmp_path: Path) -> None:
 @pytest.mark.parametrize("args, message", [
     (["--method", "bogus"], "unknown fusion method"),
     (["--method", "wsum"], "needs weights"),
-    (["--method", "rrf", "--param", "k"], "NAME=NUMBER"),
+    (["--method", "rrf", "--param", "k"], "NAME=VALUE"),
     (["--method", "wsum", "--weights", "1,x"], "--weights"),
     (["--method", "wsum", "--weights", "1,2,3"], "2 runs need 2 weights"),
     (["--norm", "nope"], "unknown normalisation"),

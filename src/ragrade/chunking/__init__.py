@@ -1,7 +1,7 @@
 """Which chunker wins (docs/spans.md, "Which chunker wins"): :func:`compare_chunkings` scores several
 chunkings of one corpus on one span truth and compares them over queries; ``ragrade chunking`` is its
 command. Layer 8 (with ``report/``): it evaluates through :func:`ragrade.evaluate`, compares with
-:mod:`ragrade.comparison` and draws its report section with :mod:`ragrade.report.chunking`."""
+:mod:`ragrade.comparison` and draws its report section with :mod:`ragrade.chunking.report`."""
 
 from __future__ import annotations
 

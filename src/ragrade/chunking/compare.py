@@ -96,7 +96,7 @@ class ChunkingComparison:
 
     def to_html(self, path: Any = None, *, title: str = "ragrade chunking report", plots: bool = True) -> str:
         """The HTML report (the comparison's report with a chunking section); written to ``path`` if given."""
-        from ragrade.report.chunking import render_chunking_html
+        from ragrade.chunking.report import render_chunking_html
 
         page = render_chunking_html(self, title=title, plots=plots)
         if path is not None:

@@ -14,27 +14,40 @@ _PROFILES = ("ranx", "langchain", "llamaindex", "qdrant", "pyserini", "trectools
 
 
 def _param(text: str) -> tuple[str, Any]:
-    """``NAME=NUMBER`` (an integer stays one); the command line's method parameters are numbers."""
-    import math
+    """``NAME=VALUE``: a parameter with bounds (docs/fusion.md, "Parameters") is checked here, so that a
+    refusal names the option (``--param k: must be a number > 0, got 'abc'``)."""
+    from ragrade.fusion.params import BOUNDS, check_number
 
-    name, sep, value = text.partition("=")
-    number: int | float | None = None
+    if "=" not in text:
+        fail(f"--param takes NAME=VALUE (e.g. k=60), got {text!r}")
+    name, value = (part.strip() for part in text.split("=", 1))
+    if name in BOUNDS:
+        with input_errors():
+            return name, check_number(f"--param {name}", value, BOUNDS[name])
     for cast in (int, float):
         try:
-            number = cast(value.strip())
-            break
+            return name, cast(value)
         except ValueError:
             continue
-    if not sep or not name.strip() or number is None or not math.isfinite(number):
-        fail(f"--param takes NAME=NUMBER (e.g. k=60), got {text!r}")
-    return name.strip(), number
+    return name, value
 
 
 def _weights(text: str) -> list[float]:
-    try:
-        return [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        fail(f"--weights takes numbers separated by commas (e.g. 0.3,0.7), got {text!r}")
+    from ragrade.fusion.params import check_weights
+
+    parts = [x.strip() for x in text.split(",") if x.strip()]
+    with input_errors():
+        return check_weights(parts, label="--weights")
+
+
+def _search_options(step: float, cv: int | None) -> None:
+    """--step and --cv within their bounds, named as options (before any run is read)."""
+    from ragrade.fusion.params import GRID_STEP, Bound, check_number
+
+    with input_errors():
+        check_number("--step", step, GRID_STEP)
+        if cv is not None:
+            check_number("--cv", cv, Bound("a whole number of folds >= 2", low=2, integer=True))
 
 
 @click.command(name="fuse")
@@ -76,6 +89,8 @@ def command(runs: tuple[str, ...], output: str, method: str, norm: str, params: 
         fail("fuse needs at least two runs")
     p = dict(_param(x) for x in params)
     w = _weights(weights) if weights is not None else None
+    if qrels is not None:
+        _search_options(step, cv)
     with input_errors():
         refuse_inputs(output, [*runs, qrels])
         from pathlib import Path

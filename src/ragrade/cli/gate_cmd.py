@@ -102,11 +102,13 @@ def _gate(baseline: str, qrels: str, run: str, stats: Any, thresholds: dict[str,
           keywords: dict[str, Any], qrels_format: str | None, run_format: str | None, **settings: Any) -> Any:
     """The gate of RUN's file on QRELS's (read here, or piece by piece by the evaluation with --max-memory)."""
     from ragrade.engine.inputs import read_both
+    from ragrade.engine.plan import TRUTH_OPTIONS
     from ragrade.gating import gate
 
     q: object = qrels
     r: object = run
-    if keywords.get("max_memory") is None:
+    # with another ground truth (spans, nuggets: a ground-truth option given) its route reads the files
+    if keywords.get("max_memory") is None and not set(keywords) & set(TRUTH_OPTIONS):
         q, r = read_both(qrels, run, qrels_format=qrels_format, run_format=run_format)
         r = r.with_name(run_names([run], [])[0])  # the file name, as every command names a run
     return gate(baseline, q, r, options=stats, margins=thresholds["margins"] or None,

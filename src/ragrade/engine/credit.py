@@ -18,7 +18,7 @@ import numpy as np
 
 from ragrade._arrays import duplicated
 from ragrade.engine.join import Joined, TruthIndex
-from ragrade.engine.result import HoleRate, QueryColumns, Result, Summary
+from ragrade.engine.result import HoleRate, QueryColumns, Result, Summary, distinct_metrics, spread_labels
 from ragrade.errors import PolicyError, PolicyNote
 from ragrade.kernels import metrics as K
 from ragrade.kernels.common import rank_within_group
@@ -128,7 +128,7 @@ def kernel_columns(index: TruthIndex, labels: list[tuple[str, Metric]], pol: Pol
 
     cols = _Columns({}, {}, {}, set())
     fill = 0.0 if pol.no_relevant == "zero" else np.nan
-    for label, m in labels:
+    for label, m in distinct_metrics(labels):  # a metric under two labels (P@5, precision@5) is computed once
         fam = m.family
         assert fam.kernel is not None
         only_judged = pol.unjudged == "condensed" or metric_param(m, "judged_only", False)
@@ -148,7 +148,8 @@ def kernel_columns(index: TruthIndex, labels: list[tuple[str, Metric]], pol: Pol
             hi_undefined = ((np.isnan(hi) | (judged.n_relevant(m.rel) == 0)) & counted_rows
                             if fam.defined == "value" else undefined)
             cols.upper[label] = np.where(hi_undefined, fill, hi) if hi_undefined.any() else hi
-    return cols
+    return _Columns(spread_labels(labels, cols.data), spread_labels(labels, cols.upper),
+                    spread_labels(labels, cols.no_relevant), set(spread_labels(labels, dict.fromkeys(cols.nan_means))))
 
 
 def metric_param(m: Metric, name: str, default: Any) -> Any:

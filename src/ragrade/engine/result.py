@@ -9,8 +9,8 @@ judged evaluation's :class:`JudgeInfo` (in its :class:`Summary`) and ``details``
 its hole rate are immutable: ``replace`` gives modified copies.
 
 Metrics are keyed by the parsed :class:`~ragrade.metrics.Metric`: two spellings of one metric (``P@2``
-and ``precision@2``) are one column, labelled as the user first wrote it, and ``means`` / ``counts`` /
-``per_query`` accept any spelling of it.
+and ``precision@2``) are computed once and shown under every label the user wrote, and ``means`` /
+``counts`` / ``per_query`` accept any spelling of it.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import numpy as np
 
 from ragrade._arrays import is_frame, is_pandas
 from ragrade.errors import InputError
-from ragrade.metrics.parser import Metric, Names, expand_labels, parse_metric, trec_labels
+from ragrade.metrics.parser import Metric, Names, expand_labels, parse_metric
 from ragrade.policies import Policies
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,41 +45,58 @@ def metric_labels(metrics: MetricsArg, names: Names = "ragrade",
                   rel_level: int | None = None) -> list[tuple[str, Metric]]:
     """``(label, Metric)`` pairs for a metric argument: each string parsed once (cutoff lists expanded,
     labelled as written; trec_eval's names labelled with its output names, ``names`` as in
-    :func:`~ragrade.metrics.parse_metrics`), and a metric written twice (under any spelling) kept once,
-    with its first label. ``rel_level`` (trec_eval's ``-l``) is the relevance level of every metric that
-    has one and was not given one (DCG-type measures ignore it, as trec_eval does).
+    :func:`~ragrade.metrics.parse_metrics`). Every label the user wrote is kept, in order: a metric written
+    under two spellings (``P@5`` and ``precision@5``) gives two labels for one metric (the engine computes
+    it once and shows it under both); the same label written twice is kept once. ``rel_level``
+    (trec_eval's ``-l``) is the relevance level of every metric that has one and was not given one
+    (DCG-type measures ignore it, as trec_eval does).
 
-    >>> [(label, str(m)) for label, m in metric_labels(["P@[5,10]", "precision@5", "ndcg@10"])]
-    [('P@5', 'precision@5'), ('P@10', 'precision@10'), ('ndcg@10', 'ndcg@10')]
+    >>> [(label, str(m)) for label, m in metric_labels(["P@[5,10]", "precision@5", "ndcg@10", "P@5"])]
+    [('P@5', 'precision@5'), ('P@10', 'precision@10'), ('precision@5', 'precision@5'), ('ndcg@10', 'ndcg@10')]
     """
     if isinstance(metrics, str | Metric):
         metrics = [metrics]
     elif not isinstance(metrics, Iterable):
         raise InputError("metrics must be a metric string, a Metric, or a list of them", value=metrics)
     out: list[tuple[str, Metric]] = []
-    seen: set[Metric] = set()
     labels: set[str] = set()
     for m in metrics:
-        keep_labels = False
-        if isinstance(m, tuple) and len(m) == 2 and isinstance(m[1], Metric):  # already labelled
+        if isinstance(m, tuple) and len(m) == 2 and isinstance(m[1], Metric):  # labelled by an earlier call
             pairs = [(str(m[0]), m[1])]
-            keep_labels = True  # labelled by an earlier call: its labels are kept
         elif isinstance(m, Metric):
             pairs = [(str(m), m)]
         else:
             pairs = expand_labels(m, names)
-            keep_labels = isinstance(m, str) and trec_labels(m, names) is not None
         for label, metric in pairs:
             if rel_level is not None:
                 metric = with_rel_level(metric, rel_level)
-            # trec_eval prints a measure under each of its names (Rprec and Rprec_mult_1.00): so does ragrade
-            if metric not in seen or (keep_labels and label not in labels):
-                seen.add(metric)
+            # a requested label never vanishes: P@5 and precision@5 (trec_eval's Rprec and Rprec_mult_1.00)
+            # are one metric shown under each name
+            if label not in labels:
                 labels.add(label)
                 out.append((label, metric))
     if not out:
         raise InputError("no metric given")
     return out
+
+
+def distinct_metrics(labels: Iterable[tuple[str, Metric]]) -> list[tuple[str, Metric]]:
+    """The pairs to compute: each metric once, under its first label (see :func:`spread_labels`)."""
+    first: dict[Metric, str] = {}
+    for label, m in labels:
+        first.setdefault(m, label)
+    return [(label, m) for m, label in first.items()]
+
+
+def spread_labels(labels: Iterable[tuple[str, Metric]], values: Mapping[str, Any]) -> dict[str, Any]:
+    """``{label: value}`` for every label of ``labels`` (in their order), from ``values`` computed under the
+    first label of each metric (:func:`distinct_metrics`): a metric written under two spellings is shown
+    under both. Labels whose metric has no value are left out."""
+    pairs = list(labels)
+    first: dict[Metric, str] = {}
+    for label, m in pairs:
+        first.setdefault(m, label)
+    return {label: values[first[m]] for label, m in pairs if first[m] in values}
 
 
 def with_rel_level(m: Metric, level: int) -> Metric:
@@ -443,11 +460,12 @@ class Result:
     Immutable: assignment raises; :meth:`replace` and :meth:`with_columns` give modified copies.
     """
 
-    __slots__ = ("_hole_rate", "_nan_means", "_table", "_upper_table", "details", "metrics", "policies",
-                 "profile", "run_name", "summary")
+    __slots__ = ("_hole_rate", "_missing_said", "_nan_means", "_table", "_upper_table", "details", "metrics",
+                 "policies", "profile", "run_name", "summary")
     _table: pd.DataFrame | QueryColumns | DeferredValues
     _upper_table: pd.DataFrame | QueryColumns | None
     _nan_means: frozenset[str]
+    _missing_said: str | None
     _hole_rate: HoleRate | None
     metrics: dict[str, Metric]
     summary: Summary
@@ -477,6 +495,7 @@ class Result:
         init(self, "run_name", run_name)
         init(self, "profile", profile)
         init(self, "_nan_means", frozenset(nan_means))
+        init(self, "_missing_said", None)  # _missing_outcome's words, found once (a cache, not a change)
         init(self, "_hole_rate", hole_rate)
         init(self, "details", {} if details is None else dict(details))
 
@@ -821,9 +840,17 @@ class Result:
     def _missing_outcome(self) -> str:
         """What the values of the queries missing from the run are, in words: 0 under the default
         engine; NaN (left out of the mean) where a list profile's empty-list rule says so."""
+        if self._missing_said is None:
+            object.__setattr__(self, "_missing_said", self._find_missing_outcome())
+        assert self._missing_said is not None
+        return self._missing_said
+
+    def _find_missing_outcome(self) -> str:
+        from ragrade._arrays import member
+
         table = self._values
         index = table.index if isinstance(table, QueryColumns) else np.asarray(table.index, dtype=object)
-        rows = np.isin(index, np.asarray(self.summary.missing_from_run, dtype=object))
+        rows = member(index, self.summary.missing_from_run)  # linear (np.isin on objects: quadratic)
         if not rows.any():
             return "dropped"
         nan = [bool(np.isnan(_table_column(table, c)[rows]).all()) for c in _table_columns(table)]

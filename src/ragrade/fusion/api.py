@@ -12,6 +12,7 @@ from ragrade.errors import InputError, UnknownNameError
 from ragrade.fusion._lists import Lists, Space, align
 from ragrade.fusion.methods import METHODS, Prepared, combine, method_name, prepare
 from ragrade.fusion.norms import norm_name, normalise
+from ragrade.fusion.params import check_params, check_weights
 from ragrade.kernels.tie_orders import argsort_segments_desc
 from ragrade.options import PARAMS, public
 
@@ -43,7 +44,8 @@ def as_runs(runs: Any) -> tuple[list[Run], list[str]]:
     return [as_run(v) for v in values], names
 
 
-def _params(method: str, params: Mapping[str, Any] | None, weights: Sequence[float] | None) -> dict[str, Any]:
+def _params(method: str, params: Mapping[str, Any] | None, weights: Sequence[float] | None,
+            n_runs: int) -> dict[str, Any]:
     info = METHODS[method]
     p: dict[str, Any] = dict(info.defaults)
     if params:
@@ -56,14 +58,16 @@ def _params(method: str, params: Mapping[str, Any] | None, weights: Sequence[flo
         if not info.weighted:
             raise InputError(f"{info.title} takes no weights (weighted methods: "
                              f"{', '.join(m.name for m in METHODS.values() if m.weighted)})")
-        p["weights"] = list(weights)
+        p["weights"] = weights
     missing = [k for k in info.params if k not in p]
     if info.weighted and "weights" not in p:
         missing.append("weights")
     if missing:
         how = " (learn them with ragrade.optimize_fusion)" if info.trained else ""
         raise InputError(f"{info.title} needs {', '.join(missing)}{how}")
-    return p
+    if "weights" in p:
+        p["weights"] = check_weights(p["weights"], n_runs)
+    return check_params(p)
 
 
 def to_run(space: Space, u_pair: np.ndarray, u_off: np.ndarray, fused: np.ndarray, name: str) -> Run:
@@ -123,7 +127,7 @@ def fuse(runs: Any, method: str = "rrf", norm: str | None = "default", params: M
         raise UnknownNameError("candidate order", candidate_order, ["first_seen", "python_set"])
     m = method_name(method)
     nm = "min-max" if norm == "default" else norm_name(norm)
-    p = _params(m, params, weights)
+    p = _params(m, params, weights, len(run_list))
     space, _, prep = prepared_for(run_list, names, m, nm, python_set=candidate_order == "python_set",
                                   same_queries=same_queries)
     fused = combine(prep, m, p)

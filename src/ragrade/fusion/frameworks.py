@@ -35,6 +35,7 @@ from ragrade.errors import InputError, UnknownNameError
 from ragrade.fusion._lists import Lists, Space, _string_ranks, align, union
 from ragrade.fusion.methods import _seq, lay_out
 from ragrade.fusion.norms import seq_sum
+from ragrade.fusion.params import check_params, check_weights
 
 # profile -> method -> (aliases, parameters with defaults, takes weights)
 _SPEC: dict[str, dict[str, tuple[tuple[str, ...], dict[str, Any], bool]]] = {
@@ -160,17 +161,11 @@ def fuse_framework(profile: str, runs: list[Run], names: list[str], method: str,
             raise UnknownNameError(f"parameter of {profile}'s {m}", sorted(unknown)[0], list(defaults),
                                    show_known=True)
         p.update(params)
+    p = check_params(p)
     R = len(runs)
     if weights is not None and not weighted:
         raise InputError(f"{profile}'s {m} takes no weights")
-    if weights is None:  # Qdrant weighs every list 1, LangChain and LlamaIndex 1/n
-        w = np.full(R, 1.0 if profile == "qdrant" else 1.0 / R)
-    else:
-        w = np.asarray(list(weights), dtype=np.float64)
-        if w.shape != (R,):
-            raise InputError(f"weights: {R} runs need {R} weights, got {len(w)}")
-    if profile == "llamaindex":
-        w = w / sum(w.tolist())  # LlamaIndex rescales the weights to sum 1
+    w = _framework_weights(profile, weights, R)
     if profile == "pyserini" and m == "interpolation" and R != 2:
         raise InputError(f"pyserini's interpolation fuses exactly two runs, got {R}")
     order = "score_docid" if profile == "trectools" else "stable"
@@ -191,6 +186,22 @@ def fuse_framework(profile: str, runs: list[Run], names: list[str], method: str,
         fused = _seq(prep.V)
     return _ordered_run(space, u_pair, u_off, fused, by_docid=profile in ("pyserini", "trectools"),
                         keep=p.get("top_k", p.get("limit")), name=name or f"{profile}-{m}({'+'.join(names)})")
+
+
+def _framework_weights(profile: str, weights: Sequence[float] | None, n_runs: int) -> np.ndarray:
+    """One weight per run: given (finite numbers), or the library's default (Qdrant 1, LangChain and
+    LlamaIndex 1/n); LlamaIndex rescales them to sum 1."""
+    if weights is None:
+        w = np.full(n_runs, 1.0 if profile == "qdrant" else 1.0 / n_runs)
+    else:
+        w = np.asarray(check_weights(weights, n_runs), dtype=np.float64)
+    if profile == "llamaindex":
+        total = sum(w.tolist())
+        if total == 0:
+            raise InputError("weights: LlamaIndex divides the weights by their sum, which is 0 here",
+                             value=w.tolist())
+        w = w / total
+    return w
 
 
 def _pyserini_normalized(x: Lists) -> Lists:

@@ -30,6 +30,14 @@ from ragrade.fusion._lists import Lists, Space, align, locate
 from ragrade.fusion.api import as_runs, to_run
 from ragrade.fusion.methods import METHODS, SEG_BOUNDS, combine, method_name, prepare
 from ragrade.fusion.norms import norm_name, normalise
+from ragrade.fusion.params import (
+    GRID_STEP,
+    MAX_CANDIDATES,
+    Bound,
+    check_grid,
+    check_number,
+    grid_size,
+)
 from ragrade.kernels.tie_orders import argsort_segments_desc
 from ragrade.options import CV, STEP, public
 
@@ -88,7 +96,14 @@ def _decimals(step: float) -> int:
 
 def ranx_weight_grid(n_runs: int, step: float) -> list[tuple[float, ...]]:
     """ranx's weight combinations: values ``round(x, d)`` for x in ``np.arange(0, 1 + step, step)``,
-    every combination whose Python float sum equals 1.0 exactly (some of the simplex fails that test)."""
+    every combination whose Python float sum equals 1.0 exactly (some of the simplex fails that test).
+    A grid whose enumeration passes :data:`~ragrade.fusion.params.MAX_CANDIDATES` combinations, or whose
+    simplex passes :data:`~ragrade.fusion.params.MAX_CONFIGURATIONS`, is refused (saying its size)."""
+    step = check_number("step", step, GRID_STEP)
+    n_values = len(np.arange(0, 1 + step, step))
+    check_grid(n_values ** n_runs, f"ranx's weight grid (step {step}, {n_runs} runs)", MAX_CANDIDATES,
+               "combinations to enumerate")
+    check_grid(grid_size(n_runs, n_values - 1), f"ranx's weight grid (step {step}, {n_runs} runs)")
     d = _decimals(step)
     values = [float(round(x, d)) for x in np.arange(0, 1 + step, step)]
     return [c for c in product(values, repeat=n_runs) if sum(c) == 1.0]
@@ -96,11 +111,22 @@ def ranx_weight_grid(n_runs: int, step: float) -> list[tuple[float, ...]]:
 
 def simplex_grid(n_runs: int, step: float) -> list[tuple[float, ...]]:
     """Every combination of multiples of ``step`` summing to 1 (counted in whole steps, so none is lost
-    to rounding)."""
+    to rounding). A grid of more than :data:`~ragrade.fusion.params.MAX_CONFIGURATIONS` weightings is
+    refused, saying its size."""
+    step = check_number("step", step, GRID_STEP)
     m = round(1 / step)
     if m <= 0 or abs(m * step - 1) > 1e-9:
         raise InputError(f"step must divide 1 into whole steps (0.1, 0.05, 0.25 ...), got {step}")
-    return [tuple(c / m for c in combo) for combo in product(range(m + 1), repeat=n_runs) if sum(combo) == m]
+    check_grid(grid_size(n_runs, m), f"the weight grid of step {step} over {n_runs} runs")
+    return [tuple(c / m for c in combo) for combo in _compositions(m, n_runs)]
+
+
+def _compositions(m: int, n: int) -> list[tuple[int, ...]]:
+    """Every tuple of ``n`` non-negative integers summing to ``m``, in ``product(range(m + 1), repeat=n)``
+    order (without enumerating the whole product)."""
+    if n == 1:
+        return [(m,)]
+    return [(first, *rest) for first in range(m + 1) for rest in _compositions(m - first, n - 1)]
 
 
 def _hundredths() -> list[float]:
@@ -398,6 +424,7 @@ def optimize_fusion(qrels: Any, runs: Any, method: str = "wsum", metric: str = "
     q = as_qrels(qrels)
     qrels_dict = {k: {d: float(g) for d, g in v.items()} for k, v in q.to_dict().items()}
     space, lists = align(run_list, names, same_queries=prof == "ranx")
+    _check_search(space, qrels_dict, cv)
     if prof == "ranx":
         missing = set(space.query_ids.tolist()) ^ set(qrels_dict)
         if missing:
@@ -419,6 +446,21 @@ def optimize_fusion(qrels: Any, runs: Any, method: str = "wsum", metric: str = "
     if cv:
         _cross_validate(result, space, normed, m, configs, qrels_dict, metric, prof, python_set, int(cv), seed)
     return result
+
+
+def _check_search(space: Space, qrels: dict[str, Any], cv: Any) -> None:
+    """Before any search: the qrels must judge some query of the runs (else every configuration scores
+    0 and the "best" is arbitrary), and ``cv`` must be a whole number of folds from 2 to the number of
+    queries."""
+    shared = sum(1 for q in space.query_ids.tolist() if q in qrels)
+    if shared == 0:
+        raise InputError(f"the qrels share no query with the runs (runs: {space.n_queries} queries, qrels: "
+                         f"{len(qrels)}): there is nothing to choose a fusion on; check the query ids",
+                         query=str(space.query_ids[0]) if space.n_queries else None)
+    if cv is not None and cv is not False:
+        k = check_number("cv", cv, Bound("a whole number of folds >= 2", low=2, integer=True))
+        if k > space.n_queries:
+            raise InputError(f"cv: {k} folds need at least {k} queries, the runs have {space.n_queries}")
 
 
 def _cross_validate(result: FusionSearch, space: Space, normed: list[Lists], method: str,

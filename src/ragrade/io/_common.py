@@ -89,6 +89,88 @@ def line_too_long(path: PathLike, line: int | None, limit: int = MAX_LINE_BYTES)
                       "record): is this a text file with line breaks?", path=os.fspath(path), line=line)
 
 
+# -- what a text reader cannot read: other encodings, binary formats -----------------------------------
+#: Byte-order marks of encodings other than UTF-8 (longest first: UTF-32 LE starts as UTF-16 LE does).
+_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32", "little-endian"), (b"\x00\x00\xfe\xff", "UTF-32", "big-endian"),
+         (b"\xff\xfe", "UTF-16", "little-endian"), (b"\xfe\xff", "UTF-16", "big-endian"))
+#: Leading bytes of binary files: (magic, what the file is, ragrade's format name for it or None).
+_MAGIC = ((b"PAR1", "a Parquet file", "parquet"), (b"ARROW1", "an Arrow IPC (Feather) file", "arrow"),
+          (b"\xff\xff\xff\xff", "an Arrow IPC stream", "arrow"),
+          (b"PK\x03\x04", "a ZIP archive (an .xlsx workbook is one)", None),
+          (b"SQLite format 3\x00", "an SQLite database", None), (b"%PDF-", "a PDF document", None),
+          (b"\xfd7zXZ\x00", "xz-compressed", None), (b"\x28\xb5\x2f\xfd", "Zstandard-compressed", None),
+          (b"BZh", "bzip2-compressed", None))
+
+
+def _nul_pattern(head: bytes) -> str | None:
+    """The encoding that a head holding NUL bytes looks like: UTF-32 or UTF-16 text of ASCII characters
+    (zero bytes at fixed positions) without a byte-order mark, else None."""
+    n = len(head) - len(head) % 4
+    if n < 4:
+        return None
+    zero = [b == 0 for b in head[:n]]
+    share = [sum(zero[i::4]) / (n // 4) for i in range(4)]
+    if min(share[1:]) > 0.9 and share[0] < 0.5:
+        return "UTF-32 (little-endian, no byte-order mark)"
+    if min(share[:3]) > 0.9 and share[3] < 0.5:
+        return "UTF-32 (big-endian, no byte-order mark)"
+    odd, even = (share[1] + share[3]) / 2, (share[0] + share[2]) / 2
+    if odd > 0.9 and even < 0.5:
+        return "UTF-16 (little-endian, no byte-order mark)"
+    if even > 0.9 and odd < 0.5:
+        return "UTF-16 (big-endian, no byte-order mark)"
+    return None
+
+
+def text_problem(head: bytes) -> str | None:
+    """Why a reader of UTF-8 text (TREC, TSV, CSV, JSONL) cannot read a file that starts with ``head`` (its
+    first bytes, decompressed), in words; None when nothing is seen. A UTF-16 or UTF-32 file (with or
+    without a byte-order mark) is named, as are binary formats (Parquet, Arrow, ZIP ...): the readers would
+    otherwise report wrong columns, with NUL bytes or binary in the message."""
+    for bom, enc, order in _BOMS:
+        if head.startswith(bom):
+            return _convert(f"{enc} ({order}, with a byte-order mark)", enc)
+    for magic, what, fmt in _MAGIC:
+        if head.startswith(magic) and (magic != b"BZh" or head[3:10] in {bytes([d]) + b"1AY&SY" for d in b"123456789"}):
+            how = (f": read it as {fmt} (name it .{fmt}, or give its format: --run-format/--qrels-format {fmt} "
+                   f"on the command line, format={fmt!r} in Python)") if fmt else " (ragrade reads none of these)"
+            return f"the file is {what}, not text{how}"
+    wide = _nul_pattern(head) if b"\x00" in head else None
+    if wide is not None:
+        return _convert(wide, wide.split()[0] + ("LE" if "little" in wide else "BE"))
+    return None  # other NUL bytes: the readers name the line (a NUL in an id is refused there)
+
+
+def _convert(encoding: str, iconv_name: str) -> str:
+    return (f"the file is encoded in {encoding}; ragrade reads UTF-8 text: convert it first "
+            f"(e.g. iconv -f {iconv_name} -t UTF-8 FILE > FILE.utf8)")
+
+
+def check_text_head(path: PathLike, head: bytes) -> None:
+    """Raise a :class:`ParseError` naming the file when :func:`text_problem` finds something in ``head``."""
+    problem = text_problem(head[:4096])
+    if problem is not None:
+        raise ParseError(problem, path=os.fspath(path))
+
+
+def not_utf8(path: PathLike) -> ParseError | None:
+    """A :class:`ParseError` naming the first line of a (possibly gzipped) file that is not valid UTF-8 and
+    its first bad byte (a Latin-1 or Windows-1252 file, usually), or None. Error paths only."""
+    try:
+        for _ in _utf8_lines(path):
+            pass
+    except ParseError as exc:
+        return exc
+    return None
+
+
+def _utf8_error(path: PathLike, line: int, raw: bytes, exc: UnicodeDecodeError) -> ParseError:
+    text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+    return ParseError(f"the file is not valid UTF-8 (byte 0x{raw[exc.start]:02x}); ragrade reads UTF-8 text: if it is "
+                      "Latin-1 or Windows-1252, convert it first (e.g. iconv -f CP1252 -t UTF-8 FILE > FILE.utf8)",
+                      path=os.fspath(path), line=line, text=text)
+
+
 def first_line(path: PathLike, limit: int = MAX_LINE_BYTES, *, skip_comments: bool = False) -> str | None:
     """The first non-blank line of a text file (decompressed), or None if there is none.
     ``skip_comments`` also passes over TREC comment lines (see :func:`is_comment`)."""
@@ -110,8 +192,10 @@ def first_data_line(path: PathLike, limit: int = MAX_LINE_BYTES, *,
                 block = stream.read(1 << 16)
             except (OSError, EOFError) as exc:
                 raise ParseError(f"cannot read the file ({exc})", path=os.fspath(path)) from None
-            if number == 0 and not buf and block.startswith(b"\xef\xbb\xbf"):
-                block = block[3:]
+            if number == 0 and not buf:
+                check_text_head(path, block)  # UTF-16, Parquet named .tsv ...: said, not misread
+                if block.startswith(b"\xef\xbb\xbf"):
+                    block = block[3:]
             start = len(buf)
             buf += block
             pos = 0
@@ -577,7 +661,7 @@ def json_object_lines(path: PathLike) -> Iterator[tuple[int, str, dict[str, Any]
     import json
 
     where = os.fspath(path)
-    for n, line in read_text_lines(path):
+    for n, line in _utf8_lines(path):
         if not line.strip():
             continue
         try:
@@ -589,6 +673,21 @@ def json_object_lines(path: PathLike) -> Iterator[tuple[int, str, dict[str, Any]
         if not isinstance(obj, dict):
             raise ParseError("each line must be a JSON object", path=where, line=n, text=line)
         yield n, line, obj
+
+
+def _utf8_lines(path: PathLike) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of a (possibly gzipped) UTF-8 file; a line that is not UTF-8 is a
+    :class:`ParseError` (:func:`not_utf8`'s), never a text with replacement characters."""
+    stream, raw = open_binary(path)
+    try:
+        for i, b in enumerate(stream, start=1):
+            try:
+                yield i, b.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as exc:
+                raise _utf8_error(path, i, b, exc) from None
+    finally:
+        stream.close()
+        raw.close()
 
 
 def read_text_lines(path: PathLike):

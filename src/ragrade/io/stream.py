@@ -356,11 +356,12 @@ def _trec_windows(src: Source, window_bytes: int, ranks: bool | None, rule: Rank
             # (the tokenizer drops pages as it goes, but only in steps of 16 MiB).
             mm, own = trec.map_readonly(f.fileno())
             try:
-                b = _cut_mapped(mm, size, a, a + window_bytes)
+                with trec.mapping_faults(src.path):
+                    b = _cut_mapped(mm, f.fileno(), size, a, a + window_bytes)
                 scan = None
                 if _accel is not None and layout.numeric is not None:
                     try:
-                        scan = trec.scan_mapped(mm, b, *_columns(layout), None, own, start=a)
+                        scan = trec.scan_mapped(mm, b, *_columns(layout), None, own, start=a, path=src.path)
                     except MemoryError:
                         scan = None
             finally:
@@ -375,6 +376,7 @@ def _trec_windows(src: Source, window_bytes: int, ranks: bool | None, rule: Rank
                 row += win.n_rows
                 yield win
                 win = None
+        trec.check_unchanged_size(f.fileno(), size, src.path)
 
 
 def _start(fd: int) -> int:
@@ -444,9 +446,10 @@ def _group_start_of_last(data: bytes) -> int:
     return 0
 
 
-def _cut_mapped(mm: Any, size: int, a: int, nominal: int) -> int:
+def _cut_mapped(mm: Any, fd: int, size: int, a: int, nominal: int) -> int:
     """End of a window starting at ``a``: the first line boundary at or after ``nominal`` that does not
-    split a query's lines."""
+    split a query's lines. (Lines are read with ``pread``, not through the mapping: a file truncated
+    meanwhile reads short instead of raising SIGBUS; ``mm.find`` is guarded by the C helper.)"""
     if nominal >= size:
         return size
     nl = mm.find(b"\n", nominal)
@@ -454,35 +457,31 @@ def _cut_mapped(mm: Any, size: int, a: int, nominal: int) -> int:
         return size
     cut = nl + 1
     # The query of the last data line before the cut.
-    view = memoryview(mm)
-    try:
-        lo = max(a, cut - 4096)
-        last = None
-        while last is None:
-            chunk = bytes(view[lo:cut])
-            lines = chunk.split(b"\n")
-            if lo > a:
-                lines = lines[1:]  # the first piece may be a partial line
-            for line in reversed(lines):
-                tok = _first_token(line)
-                if tok is not None:
-                    last = tok
-                    break
-            if last is None:
-                if lo == a:
-                    return cut
-                lo = max(a, lo - 65536)
-        # Move the cut past the following lines of that query (and blank or comment lines).
-        while cut < size:
-            nl = mm.find(b"\n", cut)
-            stop = size if nl < 0 else nl
-            tok = _first_token(bytes(view[cut:stop]))
-            if tok is not None and tok != last:
+    lo = max(a, cut - 4096)
+    last = None
+    while last is None:
+        chunk = os.pread(fd, cut - lo, lo)
+        lines = chunk.split(b"\n")
+        if lo > a:
+            lines = lines[1:]  # the first piece may be a partial line
+        for line in reversed(lines):
+            tok = _first_token(line)
+            if tok is not None:
+                last = tok
+                break
+        if last is None:
+            if lo == a:
                 return cut
-            cut = stop + 1
-        return size
-    finally:
-        view.release()
+            lo = max(a, lo - 65536)
+    # Move the cut past the following lines of that query (and blank or comment lines).
+    while cut < size:
+        nl = mm.find(b"\n", cut)
+        stop = size if nl < 0 else nl
+        tok = _first_token(os.pread(fd, stop - cut, cut))
+        if tok is not None and tok != last:
+            return cut
+        cut = stop + 1
+    return size
 
 
 def _from_scan(src: Source, layout: Any, scan: Any, first_row: int, rule: RankRule | None) -> Window | None:
@@ -716,10 +715,11 @@ def _trec_blocks(src: Source, block_bytes: int) -> Iterator[tuple[pa.Table, np.n
         while a < size:
             mm, own = trec.map_readonly(f.fileno())  # one mapping per block: see _trec_windows
             try:
-                nl = mm.find(b"\n", a + block_bytes) if a + block_bytes < size else -1
+                with trec.mapping_faults(src.path):
+                    nl = mm.find(b"\n", a + block_bytes) if a + block_bytes < size else -1
                 b = size if nl < 0 else nl + 1
                 try:
-                    scan = trec.scan_mapped(mm, b, *_columns(layout), None, own, start=a)
+                    scan = trec.scan_mapped(mm, b, *_columns(layout), None, own, start=a, path=src.path)
                 except MemoryError:
                     scan = None
             finally:
@@ -738,6 +738,7 @@ def _trec_blocks(src: Source, block_bytes: int) -> Iterator[tuple[pa.Table, np.n
             if got is not None:
                 yield got
                 got = None
+        trec.check_unchanged_size(f.fileno(), size, src.path)
 
 
 def _decode_dictionaries(t: pa.Table) -> pa.Table:

@@ -17,6 +17,7 @@ Column names are recognised case-insensitively from common spellings (``query``/
 from __future__ import annotations
 
 import io
+import math
 import os
 from collections.abc import Callable
 from typing import Any
@@ -52,6 +53,7 @@ from ragrade.io._common import (
     json_object_lines,
     locate_nonblank,
     looks_like_header,
+    not_utf8,
     open_binary,
     pick_column,
     query_groups,
@@ -194,6 +196,10 @@ def _third_column(table: pa.Table, path: str, locate: RowText) -> pa.Table:
 def _locate_delimited_error(path: str, delimiter: str, ncol: int, skip: int, exc: Exception) -> None:
     import csv
 
+    if "UTF8" in str(exc) or "UTF-8" in str(exc):  # pyarrow: "invalid UTF8 data": say where, and what to do
+        bad = not_utf8(path)
+        if bad is not None:
+            raise bad
     seen = 0
     for i, text in read_text_lines(path):
         if not text.strip():
@@ -219,6 +225,7 @@ def load_jsonl(path: PathLike, progress: Progress | None = None) -> tuple[pa.Tab
     locate: RowText = lambda r: locate_nonblank(p, r)  # noqa: E731
     try:
         table = arrow_read(p, progress, pajson.read_json, read_options=pajson.ReadOptions(block_size=16 << 20))
+        table.validate(full=True)  # pyarrow's JSON reader lets invalid UTF-8 through in strings
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         table = _jsonl_python(p)
     if progress is not None:
@@ -244,6 +251,11 @@ def _jsonl_python(path: str) -> pa.Table:
         try:
             cols[k] = pa.array(vals)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+            # values of several JSON types in one field: only what the id rule turns into text is (an
+            # integer, an integral float next to strings); an object, a boolean, 1.5 is refused by line,
+            # as the Arrow path refuses such a column (docs/formats.md, "Ids")
+            if any(not _id_like(v) for v in vals):
+                raise _mixed_types(k, vals, where, path) from None
             try:
                 cols[k] = pa.array([_stringify(v) for v in vals])
             except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
@@ -251,19 +263,38 @@ def _jsonl_python(path: str) -> pa.Table:
     return pa.table(cols)
 
 
-def _mixed_types(key: str, vals: list[Any], where: list[tuple[int, str]], path: str) -> ParseError:
-    """The first line whose value of ``key`` has another JSON type than the first value's."""
-    def kind(v: Any) -> str:
-        return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
-            type(v), "a number" if isinstance(v, int | float) else type(v).__name__)
+def _id_like(v: Any) -> bool:
+    """Whether the id rule reads ``v`` as text: None (missing, reported later), a string, an integer (not
+    a boolean), a float with an integral value, or a list of such (a list column)."""
+    if v is None or isinstance(v, str):
+        return True
+    if isinstance(v, list):
+        return all(_id_like(x) for x in v)
+    if isinstance(v, bool):
+        return False
+    return isinstance(v, int) or (isinstance(v, float) and math.isfinite(v) and v.is_integer())
 
+
+def _mixed_types(key: str, vals: list[Any], where: list[tuple[int, str]], path: str) -> ParseError:
+    """The first line whose value of ``key`` has a JSON type that cannot share a column with the first
+    value's (a string and a whole number can: the id rule reads both as text; so can two numbers)."""
+    def kind(v: Any) -> str:
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            return "whole" if _id_like(v) else "number"
+        return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(type(v), type(v).__name__)
+
+    def shown(k: str) -> str:
+        return "a number" if k in ("whole", "number") else k
+
+    fits = ({"a string", "whole"}, {"whole", "number"})
     present = [(j, v) for j, v in enumerate(vals) if v is not None]
     first = kind(present[0][1]) if present else "null"
     for j, v in present:
-        if kind(v) != first:
+        k = kind(v)
+        if k != first and {k, first} not in fits:
             line, text = where[j]
-            return ParseError(f"field {key!r} is {kind(v)} here but {first} on earlier lines", path=path, line=line,
-                              text=text)
+            return ParseError(f"field {key!r} is {shown(k)} here but {shown(first)} on earlier lines", path=path,
+                              line=line, text=text)
     at: tuple[int | None, str | None] = where[present[0][0]] if present else (None, None)
     return ParseError(f"field {key!r} holds values that cannot form one column", path=path, line=at[0], text=at[1])
 
@@ -393,6 +424,13 @@ def _ids(col: pa.ChunkedArray | pa.Array, what: str, path: str, locate: RowText,
         raise ParseError(f"missing {what}", path=path, line=line, text=text)
     if not _id_type_ok(col.type):
         raise ParseError(f"the {what} values are {col.type}, not ids (strings or numbers)", path=path)
+    if pa.types.is_floating(col.type):  # a float that is not whole is no id: named with its line
+        f = col.to_numpy(zero_copy_only=False).astype(np.float64)
+        bad = np.flatnonzero(~(np.isfinite(f) & (f == np.floor(f))))
+        if len(bad):
+            line, text = locate(int(bad[0]) if row_of is None else int(row_of[int(bad[0])]))
+            raise ParseError(f"the {what} {float(f[bad[0]])!r} is a number that is not whole: ids must be strings "
+                             "or integers (write it as text, in quotes)", path=path, line=line, text=text)
     return dictionary_codes(col)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -339,46 +340,50 @@ def _has_odd_whitespace(block: bytes, end: int) -> bool:
 _IRREGULAR = (b"  ", b" \n", b"\n ")
 
 
-def _irregular_spacing(block: bytes | Any, end: int) -> bool:
-    """Whether ``block[:end]`` has two spaces in a row or a space at a line's start or end. A split on
-    single spaces would make an empty field there; in an id that is seen, in an ignored column (a run's
-    missing tag: ``q1 Q0 d1 1 0.5 ``) it would go unnoticed, so such input takes the careful path, which
-    splits on runs of whitespace."""
-    return (end > 0 and (block[:1] == b" " or block[end - 1: end] == b" ")) or \
+def _irregular_spacing(block: bytes | Any, end: int, *, edges: bool = True) -> bool:
+    """Whether ``block[:end]`` has two spaces in a row or a space at a line's start or end (``edges``:
+    the block's first and last bytes count as a line's start and end). A split on single spaces would make
+    an empty field there; in an id that is seen, in an ignored column (a run's missing tag: ``q1 Q0 d1 1
+    0.5 ``) it would go unnoticed, so such input takes the careful path, which splits on runs of
+    whitespace."""
+    return (edges and end > 0 and (block[:1] == b" " or block[end - 1: end] == b" ")) or \
         any(block.find(c, 0, end) >= 0 for c in _IRREGULAR)
+
+
+#: Bytes read per block by :func:`_file_needs_care`.
+_CARE_BLOCK = 16 << 20
 
 
 def _file_needs_care(path: str) -> bool:
     """Whether the file holds whitespace other than spaces and newlines, irregular spacing or a comment
-    line: a few memchr-speed passes over the file, memory-mapped read-only with the portable ``mmap`` API
-    (no copy): C helper, else NumPy in slices."""
-    import mmap
-
+    line: a few memchr-speed passes over each block of the file, read (not mapped: a file truncated by
+    another process meanwhile then reads short, where a mapping would kill the process with SIGBUS) into
+    one reused buffer. Blocks overlap by one byte, so a pair of bytes across a cut is seen."""
     from ragrade import _ingest
 
-    with open(path, "rb") as f:
-        if os.fstat(f.fileno()).st_size == 0:
+    helper = _ingest.c_helper()
+    odd = helper.find_odd_whitespace if helper is not None else _has_odd_whitespace_np
+    with open(path, "rb", buffering=0) as f:
+        buf = bytearray(min(_CARE_BLOCK, os.fstat(f.fileno()).st_size) + 1)
+        view = memoryview(buf)
+        n = f.readinto(view[1:])
+        if not n:
             return False
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            advise = getattr(mm, "madvise", None)
-            if advise is not None and hasattr(mmap, "MADV_WILLNEED"):  # read ahead: one sequential pass
-                advise(mmap.MADV_WILLNEED)
-            if mm[:1] == b"#" or mm.find(b"\n#") >= 0 or _irregular_spacing(mm, len(mm)):
+        buf[0] = 10  # a virtual newline before the file: a comment or a space at its start is found
+        while n:
+            if buf.find(b"\n#", 0, n + 1) >= 0 or _irregular_spacing(buf, n + 1, edges=False) \
+                    or odd(view[: n + 1]) >= 0:
                 return True
-            helper = _ingest.c_helper()
-            if helper is not None:
-                return bool(helper.find_odd_whitespace(mm) >= 0)
-            view: np.ndarray | None = np.frombuffer(mm, dtype=np.uint8)
-            part: np.ndarray | None = None
-            try:
-                assert view is not None
-                for a in range(0, len(view), CHUNK_SIZE):
-                    part = view[a: a + CHUNK_SIZE]
-                    if ((part >= 9) & (part <= 13) & (part != 10)).any():
-                        return True
-                return False
-            finally:
-                view = part = None  # both views go before the mapping closes
+            last = buf[n]
+            buf[0] = last
+            n = f.readinto(view[1:])
+        return last == 32  # a space at the file's end
+
+
+def _has_odd_whitespace_np(block: memoryview) -> int:
+    """:func:`find_odd_whitespace` of the C helper, with NumPy (>= 0: found)."""
+    part = np.frombuffer(block, dtype=np.uint8)
+    return 0 if ((part >= 9) & (part <= 13) & (part != 10)).any() else -1
 
 
 def _has_empty_id(table: pa.Table) -> bool:
@@ -531,9 +536,39 @@ def map_readonly(fd: int) -> tuple[Any, bool]:
     return mmap.mmap(fd, 0, access=mmap.ACCESS_READ), False
 
 
-def _head(mm: Any, n: int) -> bytes:
-    with memoryview(mm) as view:
-        return bytes(view[:n])
+def changed_while_reading(path: str | None, detail: str = "") -> ParseError:
+    """The error of a file that another process changed (truncated, rewrote, extended) while ragrade read
+    it: what was read is not the file, so nothing is returned."""
+    return ParseError(f"the file changed while it was being read{detail}: read it again once nothing writes "
+                      "to it", path=path)
+
+
+def file_stamp(path: str) -> tuple[int, int] | None:
+    """``(size, modification time in ns)`` of a regular file (None otherwise: a pipe, a special file)."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
+
+
+def check_unchanged_size(fd: int, size: int, path: str) -> None:
+    """Raise :func:`changed_while_reading` if the open file ``fd`` no longer holds ``size`` bytes."""
+    now = os.fstat(fd).st_size
+    if now != size:
+        raise changed_while_reading(path, f" (it held {size:,} bytes, now {now:,})")
+
+
+def check_unchanged(path: str, before: tuple[int, int] | None) -> None:
+    """Raise :func:`changed_while_reading` if the file's size or modification time is not ``before``'s."""
+    if before is None:
+        return
+    after = file_stamp(path)
+    if after != before:
+        detail = f" (it held {before[0]:,} bytes, now {after[0]:,})" if after is not None else " (it is gone)"
+        raise changed_while_reading(path, detail if after is None or after[0] != before[0] else "")
 
 
 def _scan_fast(path: str, layout: Layout, progress: Progress | None) -> Scanned | None:
@@ -558,15 +593,15 @@ def _scan_fast(path: str, layout: Layout, progress: Progress | None) -> Scanned 
         size = os.fstat(f.fileno()).st_size
         if size == 0:
             return None
+        if os.pread(f.fileno(), len(BOM), 0) == BOM:
+            return None
         try:
             mm, own = map_readonly(f.fileno())
         except (OSError, ValueError):  # not mappable (a pipe, some network file systems): pyarrow reads it
             return None
         try:
-            if _head(mm, len(BOM)) == BOM:
-                return None
             try:
-                return scan_mapped(mm, size, ncols, numcol, doccol, progress, own)
+                return scan_mapped(mm, size, ncols, numcol, doccol, progress, own, path=path)
             except MemoryError:  # the outputs are sized for the worst case: leave it to pyarrow
                 return None
         finally:
@@ -574,27 +609,65 @@ def _scan_fast(path: str, layout: Layout, progress: Progress | None) -> Scanned 
 
 
 def scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int, progress: Progress | None,
-                 release: bool, start: int = 0) -> Scanned | None:
+                release: bool, start: int = 0, *, path: str | None = None) -> Scanned | None:
     """Tokenize ``mm[start:size]`` (whole lines; ``start`` > 0: a window of the file, as the out-of-core
-    reader in :mod:`ragrade.io.stream` asks)."""
-    import threading
+    reader in :mod:`ragrade.io.stream` asks). A file that shrinks under the mapping (another process
+    truncates it) raises :func:`changed_while_reading` (``path``: the file named), never SIGBUS."""
+    if len(mm) < size:
+        raise changed_while_reading(path, f" (it held {size:,} bytes, now {len(mm):,})")
+    with mapping_faults(path):
+        parts = _cut_parts(mm, start, size)
+        outs = _scan_parts(mm, parts, ncols, numcol, doccol, progress, release, size)
+    if any(o[6][6] == 3 for o in outs):  # the scanner caught SIGBUS: the file shrank meanwhile
+        raise changed_while_reading(path)
+    if any(o[6][6] != 0 for o in outs):
+        return None
+    return _join_parts(outs)
 
-    from ragrade._ingest import _accel
 
+def _accel_module() -> Any:
+    from ragrade._ingest import c_helper
+
+    return c_helper()
+
+
+@contextmanager
+def mapping_faults(path: str | None) -> Iterator[None]:
+    """Reads of a file mapping inside: the C helper's ``MappingFault`` (the file shrank under the mapping,
+    SIGBUS caught) becomes :func:`changed_while_reading`."""
+    fault = getattr(_accel_module(), "MappingFault", None)
+    try:
+        yield
+    except OSError as exc:
+        if fault is not None and isinstance(exc, fault):
+            raise changed_while_reading(path) from None
+        raise
+
+
+def _cut_parts(mm: Any, start: int, size: int) -> list[tuple[int, int]]:
+    """The parts of ``mm[start:size]`` scanned by one thread each (cut after a newline)."""
     workers = max(1, min(os.cpu_count() or 1, 4)) if size - start >= _PARALLEL_MIN else 1
     cuts = [start]
     for i in range(1, workers):
         nl = mm.find(b"\n", max(start + (size - start) * i // workers, cuts[-1]))
         cuts.append(size if nl < 0 else nl + 1)
     cuts.append(size)
-    parts = [(a, z) for a, z in pairwise(cuts) if z > a]
+    return [(a, z) for a, z in pairwise(cuts) if z > a]
+
+
+def _scan_parts(mm: Any, parts: list[tuple[int, int]], ncols: int, numcol: int, doccol: int,
+                progress: Progress | None, release: bool, size: int) -> list[tuple[np.ndarray, ...]]:
+    """Run the C tokenizer over each part (one thread each); each part's outputs and state."""
+    import threading
+
+    _accel = _accel_module()
     # Upper bounds: a line is at least 2 * ncols bytes (one byte per field, the separators, the newline).
     caps = [(z - a + 1) // (2 * ncols) + 1 for a, z in parts]
     # Numbers: part 0 writes into an array sized for the whole file, the others into their own, copied
     # after it. Document ids: each part's become one chunk of the run's (chunked) Arrow array, as they are.
     # (Untouched capacity costs address space only, not memory.)
     total_rows = sum(caps)
-    outs = []
+    outs: list[tuple[np.ndarray, ...]] = []
     for i, ((a, z), cap) in enumerate(zip(parts, caps, strict=True)):
         outs.append((
             np.empty(total_rows if i == 0 else cap, dtype=np.float64),  # numbers
@@ -631,9 +704,11 @@ def scan_mapped(mm: Any, size: int, ncols: int, numcol: int, doccol: int, progre
 
         with ThreadPoolExecutor(len(parts)) as pool:
             list(pool.map(scan, range(len(parts))))
-    if any(o[6][6] != 0 for o in outs):
-        return None
-    # Join the parts: rows of part i follow those of part i-1.
+    return outs
+
+
+def _join_parts(outs: list[tuple[np.ndarray, ...]]) -> Scanned | None:
+    """One :class:`Scanned` from the parts' outputs: rows of part i follow those of part i-1."""
     vals = outs[0][0]
     n = 0
     doc_chunks, qids_parts, starts_parts = [], [], []
@@ -729,6 +804,13 @@ def read_trec_run(path: PathLike, name: str | None = None, *, format: str = "tre
     ``name`` defaults to the tag of the first line (six-column files), else the file name. Rows need not
     be grouped by query."""
     p = os.fspath(path)
+    stamp = file_stamp(p)
+    run = _read_trec_run(p, name, format, chunk_size, progress)
+    check_unchanged(p, stamp)  # another process wrote to the file meanwhile: what was read is not the file
+    return run
+
+
+def _read_trec_run(p: str, name: str | None, format: str, chunk_size: int, progress: Progress | None) -> Run:
     layout, tag = run_layout(p, format)
     if name is None:
         name = tag if tag is not None else default_run_name(p)
@@ -760,6 +842,13 @@ def read_trec_qrels(path: PathLike, *, chunk_size: int = CHUNK_SIZE, progress: P
     ``qid docno`` (every listed document has grade 1). Comment lines (first non-blank character ``#``) are
     skipped."""
     p = os.fspath(path)
+    stamp = file_stamp(p)
+    qrels = _read_trec_qrels(p, chunk_size, progress)
+    check_unchanged(p, stamp)
+    return qrels
+
+
+def _read_trec_qrels(p: str, chunk_size: int, progress: Progress | None) -> Qrels:
     layout = qrels_layout(p)
     fast = _scan_fast(p, layout, progress) if chunk_size == CHUNK_SIZE else None
     if fast is not None:

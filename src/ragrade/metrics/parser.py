@@ -144,6 +144,13 @@ def _format(fam: Family, key: str, value: Any) -> str:
 MAX_INT = 2**63 - 1
 
 
+def _check_raw_digits(raw_params: dict[str, Any]) -> None:
+    """Parameters given as text (``Metric.make(..., rel="２")``, which int() would read) hold ASCII digits."""
+    for raw in raw_params.values():
+        if isinstance(raw, str):
+            check_ascii_digits(raw)
+
+
 def _build(fam: Family, k: Any, raw_params: dict[str, Any], *, text: str) -> Metric:
     """A validated :class:`Metric` of ``fam`` (``text`` is what the user wrote, for messages)."""
     if k is not None:
@@ -157,6 +164,7 @@ def _build(fam: Family, k: Any, raw_params: dict[str, Any], *, text: str) -> Met
             raise MetricError(f"{text!r}: the cutoff must be at most 2**63 - 1 (positions are 64-bit integers), "
                               f"got {k}")
     values: dict[str, Any] = {}
+    _check_raw_digits(raw_params)
     for key, raw in raw_params.items():
         spec = fam.param(str(key).lower())
         if spec is None:
@@ -358,11 +366,23 @@ def _dotted(s: str) -> list[tuple[str, Metric]] | None:
 # -- the parser -------------------------------------------------------------------------------------------
 
 
+def check_ascii_digits(text: str) -> None:
+    """Refuse a digit other than 0-9 in a metric string (``ndcg@１０``, ``P@٥``): Python's ``int()`` reads
+    fullwidth and other scripts' digits, so ``ndcg@１０`` was taken for ``ndcg@10`` without a word."""
+    for c in text:
+        if not c.isascii() and (c.isdecimal() or c.isdigit() or c.isnumeric()):
+            import unicodedata
+
+            raise MetricError(f"{text!r}: {c!r} ({unicodedata.name(c, 'a non-ASCII digit')}) is not a digit "
+                              "ragrade reads: write numbers with the ASCII digits 0-9")
+
+
 def parse_labelled(text: str, names: Names = "ragrade") -> list[tuple[str, Metric]]:
     """Parse ``text`` into ``(label, Metric)`` pairs: trec_eval names labelled with trec_eval's output
     names, cutoff lists expanded (``P@[5,10]`` -> ``P@5``, ``P@10``), anything else labelled as written."""
     if not isinstance(text, str):
         raise MetricError(f"a metric must be given as a string, got {type(text).__name__}: {text!r}")
+    check_ascii_digits(text)
     trec = trec_labels(text, names)
     if trec is not None:
         return trec

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from ragrade._arrays import member
 from ragrade.data import Run
 from ragrade.errors import (
     IdMismatchError,
@@ -299,7 +300,7 @@ def check_ids(run: Any, qrels: Any, *, id_key: str | None = None, kind: str | No
     judged = set(q.doc_vocab.tolist())
     common = [x for x in r.query_ids.tolist() if x in q]
     docs = r.per_row_docs()
-    in_common = np.isin(r.per_row_queries(), np.asarray(common, dtype=object)) if common else np.zeros(0, bool)
+    in_common = member(r.per_row_queries(), common) if common else np.zeros(0, bool)
     ours = docs[in_common] if len(in_common) else docs[:0]
     if not common:
         raise IdMismatchError(f"no retrieved query is in the qrels (run: {_sample(r.query_ids.tolist())}; qrels: "
