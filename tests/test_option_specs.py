@@ -22,6 +22,7 @@ from ragrade import options as o
 from ragrade.cli import main
 from ragrade.cli._options import OptionChoice, OptionType
 from ragrade.errors import InternalError, PolicyError, RagradeError, UnknownNameError
+from ragrade.report.prepare import metric_at_k
 
 EX = Path(__file__).resolve().parents[1] / "examples"
 Q, R, D = str(EX / "qrels.tsv"), str(EX / "run.tsv"), str(EX / "run_dense.tsv")
@@ -30,9 +31,9 @@ RUN = {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d4": 1.0, "d3": 0.5}}
 RUN2 = {"q1": {"d2": 2.0, "d1": 1.0}, "q2": {"d3": 1.0}}
 
 #: Every declaration of the registry, and the ones declared to a function of their own.
-DECLARED = sorted({*o.OPTIONS.values(), o.GATE_TEST, o.SOME_METRICS, o.PLOT_FORMAT, o.QRELS_OBJECT,
-                   o.RUN_OBJECT, o.STEP, o.CV, o.PARAMS, o.MAX_FAILED, o.TIMEOUT, o.CONCURRENCY, o.LLM_SEED,
-                   o.BASE_URL, o.MARGIN, o.FLOOR, o.HOLE_THRESHOLD, o.KS}, key=lambda s: (s.name, s.flag or ""))
+DECLARED = list({id(s): s for s in (*o.OPTIONS.values(), o.GATE_TEST, o.SOME_METRICS, o.PLOT_FORMAT, o.QRELS_OBJECT,
+                                    o.RUN_OBJECT, o.STEP, o.CV, o.PARAMS, o.MAX_FAILED, o.TIMEOUT, o.CONCURRENCY,
+                                    o.LLM_SEED, o.BASE_URL, o.MARGIN, o.FLOOR, o.HOLE_THRESHOLD, o.KS)}.values())
 
 
 @pytest.mark.parametrize("spec", DECLARED, ids=[f"{s.name}{s.flag or ''}" for s in DECLARED])
@@ -66,7 +67,7 @@ def _valid(tmp: Path) -> dict[str, tuple[object, tuple, dict]]:
         "conventions": (ragrade.conventions, (QRELS, RUN, ["P@1"]), {}),
         "report.render_html": (ragrade.report.render_html, three, {"plots": False, "n_resamples": 50}),
         "report.write_plots": (ragrade.report.write_plots, (tmp / "plots", *three), {"n_resamples": 50}),
-        "metric_at_k": (ragrade.report.metric_at_k, (QRELS, {"a": RUN, "b": RUN2}, "P", [1, 2]), {}),
+        "metric_at_k": (metric_at_k, (QRELS, {"a": RUN, "b": RUN2}, "P", [1, 2]), {}),
         "assessment.agreement": (ragrade.assessment.agreement, (QRELS, QRELS), {}),
         "optimize_fusion": (ragrade.optimize_fusion, (QRELS, {"a": RUN, "b": RUN2}, "wsum"), {"metric": "P@1"}),
         "fuse": (ragrade.fuse, ({"a": RUN, "b": RUN2},), {}),
@@ -90,15 +91,17 @@ def _names_taken(func: object) -> list[str]:
     return names
 
 
-def test_every_public_function_is_covered():
-    from ragrade.errors import boundary  # noqa: F401  (the decorator every public function goes through)
+def test_every_public_function_goes_through_the_boundary():
+    """Each public function binds and checks its arguments at the edge (``options.public`` or
+    ``errors.boundary``): the function seen is the boundary's wrapper of the one written."""
+    functions = {n: getattr(ragrade, n) for n in ragrade.__all__ if inspect.isfunction(getattr(ragrade, n))}
+    assert len(functions) > 20
+    bare = [n for n, f in functions.items() if not hasattr(f, "__wrapped__")]
+    assert sorted(bare) == sorted(WITHOUT_BOUNDARY), bare  # the list only shrinks: take a name off when it is done
 
-    functions = {n for n in ragrade.__all__ if inspect.isfunction(getattr(ragrade, n))}
-    checked = {"evaluate", "compare", "gate", "plan", "conventions", "optimize_fusion", "fuse", "write_run",
-               "write_qrels", "read_run", "load_baseline"}
-    without_options = {"evaluate_diversity", "get_matcher", "get_profile", "parse_metric", "parse_metrics",
-                       "read_qrels", "retrieve", "save_baseline"}  # no declared keyword beyond the data
-    assert functions <= checked | without_options, functions - checked - without_options
+
+#: Public functions not yet behind the boundary, with the helper that owns them (the list only shrinks).
+WITHOUT_BOUNDARY = {"erag_labels": "nuggets (it calls the caller's generate: wrap it with errors.user_code)"}
 
 
 @pytest.mark.parametrize("name", ["evaluate", "compare", "compare_scores", "gate", "plan", "conventions",
@@ -144,7 +147,7 @@ BASE = {
     "conventions": ["conventions", Q, R, "-m", "ap"], "agreement": ["agreement", Q, Q],
     "fuse": ["fuse", R, D, "-o", "f.tsv"], "judge": ["judge", str(EX / "judge.jsonl")],
     "assess": ["assess", R, "--queries", str(EX / "topics.tsv"), "--corpus", str(EX / "corpus.jsonl")],
-    "retrieve": ["retrieve", "m:f", "--queries", "q.tsv", "-o", "o.tsv"],
+    "retrieve": ["retrieve", "m:f", "--queries", str(EX / "topics.tsv"), "-o", "o.tsv"],
     "chunking": ["chunking", str(EX / "chunking"), "spans.jsonl"],
 }
 

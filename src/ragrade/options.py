@@ -605,7 +605,7 @@ METRICS = Option("metrics", object, None, validator=_metrics,
 #: ``metrics`` where None means every metric at hand (the gate: the baseline's; compare_scores: the columns).
 SOME_METRICS = dataclasses.replace(METRICS, nullable=True, bad=(5, 1.5, b"x"))
 PROFILES = Option("profiles", object, None, nullable=True, validator=_sequence_of(PROFILE),
-                  what="a list of profile names", bad=(5, "abc", [3]))
+                  what="a list of profile names", bad=(5, [3], b"x"))
 DELTA = Option("delta", float, None, minimum=0, open_minimum=True, validator=_mapping_or_number,
                what="a number > 0 or a mapping of metric -> number > 0", bad=("x", 0, -1, math.nan, {"P@1": 0}))
 STEP = Option("step", float, 0.1, minimum=0, maximum=1, open_minimum=True, flag="--step",

@@ -119,7 +119,8 @@ def test_stdout_to_a_full_disk_is_one_clean_error(ex, name):
 def unwritable(tmp_path):
     """A folder no file can be created in (a read-only folder; root may write in any, but not in /sys)."""
     if os.geteuid() == 0:
-        return Path("/sys")
+        yield Path("/sys")
+        return
     folder = tmp_path / "read-only"
     folder.mkdir()
     folder.chmod(0o555)
@@ -139,7 +140,7 @@ def test_a_folder_that_cannot_be_written_is_one_clean_error(ex, name, unwritable
 @pytest.mark.parametrize("name", ["evaluate -o", "compare", "fuse", "convert", "conventions"])
 def test_a_failed_command_leaves_the_existing_file_as_it_was(ex, name):
     args, _ = writers(ex)[name]
-    target = ex / "kept.out"
+    target = ex / "kept.tsv"
     target.write_text("what was there\n", encoding="utf-8")
     target.chmod(0o640)
     broken = [a if a != str(ex / "run.tsv") else str(ex / "missing.tsv") for a in args]  # fails on reading

@@ -91,30 +91,16 @@ class _LazyGroup(click.Group):
 def _uncaught(exc: Exception) -> None:
     """An exception that left a command: ragrade's own error or a file error is bad input (exit 2, one
     line); anything else is a bug of ragrade (exit 70, with its traceback)."""
-    import errno
-
-    from ragrade.cli._output import fail, internal
+    from ragrade.cli._output import fail, internal, os_error
     from ragrade.errors import INPUT_EXCEPTIONS, RagradeError, input_error
 
     if isinstance(exc, RagradeError):
         fail(str(exc))
-    if isinstance(exc, OSError) and exc.filename is None and exc.errno in (errno.ENOSPC, errno.EIO, errno.EFBIG):
-        _quiet_stdout()
-        fail(f"cannot write the output: {exc.strerror}")  # stdout is a full disk (> /dev/full)
+    if isinstance(exc, OSError):
+        fail(os_error(exc))
     if isinstance(exc, INPUT_EXCEPTIONS):
         fail(str(input_error("ragrade", exc)).removeprefix("ragrade: "))
     internal(exc)
-
-
-def _quiet_stdout() -> None:
-    """Point stdout at /dev/null: what could not be written is not tried again when Python exits."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):  # no file descriptor (a test's captured stdout)
-        pass
 
 
 def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:

@@ -134,8 +134,21 @@ def input_errors() -> Iterator[None]:
     except RagradeError as exc:
         fail(str(exc))
     except OSError as exc:
-        name = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        fail(f"{name}{exc.strerror or exc}")
+        fail(os_error(exc))
+
+
+def os_error(exc: OSError) -> str:
+    """The ``error:`` line of a file error: the file and the system's words; a full disk without a file name
+    is stdout (``> /dev/full``), which is then pointed at /dev/null (nothing is tried again at exit)."""
+    import errno
+
+    if exc.filename is None and exc.errno in (errno.ENOSPC, errno.EIO, errno.EFBIG):
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # no descriptor: a test's captured stdout
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return f"cannot write the output: {exc.strerror}"
+    name = f"{exc.filename}: " if exc.filename else ""
+    return f"{name}{exc.strerror or exc}"
 
 
 @contextlib.contextmanager

@@ -83,6 +83,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
     label = run_names([run], [run_name] if run_name else [])[0]
     with input_errors():
         refuse_inputs(output, [qrels, run])
+        refuse_inputs(loop.save_baseline, [qrels, run])
         slice_labels = load_slices(slices)
         keywords = plan_keywords(options)
         # the options parsed into the one plan (a metric typo fails here, before any file is read)
