@@ -22,7 +22,7 @@ SHARED: dict[str, tuple[o.Option, ...]] = {
     "--llm-seed": (o.LLM_SEED,), "--profile": (o.PROFILE,), "--matcher": (o.MATCHER,),
     "--max-memory": (o.MAX_MEMORY,), "--max-docs": (o.MAX_DOCS,), "--level": (o.REL_LEVEL,),
     "--num-docs": (o.NUM_DOCS,), "--upper-grade": (o.UPPER_GRADE,), "--hole-threshold": (o.HOLE_THRESHOLD,),
-    "--ks": (o.KS,), "--step": (o.STEP,), "--cv": (o.CV,), "--power": (o.POWER,),
+    "--ks": (o.KS,), "--power": (o.POWER,),
 }
 #: commands whose flag of the same spelling means something else, documented in docs/cli.md
 OWN_MEANING = {("fuse", "--profile"): "a fusion profile (ranx, langchain, ...), not an evaluation profile",

@@ -8,7 +8,7 @@ import click
 
 from ragrade.cli._options import option
 from ragrade.cli._output import fail, input_errors, refuse_inputs
-from ragrade.options import CV, SEED, STEP
+from ragrade.options import SEED
 
 _PROFILES = ("ranx", "langchain", "llamaindex", "qdrant", "pyserini", "trectools")
 
@@ -70,8 +70,10 @@ def _search_options(step: float, cv: int | None) -> None:
 @click.option("--optimize", "qrels", default=None, type=click.Path(dir_okay=False), metavar="QRELS",
               help="Choose the method's parameters/weights on these judgments (ragrade.optimize_fusion).")
 @click.option("-m", "--metric", default="ndcg@100", show_default=True, help="Metric maximised by --optimize.")
-@option(CV, help="With --optimize: also the k-fold cross-validated score (folds drawn with --seed).")
-@option(STEP, help="With --optimize: the weight grid's step (every combination of multiples of STEP summing to 1).")
+@click.option("--cv", default=None, type=int,
+              help="With --optimize: also the k-fold cross-validated score (folds drawn with --seed).")
+@click.option("--step", default=0.1, show_default=True, type=float,
+              help="With --optimize: the weight grid's step (every combination of multiples of STEP summing to 1).")
 @option(SEED, help="With --optimize --cv: the seed of the folds (same seed, same folds).")
 @click.option("--name", default=None, help="Name (TREC tag) of the fused run.")
 def command(runs: tuple[str, ...], output: str, method: str, norm: str, params: tuple[str, ...],
