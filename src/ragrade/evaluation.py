@@ -5,7 +5,7 @@
     entry point (evaluate, compare, report, gate, agreement, conventions, the commands)
       -> build_plan (engine/plan.py): keywords validated once   -> EvalPlan (immutable)
       -> dispatch (here): which executor runs the plan
-           engine="spark"                         -> ragrade.spark (Spark DataFrames)
+           engine="spark"                         -> ragrade.scale.spark (Spark DataFrames)
            max_memory, or two files too large     -> out of core (pieces, each run in memory, combined)
            otherwise                              -> engine/executor.py (in memory)
       -> prepare (here): the in-memory executor's indexed ground truth, for callers that score many runs or

@@ -5,7 +5,13 @@ command. Layer 8 (with ``report/``): it evaluates through :func:`ragrade.evaluat
 
 from __future__ import annotations
 
-from ragrade.chunking.compare import CURVE_KS, ChunkingComparison, compare_chunkings
+from ragrade.chunking.compare import (
+    CURVE_KS,
+    THRESHOLDS,
+    ChunkingComparison,
+    compare_chunkings,
+    threshold_sweep,
+)
 from ragrade.chunking.lexical import lexical
 
-__all__ = ["CURVE_KS", "ChunkingComparison", "compare_chunkings", "lexical"]
+__all__ = ["CURVE_KS", "THRESHOLDS", "ChunkingComparison", "compare_chunkings", "lexical", "threshold_sweep"]

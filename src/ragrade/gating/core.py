@@ -545,7 +545,7 @@ def _decided(v: MetricVerdict, p: float, alpha: float, strict: bool) -> MetricVe
 
 
 def stats_p(p: float) -> str:
-    from ragrade.comparison.formatting import pvalue
+    from ragrade.formatting import pvalue
 
     return pvalue(p)
 
@@ -564,7 +564,7 @@ def _ci(ci: tuple[float, float], digits: int, signed: bool = False) -> str:
 
 
 def _md(text: str) -> str:
-    from ragrade.comparison.formatting import markdown_escape
+    from ragrade.formatting import markdown_escape
 
     return markdown_escape(text)
 

@@ -767,7 +767,3 @@ def values_are_ranks(values: np.ndarray, starts: np.ndarray, seg_queries: np.nda
 def check_nonempty(n_rows: int, path: str, what: str) -> None:
     if n_rows == 0:
         raise ParseError(f"the file is empty: no {what} found", path=path)
-
-
-def as_path_str(path: Any) -> str:
-    return os.fspath(path)

@@ -24,8 +24,8 @@ import pandas as pd
 
 from ragrade.comparison import Comparison, metric_labels, name_runs
 from ragrade.comparison.export import groups_note, hole_cells, hole_note, pair_rows, summary_rows
-from ragrade.comparison.formatting import number, pvalue, signed
 from ragrade.errors import InputError, RagradeError
+from ragrade.formatting import number, pvalue, signed
 from ragrade.options import ComparisonOptions, public, spelled
 from ragrade.report._assets import CSS, JS
 from ragrade.report.data import (
