@@ -64,7 +64,13 @@ def option_line(p: click.Option, ctx: click.Context, old: dict[str, str]) -> str
 
 def render(name: str, cmd: click.Command, old_lines: list[str]) -> list[str]:
     ctx = click.Context(cmd, info_name=name)
-    old = {_flags_of(line): line for line in old_lines}
+    joined: list[str] = []  # an option's wrapped lines joined into one
+    for line in old_lines:
+        if line.startswith("  ") and joined:
+            joined[-1] += " " + line.strip()
+        else:
+            joined.append(line)
+    old = {_flags_of(line): line for line in joined}
     return [option_line(p, ctx, old) for p in cmd.params if isinstance(p, click.Option) and not p.hidden
             and p.name not in ("help",)]
 
@@ -91,7 +97,7 @@ def regenerate(text: str) -> str:
             out += [head, body]
             continue
         last = first
-        while last + 1 < len(lines) and lines[last + 1].startswith("- `-"):
+        while last + 1 < len(lines) and (lines[last + 1].startswith("- `-") or lines[last + 1].startswith("  ")):
             last += 1
         lines[first:last + 1] = render(name, cmd, lines[first:last + 1])
         out += [head, "\n".join(lines)]
