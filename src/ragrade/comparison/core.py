@@ -322,80 +322,70 @@ def _rows(kept: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], metric_lis
           p_of: dict[str, np.ndarray], o: ComparisonOptions, base: str | None, letters: dict[str, str]
           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, dict[str, pd.Series]]]:
     """The summary rows (metric x run), the pair rows (metric x pair) and the scores each metric used."""
-    test_name, correction_name, alpha = o.test, o.correction, o.alpha
     index_of = {name: i for i, name in enumerate(names)}
-    n_runs = len(names)
     summary_rows: list[dict[str, Any]] = []
     pair_rows: list[dict[str, Any]] = []
     used_scores: dict[str, dict[str, pd.Series]] = {name: {} for name in names}
     for metric in metric_list:
         keep, x, d = kept[metric]
-        n = x.shape[0]
         ids = all_ids if keep.all() else all_ids[keep]
         for name in names:
             used_scores[name][metric] = pd.Series(x[:, index_of[name]], index=ids)
-        lo, hi = ci_of[metric]
         p = p_of[metric]
-        p_adj = p if test_name == "tukey" else stats.adjust_pvalues(p, correction_name)
-        dz = stats.cohens_dz(d)
-        mde = paired_mde(d, alpha, COMPARE_POWER)
-        wtl = stats.win_tie_loss(d)
+        p_adj = p if o.test == "tukey" else stats.adjust_pvalues(p, o.correction)
         means = x.mean(axis=0)
-        dmeans = d.mean(axis=0)
-        significant = p_adj <= alpha
-
-        better: dict[str, list[str]] = {name: [] for name in names}
-        worse: dict[str, list[str]] = {name: [] for name in names}
-        different = np.zeros((n_runs, n_runs), dtype=bool)
-        for j, (a, b) in enumerate(pairs):
-            if significant[j]:
-                different[index_of[a], index_of[b]] = different[index_of[b], index_of[a]] = True
-            if significant[j] and dmeans[j] != 0:
-                winner, loser = (b, a) if dmeans[j] > 0 else (a, b)
-                better[winner].append(loser)
-                worse[loser].append(winner)
-            pair_rows.append(
-                {
-                    "metric": metric,
-                    "control": a,
-                    "treatment": b,
-                    "mean_control": float(means[index_of[a]]),
-                    "mean_treatment": float(means[index_of[b]]),
-                    "delta": float(dmeans[j]),
-                    "delta_ci_low": float(lo[n_runs + j]),
-                    "delta_ci_high": float(hi[n_runs + j]),
-                    "p_value": float(p[j]),
-                    "p_adjusted": float(p_adj[j]),
-                    "significant": bool(significant[j]),
-                    "cohens_dz": float(dz[j]),
-                    "mde": float(mde[j]),
-                    "wins": int(wtl[0, j]),
-                    "ties": int(wtl[1, j]),
-                    "losses": int(wtl[2, j]),
-                    "n": n,
-                }
-            )
-        group = stats.significance_groups(means, different) if base is None else [""] * n_runs
-        best = float(means.max())
-        for i, name in enumerate(names):
-            better_sorted = sorted(better[name], key=index_of.__getitem__)
-            summary_rows.append(
-                {
-                    "metric": metric,
-                    "run": name,
-                    "letter": letters[name],
-                    "mean": float(means[i]),
-                    "ci_low": float(lo[i]),
-                    "ci_high": float(hi[i]),
-                    "n": n,
-                    "better_than": better_sorted,
-                    "worse_than": sorted(worse[name], key=index_of.__getitem__),
-                    "marker": "".join(letters[o] for o in better_sorted),
-                    "best": bool(means[i] == best),
-                    "group": group[i],
-                }
-            )
+        rows, better, worse, different = _pair_rows(metric, x, d, pairs, index_of, ci_of[metric], p, p_adj, o.alpha)
+        pair_rows += rows
+        group = stats.significance_groups(means, different) if base is None else [""] * len(names)
+        summary_rows += _summary_rows(metric, names, means, ci_of[metric], x.shape[0], better, worse, letters,
+                                      group, index_of)
     return summary_rows, pair_rows, used_scores
+
+
+def _pair_rows(metric: str, x: np.ndarray, d: np.ndarray, pairs: list[tuple[str, str]], index_of: dict[str, int],
+               ci: tuple[np.ndarray, np.ndarray], p: np.ndarray, p_adj: np.ndarray, alpha: float
+               ) -> tuple[list[dict[str, Any]], dict[str, list[str]], dict[str, list[str]], np.ndarray]:
+    """One metric's pair rows, which run is significantly better than which, and the runs told apart."""
+    n_runs, n = x.shape[1], x.shape[0]
+    lo, hi = ci
+    dz, mde, wtl = stats.cohens_dz(d), paired_mde(d, alpha, COMPARE_POWER), stats.win_tie_loss(d)
+    means, dmeans = x.mean(axis=0), d.mean(axis=0)
+    significant = p_adj <= alpha
+    better: dict[str, list[str]] = {name: [] for name in index_of}
+    worse: dict[str, list[str]] = {name: [] for name in index_of}
+    different = np.zeros((n_runs, n_runs), dtype=bool)
+    rows = []
+    for j, (a, b) in enumerate(pairs):
+        if significant[j]:
+            different[index_of[a], index_of[b]] = different[index_of[b], index_of[a]] = True
+        if significant[j] and dmeans[j] != 0:
+            winner, loser = (b, a) if dmeans[j] > 0 else (a, b)
+            better[winner].append(loser)
+            worse[loser].append(winner)
+        rows.append({"metric": metric, "control": a, "treatment": b, "mean_control": float(means[index_of[a]]),
+                     "mean_treatment": float(means[index_of[b]]), "delta": float(dmeans[j]),
+                     "delta_ci_low": float(lo[n_runs + j]), "delta_ci_high": float(hi[n_runs + j]),
+                     "p_value": float(p[j]), "p_adjusted": float(p_adj[j]), "significant": bool(significant[j]),
+                     "cohens_dz": float(dz[j]), "mde": float(mde[j]), "wins": int(wtl[0, j]),
+                     "ties": int(wtl[1, j]), "losses": int(wtl[2, j]), "n": n})
+    return rows, better, worse, different
+
+
+def _summary_rows(metric: str, names: list[str], means: np.ndarray, ci: tuple[np.ndarray, np.ndarray], n: int,
+                  better: dict[str, list[str]], worse: dict[str, list[str]], letters: dict[str, str],
+                  group: list[str], index_of: dict[str, int]) -> list[dict[str, Any]]:
+    """One metric's summary rows: each run's mean and interval, markers and group."""
+    lo, hi = ci
+    best = float(means.max())
+    rows = []
+    for i, name in enumerate(names):
+        better_sorted = sorted(better[name], key=index_of.__getitem__)
+        rows.append({"metric": metric, "run": name, "letter": letters[name], "mean": float(means[i]),
+                     "ci_low": float(lo[i]), "ci_high": float(hi[i]), "n": n, "better_than": better_sorted,
+                     "worse_than": sorted(worse[name], key=index_of.__getitem__),
+                     "marker": "".join(letters[o] for o in better_sorted), "best": bool(means[i] == best),
+                     "group": group[i]})
+    return rows
 
 
 def _tukey_pairs(x: np.ndarray, ctrl: np.ndarray, trt: np.ndarray) -> np.ndarray:
