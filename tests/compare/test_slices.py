@@ -180,3 +180,16 @@ def test_cli_slices(tmp_path) -> None:
     assert 'id="slices"' in text and "slice-plot" in text and "By category" in text
     assert ">MDE</th>" in text  # the pairs table states each pair's minimal detectable effect
     assert not math.isnan(gate_data["slices"]["ndcg@10"]["category"]["delta"])
+
+
+def test_evaluate_compare_and_report_count_a_slice_alike() -> None:
+    """A slice's ``queries`` are the queries scored, in evaluate --slices, compare --slices and the report (a
+    query without relevant judgments, left out of the means, is in no count)."""
+    runner = CliRunner()
+    ev = runner.invoke(main, ["evaluate", QRELS, BM25, "-m", "ndcg@10", "--slices", SLICES, "--format", "json"])
+    cmp = runner.invoke(main, ["compare", QRELS, BM25, DENSE, "-m", "ndcg@10", "--slices", SLICES, "--format",
+                               "json", "--resamples", "50"])
+    assert ev.exit_code == 0 and cmp.exit_code == 0, (ev.output, cmp.output)
+    counts = {c: {s: e["queries"] for s, e in v.items()} for c, v in json.loads(ev.stdout)["slices"].items()}
+    compared = {c: {s: e["queries"] for s, e in v.items()} for c, v in json.loads(cmp.stdout)["slices"].items()}
+    assert counts == compared and sum(counts["category"].values()) == 34  # 36 queries, 2 without a relevant one
