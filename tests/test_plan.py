@@ -80,9 +80,12 @@ def test_gate_scores_the_candidate_as_evaluate_does(tmp_path, keywords, metrics,
     cand = ragrade.evaluate(qrels, runs["b"], metrics, **keywords)
     gate_kw = {k: v for k, v in keywords.items() if k not in ("rel_level",)}
     res = ragrade.gate(path, qrels, runs["b"], n_resamples=200, **gate_kw)
-    for v in res.verdicts:
-        assert v.candidate == pytest.approx(float(cand.per_query[v.metric].dropna().mean()), abs=1e-15)
-        assert v.baseline == pytest.approx(float(base.per_query[v.metric].dropna().mean()), abs=1e-15)
+    for v in res.verdicts:  # on the queries both count (as compare keeps the queries every run scores)
+        b, c = base.per_query[v.metric], cand.per_query[v.metric].reindex(base.per_query.index)
+        paired = b.notna() & c.notna()
+        assert v.paired == int(paired.sum())
+        assert v.candidate == pytest.approx(float(c[paired].mean()), abs=1e-15)
+        assert v.baseline == pytest.approx(float(b[paired].mean()), abs=1e-15)
     same = ragrade.gate(path, qrels, runs["a"], n_resamples=200, **gate_kw)
     assert same.passed and all(v.delta == 0 for v in same.verdicts)
 
@@ -216,7 +219,7 @@ def test_the_commands_parse_the_same_options_into_the_same_plan(tmp_path, option
             got = stored["per_query"]["values"][metric][stored["per_query"]["queries"].index(q)]
             assert (got is None and value != value) or got == value
     gate_options = [o for o in options if o not in ("--names", "trec_eval", "-l", "2")]
-    gated = runner.invoke(main, ["gate", str(base), QRELS, DENSE, "--n-resamples", "100", *gate_options])
+    gated = runner.invoke(main, ["gate", str(base), QRELS, DENSE, "--resamples", "100", *gate_options])
     assert gated.exit_code == 0, gated.output
     rep = runner.invoke(main, ["report", QRELS, RUN, DENSE, *metrics, "-o", str(tmp_path / "r.html"), "--no-plots",
                                "--resamples", "100", *options])

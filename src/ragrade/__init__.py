@@ -36,6 +36,9 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "conventions": ("ragrade.report.conventions", "conventions"),
     "ConventionsReport": ("ragrade.report.conventions", "ConventionsReport"),
     "compare": ("ragrade.comparison", "compare"),
+    "ComparisonOptions": ("ragrade.options", "ComparisonOptions"),
+    "EngineProfile": ("ragrade.profiles", "EngineProfile"),
+    "ListProfile": ("ragrade.profiles", "ListProfile"),
     "Comparison": ("ragrade.comparison", "Comparison"),
     "report": ("ragrade.report", None),
     "retrieve": ("ragrade.retrieval", "retrieve"),
@@ -119,8 +122,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade.matching import get_matcher
     from ragrade.metrics.parser import Metric, parse_metric, parse_metrics
     from ragrade.nuggets.erag import erag_labels
+    from ragrade.options import ComparisonOptions
     from ragrade.policies import Policies
-    from ragrade.profiles import Profile, get_profile
+    from ragrade.profiles import EngineProfile, ListProfile, Profile, get_profile
     from ragrade.report.conventions import ConventionsReport, conventions
     from ragrade.retrieval import RetrievedRun, retrieve
     from ragrade.spans import (
@@ -140,13 +144,16 @@ __all__ = [
     "ChunkMap",
     "ChunkingComparison",
     "Comparison",
+    "ComparisonOptions",
     "ConventionsReport",
     "Corpus",
+    "EngineProfile",
     "Evaluator",
     "FusionSearch",
     "HoleRate",
     "InputError",
     "InternalError",
+    "ListProfile",
     "Metric",
     "MetricError",
     "MissingDependencyError",

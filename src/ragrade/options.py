@@ -31,6 +31,7 @@ import inspect
 import math
 import numbers
 import re
+import types
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar, overload
@@ -57,13 +58,45 @@ def spelling(kind: str) -> Iterator[None]:
         SPELLING.reset(token)
 
 
+#: On the command line, the flag of a keyword in the command running (``format`` -> ``--output-format`` in
+#: ``convert``), where it differs from its declaration or has none (:func:`flags`).
+FLAGS: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar(
+    "ragrade_flags", default=types.MappingProxyType({}))
+
+
+@contextlib.contextmanager
+def flags(**names: str) -> Iterator[None]:
+    """Inside the block, messages name these keywords by these command-line flags (``format="--output-format"``)."""
+    token = FLAGS.set({**FLAGS.get(), **names})
+    try:
+        yield
+    finally:
+        FLAGS.reset(token)
+
+
+def cli_flag(name: str) -> str | None:
+    """The command line's flag for the keyword ``name`` in the command running (None: it has none)."""
+    if name in FLAGS.get():
+        return FLAGS.get()[name]
+    spec = OPTIONS.get(name)
+    return spec.flag if spec is not None else None
+
+
 def spelled(name: str, flag: str | None = None) -> str:
-    """The option ``name`` as the current caller writes it: ``--flag`` on the command line (the declared
-    flag, else ``--name-with-dashes``), the keyword otherwise."""
+    """The option ``name`` as the current caller writes it: ``--flag`` on the command line (the command's flag,
+    the declared one, else ``--name-with-dashes``), the keyword otherwise."""
     if SPELLING.get() == "cli":
-        spec = OPTIONS.get(name)
-        return flag or (spec.flag if spec is not None and spec.flag else "--" + name.replace("_", "-"))
+        return FLAGS.get().get(name) or flag or cli_flag(name) or "--" + name.replace("_", "-")
     return name
+
+
+def how_to_give(name: str, otherwise: str) -> str:
+    """How the current caller gives the keyword ``name``: ``pass name=`` from Python, ``give --flag`` on the
+    command line when the command has one, else ``otherwise`` (what a command-line user can do instead)."""
+    if SPELLING.get() != "cli":
+        return f"pass {name}="
+    flag = FLAGS.get().get(name) or cli_flag(name)
+    return f"give {flag}" if flag else otherwise
 
 
 _KIND_WORDS = {int: "an integer", float: "a number", str: "a word", bool: "true or false"}
@@ -156,6 +189,7 @@ class Option(Param):
         if self.kind is not int or self.choices is not None or self.validator is not None:
             return super().constraint() if self.validator is None else ""
         lo, hi = self.minimum, self.maximum
+        hi = None if hi is not None and hi >= MAX_INT32 else hi  # a machine limit, not worth saying
         if lo is not None and hi is not None:
             return f"from {int(lo)} to {int(hi)}"
         if lo is not None:
@@ -165,7 +199,7 @@ class Option(Param):
     # -- the command line --------------------------------------------------------------------------
     def parse(self, text: str) -> Any:
         """The value of the command-line text ``text`` (then checked as :meth:`check` does)."""
-        if self.kind in (int, float) and self.validator is None:
+        if self.kind in (int, float):
             try:
                 number: Any = int(text.strip()) if self.kind is int else float(text.strip())
             except ValueError:
@@ -180,7 +214,7 @@ class Option(Param):
         text = self.doc
         rule = self.constraint() if self.choices is None else ""
         if rule:
-            text += f" ({rule})"
+            text = text.rstrip(".") + f" ({rule})."
         if self.aliases:
             extra = [a for a, c in self.aliases if a != c]
             if extra:
@@ -390,7 +424,7 @@ CONFIDENCE = Option("confidence", float, None, minimum=0, maximum=1, open_minimu
                     doc="Level of the confidence intervals (default: 1 - alpha, i.e. 0.95).")
 N_RESAMPLES = Option("n_resamples", int, 10_000, minimum=1, maximum=MAX_INT32, flag="--resamples",
                      doc="Resamples of the bootstrap intervals and of the resampling tests.")
-SEED = Option("seed", object, 0, nullable=True, flag="--seed", metavar="INTEGER", validator=_seed,
+SEED = Option("seed", int, 0, minimum=0, nullable=True, flag="--seed", metavar="INTEGER", validator=_seed,
               what="a non-negative integer", bad=(-1, 1.5, "abc", "x", "-1", True),
               doc="Seed of the random numbers (same seed, same numbers).")
 TEST = Option("test", str, "randomization", choices=TESTS, aliases=tuple(TEST_ALIASES.items()), flag="--test",
@@ -458,6 +492,20 @@ class ComparisonOptions:
             raise InputError("options must be a ragrade.ComparisonOptions", value=type(given).__name__)
         mine = {name: keywords.pop(name) for name in COMPARISON_OPTIONS if name in keywords}
         return (given or cls()).replace(**mine) if mine else (given or cls())
+
+    @classmethod
+    def of(cls, given: ComparisonOptions | None, keywords: Mapping[str, Any],
+           refuse: Sequence[str] = ()) -> ComparisonOptions:
+        """:meth:`take` of a caller whose every keyword is a comparison option: any other (or one of
+        ``refuse``) is an :class:`~ragrade.errors.UnknownNameError` naming the nearest."""
+        rest = dict(keywords)
+        out = cls.take(rest, given)
+        unknown = [*rest, *(k for k in keywords if k in refuse)]
+        if unknown:
+            from ragrade.errors import UnknownNameError
+
+            raise UnknownNameError("option", unknown[0], [n for n in COMPARISON_OPTIONS if n not in refuse])
+        return out
 
     def keywords(self) -> dict[str, Any]:
         """The options as keywords."""
@@ -529,9 +577,11 @@ ALLOW_QRELS_CHANGE = Option("allow_qrels_change", bool, False, flag="--allow-qre
 CUTOFF = Option("k", int, 10, minimum=1, maximum=MAX_COUNT, doc="a cutoff")
 KS = Option("ks", object, (1, 3, 5, 10, 20, 50, 100), nullable=True, flag="--ks", metavar="K,K,...",
             validator=_sequence_of(CUTOFF), what="a list of cutoffs >= 1", bad=([0], ["x"], 5, "abc", [1.5]),
-            doc="Cutoffs of the metric@k curves (none: no curves).")
+            doc="Cutoffs of the metric@k curves, e.g. 1,5,10 ('' for none).")
 DEPTH = Option("depth", int, None, minimum=1, maximum=MAX_INT32, nullable=True, flag="--depth",
                doc="Items shown per run and query (default: the largest metric cutoff, else 10).")
+HOLE_THRESHOLD = Option("hole_threshold", float, 0.1, minimum=0, maximum=1, flag="--hole-threshold",
+                        doc="Warn when the mean hole rate (share of unjudged documents in the top k) exceeds it.")
 PLOTS = Option("plots", bool, True, flag="--plots", doc="Draw the plots (inline SVG).")
 TITLE = Option("title", str, "ragrade report", flag="--title", doc="Title of the report.")
 MAX_PAIR_PLOTS = Option("max_pair_plots", int, 10, minimum=0, maximum=MAX_INT32,
@@ -540,7 +590,8 @@ COMPRESSION = Option("compression", int, 1, minimum=0, maximum=9, doc="zlib leve
 SCALE = Option("scale", float, 2.0, minimum=0.5, maximum=8, flag="--scale", doc="PNG pixels per SVG pixel.")
 PLOT_FORMAT = Option("format", str, "svg", choices=("svg", "png"), flag="--format",
                      doc="File format (png needs the 'plots' extra: matplotlib).")
-TOP = Option("top", int, 5, minimum=1, maximum=MAX_INT32, flag="--top", doc="Profiles shown per metric.")
+TOP = Option("top", int, 5, minimum=0, maximum=1000, flag="--top",
+             doc="Queries listed per metric among those that move most across profiles.")
 PATH = Option("path", object, None, validator=_path, what="a file path", bad=(5, "", b"x"), doc="A file.")
 NAME = Option("name", str, None, nullable=True, doc="The run's name.", bad=())
 POWER = Option("power", float, 0.8, minimum=0, maximum=1, open_minimum=True, open_maximum=True, flag="--power",
@@ -554,7 +605,7 @@ METRICS = Option("metrics", object, None, validator=_metrics,
 #: ``metrics`` where None means every metric at hand (the gate: the baseline's; compare_scores: the columns).
 SOME_METRICS = dataclasses.replace(METRICS, nullable=True, bad=(5, 1.5, b"x"))
 PROFILES = Option("profiles", object, None, nullable=True, validator=_sequence_of(PROFILE),
-                  what="a list of profile names", bad=(5, "abc", [3]))
+                  what="a list of profile names", bad=(5, [3], b"x"))
 DELTA = Option("delta", float, None, minimum=0, open_minimum=True, validator=_mapping_or_number,
                what="a number > 0 or a mapping of metric -> number > 0", bad=("x", 0, -1, math.nan, {"P@1": 0}))
 STEP = Option("step", float, 0.1, minimum=0, maximum=1, open_minimum=True, flag="--step",
@@ -568,12 +619,117 @@ QRELS_OBJECT = Option("qrels", object, None, validator=_instance_of("ragrade.dat
 RUN_OBJECT = Option("run", object, None, validator=_instance_of("ragrade.data", "Run"), what="a ragrade.Run",
                     bad=(5, None, {"q": ["d"]}))
 
+@dataclass(frozen=True)
+class Allowance:
+    """How many failures a command allows before its exit status is 1 (``--max-failed``): a ``count``
+    (``5``), or a ``percent`` of the attempts (``2%``).
+
+    >>> Allowance(count=0).exceeded(1, 100), Allowance(percent=2.0).exceeded(2, 100), str(Allowance(percent=2.5))
+    (True, False, '2.5%')
+    """
+
+    count: int = 0
+    percent: float | None = None
+
+    def exceeded(self, failed: int, attempts: int) -> bool:
+        """Whether ``failed`` of ``attempts`` is more than allowed."""
+        if self.percent is not None:
+            return failed * 100 > self.percent * max(attempts, 0)
+        return failed > self.count
+
+    def __str__(self) -> str:
+        return f"{self.percent:g}%" if self.percent is not None else str(self.count)
+
+
+def _allowance(option: Option, value: Any) -> Allowance:
+    """A count (an integer >= 0, or its text) or a percentage (a text ending in ``%``, from 0 to 100)."""
+    if isinstance(value, Allowance):
+        return value
+    text = str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else None
+    if text is not None and text.endswith("%"):
+        try:
+            percent = float(text[:-1])
+        except ValueError:
+            raise option.error(value) from None
+        if math.isfinite(percent) and 0 <= percent <= 100:
+            return Allowance(percent=percent)
+    elif text is not None and re.fullmatch(r"[0-9]+", text):
+        return Allowance(count=int(text))
+    raise option.error(value)
+
+
+MAX_FAILED = Option("max_failed", object, "0", validator=_allowance, flag="--max-failed", metavar="N|P%",
+                    what="a count (5) or a percentage of the attempts (2%)",
+                    bad=("x", "-1", "101%", "1.5", "nan%", "%", True, -1, 1.5),
+                    doc="Failures allowed before the exit status is 1: a count (5) or a percentage of the "
+                        "attempts (2%); the results are printed either way.")
+TIMEOUT = Option("timeout", float, None, minimum=0, open_minimum=True, nullable=True, flag="--timeout",
+                 doc="Seconds allowed per call; a call without an answer by then has failed (default: no limit).")
+CONCURRENCY = Option("max_concurrency", int, 8, minimum=1, maximum=4096, flag="--max-concurrency",
+                     doc="Calls in flight at once.")
+#: The seed an LLM backend sends with each request (its own sampling), apart from ragrade's random numbers.
+LLM_SEED = Option("llm_seed", int, 0, minimum=0, nullable=True, flag="--llm-seed",
+                  doc="Sampling seed sent to the LLM server with each request (not ragrade's random numbers: "
+                      "--seed).")
+def _url(option: Option, value: Any) -> str:
+    """An http(s) URL with a host (``http://localhost:8000/v1``)."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(value, str):
+        raise option.error(value)
+    try:
+        parts = urlsplit(value.strip())
+        port = parts.port  # a port that is not a number is refused here
+    except ValueError:
+        raise option.error(value) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or (port is not None and not 0 < port < 65536):
+        raise option.error(value)
+    return value.strip()
+
+
+BASE_URL = Option("base_url", str, "https://api.openai.com/v1", validator=_url, flag="--base-url", metavar="URL",
+                  what="an http(s) URL with a host (e.g. http://localhost:8000/v1)",
+                  bad=("not-a-url", "http://", "ftp://example.com/v1", "http://host:notaport/v1", 5, ""),
+                  doc="Server of an LLM backend (env RAGRADE_JUDGE_BASE_URL).")
+MARGIN = Option("margin", float, 0.0, minimum=0, flag="--margin", doc="Tolerated drop of a metric's mean.")
+FLOOR = Option("floor", float, None, flag="--min", doc="Lowest acceptable mean of a metric.")
+
+
+def _per_metric(item: Option, number_too: bool) -> Callable[[Option, Any], Any]:
+    """A validator: a mapping metric -> ``item`` value (and with ``number_too`` one value for every metric)."""
+
+    def check(option: Option, value: Any) -> Any:
+        if number_too and not isinstance(value, Mapping):
+            try:
+                return item.check(value)
+            except InputError:
+                raise option.error(value) from None
+        if not isinstance(value, Mapping):
+            raise option.error(value)
+        out = {}
+        for key, v in value.items():
+            try:
+                out[str(key)] = item.check(v)
+            except InputError:
+                raise option.error({key: v}) from None
+        return out
+
+    return check
+
+
+MARGINS = Option("margins", object, None, nullable=True, validator=_per_metric(MARGIN, True),
+                 what="a number >= 0 or a mapping of metric -> number >= 0 ('*': every metric)",
+                 bad=("x", -1, math.nan, math.inf, True, {"P@1": "x"}, {"P@1": -0.1}, [0.1]))
+FLOORS = Option("floors", object, None, nullable=True, validator=_per_metric(FLOOR, False),
+                what="a mapping of metric -> lowest acceptable mean", bad=(5, "x", {"P@1": "x"}, {"P@1": math.nan}))
+
 #: Every declared option by its Python name: :func:`public` checks a public function's argument of that
 #: name with it (a function's own meaning of a name is declared to the decorator).
 OPTIONS: dict[str, Option] = {o.name: o for o in (
     *COMPARISON_OPTIONS.values(), SLICE_CORRECTION, PROFILE, MATCHER, MAX_MEMORY, NAMES, REL_LEVEL, MAX_DOCS,
     NUM_DOCS, UPPER_GRADE, *POLICY_OPTIONS.values(), DIGITS, WORST, STRICT, ALLOW_QRELS_CHANGE, KS, DEPTH,
-    PLOTS, TITLE, MAX_PAIR_PLOTS, COMPRESSION, SCALE, TOP, POWER, PATH, DIRECTORY, METRICS, PROFILES, DELTA)}
+    PLOTS, TITLE, MAX_PAIR_PLOTS, COMPRESSION, SCALE, TOP, POWER, PATH, DIRECTORY, METRICS, PROFILES, DELTA,
+    MARGINS, FLOORS)}
 
 
 # --------------------------------------------------------------------------------------------- the edge

@@ -141,7 +141,7 @@ def test_conflicting_duplicate_passage_is_an_error(tmp_path):
 
 def test_corpus_errors_are_typed(tmp_path):
     (tmp_path / "c.jsonl").write_text('{"key": "a", "body": "x"}\n')
-    with pytest.raises(ParseError, match=r"cannot find the passage id column .*name it with the id_col option"):
+    with pytest.raises(ParseError, match=r"cannot find the passage id column .*pass id_col= to name it"):
         read_passages(tmp_path / "c.jsonl", {"a"})
     assert read_passages(tmp_path / "c.jsonl", {"a"}, id_col="key").texts == {"a": ("", "x")}
     (tmp_path / "c.xml").write_text("<a/>")

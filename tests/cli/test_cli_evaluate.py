@@ -108,7 +108,7 @@ def test_table_output():
     res = _run("evaluate", QRELS, RUN, "-m", "ndcg@10", "-m", "recall@5")
     assert res.exit_code == 0
     assert "ndcg@10" in res.stdout and "recall@5" in res.stdout and "34" in res.stdout
-    assert "run run" in res.stdout  # named by its file, as compare and report name runs
+    assert res.stdout.splitlines()[0].strip() == "run"  # named by its file, as compare and report name runs
     assert "missing from the run" in res.stderr
     assert "tied scores" in res.stderr
     named = _run("evaluate", QRELS, RUN, "-m", "P@1", "--name", "bm25", "--format", "json")

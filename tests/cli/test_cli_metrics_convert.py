@@ -85,7 +85,7 @@ def test_convert_unknown_output_extension(tmp_path):
     res = _run("convert", str(EXAMPLES / "run.tsv"), str(tmp_path / "out.xyz"))
     assert res.exit_code == 2
     assert "format" in res.stderr
-    res = _run("convert", str(EXAMPLES / "run.tsv"), str(tmp_path / "out.xyz"), "--out-format", "jsonl")
+    res = _run("convert", str(EXAMPLES / "run.tsv"), str(tmp_path / "out.xyz"), "--output-format", "jsonl")
     assert res.exit_code == 0
 
 

@@ -21,7 +21,7 @@ from ragrade.cli import main
 from ragrade.comparison import stats
 from ragrade.comparison.slice_compare import by_slices
 from ragrade.engine.slices import NO_LABEL, drop_slices, read_slices, slice_labels
-from ragrade.errors import InputError
+from ragrade.errors import InputError, RagradeWarning
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 QRELS, BM25, DENSE, SLICES = (str(EXAMPLES / f) for f in ("qrels.tsv", "run.tsv", "run_dense.tsv", "slices.tsv"))
@@ -57,13 +57,13 @@ def test_result_by_equals_groupby(result, labels) -> None:
         groups = labels[column].reindex(pq.index)
         for label, ids in groups.groupby(groups).groups.items():
             entry = data[column][label]
-            assert entry["queries"] == len(ids)
+            assert entry["queries"] == int(pq.loc[ids].notna().any(axis=1).sum())  # the queries scored
             for m in ("ndcg@10", "recall@5"):
                 assert entry["metrics"][m] == pytest.approx(pq.loc[ids, m].mean(), abs=1e-12)
             v = pq.loc[ids, "gm_map"].dropna().clip(lower=1e-5)
             assert entry["metrics"]["gm_map"] == pytest.approx(float(np.exp(np.log(v).mean())), rel=1e-12)
             assert entry["hole_rate"] == pytest.approx(holes.reindex(ids).mean(), abs=1e-12)
-    assert sum(e["queries"] for e in data["category"].values()) == len(pq)
+    assert sum(e["queries"] for e in data["category"].values()) == int(pq.notna().any(axis=1).sum())
     assert "| what about |" in sliced.to_markdown()
 
 
@@ -91,9 +91,10 @@ def test_labels_from_every_source_agree(tmp_path, labels) -> None:
 
 
 def test_unlabelled_queries_form_their_own_slice(result) -> None:
-    data = result.by({"q01": "x", "q02": "y", "q99": "z"}).to_dict()["slice"]
+    with pytest.warns(RagradeWarning, match=r"1 of 3 labelled queries match no query of the result \('q99'\)"):
+        data = result.by({"q01": "x", "q02": "y", "q99": "z"}).to_dict()["slice"]
     assert list(data) == ["x", "y", NO_LABEL]
-    assert data[NO_LABEL]["queries"] == len(result.per_query) - 2
+    assert data[NO_LABEL]["queries"] == int(result.per_query.notna().any(axis=1).sum()) - 2
 
 
 def test_compare_by_tests_each_slice_and_corrects_across_slices(labels) -> None:
@@ -164,11 +165,11 @@ def test_cli_slices(tmp_path) -> None:
     out = runner.invoke(main, ["evaluate", QRELS, DENSE, "-m", "ndcg@10", "--save-baseline", str(base)])
     assert out.exit_code == 0, out.output
     out = runner.invoke(main, ["gate", str(base), QRELS, BM25, "--slices", SLICES, "--format", "markdown",
-                               "--n-resamples", "200"])
+                               "--resamples", "200"])
     assert "Slices accounting for most of each drop" in out.stdout
     assert "ndcg@10, by category: **the ... of**" in out.stdout
     out = runner.invoke(main, ["gate", str(base), QRELS, BM25, "--slices", SLICES, "--format", "json",
-                               "--n-resamples", "200"])
+                               "--resamples", "200"])
     gate_data = json.loads(out.stdout)
     assert gate_data["slices"]["ndcg@10"]["category"]["explaining"] == ["the ... of"]
     html = tmp_path / "r.html"
@@ -179,3 +180,16 @@ def test_cli_slices(tmp_path) -> None:
     assert 'id="slices"' in text and "slice-plot" in text and "By category" in text
     assert ">MDE</th>" in text  # the pairs table states each pair's minimal detectable effect
     assert not math.isnan(gate_data["slices"]["ndcg@10"]["category"]["delta"])
+
+
+def test_evaluate_compare_and_report_count_a_slice_alike() -> None:
+    """A slice's ``queries`` are the queries scored, in evaluate --slices, compare --slices and the report (a
+    query without relevant judgments, left out of the means, is in no count)."""
+    runner = CliRunner()
+    ev = runner.invoke(main, ["evaluate", QRELS, BM25, "-m", "ndcg@10", "--slices", SLICES, "--format", "json"])
+    cmp = runner.invoke(main, ["compare", QRELS, BM25, DENSE, "-m", "ndcg@10", "--slices", SLICES, "--format",
+                               "json", "--resamples", "50"])
+    assert ev.exit_code == 0 and cmp.exit_code == 0, (ev.output, cmp.output)
+    counts = {c: {s: e["queries"] for s, e in v.items()} for c, v in json.loads(ev.stdout)["slices"].items()}
+    compared = {c: {s: e["queries"] for s, e in v.items()} for c, v in json.loads(cmp.stdout)["slices"].items()}
+    assert counts == compared and sum(counts["category"].values()) == 34  # 36 queries, 2 without a relevant one

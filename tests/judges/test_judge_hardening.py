@@ -175,8 +175,9 @@ def test_max_failed_threshold(server, tmp_path, allowed, status):
 
 def test_max_failed_is_validated(tmp_path):
     data = _jsonl(tmp_path / "d.jsonl", SEED_ROWS)
-    res = CliRunner().invoke(main, ["judge", str(data), "--max-failed", "120"])
-    assert res.exit_code == 2 and "between 0 and 100" in res.output
+    for bad in ("120%", "-1", "x", "1.5"):  # a count (5) or a percentage (2%), as every command's --max-failed
+        res = CliRunner().invoke(main, ["judge", str(data), "--max-failed", bad])
+        assert res.exit_code == 2 and "--max-failed must be a count (5) or a percentage" in res.output, bad
 
 
 @pytest.mark.parametrize(("name", "content"), [("d.jsonl", ""), ("d.jsonl", "\n\n"), ("d.json", "[]"),
@@ -199,7 +200,7 @@ def test_offline_judge_says_it_is_not_cached(tmp_path):
     data = _jsonl(tmp_path / "d.jsonl", SEED_ROWS)
     res = CliRunner().invoke(main, ["judge", str(data), "--no-progress"])
     assert res.exit_code == 0, res.output
-    assert "note: judgments of the lexical judge are not cached" in res.stdout
+    assert "note: judgments of the lexical judge are not cached" in res.stderr  # notes go to stderr
     js = CliRunner().invoke(main, ["judge", str(data), "--no-progress", "--format", "json"])
     assert "not cached" in json.loads(js.stdout)["summary"]["cache_note"]
 

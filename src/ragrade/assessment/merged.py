@@ -58,7 +58,10 @@ def write_merged(table: pd.DataFrame, path: str | os.PathLike[str]) -> None:
     if fmt is None or not fmt.holds_records:
         exts = ", ".join(e for f in formats.REGISTRY if f.holds_records for e in f.extensions)
         raise InputError(f"the merged qrels file must be a table of records ({exts})", value=os.fspath(path))
-    fmt.write_records(pa.Table.from_pandas(table, preserve_index=False), path)
+    from ragrade.io.writers import output_path
+
+    with output_path(path) as tmp:  # written whole, then renamed into place
+        fmt.write_records(pa.Table.from_pandas(table, preserve_index=False), tmp)
 
 
 __all__ = ["assessor_label", "merge", "write_merged"]

@@ -58,9 +58,9 @@ def build(result: AssessResult, pool: Pool, *, inputs: dict[str, Any], outputs: 
 
 
 def write(path: str | os.PathLike[str], data: dict[str, Any]) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2, ensure_ascii=False)
-        f.write("\n")
+    from ragrade.io.writers import write_text
+
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 __all__ = ["build", "provenance_path", "write"]

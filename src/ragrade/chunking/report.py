@@ -93,7 +93,9 @@ def section_html(cc: ChunkingComparison, plots: bool = True) -> str:
             ks = sorted({int(c.split("@")[1]) for c in next(iter(per_query.values())).columns
                          if c.startswith(f"{family}@")})
             if len(ks) >= 2:
-                table = curve_table(per_query, family, ks, n_resamples=2000)
+                from ragrade.options import ComparisonOptions
+
+                table = curve_table(per_query, family, ks, ComparisonOptions(n_resamples=2000, confidence=0.95))
                 parts.append(f'<figure class="plot">{write_svg(curve_plot(table, family), interactive=True)}</figure>')
         if f"span_iou@{cc.k}" in cc.table:
             parts.append(f'<figure class="plot">{write_svg(size_plot(cc), interactive=True)}</figure>')

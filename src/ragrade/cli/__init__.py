@@ -93,11 +93,13 @@ class _LazyGroup(click.Group):
 def _uncaught(exc: Exception) -> None:
     """An exception that left a command: ragrade's own error or a file error is bad input (exit 2, one
     line); anything else is a bug of ragrade (exit 70, with its traceback)."""
-    from ragrade.cli._output import fail, internal
+    from ragrade.cli._output import fail, internal, os_error
     from ragrade.errors import INPUT_EXCEPTIONS, RagradeError, input_error
 
     if isinstance(exc, RagradeError):
         fail(str(exc))
+    if isinstance(exc, OSError):
+        fail(os_error(exc))
     if isinstance(exc, INPUT_EXCEPTIONS):
         fail(str(input_error("ragrade", exc)).removeprefix("ragrade: "))
     internal(exc)

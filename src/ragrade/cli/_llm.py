@@ -13,6 +13,9 @@ from typing import Any
 
 import click
 
+from ragrade.cli._options import option
+from ragrade.options import BASE_URL, CONCURRENCY, LLM_SEED, TIMEOUT
+
 RESPONSE_FORMATS = ["auto", "json_schema", "json_object_schema", "json_object", "none"]
 
 
@@ -64,25 +67,22 @@ def llm_options(*, tasks: str, max_tokens: int, concurrency_help: str = "Judgmen
     from ragrade.llm.backends import BACKENDS
 
     helps = "; ".join(f"{b.name}: {b.help}" for b in BACKENDS.values())
-    options = [
+    options: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         click.option("--judge", "judge_kind", type=BackendChoice(tasks), default="offline", show_default=True,
                      help=f"Which backend answers the judgments ({helps}; the key is read from the variable named "
                           "by --api-key-env and never printed or stored)."),
-        click.option("--base-url", envvar="RAGRADE_JUDGE_BASE_URL", default="https://api.openai.com/v1",
-                     show_default=True, help="Server of an LLM backend (env RAGRADE_JUDGE_BASE_URL)."),
+        option(BASE_URL, envvar="RAGRADE_JUDGE_BASE_URL"),
         click.option("--model", envvar="RAGRADE_JUDGE_MODEL", default="gpt-4o-mini", show_default=True,
                      help="Model name for an LLM backend (env RAGRADE_JUDGE_MODEL)."),
         click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
                      help="Name of the environment variable holding the API key (unset: no key sent)."),
-        click.option("--max-concurrency", type=click.IntRange(min=1), default=8, show_default=True,
-                     help=concurrency_help),
-        click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
-                     help="Seconds per request."),
+        option(CONCURRENCY, help=concurrency_help),
+        option(TIMEOUT, default=60.0, help="Seconds allowed per request."),
         click.option("--max-retries", type=click.IntRange(min=0), default=5, show_default=True,
                      help="Retries of a request that failed transiently (429, 5xx, timeouts)."),
         click.option("--max-tokens", type=click.IntRange(min=1), default=max_tokens, show_default=True,
                      help="Reply length cap."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed sent to the server."),
+        option(LLM_SEED),
         click.option("--response-format", type=click.Choice(RESPONSE_FORMATS), default="auto", show_default=True,
                      help="Structured-output mode; auto tries a JSON schema and steps down when the server "
                           "refuses it."),
@@ -107,8 +107,8 @@ def llm_options(*, tasks: str, max_tokens: int, concurrency_help: str = "Judgmen
     ]
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        for option in reversed(options):
-            fn = option(fn)
+        for decorator in reversed(options):
+            fn = decorator(fn)
         return fn
 
     return decorate
@@ -125,7 +125,7 @@ def make_judge(o: dict[str, Any], task_set: Any) -> Any:
 
     return build(o["judge_kind"], task_set, model=o["model"], base_url=o["base_url"], api_key_env=o["api_key_env"],
                  max_concurrency=o["max_concurrency"], timeout=o["timeout"], max_retries=o["max_retries"],
-                 max_tokens=o["max_tokens"], seed=o["seed"], response_format=o["response_format"],
+                 max_tokens=o["max_tokens"], seed=o["llm_seed"], response_format=o["response_format"],
                  prompt_price=o["prompt_price"], completion_price=o["completion_price"])
 
 

@@ -15,6 +15,7 @@ output stays parseable). Exit statuses, the same for every command:
 from __future__ import annotations
 
 import contextlib
+import io
 import math
 import os
 import sys
@@ -85,6 +86,33 @@ def incomplete(message: str) -> NoReturn:
     fail(message, EXIT_INCOMPLETE)
 
 
+def output_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``-o/--output FILE``: write what the command prints to FILE instead of stdout (the same text), under
+    the one rule of every writer (:func:`ragrade.io.writers.output_path`)."""
+    return click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+                        help="Write the output to FILE instead of stdout (written whole, then renamed into "
+                             "place; an input is refused).")(func)
+
+
+def refuse_inputs(output: str | None, inputs: Sequence[Any]) -> None:
+    """An error (exit 2) when ``output`` is one of the command's ``inputs``, before any work."""
+    if output:
+        from ragrade.io.writers import refuse_inputs as refuse
+
+        refuse(output, inputs)
+
+
+def emit(text: str, output: str | None, *, inputs: Sequence[Any] = ()) -> None:
+    """``text`` on stdout, or written to ``output`` (whole, then renamed into place; said on stderr)."""
+    if not output:
+        click.echo(text, nl=False)
+        return
+    from ragrade.io.writers import write_text
+
+    write_text(output, text, inputs=inputs)
+    click.echo(f"wrote {output}", err=True)
+
+
 def internal(exc: BaseException) -> NoReturn:
     """Report a bug of ragrade: the whole traceback (the original exception chained), then one
     ``error: ...`` line saying it is a bug, on stderr; exit status 70."""
@@ -107,8 +135,21 @@ def input_errors() -> Iterator[None]:
     except RagradeError as exc:
         fail(str(exc))
     except OSError as exc:
-        name = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        fail(f"{name}{exc.strerror or exc}")
+        fail(os_error(exc))
+
+
+def os_error(exc: OSError) -> str:
+    """The ``error:`` line of a file error: the file and the system's words; a full disk without a file name
+    is stdout (``> /dev/full``), which is then pointed at /dev/null (nothing is tried again at exit)."""
+    import errno
+
+    if exc.filename is None and exc.errno in (errno.ENOSPC, errno.EIO, errno.EFBIG):
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # no descriptor: a test's captured stdout
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return f"cannot write the output: {exc.strerror}"
+    name = f"{exc.filename}: " if exc.filename else ""
+    return f"{name}{exc.strerror or exc}"
 
 
 @contextlib.contextmanager
@@ -203,9 +244,10 @@ def run_names(paths: Sequence[str], names: Sequence[str]) -> list[str]:
 
 # -- an evaluation's output (ragrade evaluate; ragrade traces) ---------------------------------------------
 def print_result(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: int, hole_threshold: float,
-                 sliced: Any = None) -> None:
-    """An evaluation's result in ``fmt`` (table, json, csv, markdown) on stdout, its notes and the warnings
-    ``caught`` during it on stderr (``ragrade evaluate``'s output, shared by the commands that evaluate)."""
+                 sliced: Any = None, buffer: io.StringIO | None = None) -> None:
+    """An evaluation's result in ``fmt`` (table, json, csv, markdown) on stdout (or into ``buffer``, for
+    ``-o``), its notes and the warnings ``caught`` during it on stderr (``ragrade evaluate``'s output, shared
+    by the commands that evaluate)."""
     from ragrade.errors import PolicyNote, RagradeWarning
 
     # The engine's own warning (a PolicyNote) repeats result.notes(), printed below as notes, once; anything
@@ -213,22 +255,29 @@ def print_result(result: Any, caught: list[Any], fmt: str, per_query: bool, digi
     own = set(result.notes())
     extra = [str(w.message) for w in caught if issubclass(w.category, RagradeWarning)
              and not issubclass(w.category, PolicyNote) and str(w.message) not in own]
-    _output(result, fmt, per_query, digits, list(dict.fromkeys(extra)), hole_threshold, sliced)
+    _output(result, fmt, per_query, digits, list(dict.fromkeys(extra)), hole_threshold, sliced, buffer)
 
 
 def _output(result: Any, fmt: str, per_query: bool, digits: int, extra: list[str], hole_threshold: float,
-            sliced: Any = None) -> None:
-    """The result in ``fmt`` on stdout; its notes (one wording in every format:
-    :meth:`Result.notes`) and warnings on stderr."""
+            sliced: Any = None, buffer: io.StringIO | None = None) -> None:
+    """The result in ``fmt`` on stdout (or into ``buffer``, for ``-o``); its notes (one wording in every
+    format: :meth:`Result.notes`) and warnings on stderr."""
+    def echo(text: str, nl: bool = True) -> None:
+        if buffer is None:
+            click.echo(text, nl=nl)
+        else:
+            buffer.write(text + ("\n" if nl else ""))
+
     holes = result.hole_rate
     warned = list(extra)
     if holes is not None and holes.exceeds(hole_threshold):
         warned.append(f"{100 * holes.mean:.1f}% of the top-{holes.k} documents are unjudged (above "
                       f"{100 * hole_threshold:g}%): the values are lower bounds (try --unjudged bounds)")
     if fmt == "table":
-        _print_table(result, per_query, digits, warned)
+        out = stdout_console() if buffer is None else make_console(file=buffer, color_system=None)
+        _print_table(result, per_query, digits, warned, out)
         if sliced is not None:
-            stdout_console().print(sliced.to_rich(digits=digits))
+            out.print(sliced.to_rich(digits=digits))
         return
     for note in result.notes():
         click.echo(f"note: {note}", err=True)
@@ -239,35 +288,52 @@ def _output(result: Any, fmt: str, per_query: bool, digits: int, extra: list[str
 
         data = json.loads(result.to_json(per_query=per_query))
         data["slices"] = sliced.to_dict()
-        click.echo(json.dumps(data, indent=2))
+        echo(json.dumps(data, indent=2))
     elif fmt == "json":
-        click.echo(result.to_json(per_query=per_query))
+        echo(result.to_json(per_query=per_query))
     elif fmt == "csv":
-        click.echo(result.to_csv(per_query=per_query, digits=digits), nl=False)
+        echo(result.to_csv(per_query=per_query, digits=digits), nl=False)
     else:
-        click.echo(result.to_markdown(per_query=per_query, digits=digits), nl=False)
+        echo(result.to_markdown(per_query=per_query, digits=digits), nl=False)
         if sliced is not None:
-            click.echo("\n" + sliced.to_markdown(digits=digits), nl=False)
+            echo("\n" + sliced.to_markdown(digits=digits), nl=False)
 
 
-def _print_table(result: Any, per_query: bool, digits: int, warned: list[str]) -> None:
+def _aggregate(result: Any, label: str) -> str:
+    """How a metric's per-query values make its number: ``mean``, ``sum`` or ``geometric mean``."""
+    metric = result.metrics.get(label)
+    how = "mean" if metric is None else str(metric.family.aggregate)
+    return {"gmean": "geometric mean"}.get(how, how)
+
+
+def _shown(value: Any, how: str, digits: int) -> str:
+    """A metric's number: a sum of counts as a whole number, anything else with ``digits`` decimals."""
+    if how == "sum" and isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return number(value, digits)
+
+
+def _print_table(result: Any, per_query: bool, digits: int, warned: list[str], out: Any) -> None:
     from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
 
-    out = stdout_console()
-    title = Text(f"run {result.run_name}") if result.run_name else None
-    table = Table(title=title, title_justify="left")
+    table = Table(title=Text(result.run_name) if result.run_name else None, title_justify="left")
     upper = result.upper_means
+    how = {label: _aggregate(result, label) for label in result.means}
+    mixed = set(how.values()) != {"mean"}  # a count (num_ret: a sum) is not shown under "mean"
     table.add_column("metric")
-    table.add_column("mean" if upper is None else "lower", justify="right")
+    table.add_column(("value" if mixed else "mean") if upper is None else "lower", justify="right")
     if upper is not None:
         table.add_column("upper", justify="right")
+    if mixed:
+        table.add_column("over queries")
     table.add_column("queries", justify="right")
     counts = result.counts
     for label, mean in result.means.items():
-        bound = [number(upper[label], digits)] if upper is not None else []
-        table.add_row(Text(label), number(mean, digits), *bound, str(counts[label]))
+        bound = [_shown(upper[label], how[label], digits)] if upper is not None else []
+        table.add_row(Text(label), _shown(mean, how[label], digits), *bound, *([how[label]] if mixed else []),
+                      str(counts[label]))
     out.print(table)
     if per_query:
         pq = Table(title="per query", title_justify="left")

@@ -9,8 +9,10 @@ from typing import Any
 
 import click
 
+from ragrade.cli._options import option
 from ragrade.cli._output import input_errors
 from ragrade.cli._truth_options import truth_keywords, truth_options
+from ragrade.options import ALPHA, N_RESAMPLES, SEED
 
 
 @click.command(
@@ -30,18 +32,17 @@ from ragrade.cli._truth_options import truth_keywords, truth_options
               "default ndcg@10).")
 @click.option("--rel", type=float, default=1.0, show_default=True, help="Lowest grade that counts as relevant.")
 @click.option("--ppi", is_flag=True, help="Prediction-powered mean and CI per run and metric (needs runs).")
-@click.option("--alpha", type=click.FloatRange(min=0.0, max=1.0, min_open=True, max_open=True), default=0.05,
-              show_default=True, help="1 - confidence level of the --ppi and bootstrap intervals.")
+@option(ALPHA, help="1 - confidence level of the --ppi and bootstrap intervals.")
 @click.option("--reference-prefer", type=click.Choice(["human", "llm", "error"]), default=None,
               help="For a merged qrels file as reference: which origin wins a pair judged by both.")
 @click.option("--candidate-prefer", type=click.Choice(["human", "llm", "error"]), default=None,
               help="For a merged qrels file as candidate: which origin wins (e.g. llm).")
 @click.option("--top-k", type=click.IntRange(min=1), default=10, show_default=True,
               help="kendall@k: Kendall's tau over the reference's top k runs.")
-@click.option("--resamples", "n_resamples", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Bootstrap resamples (over queries) of the confidence intervals.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@option(N_RESAMPLES, default=1000, help="Bootstrap resamples (over queries) of the confidence intervals.")
+@option(SEED)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True,
+              help="Output format.")
 @click.option("--candidate-run", "candidate_runs", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Two test sets: a run of the same system over CANDIDATE's own queries (repeatable, in the order "
                    "of RUNS, which are over REFERENCE's). Reports how alike the two sets rank the systems (tau with "

@@ -11,24 +11,12 @@ from typing import Any
 import click
 
 from ragrade.cli._llm import budget, cache_arg, check_budget, key_of, llm_options, make_judge, secret_errors
+from ragrade.cli._options import option
+from ragrade.cli._output import refuse_inputs
 from ragrade.io.formats import RECORDS
+from ragrade.options import MAX_FAILED, Allowance, flags
 
 EXIT_FAILED = 1
-
-def _max_failed(value: str) -> tuple[float, bool]:
-    v = value.strip()
-    try:
-        if v.endswith("%"):
-            x = float(v[:-1])
-            if not 0 <= x <= 100:
-                raise ValueError
-            return x, True
-        n = int(v)
-        if n < 0:
-            raise ValueError
-        return float(n), False
-    except ValueError:
-        raise click.BadParameter("a count (e.g. 5) or a percentage (e.g. 2%)", param_hint="--max-failed") from None
 
 
 @click.command(
@@ -61,8 +49,8 @@ def _max_failed(value: str) -> tuple[float, bool]:
               help="Provenance JSON (default: <output>.provenance.json).")
 @click.option("--dry-run", is_flag=True, help="Print pairs, calls, estimated tokens and cost, then exit.")
 @llm_options(tasks="grade", max_tokens=64, concurrency_help="Judgments in flight at once.")
-@click.option("--max-failed", default="0", show_default=True,
-              help="Failed judgments allowed before the exit status is 1: a count or a percentage (2%).")
+@option(MAX_FAILED, help="Judgments allowed to fail (after retries) before the exit status is 1: a count (5) or "
+                        "a percentage (2%); the outputs are written either way.")
 @click.option("--queries-format", type=click.Choice(RECORDS), default=None)
 @click.option("--corpus-format", type=click.Choice(RECORDS), default=None)
 @click.option("--query-id-col", default=None)
@@ -74,13 +62,16 @@ def _max_failed(value: str) -> tuple[float, bool]:
               help="Summary printed on stdout.")
 def command(**o: Any) -> None:
     """Grade the pooled (query, passage) pairs of RUNS 0-3 with an assessor and write qrels."""
-    max_failed = _max_failed(o["max_failed"])
+    max_failed = o["max_failed"]
     if not o["dry_run"] and not o["output"]:
         raise click.UsageError("give -o/--output (or --dry-run)")
     if o["holes_only"] and not o["qrels_path"]:
         raise click.UsageError("--holes-only needs --qrels")
     check_budget(o)
     with secret_errors(key_of(o)):
+        outputs = [o["output"], o["merged_path"], o["provenance_path"]]
+        for out in outputs:
+            refuse_inputs(out, [*o["runs"], o["queries_path"], o["corpus_path"], o["qrels_path"]])
         code = _run(o, max_failed)
     sys.exit(code)
 
@@ -96,7 +87,7 @@ def _stem(path: str) -> str:
     return base if ext else path
 
 
-def _run(o: dict[str, Any], max_failed: tuple[float, bool]) -> int:
+def _run(o: dict[str, Any], max_failed: Allowance) -> int:
     from ragrade.assessment.runner import plan
     from ragrade.cli._output import stderr_console
 
@@ -113,6 +104,10 @@ def _run(o: dict[str, Any], max_failed: tuple[float, bool]) -> int:
         _print_plan(p, the_pool, o["fmt"])
         return 0
     result = _assess(o, judge, cache, the_pool, queries, passages, err)
+    if result.failures and not len(result.grades):  # nothing graded: an existing output is left as it was
+        click.echo(f"error: every pair failed to be graded ({len(result.failures)}); nothing written. First "
+                   f"failure: {result.failures[0]['reason']}", err=True)
+        return EXIT_FAILED
     data, written = _write_outputs(o, result, human, the_pool, passages)
     if o["fmt"] == "json":
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
@@ -134,9 +129,11 @@ def _read_inputs(o: dict[str, Any]) -> tuple[Any, Any, Any, Any, list[str]]:
     runs = {name: read_run(path) for name, path in zip(run_names(o["runs"], []), o["runs"], strict=True)}
     human = read_qrels(o["qrels_path"]) if o["qrels_path"] else None
     the_pool = pool(runs, o["depth"], qrels=human, holes_only=o["holes_only"])
-    queries = read_queries(o["queries_path"], format=o["queries_format"], id_col=o["query_id_col"],
-                           text_col=o["query_text_col"])
-    with reading(o["corpus_path"], "corpus") as cb:
+    with flags(format="--queries-format", id_col="--query-id-col", text_col="--query-text-col"):
+        queries = read_queries(o["queries_path"], format=o["queries_format"], id_col=o["query_id_col"],
+                               text_col=o["query_text_col"])
+    with reading(o["corpus_path"], "corpus") as cb, flags(format="--corpus-format", id_col="--doc-id-col",
+                                                          text_col="--doc-text-col", title_col="--title-col"):
         passages = read_passages(o["corpus_path"], the_pool.doc_ids, format=o["corpus_format"], id_col=o["doc_id_col"],
                                  text_col=o["doc_text_col"], title_col=o["title_col"], progress=cb)
     if len(the_pool) and not len(passages):
@@ -219,7 +216,7 @@ def _write_outputs(o: dict[str, Any], result: Any, human: Any, the_pool: Any, pa
     return data, written
 
 
-def _exit_status(o: dict[str, Any], result: Any, max_failed: tuple[float, bool], err: Any) -> int:
+def _exit_status(o: dict[str, Any], result: Any, max_failed: Allowance, err: Any) -> int:
     """Notes on a reached budget and on failed pairs; 1 when more pairs failed than --max-failed allows."""
     if result.budget_reached:
         b = result.budget
@@ -229,9 +226,8 @@ def _exit_status(o: dict[str, Any], result: Any, max_failed: tuple[float, bool],
                   f"{len(result.grades)} graded pairs. Re-run the same command to resume from the cache.")
     failed = len(result.failures)
     if failed:
-        limit = max_failed[0] / 100 * max(1, result.counts["needed"]) if max_failed[1] else max_failed[0]
         shown = "; ".join(f"{f['query']}/{f['doc']}: {f['reason']}" for f in result.failures[:3])
-        if failed > limit:
+        if max_failed.exceeded(failed, max(1, result.counts["needed"])):
             click.echo(f"error: {failed} pairs failed to be graded (allowed: --max-failed {o['max_failed']}); "
                        f"the qrels hold the {len(result.grades)} graded pairs. First failures: {shown}", err=True)
             return EXIT_FAILED
@@ -247,9 +243,9 @@ def _write_qrels(result: Any, path: str) -> None:
     if fmt is not None and fmt.holds_records:
         write_qrels(result.to_qrels(), path)
         return
-    with open(path, "w", encoding="utf-8") as f:
-        for q, d, g in result.grades.itertuples(index=False):
-            f.write(f"{q} 0 {d} {int(g)}\n")
+    from ragrade.io.writers import write_text
+
+    write_text(path, "".join(f"{q} 0 {d} {int(g)}\n" for q, d, g in result.grades.itertuples(index=False)))
 
 
 def _warn_missing(err: Any, passages: Any, missing_q: list[str]) -> None:

@@ -8,7 +8,9 @@ from typing import Any
 
 import click
 
+from ragrade.cli._options import option
 from ragrade.cli._output import input_errors, number, stderr_console, stdout_console
+from ragrade.options import ALPHA, BASELINE, DIGITS, N_RESAMPLES, PROFILE, SEED, TEST
 
 DEFAULT_CHUNKERS = ("fixed:200", "fixed:400:100", "recursive:400:100", "fixed:800")
 
@@ -82,20 +84,17 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
               help="The cutoff of the span measures compared.")
 @click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC",
               help="Metrics to compare instead of span recall, precision and IoU at k and precision_omega. Repeatable.")
-@click.option("--profile", default=None, metavar="PROFILE", help="chroma or legalbench_rag (see docs/spans.md).")
+@option(PROFILE, help="chroma or legalbench_rag (see docs/spans.md).")
 @click.option("--html", "html_path", default=None, type=click.Path(), metavar="PATH",
               help="Also write the HTML report (chunking section with plots, comparison, queries).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True,
               help="Output format.")
-@click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True, help="Decimals shown.")
-@click.option("--baseline", default=None, help="Compare every chunking with this one; default: all pairs.")
-@click.option("--test", default="randomization", show_default=True, metavar="TEST",
-              help="Paired test (randomization, bootstrap, t, wilcoxon, tukey).")
-@click.option("--resamples", "n_resamples", type=click.IntRange(min=1), default=10_000, show_default=True,
-              help="Resamples of the test and of the intervals.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
-              help="Significance level.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the resampling.")
+@option(DIGITS)
+@option(BASELINE, help="Compare every chunking with this one; default: all pairs.")
+@option(TEST)
+@option(N_RESAMPLES)
+@option(ALPHA)
+@option(SEED)
 def command(corpus: str, spans: str, chunkers: tuple[str, ...], maps: tuple[str, ...], runs: tuple[str, ...],
             retriever: str | None, queries: str | None, k: int, metrics: tuple[str, ...], profile: str | None,
             html_path: str | None, fmt: str, digits: int, **stats: Any) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import click
 
-from ragrade.cli._output import input_errors, reading
+from ragrade.cli._options import option
+from ragrade.cli._output import emit, input_errors, output_option, reading, refuse_inputs
 from ragrade.io import FORMATS
+from ragrade.options import DIGITS, TOP
 
 
 @click.command(name="conventions")
@@ -15,15 +17,13 @@ from ragrade.io import FORMATS
               help="Metric to compare, e.g. ap, ndcg@10, rr. Repeatable.")
 @click.option("-p", "--profile", "profiles", multiple=True, metavar="PROFILE",
               help="Profile to include (repeatable; default: every profile). See docs/profiles.md.")
-@click.option("--top", type=click.IntRange(0, 1000), default=5, show_default=True,
-              help="Queries listed per metric among those that move most across profiles.")
+@option(TOP)
 @click.option("--qrels-format", type=click.Choice(FORMATS), default=None,
               help="Format of QRELS (default: from the extension).")
 @click.option("--run-format", type=click.Choice(FORMATS), default=None,
               help="Format of RUN (default: from the extension).")
-@click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True, help="Decimals shown.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the markdown report to this file instead of stdout.")
+@option(DIGITS)
+@output_option
 def command(qrels: str, run: str, metrics: tuple[str, ...], profiles: tuple[str, ...], top: int,
             qrels_format: str | None, run_format: str | None, digits: int, output: str | None) -> None:
     """Score RUN against QRELS under every profile (default, trec_eval, pytrec_eval, beir, ir_measures,
@@ -39,6 +39,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], profiles: tuple[str,
     from ragrade.report.conventions import conventions
 
     with input_errors():
+        refuse_inputs(output, [qrels, run])
         for p in profiles:
             get_profile(p)
         with reading(qrels, "ground truth") as progress:
@@ -46,10 +47,5 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], profiles: tuple[str,
         with reading(run, "run") as progress:
             r = read_run(run, format=run_format, progress=progress)
         rep = conventions(q, r, list(metrics), profiles=list(profiles) or None, top=top)
-    text = rep.to_markdown(digits=digits)
-    if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        click.echo(f"wrote {output}", err=True)
-    else:
-        click.echo(text, nl=False)
+    with input_errors():
+        emit(rep.to_markdown(digits=digits), output)

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import io
 import warnings
 from typing import Any
 
 import click
 
 from ragrade.cli._loop import finish, loop_options, pop_loop_options
-from ragrade.cli._output import input_errors, reading_all, run_names
-from ragrade.cli._output import print_result as _print
+from ragrade.cli._options import option
+from ragrade.cli._output import (
+    emit,
+    input_errors,
+    output_option,
+    print_result,
+    reading_all,
+    refuse_inputs,
+    run_names,
+)
 from ragrade.cli._plan_options import evaluation_options, plan_keywords
 from ragrade.cli._slices import load_slices, slices_option
 from ragrade.io import FORMATS
+from ragrade.options import DIGITS, HOLE_THRESHOLD
 
 OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
 
@@ -29,12 +39,11 @@ OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
               help="Format of QRELS (default: from the extension).")
 @click.option("--run-format", type=click.Choice(FORMATS), default=None,
               help="Format of RUN (default: from the extension).")
-@click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
-              help="Decimals shown in table, csv and markdown output (json is exact).")
+@option(DIGITS, help="Decimals shown in table, csv and markdown output (json is exact).")
+@output_option
 @click.option("--name", "run_name", default=None, metavar="NAME",
               help="Name of the run in the output (default: the file name without extension, as in compare).")
-@click.option("--hole-threshold", type=click.FloatRange(0, 1), default=0.1, show_default=True,
-              help="Warn when the mean hole rate (share of unjudged documents in the top k) exceeds it.")
+@option(HOLE_THRESHOLD)
 @click.option("--engine", type=click.Choice(["memory", "spark"]), default="memory", show_default=True,
               help="Where to evaluate: in this process, or on Spark (pip install 'ragrade[spark]'; the files "
                    "are read by Spark: Parquet, Delta, CSV/TSV with a header, TREC). See docs/scale.md.")
@@ -46,7 +55,7 @@ OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
 def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt: str, qrels_format: str | None,
             run_format: str | None, digits: int, hole_threshold: float = 0.1, engine: str = "memory",
             master: str = "local[2]", run_name: str | None = None, slices: tuple[str, ...] = (),
-            **options: Any) -> None:
+            output: str | None = None, **options: Any) -> None:
     """Score RUN against the ground truth QRELS.
 
     Formats are detected from the file extensions (TREC, TSV/CSV, JSONL, Parquet, optionally
@@ -70,6 +79,8 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
     loop = pop_loop_options(options)
     label = run_names([run], [run_name] if run_name else [])[0]
     with input_errors():
+        refuse_inputs(output, [qrels, run])
+        refuse_inputs(loop.save_baseline, [qrels, run])
         slice_labels = load_slices(slices)
         keywords = plan_keywords(options)
         # the options parsed into the one plan (a metric typo fails here, before any file is read)
@@ -82,4 +93,9 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
                 result = dispatch_one(plan).replace(run_name=label)
         finish(loop, result, qrels, run, dict(plan.extras))
         sliced = None if slice_labels is None else result.by(slice_labels)
-    _print(result, caught, fmt, per_query, digits, hole_threshold, sliced)
+    buffer = io.StringIO() if output else None
+    print_result(result, caught, fmt, per_query, digits, hole_threshold, sliced, buffer)
+    if buffer is not None and output:
+        with input_errors():
+            emit(buffer.getvalue(), output)
+

@@ -6,7 +6,9 @@ from typing import Any
 
 import click
 
-from ragrade.cli._output import fail, input_errors
+from ragrade.cli._options import option
+from ragrade.cli._output import fail, input_errors, refuse_inputs
+from ragrade.options import SEED
 
 _PROFILES = ("ranx", "langchain", "llamaindex", "qdrant", "pyserini", "trectools")
 
@@ -68,12 +70,15 @@ def _search_options(step: float, cv: int | None) -> None:
 @click.option("--optimize", "qrels", default=None, type=click.Path(dir_okay=False), metavar="QRELS",
               help="Choose the method's parameters/weights on these judgments (ragrade.optimize_fusion).")
 @click.option("-m", "--metric", default="ndcg@100", show_default=True, help="Metric maximised by --optimize.")
-@click.option("--cv", default=None, type=int, help="With --optimize: also the k-fold cross-validated score.")
-@click.option("--step", default=0.1, show_default=True, type=float, help="With --optimize: the weight grid step.")
+@click.option("--cv", default=None, type=int,
+              help="With --optimize: also the k-fold cross-validated score (folds drawn with --seed).")
+@click.option("--step", default=0.1, show_default=True, type=float,
+              help="With --optimize: the weight grid's step (every combination of multiples of STEP summing to 1).")
+@option(SEED, help="With --optimize --cv: the seed of the folds (same seed, same folds).")
 @click.option("--name", default=None, help="Name (TREC tag) of the fused run.")
 def command(runs: tuple[str, ...], output: str, method: str, norm: str, params: tuple[str, ...],
             weights: str | None, profile: str, candidate_order: str, qrels: str | None, metric: str,
-            cv: int | None, step: float, name: str | None) -> None:
+            cv: int | None, step: float, seed: int, name: str | None) -> None:
     """Fuse RUN files into one run written to -o.
 
     \b
@@ -89,6 +94,7 @@ def command(runs: tuple[str, ...], output: str, method: str, norm: str, params: 
     if qrels is not None:
         _search_options(step, cv)
     with input_errors():
+        refuse_inputs(output, [*runs, qrels])
         from pathlib import Path
 
         from ragrade.io import read_run, write_run
@@ -107,7 +113,7 @@ def command(runs: tuple[str, ...], output: str, method: str, norm: str, params: 
             from ragrade.fusion.optimize import optimize_fusion
 
             search = optimize_fusion(qrels, loaded, method, metric=metric, norm=nrm, step=step, cv=cv,
-                                     candidate_order=candidate_order)
+                                     seed=seed, candidate_order=candidate_order)
             fused = search.run if name is None else search.run.with_name(name)
             cfg = ", ".join(f"{k}={v}" for k, v in search.config.items()) or "(nothing to choose)"
             click.echo(f"{search.method} norm={search.norm}: best {cfg}; {metric} = {search.score:.4f} "

@@ -27,26 +27,10 @@ from ragrade.cli._llm import (
     make_judge,
     secret_errors,
 )
-from ragrade.cli._output import fail, incomplete, input_errors
+from ragrade.cli._options import option
+from ragrade.cli._output import emit, fail, incomplete, input_errors
 from ragrade.io.formats import RECORDS
-
-
-class _Percent(click.ParamType):
-    """A percentage: ``5``, ``5%`` or ``2.5%``, between 0 and 100."""
-
-    name = "PERCENT"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> float:
-        if isinstance(value, int | float):
-            number = float(value)
-        else:
-            try:
-                number = float(str(value).strip().rstrip("%"))
-            except ValueError:
-                self.fail(f"{value!r} is not a percentage (e.g. 5 or 5%)", param, ctx)
-        if not 0 <= number <= 100:
-            self.fail(f"{value!r} is not between 0 and 100", param, ctx)
-        return number
+from ragrade.options import MAX_FAILED
 
 
 @click.command(
@@ -63,20 +47,25 @@ class _Percent(click.ParamType):
               help="Convention for the formulas (epsilons, denominators).")
 @click.option("--input-format", type=click.Choice([*RECORDS, "json"]), default=None,
               help="Dataset format (default: from the file name).")
-@click.option("--question-col", default="question", show_default=True)
-@click.option("--reference-col", default="reference", show_default=True)
-@click.option("--contexts-col", default="contexts", show_default=True,
-              help="Column with the retrieved contexts, rank 1 first (a JSON list in CSV/TSV).")
+@click.option("--question-col", default=None,
+              help="Question column (default: question, else Ragas' user_input).")
+@click.option("--reference-col", default=None,
+              help="Reference answer column (default: reference, else ground_truth).")
+@click.option("--contexts-col", default=None,
+              help="Column with the retrieved contexts, rank 1 first (a JSON list in CSV/TSV; default: contexts, else "
+                   "Ragas' retrieved_contexts).")
 @click.option("--id-col", default=None, help="Query id column (default: 'id' if present, else the row number).")
-@click.option("--response-col", default=None, help="Generated response column (used by llm_context_precision_noref).")
+@click.option("--response-col", default=None,
+              help="Generated response column, for llm_context_precision_noref (default: response, if present).")
 @llm_options(tasks="context", max_tokens=1024)
-@click.option("--max-failed", type=_Percent(), default=0.0, show_default=True,
-              help="Percentage of judgments allowed to fail (after retries) before the exit status is 1; the "
-                   "results are printed either way. A wrong key, model or URL always stops the run (status 2).")
+@option(MAX_FAILED, help="Judgments allowed to fail (after retries) before the exit status is 1: a count (5) or "
+                        "a percentage (2%); the results are printed either way. A wrong key, model or URL always "
+                        "stops the run (status 2).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--per-query", is_flag=True, help="Table format: also print every query's scores.")
-@click.option("--details", "details_path", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write each query's judge output (verdicts, statements, entities, reasons) to this JSONL file.")
+@click.option("--details", "details_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Write each query's judge output (verdicts, statements, entities, reasons) to this JSONL file "
+                   "(written whole, then renamed into place).")
 def command(**o: Any) -> None:
     """Score judge-based context metrics (LLM context precision, context recall, context entities recall,
     context relevancy) over DATASET: one row per query with a question, a reference answer and the
@@ -97,21 +86,38 @@ def command(**o: Any) -> None:
     else:
         _print_table(result, o["per_query"])
     if o["details_path"]:
-        with input_errors(), open(o["details_path"], "w", encoding="utf-8") as f:
-            for qid, d in details.items():
-                f.write(json.dumps({"query_id": qid, **d}, ensure_ascii=False) + "\n")
+        with input_errors():
+            emit("".join(json.dumps({"query_id": qid, **d}, ensure_ascii=False) + "\n" for qid, d in details.items()),
+                 o["details_path"], inputs=[o["dataset"]])
     max_failed = o["max_failed"]
     j = result.judge.judgments
     if j.get("budget_reached"):
         click.echo(f"note: budget reached: {j['unasked']} judgments left unasked (their metrics are NaN); re-run "
                    "the same command to resume from the cache", err=True)
     failed, needed = int(j["failed"]), int(j["needed"])
-    if failed and failed * 100 > max_failed * needed:
+    if failed and max_failed.exceeded(failed, needed):
         reasons = Counter(r for q in details.values() for d in q.values() if d.get("status") == "failed"
                           for r in [d.get("reason", "")])
         top = "; ".join(f"{n}x {r}" for r, n in reasons.most_common(3))
         incomplete(f"{failed} of {needed} judgments failed ({100 * failed / needed:.1f}%; --max-failed allows "
-                   f"{max_failed:g}%), so some scores are NaN. Most common reasons: {top}")
+                   f"{max_failed}), so some scores are NaN. Most common reasons: {top}")
+
+
+#: The column of each role when none is given: ragrade's name, then Ragas' (user_input, retrieved_contexts).
+COLUMN_NAMES = {"question": ("question", "user_input"), "reference": ("reference", "ground_truth"),
+                "contexts": ("contexts", "retrieved_contexts"), "response": ("response",)}
+
+
+def _columns(rows: list[dict[str, Any]], o: dict[str, Any]) -> dict[str, str | None]:
+    """The dataset's column of each role: the one given (``--question-col`` ...), else the first name of
+    :data:`COLUMN_NAMES` the first row has (ragrade's name when it has none, so the error names it)."""
+    first = rows[0] if rows and isinstance(rows[0], dict) else {}
+    out: dict[str, str | None] = {}
+    for role, names in COLUMN_NAMES.items():
+        given = o[f"{role}_col"]
+        found = next((n for n in names if n in first), None)
+        out[role] = given or found or (None if role == "response" else names[0])
+    return out
 
 
 def _make_judge(judge_kind: str, **kw: Any) -> Any:
@@ -131,8 +137,7 @@ def _run(**o: Any) -> Any:
     rows = read_rows(o["dataset"], o["input_format"])
     if not rows:  # as `ragrade evaluate` refuses an empty file
         fail(f"{o['dataset']}: the file is empty: no rows found")
-    columns = {"question": o["question_col"], "reference": o["reference_col"], "contexts": o["contexts_col"],
-               "id": o["id_col"], "response": o["response_col"], "source": o["dataset"]}
+    columns = {**_columns(rows, o), "id": o["id_col"], "source": o["dataset"]}
     judge = _make_judge(**o)
     cache: Any = cache_arg(o)
     show = o["progress"] if o["progress"] is not None else sys.stderr.isatty()
@@ -199,8 +204,8 @@ def _print_table(result: Any, per_query: bool) -> None:
         f"cache hits {j['cache_hits']} · failed {j['failed']} · tokens {j['prompt_tokens']}+{j['completion_tokens']}"
         + (f" · cost {j['cost']:.4f}" if j["cost"] else "")
     )
-    if info.cache_note:
-        console.print(f"note: {info.cache_note}")
+    if info.cache_note:  # on stderr, as every command's notes
+        click.echo(f"note: {info.cache_note}", err=True)
     if per_query:
         q = Table(title="per query", box=box.SIMPLE_HEAD)
         q.add_column("query_id", overflow="fold")

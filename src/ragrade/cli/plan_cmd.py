@@ -8,9 +8,11 @@ from typing import Any
 
 import click
 
+from ragrade.cli._options import option
 from ragrade.cli._output import input_errors, run_names
 from ragrade.cli._plan_options import evaluation_options, plan_keywords
 from ragrade.io import FORMATS
+from ragrade.options import ALPHA, DIGITS, POWER
 
 
 @click.command(name="plan")
@@ -21,10 +23,8 @@ from ragrade.io import FORMATS
 @click.option("--delta", type=click.FloatRange(0, min_open=True), required=True,
               help="The difference to detect, in the metric's units (e.g. 0.02); for more than two runs, "
               "the minimum detectable range between the best and the worst run.")
-@click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.8,
-              show_default=True, help="Target power (chance to detect delta).")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
-              show_default=True, help="Significance level of the two-sided test.")
+@option(POWER)
+@option(ALPHA, help="Significance level of the two-sided test.")
 @click.option("--name", "names", multiple=True, help="Name of each run, in order (default: file names).")
 @click.option("--qrels-format", type=click.Choice(FORMATS), default=None,
               help="Format of QRELS (default: from the extension).")
@@ -32,7 +32,7 @@ from ragrade.io import FORMATS
               help="Format of the RUN files (default: from the extension).")
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table",
               show_default=True, help="Output format.")
-@click.option("--digits", type=click.IntRange(0, 12), default=4, show_default=True, help="Decimals shown.")
+@option(DIGITS)
 @evaluation_options
 def command(
     qrels: str,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 import click
 
-from ragrade.cli._output import input_errors
+from ragrade.cli._options import comparison_of, option
+from ragrade.cli._output import input_errors, refuse_inputs
 from ragrade.cli._plan_options import plan_keywords
 from ragrade.cli._slices import load_slices, slice_correction_option, slices_option
 from ragrade.cli.compare_cmd import (
@@ -17,23 +18,7 @@ from ragrade.cli.compare_cmd import (
     resolve_baseline,
     run_names,
 )
-
-if TYPE_CHECKING:
-    from ragrade.comparison.stats import CIMethod
-
-
-def parse_cutoffs(text: str) -> list[int] | None:
-    """``"1,5,10"`` -> ``[1, 5, 10]``; ``""`` -> ``None`` (no metric@k curves)."""
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if not parts:
-        return None
-    try:
-        cuts = [int(p) for p in parts]
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not a comma-separated list of cutoffs", param_hint="--ks") from None
-    if min(cuts) < 1:
-        raise click.BadParameter("cutoffs must be positive", param_hint="--ks")
-    return cuts
+from ragrade.options import DEPTH, KS, PLOTS, TITLE
 
 
 @click.command(name="report")
@@ -42,65 +27,20 @@ def parse_cutoffs(text: str) -> list[int] | None:
 @comparison_options
 @slices_option
 @slice_correction_option
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, writable=True),
-    required=True,
-    help="The .html file to write.",
-)
-@click.option(
-    "--texts",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="Document texts (.jsonl with id/_id and text, or .tsv/.csv id,text) shown in the per-query view.",
-)
-@click.option(
-    "--queries",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="Query texts, same formats as --texts.",
-)
-@click.option("--title", default="ragrade report", show_default=True, help="Title of the report.")
-@click.option(
-    "--depth",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Items shown per run and query (default: the largest metric cutoff, else 10).",
-)
-@click.option("--plots/--no-plots", default=True, show_default=True, help="Draw the plots (inline SVG).")
-@click.option(
-    "--ks",
-    default="1,3,5,10,20,50,100",
-    show_default=True,
-    metavar="K,K,...",
-    help="Cutoffs of the metric@k curves ('' for none).",
-)
-def command(
-    qrels: str,
-    runs: tuple[str, ...],
-    metrics: tuple[str, ...],
-    names: tuple[str, ...],
-    baseline: str | None,
-    test: str,
-    ci_method: str,
-    correction: str,
-    alpha: float,
-    n_resamples: int,
-    seed: int,
-    qrels_format: str | None,
-    run_format: str | None,
-    output: str,
-    texts: str | None,
-    queries: str | None,
-    title: str,
-    depth: int | None,
-    plots: bool,
-    ks: str,
-    slices: tuple[str, ...] = (),
-    slice_correction: str = "holm",
-    **options: Any,
-) -> None:
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True, metavar="FILE",
+              help="The .html file to write (written whole, then renamed into place; an input is refused).")
+@click.option("--texts", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Document texts (.jsonl with id/_id and text, or .tsv/.csv id,text) shown in the per-query view.")
+@click.option("--queries", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Query texts, same formats as --texts.")
+@option(TITLE)
+@option(DEPTH)
+@option(PLOTS, "--plots/--no-plots")
+@option(KS)
+def command(qrels: str, runs: tuple[str, ...], metrics: tuple[str, ...], names: tuple[str, ...],
+            qrels_format: str | None, run_format: str | None, output: str, texts: str | None, queries: str | None,
+            title: str, depth: int | None, plots: bool, ks: tuple[int, ...], slices: tuple[str, ...] = (),
+            slice_correction: str = "holm", **options: Any) -> None:
     """Write one self-contained HTML file comparing the runs: summary tables with confidence intervals,
     significance markers and groups, interactive plots (per-query scatter and sorted differences per pair,
     metric@k curves, distributions), and a per-query view (retrieved items in rank order marked relevant
@@ -115,9 +55,9 @@ def command(
     if not output.lower().endswith((".html", ".htm")):
         raise click.BadParameter("the report file must end in .html", param_hint="-o/--output")
     labels = run_names(runs, names)
-    base = resolve_baseline(baseline, runs, labels)
-    cutoffs = parse_cutoffs(ks)
+    stats = comparison_of(options, resolve_baseline(options.get("baseline"), runs, labels))
     with input_errors():
+        refuse_inputs(output, [qrels, *runs, texts, queries])
         slice_labels = load_slices(slices)
         keywords = plan_keywords(options)
         metric_list = metric_labels(list(metrics))
@@ -126,27 +66,8 @@ def command(
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             q, loaded, keywords = plan_inputs(qrels, runs, labels, qrels_format, run_format, keywords)
-            path = write_html(
-                output,
-                q,
-                loaded,
-                metric_list,
-                texts=doc_texts,
-                queries=query_texts,
-                title=title,
-                baseline=base,
-                test=test,
-                correction=correction,
-                alpha=alpha,
-                n_resamples=n_resamples,
-                seed=seed,
-                ci_method=cast("CIMethod", ci_method),
-                depth=depth,
-                plots=plots,
-                ks=cutoffs,
-                slices=slice_labels,
-                slice_correction=slice_correction,
-                **keywords,
-            )
+            path = write_html(output, q, loaded, metric_list, texts=doc_texts, queries=query_texts, title=title,
+                              options=stats, depth=depth, plots=plots, ks=list(ks) or None, slices=slice_labels,
+                              slice_correction=slice_correction, **keywords)
     echo_warnings(caught)
     click.echo(f"wrote {path}", err=True)

@@ -12,8 +12,10 @@ from typing import Any
 
 import click
 
-from ragrade.cli._output import fail, incomplete, input_errors
+from ragrade.cli._options import option
+from ragrade.cli._output import fail, incomplete, input_errors, refuse_inputs
 from ragrade.io import FORMATS
+from ragrade.options import CONCURRENCY, MAX_FAILED, TIMEOUT, Allowance
 
 
 def load_retriever(spec: str) -> Any:
@@ -65,9 +67,8 @@ def _no_required_parameters(fn: Any) -> bool:
 @click.option("--id-key", default=None, metavar="KEY",
               help="Where the document id is: a metadata field, or for LlamaIndex ref_doc_id / node_id.")
 @click.option("--name", default=None, help="Name of the retriever (run name and cache key; default MODULE:NAME).")
-@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="Calls at once.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Seconds allowed per call; a call without an answer by then is a failed query (default: no limit).")
+@option(CONCURRENCY, help="Calls to the retriever in flight at once.")
+@option(TIMEOUT)
 @click.option("--mode", type=click.Choice(["auto", "threads", "asyncio"]), default="auto", show_default=True,
               help="Threads, or asyncio tasks (async retrievers, ainvoke, aretrieve).")
 @click.option("--cache", "cache", default=None, type=click.Path(dir_okay=False),
@@ -75,14 +76,14 @@ def _no_required_parameters(fn: Any) -> bool:
 @click.option("--qrels", default=None, type=click.Path(dir_okay=False, exists=True),
               help="Check that the retrieved ids meet the judged ids (exit 2 when none does).")
 @click.option("--no-texts", is_flag=True, help="Do not keep the retrieved texts.")
-@click.option("--max-failed", type=click.FloatRange(0, 100), default=0.0, show_default=True,
-              help="Percentage of failed queries allowed before the exit status is 1.")
+@option(MAX_FAILED, help="Queries allowed to fail before the exit status is 1: a count (5) or a percentage (2%); "
+                        "the run is written either way, unless every query failed (nothing is written then).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="How the summary is printed (json: on stdout).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: on a terminal).")
 def command(retriever: str, queries: str, k: int, output: str, output_format: str | None, id_key: str | None,
-            name: str | None, concurrency: int, timeout: float | None, mode: str, cache: str | None, qrels: str | None, no_texts: bool,
-            max_failed: float, fmt: str, progress: bool | None) -> None:
+            name: str | None, max_concurrency: int, timeout: float | None, mode: str, cache: str | None,
+            qrels: str | None, no_texts: bool, max_failed: Allowance, fmt: str, progress: bool | None) -> None:
     """Ask the retriever MODULE:NAME every query and write what it returns as a run.
 
     MODULE:NAME is a retriever object, a function of the query text, or a factory (a class or a function
@@ -98,26 +99,30 @@ def command(retriever: str, queries: str, k: int, output: str, output_format: st
 
     mismatch: IdMismatchError | None = None
     with input_errors():
+        refuse_inputs(output, [queries, cache, qrels])
         obj = load_retriever(retriever)
         try:
-            run = retrieve(obj, queries, k, id_key=id_key, name=name or retriever, concurrency=concurrency,
+            run = retrieve(obj, queries, k, id_key=id_key, name=name or retriever, concurrency=max_concurrency,
                            mode=mode, cache=cache, progress=progress, texts=not no_texts,  # type: ignore[arg-type]
                            qrels=qrels, timeout=timeout)
         except IdMismatchError as exc:
             mismatch = exc
             run = exc.run
-        write_run(run, output, output_format)
-    summary = run.retrieval
+        summary = run.retrieval
+        nothing = bool(summary.queries) and summary.failed >= summary.queries
+        if not nothing:  # every query failed: an existing output is left as it was
+            write_run(run, output, output_format)
     if fmt == "json":
         click.echo(json.dumps(_jsonable(summary.to_dict()), indent=2))
     else:
         for line in summary.lines():
             click.echo(line, err=True)
-        click.echo(f"wrote {run.n_queries} queries, {run.n_rows} results to {output}", err=True)
+        click.echo(f"nothing written: every query failed ({output} is left as it was)" if nothing else
+                   f"wrote {run.n_queries} queries, {run.n_rows} results to {output}", err=True)
     if mismatch is not None:
         fail(str(mismatch))
-    if summary.queries and 100.0 * summary.failed / summary.queries > max_failed:
-        incomplete(f"{summary.failed} of {summary.queries} queries failed (allowed: {max_failed:g}%)")
+    if summary.queries and max_failed.exceeded(summary.failed, summary.queries):
+        incomplete(f"{summary.failed} of {summary.queries} queries failed (allowed: --max-failed {max_failed})")
 
 
 def _jsonable(o: Any) -> Any:

@@ -20,6 +20,8 @@ from ragrade.cli._llm import (
     make_judge,
     secret_errors,
 )
+from ragrade.cli._options import option
+from ragrade.options import SEED
 
 EXIT_INCOMPLETE = 1
 
@@ -43,8 +45,8 @@ def _threshold_options(fn: Any) -> Any:
         click.option("--max-duplicate-embedding", type=click.FloatRange(-1, 1), default=0.9, show_default=True,
                      help="Embedding similarity at which a question is a duplicate (with the semantic extra)."),
     ]
-    for option in reversed(options):
-        fn = option(fn)
+    for decorate in reversed(options):
+        fn = decorate(fn)
     return fn
 
 
@@ -53,8 +55,8 @@ def _threshold_options(fn: Any) -> Any:
     epilog=(
         "Writes DIR/spans.jsonl (span qrels: query, doc, start, end, grade, text), DIR/topics.tsv, "
         "DIR/provenance.jsonl (model, prompt hashes, settings, seed, passages, per-question scores) and "
-        "DIR/rejects.jsonl (each refused candidate with its reason). --seed draws the passages and is sent to the "
-        "server. --budget-calls counts HTTP requests here (retries and answerability checks included). Every "
+        "DIR/rejects.jsonl (each refused candidate with its reason). --seed draws the passages (--llm-seed is sent to the "
+        "server). --budget-calls counts HTTP requests here (retries and answerability checks included). Every "
         "answer is cached: after a stop or a kill, the same command with --resume asks only what is missing and "
         "writes the same files. Exit status: 0 done, 1 fewer questions than -n (a budget, or too few good "
         "candidates), 2 bad input or a judge that cannot work as configured. See docs/synthesize.md."
@@ -82,6 +84,7 @@ def _threshold_options(fn: Any) -> Any:
 @click.option("--corpus", "corpus_opt", type=click.Path(exists=True), default=None,
               help="The corpus (with --import; or instead of the CORPUS argument).")
 @llm_options(tasks="synthesize", max_tokens=768, concurrency_help="Requests in flight at once.")
+@option(SEED, help="Draws the passages (same seed, same passages); the server's sampling seed is --llm-seed.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Summary printed on stdout.")
 def command(**o: Any) -> None:

@@ -17,7 +17,7 @@ from ragrade.comparison.power import COMPARE_POWER, paired_mde
 from ragrade.comparison.result import Comparison
 from ragrade.engine.result import Result
 from ragrade.errors import InputError, RagradeWarning
-from ragrade.options import SOME_METRICS, public
+from ragrade.options import SOME_METRICS, ComparisonOptions, public, spelled
 
 
 def run_letters(n: int) -> list[str]:
@@ -130,44 +130,40 @@ def metric_labels(metrics: Sequence[Any] | str | Any) -> list[str]:
 
 # --------------------------------------------------------------------------------------------- compare
 @public(metrics=SOME_METRICS)
-def compare_scores(
-    scores: Mapping[str, Any],
-    metrics: Sequence[str] | None = None,
-    *,
-    baseline: str | None = None,
-    test: str = "randomization",
-    correction: str | None = None,
-    alpha: float = 0.05,
-    confidence: float | None = None,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-    ci_method: stats.CIMethod = "auto",
-) -> Comparison:
+def compare_scores(scores: Mapping[str, Any], metrics: Sequence[str] | None = None, *,
+                   options: ComparisonOptions | None = None, **keywords: Any) -> Comparison:
     """Compare runs given their per-query scores (the engine-independent core of :func:`compare`).
 
     Args:
         scores: ``{run name: per-query scores}``; each value is a ``Result`` (its ``per_query`` is used), a
             DataFrame indexed by query id with one column per metric, or a mapping ``{metric: {qid: v}}``.
         metrics: metrics to compare (default: the columns common to all runs, in the first run's order).
-        baseline: compare every run with this one; ``None`` compares all pairs (earlier run = control) and
-            also gives significance groups.
-        test: ``"randomization"`` (default; NumPy only), ``"bootstrap"``, ``"t"``, ``"wilcoxon"`` or
-            ``"tukey"`` (SciPy, extra ``stats``). Tukey's HSD already controls the family-wise error over
-            all pairs of runs, so it takes no ``correction``.
-        correction: ``None``, ``"bonferroni"``, ``"holm"`` or ``"bh"``, applied per metric over its pairs.
-        alpha: significance level for ``significant``, markers and groups (``p_adjusted <= alpha``).
-        confidence: level of the bootstrap intervals (default ``1 - alpha``).
-        n_resamples: resamples of the resampling tests, and of the intervals when they are resampled.
-        seed: seed of ``numpy.random.default_rng``; equal seeds give equal results.
-        ci_method: ``"auto"`` (default: the saddlepoint approximation of the bootstrap distribution for a
-            metric scored on 100 queries or more, resampling below), ``"saddlepoint"`` or ``"resample"``
-            (see :func:`ragrade.comparison.stats.saddlepoint_ci` and :func:`~ragrade.comparison.stats.bootstrap_ci`).
+        options: how the runs are compared, a :class:`ragrade.ComparisonOptions`; its fields may also be
+            given as keywords (they override ``options``'s):
+
+            - ``baseline``: compare every run with this one; ``None`` compares all pairs (earlier run =
+              control) and also gives significance groups;
+            - ``test``: ``"randomization"`` (default; NumPy only), ``"bootstrap"``, ``"t"``, ``"wilcoxon"``
+              or ``"tukey"`` (SciPy, extra ``stats``). Tukey's HSD already controls the family-wise error
+              over all pairs of runs, so it takes no ``correction``;
+            - ``correction``: ``None``, ``"bonferroni"``, ``"holm"`` or ``"bh"``, per metric over its pairs;
+            - ``alpha``: significance level for ``significant``, markers and groups (``p_adjusted <= alpha``);
+            - ``confidence``: level of the bootstrap intervals (default ``1 - alpha``);
+            - ``n_resamples``: resamples of the resampling tests, and of the intervals when resampled;
+            - ``seed``: seed of ``numpy.random.default_rng``; equal seeds give equal results;
+            - ``ci_method``: ``"auto"`` (default: the saddlepoint approximation of the bootstrap
+              distribution for a metric scored on 100 queries or more, resampling below), ``"saddlepoint"``
+              or ``"resample"`` (see :func:`ragrade.comparison.stats.saddlepoint_ci` and
+              :func:`~ragrade.comparison.stats.bootstrap_ci`).
 
     Queries are aligned by id. A query missing from some run, or with a NaN score for a metric in some
     run, is left out of that metric (all runs of a metric use the same queries) with a
     :class:`~ragrade.errors.RagradeWarning` giving the count; a query that is NaN in every run (the
-    engine's exclusion of queries without relevant judgments) is left out silently, as in the means.
+    engine's exclusion of queries without relevant judgments) is left out silently, as in the means. A
+    metric scored on one query, or intervals from one resample, are computed as asked and said in a
+    :class:`~ragrade.errors.RagradeWarning`: such intervals have no width to speak of.
     """
+    o = ComparisonOptions.of(options, keywords)
     if not isinstance(scores, Mapping) or len(scores) < 2:
         raise InputError("compare needs a mapping of at least two named runs", value=type(scores).__name__)
     names = [str(k) for k in scores]
@@ -175,38 +171,38 @@ def compare_scores(
         raise InputError("run names must be distinct", value=names)
     frames = {str(k): per_query_frame(v, str(k)) for k, v in scores.items()}
     metric_list = _metric_list(frames, names, metrics)
-    if baseline is not None and str(baseline) not in frames:
-        raise InputError(f"baseline is not one of the runs {names}", value=baseline)
-    base = None if baseline is None else str(baseline)
-    test_name, correction_name, method, alpha, level, n_resamples = _settings(
-        test, correction, ci_method, alpha, confidence, n_resamples, seed)
+    if o.baseline is not None and str(o.baseline) not in frames:
+        raise InputError(f"{spelled('baseline')} is not one of the runs {names}", value=o.baseline)
+    base = None if o.baseline is None else str(o.baseline)
     frames, all_ids = _aligned(frames, names)
-
     pairs, letters, ctrl, trt = _pairing(names, base)
     kept = _kept(frames, names, metric_list, len(all_ids), ctrl, trt)
-    ci_of, p_of, ci_methods = _resampled(kept, metric_list, method, test_name, n_resamples, level, seed, ctrl, trt,
-                                         len(names), len(pairs))
-    summary_rows, pair_rows, used_scores = _rows(kept, metric_list, names, pairs, all_ids, ci_of, p_of, test_name,
-                                                 correction_name, alpha, base, letters)
+    _warn_degenerate(kept, metric_list, o)
+    ci_of, p_of, ci_methods = _resampled(kept, metric_list, o, ctrl, trt, len(names), len(pairs))
+    summary_rows, pair_rows, used_scores = _rows(kept, metric_list, names, pairs, all_ids, ci_of, p_of, o,
+                                                 base, letters)
     summary = pd.DataFrame(summary_rows).set_index(["metric", "run"])
     pair_frame = pd.DataFrame(pair_rows).set_index(["metric", "control", "treatment"])
     per_run = {name: pd.DataFrame(cols) for name, cols in used_scores.items()}
-    return Comparison(
-        runs=names,
-        metrics=metric_list,
-        summary=summary,
-        pairs=pair_frame,
-        scores=per_run,
-        baseline=base,
-        test=test_name,
-        correction=correction_name,
-        alpha=alpha,
-        confidence=level,
-        n_resamples=n_resamples,
-        seed=seed,
-        letters=letters,
-        ci_methods=ci_methods,
-    )
+    return Comparison(runs=names, metrics=metric_list, summary=summary, pairs=pair_frame, scores=per_run,
+                      baseline=base, test=o.test, correction=o.correction, alpha=o.alpha, confidence=o.level,
+                      n_resamples=o.n_resamples, seed=o.seed, letters=letters, ci_methods=ci_methods)
+
+
+def _warn_degenerate(kept: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], metric_list: list[str],
+                     o: ComparisonOptions) -> None:
+    """Say when the numbers cannot mean much: a metric scored on one query (no interval, no test has any
+    power), or resampled intervals from a single resample."""
+    from ragrade.engine.core import caller_stacklevel
+
+    single = [m for m in metric_list if kept[m][1].shape[0] == 1]
+    if single:
+        warnings.warn(f"{', '.join(single)}: one query is scored in every run: its interval is that one value "
+                      "and no test can tell the runs apart", RagradeWarning, stacklevel=caller_stacklevel())
+    if o.n_resamples == 1 and (o.test in ("randomization", "bootstrap") or o.ci_method != "saddlepoint"):
+        warnings.warn(f"{spelled('n_resamples')} is 1: a resampled interval is one draw (its two ends are equal) "
+                      "and a resampling test's p-value is 1 or 1/2; use 1000 or more", RagradeWarning,
+                      stacklevel=caller_stacklevel())
 
 
 def _pairing(names: list[str], base: str | None
@@ -240,32 +236,6 @@ def _metric_list(frames: dict[str, pd.DataFrame], names: list[str], metrics: Seq
                     f"run {name!r} has no scores for metric {missing[0]!r} (it has {list(frame.columns)})"
                 )
     return metric_list
-
-
-def _settings(test: str, correction: str | None, ci_method: Any, alpha: Any, confidence: Any, n_resamples: Any,
-              seed: Any) -> tuple[str, str, str, float, float, int]:
-    """The statistical options, checked: ``(test, correction, ci method, alpha, level, n_resamples)``."""
-    test_name = stats.normalize_test(test)
-    correction_name = stats.normalize_correction(correction)
-    if test_name == "tukey" and correction_name != "none":
-        raise InputError(
-            "Tukey's HSD already controls the family-wise error rate over all pairs; use no correction",
-            value=correction,
-        )
-    method = stats.normalize_ci_method(ci_method)
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float | np.number) or not 0.0 < float(alpha) < 1.0:
-        raise InputError("alpha must be strictly between 0 and 1", value=alpha)
-    alpha = float(alpha)
-    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, int | float | np.number)):
-        raise InputError("confidence must be strictly between 0 and 1", value=confidence)
-    level = 1.0 - alpha if confidence is None else float(confidence)
-    if not 0.0 < level < 1.0:
-        raise InputError("confidence must be strictly between 0 and 1", value=confidence)
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer) or not 1 <= n_resamples < 2**31:
-        raise InputError("n_resamples must be an integer from 1 to 2**31 - 1", value=n_resamples)
-    n_resamples = int(n_resamples)
-    stats.check_seed(seed)
-    return test_name, correction_name, method, alpha, level, n_resamples
 
 
 def _aligned(frames: dict[str, pd.DataFrame], names: list[str]) -> tuple[dict[str, pd.DataFrame], pd.Index]:
@@ -309,9 +279,8 @@ def _kept(frames: dict[str, pd.DataFrame], names: list[str], metric_list: list[s
     return kept
 
 
-def _resampled(kept: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], metric_list: list[str], method: str,
-               test_name: str, n_resamples: int, level: float, seed: Any, ctrl: np.ndarray, trt: np.ndarray,
-               n_runs: int, n_pairs: int
+def _resampled(kept: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], metric_list: list[str],
+               o: ComparisonOptions, ctrl: np.ndarray, trt: np.ndarray, n_runs: int, n_pairs: int
                ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, np.ndarray], dict[str, str]]:
     # Metrics scored on the same queries form a group, resampled together: one pass per group over all
     # their columns. Each group gets two independent streams spawned from the seed (intervals, test), in
@@ -320,7 +289,8 @@ def _resampled(kept: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], metri
     groups: dict[bytes, list[str]] = {}
     for metric in metric_list:
         groups.setdefault(np.packbits(kept[metric][0]).tobytes(), []).append(metric)
-    children = np.random.default_rng(seed).spawn(2 * len(groups))
+    method, test_name, n_resamples, level = o.ci_method, o.test, o.n_resamples, o.level
+    children = np.random.default_rng(o.seed).spawn(2 * len(groups))
     width = n_runs + n_pairs
     ci_of: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     p_of: dict[str, np.ndarray] = {}
@@ -349,83 +319,73 @@ def _resampled(kept: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], metri
 
 def _rows(kept: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], metric_list: list[str], names: list[str],
           pairs: list[tuple[str, str]], all_ids: pd.Index, ci_of: dict[str, tuple[np.ndarray, np.ndarray]],
-          p_of: dict[str, np.ndarray], test_name: str, correction_name: str, alpha: float, base: str | None,
-          letters: dict[str, str]
+          p_of: dict[str, np.ndarray], o: ComparisonOptions, base: str | None, letters: dict[str, str]
           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, dict[str, pd.Series]]]:
     """The summary rows (metric x run), the pair rows (metric x pair) and the scores each metric used."""
     index_of = {name: i for i, name in enumerate(names)}
-    n_runs = len(names)
     summary_rows: list[dict[str, Any]] = []
     pair_rows: list[dict[str, Any]] = []
     used_scores: dict[str, dict[str, pd.Series]] = {name: {} for name in names}
     for metric in metric_list:
         keep, x, d = kept[metric]
-        n = x.shape[0]
         ids = all_ids if keep.all() else all_ids[keep]
         for name in names:
             used_scores[name][metric] = pd.Series(x[:, index_of[name]], index=ids)
-        lo, hi = ci_of[metric]
         p = p_of[metric]
-        p_adj = p if test_name == "tukey" else stats.adjust_pvalues(p, correction_name)
-        dz = stats.cohens_dz(d)
-        mde = paired_mde(d, alpha, COMPARE_POWER)
-        wtl = stats.win_tie_loss(d)
+        p_adj = p if o.test == "tukey" else stats.adjust_pvalues(p, o.correction)
         means = x.mean(axis=0)
-        dmeans = d.mean(axis=0)
-        significant = p_adj <= alpha
-
-        better: dict[str, list[str]] = {name: [] for name in names}
-        worse: dict[str, list[str]] = {name: [] for name in names}
-        different = np.zeros((n_runs, n_runs), dtype=bool)
-        for j, (a, b) in enumerate(pairs):
-            if significant[j]:
-                different[index_of[a], index_of[b]] = different[index_of[b], index_of[a]] = True
-            if significant[j] and dmeans[j] != 0:
-                winner, loser = (b, a) if dmeans[j] > 0 else (a, b)
-                better[winner].append(loser)
-                worse[loser].append(winner)
-            pair_rows.append(
-                {
-                    "metric": metric,
-                    "control": a,
-                    "treatment": b,
-                    "mean_control": float(means[index_of[a]]),
-                    "mean_treatment": float(means[index_of[b]]),
-                    "delta": float(dmeans[j]),
-                    "delta_ci_low": float(lo[n_runs + j]),
-                    "delta_ci_high": float(hi[n_runs + j]),
-                    "p_value": float(p[j]),
-                    "p_adjusted": float(p_adj[j]),
-                    "significant": bool(significant[j]),
-                    "cohens_dz": float(dz[j]),
-                    "mde": float(mde[j]),
-                    "wins": int(wtl[0, j]),
-                    "ties": int(wtl[1, j]),
-                    "losses": int(wtl[2, j]),
-                    "n": n,
-                }
-            )
-        group = stats.significance_groups(means, different) if base is None else [""] * n_runs
-        best = float(means.max())
-        for i, name in enumerate(names):
-            better_sorted = sorted(better[name], key=index_of.__getitem__)
-            summary_rows.append(
-                {
-                    "metric": metric,
-                    "run": name,
-                    "letter": letters[name],
-                    "mean": float(means[i]),
-                    "ci_low": float(lo[i]),
-                    "ci_high": float(hi[i]),
-                    "n": n,
-                    "better_than": better_sorted,
-                    "worse_than": sorted(worse[name], key=index_of.__getitem__),
-                    "marker": "".join(letters[o] for o in better_sorted),
-                    "best": bool(means[i] == best),
-                    "group": group[i],
-                }
-            )
+        rows, better, worse, different = _pair_rows(metric, x, d, pairs, index_of, ci_of[metric], p, p_adj, o.alpha)
+        pair_rows += rows
+        group = stats.significance_groups(means, different) if base is None else [""] * len(names)
+        summary_rows += _summary_rows(metric, names, means, ci_of[metric], x.shape[0], better, worse, letters,
+                                      group, index_of)
     return summary_rows, pair_rows, used_scores
+
+
+def _pair_rows(metric: str, x: np.ndarray, d: np.ndarray, pairs: list[tuple[str, str]], index_of: dict[str, int],
+               ci: tuple[np.ndarray, np.ndarray], p: np.ndarray, p_adj: np.ndarray, alpha: float
+               ) -> tuple[list[dict[str, Any]], dict[str, list[str]], dict[str, list[str]], np.ndarray]:
+    """One metric's pair rows, which run is significantly better than which, and the runs told apart."""
+    n_runs, n = x.shape[1], x.shape[0]
+    lo, hi = ci
+    dz, mde, wtl = stats.cohens_dz(d), paired_mde(d, alpha, COMPARE_POWER), stats.win_tie_loss(d)
+    means, dmeans = x.mean(axis=0), d.mean(axis=0)
+    significant = p_adj <= alpha
+    better: dict[str, list[str]] = {name: [] for name in index_of}
+    worse: dict[str, list[str]] = {name: [] for name in index_of}
+    different = np.zeros((n_runs, n_runs), dtype=bool)
+    rows = []
+    for j, (a, b) in enumerate(pairs):
+        if significant[j]:
+            different[index_of[a], index_of[b]] = different[index_of[b], index_of[a]] = True
+        if significant[j] and dmeans[j] != 0:
+            winner, loser = (b, a) if dmeans[j] > 0 else (a, b)
+            better[winner].append(loser)
+            worse[loser].append(winner)
+        rows.append({"metric": metric, "control": a, "treatment": b, "mean_control": float(means[index_of[a]]),
+                     "mean_treatment": float(means[index_of[b]]), "delta": float(dmeans[j]),
+                     "delta_ci_low": float(lo[n_runs + j]), "delta_ci_high": float(hi[n_runs + j]),
+                     "p_value": float(p[j]), "p_adjusted": float(p_adj[j]), "significant": bool(significant[j]),
+                     "cohens_dz": float(dz[j]), "mde": float(mde[j]), "wins": int(wtl[0, j]),
+                     "ties": int(wtl[1, j]), "losses": int(wtl[2, j]), "n": n})
+    return rows, better, worse, different
+
+
+def _summary_rows(metric: str, names: list[str], means: np.ndarray, ci: tuple[np.ndarray, np.ndarray], n: int,
+                  better: dict[str, list[str]], worse: dict[str, list[str]], letters: dict[str, str],
+                  group: list[str], index_of: dict[str, int]) -> list[dict[str, Any]]:
+    """One metric's summary rows: each run's mean and interval, markers and group."""
+    lo, hi = ci
+    best = float(means.max())
+    rows = []
+    for i, name in enumerate(names):
+        better_sorted = sorted(better[name], key=index_of.__getitem__)
+        rows.append({"metric": metric, "run": name, "letter": letters[name], "mean": float(means[i]),
+                     "ci_low": float(lo[i]), "ci_high": float(hi[i]), "n": n, "better_than": better_sorted,
+                     "worse_than": sorted(worse[name], key=index_of.__getitem__),
+                     "marker": "".join(letters[o] for o in better_sorted), "best": bool(means[i] == best),
+                     "group": group[i]})
+    return rows
 
 
 def _tukey_pairs(x: np.ndarray, ctrl: np.ndarray, trt: np.ndarray) -> np.ndarray:
@@ -436,31 +396,20 @@ def _tukey_pairs(x: np.ndarray, ctrl: np.ndarray, trt: np.ndarray) -> np.ndarray
 
 
 @public
-def compare(
-    qrels: Any,
-    runs: Mapping[str, Any] | Sequence[Any],
-    metrics: Sequence[Any] | str,
-    *,
-    baseline: str | None = None,
-    test: str = "randomization",
-    correction: str | None = None,
-    alpha: float = 0.05,
-    confidence: float | None = None,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-    ci_method: stats.CIMethod = "auto",
-    **options: Any,
-) -> Comparison:
-    """Evaluate several runs on ``qrels`` and compare them (see :func:`compare_scores` for the options).
+def compare(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], metrics: Sequence[Any] | str, *,
+            options: ComparisonOptions | None = None, **keywords: Any) -> Comparison:
+    """Evaluate several runs on ``qrels`` and compare them.
 
     ``qrels`` and each run may be objects, nested dicts or file paths (anything ``ragrade.evaluate``
     takes). ``runs`` maps a name to a run; a plain sequence is named by the runs' names, else
     ``run_1, run_2, ...``. ``metrics`` are metric strings as for ``evaluate`` (``"P@[5,10]"`` expands to
-    two metrics). Other keyword arguments are those of :func:`ragrade.evaluate` (``profile``, ``matcher``,
-    ``max_memory``, ``names``, ``rel_level`` and the policies of :class:`ragrade.policies.Policies`), with
-    the same meaning and values: every run is evaluated through the same plan. So queries follow the
-    engine's rules: by default a qrels query missing from a run scores 0, and a query without relevant
-    judgments is left out (of the means and of the comparison).
+    two metrics). ``options`` (a :class:`ragrade.ComparisonOptions`), or its fields as keywords
+    (``baseline``, ``test``, ``correction``, ``alpha``, ``confidence``, ``n_resamples``, ``seed``,
+    ``ci_method``; see :func:`compare_scores`), say how the runs are compared. The other keywords are those
+    of :func:`ragrade.evaluate` (``profile``, ``matcher``, ``max_memory``, ``names``, ``rel_level`` and the
+    policies of :class:`ragrade.policies.Policies`), with the same meaning and values: every run is evaluated
+    through the same plan. So queries follow the engine's rules: by default a qrels query missing from a run
+    scores 0, and a query without relevant judgments is left out (of the means and of the comparison).
 
     >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
     >>> one = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"x": 2.0, "b": 1.0}, "q3": {"x": 2.0, "c": 1.0}}
@@ -472,23 +421,12 @@ def compare(
     """
     from ragrade.engine.plan import build_plan
 
+    rest = dict(keywords)
+    o = ComparisonOptions.take(rest, options)
     # the evaluation keywords of ragrade.evaluate (profile, matcher, max_memory, policies...), one plan
-    plan = build_plan(qrels, name_runs(runs), metrics, many=True, **options)
+    plan = build_plan(qrels, name_runs(runs), metrics, many=True, **rest)
     results = dispatch_named(plan)
-    labels = plan.columns
-    per_query = {name: r.per_query for name, r in results.items()}
-    cmp = compare_scores(
-        per_query,
-        labels,
-        baseline=baseline,
-        test=test,
-        correction=correction,
-        alpha=alpha,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-        ci_method=ci_method,
-    )
+    cmp = compare_scores({name: r.per_query for name, r in results.items()}, plan.columns, options=o)
     holes = {name: r.hole_rate for name, r in results.items() if r.hole_rate is not None}
     if holes:
         cmp = dataclasses.replace(cmp, hole_rates={name: h.mean for name, h in holes.items()},

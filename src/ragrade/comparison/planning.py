@@ -167,13 +167,7 @@ def plan_scores(
         raise InputError("plan needs a mapping of at least two named runs", value=type(scores).__name__)
     names = [str(k) for k in scores]
     frames = {str(k): _frame(v, str(k)) for k, v in scores.items()}
-    if metrics is None:
-        first = frames[names[0]]
-        metric_list = [c for c in first.columns if all(c in f.columns for f in frames.values())]
-    else:
-        metric_list = [str(m) for m in metrics]
-    if not metric_list:
-        raise InputError("no metric given")
+    metric_list = _planned_metrics(frames, names, metrics)
     deltas = _deltas(metric_list, delta)
     index = frames[names[0]].index
     for f in frames.values():
@@ -187,22 +181,26 @@ def plan_scores(
                 raise InputError(f"run {name!r} has no scores for metric {metric!r}")
         x = np.column_stack([_values(frames[name].reindex(index), metric, name) for name in names])
         x = x[~np.isnan(x).any(axis=1)]
-        n = int(x.shape[0])
-        if n < 2:
-            raise InputError(f"{metric}: fewer than two queries are scored in every run", value=n)
-        row: dict[str, Any] = {"queries": n, "runs": len(names), "delta": deltas[metric]}
-        if len(names) == 2:
-            row.update(_paired_t_row(x, deltas[metric], power, alpha))
-            if row["effect_size"] == math.inf:
-                notes.append(f"{metric}: every query has the same difference, so any change is detected.")
-        else:
-            row.update(_anova_row(x, deltas[metric], power, alpha))
-        rows[metric] = row
+        if x.shape[0] < 2:
+            raise InputError(f"{metric}: fewer than two queries are scored in every run", value=int(x.shape[0]))
+        rows[metric] = (_two_runs if len(names) == 2 else _many_runs)(x, deltas[metric], power, alpha, metric, notes)
     return Plan(runs=names, metrics=rows, alpha=alpha, target_power=power, notes=notes)
 
 
+def _planned_metrics(frames: dict[str, pd.DataFrame], names: list[str], metrics: Sequence[str] | None) -> list[str]:
+    """The metrics given, else the columns every run has (in the first run's order)."""
+    if metrics is None:
+        first = frames[names[0]]
+        metric_list = [c for c in first.columns if all(c in f.columns for f in frames.values())]
+    else:
+        metric_list = [str(m) for m in metrics]
+    if not metric_list:
+        raise InputError("no metric given")
+    return metric_list
+
+
 def _deltas(metric_list: list[str], delta: float | Mapping[str, float]) -> dict[str, float]:
-    """Each metric's smallest difference worth detecting (one for all, or a mapping): positive, finite."""
+    """Each metric's difference to detect: ``delta``, or its entry when ``delta`` is a mapping."""
     deltas: dict[str, float] = {}
     for m in metric_list:
         value = delta.get(m) if isinstance(delta, Mapping) else delta
@@ -216,26 +214,29 @@ def _deltas(metric_list: list[str], delta: float | Mapping[str, float]) -> dict[
     return deltas
 
 
-def _paired_t_row(x: np.ndarray, d: float, power: float, alpha: float) -> dict[str, Any]:
-    """Two runs: the paired t-test's effect size, queries needed, smallest detectable difference, power."""
+def _two_runs(x: np.ndarray, d: float, power: float, alpha: float, metric: str, notes: list[str]) -> dict[str, Any]:
+    """The plan of two runs: the two-sided paired t-test on the per-query differences."""
+    n = int(x.shape[0])
+    row: dict[str, Any] = {"queries": n, "runs": 2, "delta": d}
     diff = x[:, 1] - x[:, 0]
     sd = float(diff.std(ddof=1))
-    row: dict[str, Any] = {"test": "paired t", "sd_diff": sd, "mean_diff": float(diff.mean())}
+    row.update(test="paired t", sd_diff=sd, mean_diff=float(diff.mean()))
     if sd <= 1e-12 * max(1.0, float(np.abs(diff).max())):  # equal differences (up to rounding)
         row.update(effect_size=math.inf, queries_needed=2, mde=0.0, power=1.0)
+        notes.append(f"{metric}: every query has the same difference, so any change is detected.")
         return row
-    n = int(x.shape[0])
     e = d / sd
-    row.update(effect_size=e, queries_needed=ttest_queries_needed(e, power, alpha), mde=ttest_mde(n, power, alpha) * sd,
-               power=ttest_power(e, n, alpha))
+    row.update(effect_size=e, queries_needed=ttest_queries_needed(e, power, alpha),
+               mde=ttest_mde(n, power, alpha) * sd, power=ttest_power(e, n, alpha))
     return row
 
 
-def _anova_row(x: np.ndarray, d: float, power: float, alpha: float) -> dict[str, Any]:
-    """Three runs or more: one-way ANOVA's (within-query variance, effect size, queries needed, power)."""
+def _many_runs(x: np.ndarray, d: float, power: float, alpha: float, metric: str, notes: list[str]) -> dict[str, Any]:
+    """The plan of more runs: one-way ANOVA on the range, with the pooled within-run variance."""
     n, m_runs = int(x.shape[0]), int(x.shape[1])
     variance = float(x.var(axis=0, ddof=1).mean())
-    return {"test": "anova", "sd_diff": None, "within_variance": variance, "within_sd": math.sqrt(variance),
+    return {"queries": n, "runs": m_runs, "delta": d, "test": "anova", "sd_diff": None,
+            "within_variance": variance, "within_sd": math.sqrt(variance),
             "effect_size": d / math.sqrt(2.0 * m_runs * variance) if variance > 0 else math.inf,
             "queries_needed": anova_queries_needed(d, variance, m_runs, power, alpha),
             "mde": anova_mde(variance, m_runs, n, power, alpha),

@@ -67,6 +67,16 @@ class Comparison:
             text += (" The runs differ by more than ten points: the one with more holes is scored lower by "
                      "construction, so compare them with unjudged='bounds' or 'condensed' too.")
         return text
+    @property
+    def options(self) -> Any:
+        """The :class:`ragrade.ComparisonOptions` this comparison was made with (its interval method:
+        ``auto``)."""
+        from ragrade.options import ComparisonOptions
+
+        return ComparisonOptions(baseline=self.baseline, test=self.test, correction=self.correction,
+                                 alpha=self.alpha, confidence=self.confidence, n_resamples=self.n_resamples,
+                                 seed=self.seed)
+
     # ----------------------------------------------------------------- accessors
     def mean(self, metric: str, run: str) -> float:
         value: Any = self.summary.at[(metric, run), "mean"]

@@ -107,25 +107,26 @@ def compare_slices(cmp: Any, labels: Any, correction: str | None = SLICE_CORRECT
     """Compare the runs of ``cmp`` (a :class:`~ragrade.comparison.Comparison`) slice by slice: the
     comparison's test (and its settings: resamples, seed, alpha) on each slice's queries, every pair's
     p-value then corrected across the slices of the column (``correction``; Holm by default, ``None`` for
-    none). The comparison's own correction across pairs is not applied within a slice."""
+    none). The comparison's own correction across pairs is not applied within a slice. Labelled queries
+    that the comparison does not hold are said in a :class:`~ragrade.errors.RagradeWarning`."""
     from ragrade.comparison.stats import normalize_correction
+    from ragrade.engine.slices import warn_unmatched
 
     corr = normalize_correction(correction)
     frame = slice_labels(labels)
-    first = cmp.scores[cmp.runs[0]]
-    ids_all = [str(q) for q in first.index]
+    ids_all = [str(q) for q in cmp.scores[cmp.runs[0]].index]
+    warn_unmatched(frame, ids_all, "the comparison")
     pair_rows: list[dict[str, Any]] = []
     mean_rows: list[dict[str, Any]] = []
     queries: dict[tuple[str, str], int] = {}
     for column in frame.columns:
         block: list[dict[str, Any]] = []
         for label, mask in label_groups(ids_all, frame[column]).items():
-            n = int(mask.sum())
-            queries[(str(column), label)] = n
+            queries[(str(column), label)] = int(mask.sum())
             sub = {run: cmp.scores[run].iloc[np.flatnonzero(mask)] for run in cmp.runs}
             mean_rows += _slice_means(cmp, sub, str(column), label)
-            block += _slice_pairs(cmp, sub, str(column), label, n)
-        _correct_across_slices(block, corr, cmp.alpha)  # each (metric, pair) across this column's slices
+            block += _slice_pairs(cmp, sub, str(column), label, int(mask.sum()))
+        _correct_across_slices(block, corr, cmp.alpha)
         pair_rows += block
     columns = ["column", "slice", "queries", "metric", "control", "treatment", "mean_control", "mean_treatment",
                "delta", "p_value", "p_adjusted", "significant"]
@@ -136,6 +137,7 @@ def compare_slices(cmp: Any, labels: Any, correction: str | None = SLICE_CORRECT
 
 
 def _slice_means(cmp: Any, sub: dict[str, pd.DataFrame], column: str, label: str) -> list[dict[str, Any]]:
+    """Each run's mean of each metric on the slice's queries."""
     rows = []
     for run in cmp.runs:
         for m in cmp.metrics:
@@ -146,28 +148,31 @@ def _slice_means(cmp: Any, sub: dict[str, pd.DataFrame], column: str, label: str
     return rows
 
 
-def _slice_pairs(cmp: Any, sub: dict[str, pd.DataFrame], column: str, label: str, n: int) -> list[dict[str, Any]]:
-    """Every pair of the comparison on one slice: the comparison's test where the slice has 2 queries or
-    more (else the means and delta alone)."""
+def _slice_test(cmp: Any, sub: dict[str, pd.DataFrame], n: int) -> Any:
+    """The comparison's test on the slice's queries (None below two queries, or when nothing is scored)."""
     import warnings
 
     from ragrade.comparison.core import compare_scores
 
-    tested = None
-    if n >= 2:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                tested = compare_scores(sub, cmp.metrics, baseline=cmp.baseline, test=cmp.test,
-                                        alpha=cmp.alpha, n_resamples=cmp.n_resamples, seed=cmp.seed,
-                                        ci_method="resample" if n < 100 else "saddlepoint")
-            except InputError:
-                tested = None
+    if n < 2:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return compare_scores(sub, cmp.metrics, options=cmp.options.replace(
+                correction="none", confidence=None, ci_method="resample" if n < 100 else "saddlepoint"))
+        except InputError:  # no query of the slice scored in every run
+            return None
+
+
+def _slice_pairs(cmp: Any, sub: dict[str, pd.DataFrame], column: str, label: str, n: int) -> list[dict[str, Any]]:
+    """One row per (metric, pair) on the slice: the means, the difference and the test's p-value."""
+    tested = _slice_test(cmp, sub, n)
     rows = []
     for (m, a, b) in cmp.pairs.index:
         row = {"column": column, "slice": label, "queries": n, "metric": str(m), "control": str(a),
-               "treatment": str(b), "mean_control": math.nan, "mean_treatment": math.nan,
-               "delta": math.nan, "p_value": math.nan}
+               "treatment": str(b), "mean_control": math.nan, "mean_treatment": math.nan, "delta": math.nan,
+               "p_value": math.nan}
         if tested is not None and (m, a, b) in tested.pairs.index:
             got = tested.pair(m, a, b)
             row.update(mean_control=float(got["mean_control"]), mean_treatment=float(got["mean_treatment"]),
@@ -183,11 +188,12 @@ def _slice_pairs(cmp: Any, sub: dict[str, pd.DataFrame], column: str, label: str
     return rows
 
 
-def _correct_across_slices(block: list[dict[str, Any]], corr: Any, alpha: float) -> None:
-    """``p_adjusted`` and ``significant`` of each (metric, pair)'s rows of one slicing column."""
+def _correct_across_slices(block: list[dict[str, Any]], corr: str, alpha: float) -> None:
+    """Each (metric, pair)'s p-values corrected across the slices of one column (``p_adjusted``,
+    ``significant``), in place."""
     from ragrade.comparison.stats import adjust_pvalues
 
-    keys = {(r["metric"], r["control"], r["treatment"]) for r in block}
+    keys = dict.fromkeys((r["metric"], r["control"], r["treatment"]) for r in block)
     for key in keys:
         members = [r for r in block if (r["metric"], r["control"], r["treatment"]) == key]
         tested_rows = [r for r in members if not math.isnan(r["p_value"])]

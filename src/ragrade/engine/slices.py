@@ -115,6 +115,22 @@ def slice_labels(labels: Any) -> pd.DataFrame:
                      value=type(labels).__name__)
 
 
+def warn_unmatched(frame: pd.DataFrame, ids: Sequence[str], what: str) -> list[str]:
+    """Say (a :class:`~ragrade.errors.RagradeWarning`) how many labelled queries match no query of ``what``
+    (a typo in the ids, labels of another collection): they are in no slice. Returns them."""
+    import warnings
+
+    from ragrade.errors import RagradeWarning
+
+    known = set(ids)
+    unmatched = [str(q) for q in frame.index if str(q) not in known]
+    if unmatched:
+        shown = ", ".join(repr(q) for q in unmatched[:3]) + (", ..." if len(unmatched) > 3 else "")
+        warnings.warn(f"{len(unmatched)} of {len(frame.index)} labelled queries match no query of {what} "
+                      f"({shown}): they are in no slice", RagradeWarning, stacklevel=3)
+    return unmatched
+
+
 def label_groups(ids: Sequence[str], column: pd.Series) -> dict[str, np.ndarray]:
     """``{label: boolean mask over ids}`` in order of the labels' first appearance in the labels, the
     ``(no label)`` slice last."""
@@ -134,8 +150,9 @@ def label_groups(ids: Sequence[str], column: pd.Series) -> dict[str, np.ndarray]
 class Slices:
     """Per-slice means of one result (see :func:`slice_result`).
 
-    ``table``: one row per (column, label) with each metric's mean, ``queries`` (queries of the result in
-    the slice) and ``hole_rate`` (their mean hole rate, NaN without one)."""
+    ``table``: one row per (column, label) with each metric's mean, ``queries`` (queries of the slice the
+    result scores: a value for some metric, as ``compare`` and the report count them) and ``hole_rate``
+    (their mean hole rate, NaN without one)."""
 
     columns: list[str]
     metrics: list[str]
@@ -228,6 +245,7 @@ def slice_result(result: Any, labels: Any, aggregate: Any = None) -> Slices:
     frame = slice_labels(labels)
     per_query = result.per_query
     ids = [str(q) for q in per_query.index]
+    warn_unmatched(frame, ids, "the result")
     metrics = [str(c) for c in per_query.columns]
     holes = getattr(result, "hole_rate", None)
     hole_values = None
@@ -237,6 +255,9 @@ def slice_result(result: Any, labels: Any, aggregate: Any = None) -> Slices:
         hole_values = hole_values.to_numpy(dtype=np.float64)
     rows = []
     index = []
+    # a slice counts the queries scored (a value for some metric), as compare, report and gate count them: a
+    # query left out of the means (no relevant judgment) is in no slice's count
+    scored = per_query.notna().any(axis=1).to_numpy() if len(metrics) else np.ones(len(ids), dtype=bool)
     for column in frame.columns:
         for label, mask in label_groups(ids, frame[column]).items():
             row: dict[str, Any] = {}
@@ -244,7 +265,7 @@ def slice_result(result: Any, labels: Any, aggregate: Any = None) -> Slices:
                 spec = result.metrics.get(m) if hasattr(result, "metrics") else None
                 how = spec.family.aggregate if spec is not None else "mean"
                 row[m] = aggregate(per_query[m].to_numpy(dtype=np.float64)[mask], how)
-            row["queries"] = int(mask.sum())
+            row["queries"] = int((mask & scored).sum())
             if hole_values is not None:
                 h = hole_values[mask]
                 h = h[~np.isnan(h)]
@@ -271,6 +292,7 @@ def drop_slices(differences: pd.Series, labels: Any, share: float = 0.5) -> dict
     frame = slice_labels(labels)
     d = pd.Series(differences.to_numpy(dtype=np.float64), index=[str(q) for q in differences.index]).dropna()
     ids = list(d.index)
+    warn_unmatched(frame, ids, "the paired queries")
     values = d.to_numpy(dtype=np.float64)
     n = len(values)
     total = float(values.mean()) if n else math.nan
@@ -323,4 +345,4 @@ def drop_markdown(drops: Mapping[str, Mapping[str, Any]], metric: str, digits: i
 
 
 __all__ = ["NO_LABEL", "SLICE_CORRECTION", "Slices", "drop_markdown", "drop_slices", "label_groups", "plain",
-           "read_slices", "slice_labels", "slice_result"]
+           "read_slices", "slice_labels", "slice_result", "warn_unmatched"]

@@ -173,10 +173,9 @@ class Baseline:
         if out.is_dir():
             raise InputError(f"{os.fspath(out)} is a directory: give the baseline's file name "
                              f"(e.g. {os.path.join(os.fspath(out), 'baseline.json')})")
-        try:
-            out.write_text(json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot write the baseline to {os.fspath(out)}: {exc.strerror or exc}") from None
+        from ragrade.io.writers import write_text
+
+        write_text(out, json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
         return out
 
     @classmethod

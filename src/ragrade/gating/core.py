@@ -35,7 +35,7 @@ from ragrade.errors import (
     RagradeWarning,
 )
 from ragrade.gating.baseline import Baseline, load_baseline, qrels_stats, truth_of, truth_stats
-from ragrade.options import GATE_TEST, SOME_METRICS, public
+from ragrade.options import GATE_TEST, SOME_METRICS, ComparisonOptions, public
 
 #: Paired tests the gate can use.
 GATE_TESTS = stats.PAIRED_TESTS
@@ -172,7 +172,8 @@ class GateResult:
                       "of the fall in the mean):", ""] + (named or ["- no metric's mean fell"])
         return "\n".join(lines) + "\n"
 
-    def to_rich(self, digits: int = 4) -> Any:
+    def to_rich(self, digits: int = 4, notes: bool = True) -> Any:
+        """The verdict as a rich renderable (``notes``: with the notes, as ``note:`` lines)."""
         from rich.console import Group
         from rich.table import Table
         from rich.text import Text
@@ -194,7 +195,7 @@ class GateResult:
             if v.worst and not v.passed:
                 shown = ", ".join(f"{w['query']} ({_signed(w['delta'], digits)})" for w in v.worst[:5])
                 parts.append(Text(f"{v.metric}: most worse: {shown}", style="dim"))
-        parts += [Text(f"note: {n}", style="yellow") for n in self.notes]
+        parts += [Text(f"note: {n}", style="yellow") for n in self.notes] if notes else []
         if self.slices is not None:
             from ragrade.engine.slices import drop_markdown
 
@@ -204,18 +205,20 @@ class GateResult:
 
 
 @public(baseline=None, test=GATE_TEST, metrics=SOME_METRICS)
-def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: Any = None,
-         floors: Any = None, test: str = "randomization", alpha: float = 0.05, n_resamples: int = 10_000,
-         seed: int = 0, confidence: float = 0.95, correction: str | None = None, strict: bool = False,
-         allow_qrels_change: bool = False, profile: Any = None, policies: dict[str, Any] | None = None,
-         worst: int = 10, matcher: Any = None, max_memory: Any = None, **policy_keywords: Any) -> GateResult:
+def gate(baseline: Any, qrels: Any, run: Any, *, options: ComparisonOptions | None = None, metrics: Any = None,
+         margins: Any = None, floors: Any = None, strict: bool = False, allow_qrels_change: bool = False,
+         policies: dict[str, Any] | None = None, worst: int = 10, **keywords: Any) -> GateResult:
     """Compare ``run`` with ``baseline`` (a :class:`Baseline` or the path of a baseline file) on ``qrels``.
 
     ``run`` is evaluated with the baseline's metrics, profile and policies. ``metrics`` restricts the
     check to some of the baseline's metrics (any spelling). ``margins``: a number for every metric, or
-    ``{metric: margin}`` (key ``"*"``: every metric not named); ``floors``: ``{metric: lowest acceptable candidate mean}``. ``test`` is one of
-    :data:`GATE_TESTS` (randomization by default, ``n_resamples`` and ``seed`` for the resampling tests).
-    ``correction`` adjusts the p-values over the metrics (``holm``, ``bonferroni``, ``bh``).
+    ``{metric: margin}`` (key ``"*"``: every metric not named); ``floors``: ``{metric: lowest acceptable
+    candidate mean}``. ``options`` (a :class:`ragrade.ComparisonOptions`, or its fields as keywords) say how:
+    ``test`` is one of :data:`GATE_TESTS` (randomization by default, ``n_resamples`` and ``seed`` for the
+    resampling tests), ``correction`` adjusts the p-values over the metrics (``holm``, ``bonferroni``,
+    ``bh``), ``alpha`` the level; the intervals are those :func:`ragrade.compare` gives the same pair with
+    the same options (``confidence``, ``ci_method``, ``n_resamples``, ``seed``). A ``baseline`` run name
+    does not apply: the control is the baseline file.
 
     The keywords of :func:`ragrade.evaluate` are taken too: ``profile`` and the policies (as keywords, or
     as a ``policies`` mapping), when given, must equal the baseline's; ``matcher`` scores the candidate's
@@ -227,11 +230,12 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
     from ragrade.engine.inputs import as_qrels
     from ragrade.engine.plan import TRUTH_OPTIONS
 
+    rest = dict(keywords)
+    o = _gate_options(ComparisonOptions.take(rest, options))
+    profile, matcher, max_memory = rest.pop("profile", None), rest.pop("matcher", None), rest.pop("max_memory", None)
     b = _as_baseline(baseline)
-    settings = _gate_settings(test, alpha, n_resamples, seed, confidence, correction, worst)
-    truth = {k: v for k, v in policy_keywords.items() if k in TRUTH_OPTIONS and v is not None}
-    given = {**(_policy_mapping(policies)),
-             **{k: v for k, v in policy_keywords.items() if v is not None and k not in TRUTH_OPTIONS}}
+    truth = {k: v for k, v in rest.items() if k in TRUTH_OPTIONS and v is not None}
+    given = {**(_policy_mapping(policies)), **{k: v for k, v in rest.items() if v is not None and k not in TRUTH_OPTIONS}}
     _check_conventions(b, profile, given, matcher)
     defined = _baseline_metrics(b)
     chosen, margin_of, floor_of = _thresholds(defined, metrics, margins, floors)
@@ -244,12 +248,10 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
                           allow_qrels_change)
     result, name, more = _evaluate_candidate(b, q, run, labels, matcher, max_memory, truth)
     notes += more
-    verdicts, differences = _verdicts(b, result, chosen, defined, margin_of, floor_of, settings, strict, worst,
-                                      notes)
-    report = {"test": settings["test"], "alpha": settings["alpha"], "n_resamples": settings["n_resamples"],
-              "seed": seed, "confidence": settings["confidence"], "correction": settings["correction"],
-              "strict": bool(strict), "margins": margin_of, "floors": floor_of, "profile": b.profile,
-              "policies": b.policies}
+    verdicts, differences = _verdicts(b, result, chosen, defined, (margin_of, floor_of), o, strict, worst, notes)
+    report = {"test": o.test, "alpha": o.alpha, "n_resamples": o.n_resamples, "seed": o.seed,
+              "confidence": o.level, "ci_method": o.ci_method, "correction": o.correction, "strict": bool(strict),
+              "margins": margin_of, "floors": floor_of, "profile": b.profile, "policies": b.policies}
     return GateResult(verdicts, b, name, report, notes, differences)
 
 
@@ -265,26 +267,17 @@ def _as_baseline(baseline: Any) -> Baseline:
     return load_baseline(baseline)
 
 
-def _gate_settings(test: Any, alpha: Any, n_resamples: Any, seed: Any, confidence: Any, correction: Any,
-                   worst: Any) -> dict[str, Any]:
-    """The statistical settings, each checked (a wrong type or value is an InputError)."""
+def _gate_options(o: ComparisonOptions) -> ComparisonOptions:
+    """The comparison options the gate takes: a paired test, no baseline run (the control is the baseline
+    file)."""
     from ragrade.errors import InputError
 
-    if not isinstance(test, str):
-        raise InputError("test must be a test name", value=test)
-    test_name = stats.normalize_test(test)
-    if test_name not in GATE_TESTS:
-        raise InputError(f"the gate takes a paired test: {', '.join(GATE_TESTS)}", value=test)
-    corr = stats.normalize_correction(correction)
-    for what, value in (("alpha", alpha), ("confidence", confidence)):
-        if isinstance(value, bool) or not (isinstance(value, int | float) and 0 < value < 1):
-            raise InputError(f"{what} must be between 0 and 1", value=value)
-    for what, value, low in (("n_resamples", n_resamples, 1), ("worst", worst, 0)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or not low <= value < 2**31:
-            raise InputError(f"{what} must be an integer from {low} to 2**31 - 1", value=value)
-    stats.check_seed(seed)
-    return {"test": test_name, "alpha": float(alpha), "n_resamples": int(n_resamples),
-            "confidence": float(confidence), "correction": corr, "seed": seed}
+    if o.test not in GATE_TESTS:
+        raise InputError(f"the gate takes a paired test: {', '.join(GATE_TESTS)}", value=o.test)
+    if o.baseline is not None:
+        raise InputError("the gate compares the run with the baseline file: a baseline run name does not apply",
+                         value=o.baseline)
+    return o
 
 
 def _policy_mapping(policies: Any) -> dict[str, Any]:
@@ -362,63 +355,33 @@ def _resolver(defined: dict[str, Any]) -> Any:
 
 def _thresholds(defined: dict[str, Any], metrics: Any, margins: Any, floors: Any
                 ) -> tuple[list[str], dict[str, float], dict[str, float]]:
-    """The metrics checked, their margins and their floors."""
+    """The metrics checked, their margins and their floors (``margins`` and ``floors`` as their declarations
+    in :mod:`ragrade.options` checked them: numbers, or mappings of metric -> number)."""
     resolve = _resolver(defined)
-    _check_threshold_types(metrics, margins, floors)
-    chosen = list(defined) if metrics is None else list(dict.fromkeys(resolve(x, "metric") for x in
-                                                                   ([metrics] if isinstance(metrics, str) else metrics)))
-    margin_of = _margins(chosen, margins, resolve)
-    return chosen, margin_of, _floors(defined, margin_of, floors, resolve)
+    named = [metrics] if isinstance(metrics, str) else metrics
+    chosen = list(defined) if metrics is None else list(dict.fromkeys(resolve(x, "metric") for x in named))
+    if not isinstance(margins, Mapping):
+        return chosen, {label: float(margins or 0.0) for label in chosen}, _floors(defined, chosen, floors, resolve)
+    given = dict(margins)
+    every = float(given.pop("*", 0.0))  # a margin for every metric, some set apart
+    margin_of = {label: every for label in chosen}
+    for key, value in given.items():
+        label = resolve(key, "margin for metric")
+        if label not in margin_of:
+            raise IncomparableError(f"a margin is given for {key!r}, which is not among the metrics checked")
+        margin_of[label] = float(value)
+    return chosen, margin_of, _floors(defined, chosen, floors, resolve)
 
 
-def _check_threshold_types(metrics: Any, margins: Any, floors: Any) -> None:
-    from ragrade.errors import InputError
-
-    if metrics is not None and not isinstance(metrics, str | list | tuple):
-        raise InputError("metrics must be a metric name or a list of them", value=metrics)
-    if (margins is not None and not isinstance(margins, int | float | Mapping)) or isinstance(margins, bool):
-        raise InputError("margins must be a number or a mapping of metric -> margin", value=margins)
-    if floors is not None and not isinstance(floors, Mapping):
-        raise InputError("floors must be a mapping of metric -> lowest acceptable mean", value=floors)
-    for what, values in (("margin", margins if isinstance(margins, Mapping) else {}), ("floor", floors or {})):
-        for key, value in values.items():
-            if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-                raise InputError(f"a {what} must be a number", item=str(key), value=value)
-
-
-def _margins(chosen: list[str], margins: Any, resolve: Any) -> dict[str, float]:
-    """``{label: margin}`` of the metrics checked: one number for all, or a mapping (``"*"``: the rest)."""
-    from ragrade.errors import InputError
-
-    margin_of = {label: 0.0 for label in chosen}
-    if isinstance(margins, int | float) and not isinstance(margins, bool):
-        margin_of = {label: float(margins) for label in chosen}
-    elif isinstance(margins, Mapping) and margins:
-        given = dict(margins)
-        if "*" in given:  # a margin for every metric, some set apart
-            every = float(given.pop("*"))
-            margin_of = {label: every for label in chosen}
-        for key, value in given.items():
-            label = resolve(key, "margin for metric")
-            if label not in margin_of:
-                raise IncomparableError(f"a margin is given for {key!r}, which is not among the metrics checked")
-            margin_of[label] = float(value)
-    if any(not math.isfinite(v) or v < 0 for v in margin_of.values()):
-        raise InputError("margins must be finite numbers >= 0", value=margins)
-    return margin_of
-
-
-def _floors(defined: dict[str, Any], margin_of: dict[str, float], floors: Any, resolve: Any) -> dict[str, float]:
-    """``{label: floor}``: finite, within [0, 1] for a bounded metric, among the metrics checked."""
+def _floors(defined: dict[str, Any], chosen: list[str], floors: Any, resolve: Any) -> dict[str, float]:
+    """The floor of each metric given one; a floor a bounded metric can never meet is refused."""
     from ragrade.errors import InputError
 
     floor_of: dict[str, float] = {}
     for key, value in dict(floors or {}).items():
         label = resolve(key, "floor for metric")
-        if label not in margin_of:
+        if label not in chosen:
             raise IncomparableError(f"a floor is given for {key!r}, which is not among the metrics checked")
-        if not math.isfinite(float(value)):
-            raise InputError("a floor must be a finite number", item=str(key), value=value)
         family = getattr(defined[label], "family", None)
         if family is not None and family.bounded and not 0 <= float(value) <= 1:
             raise InputError(f"{label} lies in [0, 1]: a floor outside it can never be met", item=str(key),
@@ -489,74 +452,96 @@ def _evaluate_candidate(b: Baseline, q: Any, run: Any, labels: list[tuple[str, A
     return result, name, notes
 
 
-def _verdicts(b: Baseline, result: Any, chosen: list[str], defined: dict[str, Any], margin_of: dict[str, float],
-              floor_of: dict[str, float], settings: dict[str, Any], strict: bool, worst: int,
-              notes: list[str]) -> tuple[list[MetricVerdict], dict[str, pd.Series]]:
+def _verdicts(b: Baseline, result: Any, chosen: list[str], defined: dict[str, Any],
+              thresholds: tuple[dict[str, float], dict[str, float]], o: ComparisonOptions, strict: bool,
+              worst: int, notes: list[str]) -> tuple[list[MetricVerdict], dict[str, pd.Series]]:
     """One verdict per metric (the one-sided paired test, the intervals, the floor), and per metric the
     paired per-query differences (candidate - baseline)."""
-    test_name, n_resamples, confidence = settings["test"], settings["n_resamples"], settings["confidence"]
-    rng = stats.as_generator(settings["seed"])
+    margin_of, floor_of = thresholds
+    pairs = {label: _paired(b, result, label, defined[label], notes) for label in chosen}
+    intervals = _intervals(pairs, o)
+    rng = stats.as_generator(o.seed)
     verdicts: list[MetricVerdict] = []
-    differences: dict[str, pd.Series] = {}
     raw_p: list[float] = []
-    for label in chosen:
-        base = b.per_query[label]
-        cand = result.per_query[result.label_of(defined[label])]
-        both = base.index.intersection(cand.index, sort=False)
-        pair = pd.DataFrame({"b": base.reindex(both), "c": cand.reindex(both)}).dropna()
-        only_base = int(base.notna().sum()) - len(pair)
-        if len(pair) == 0:
-            raise IncomparableError(f"{label}: no query is counted by both the baseline and the candidate")
-        if only_base > 0 or int(cand.notna().sum()) > len(pair):
-            notes.append(f"{label}: {len(pair)} queries paired ({only_base} counted only in the baseline, "
-                         f"{int(cand.notna().sum()) - len(pair)} only in the candidate)")
+    for label, pair in pairs.items():
         bv, cv = pair["b"].to_numpy(np.float64), pair["c"].to_numpy(np.float64)
         d = cv - bv
-        differences[label] = pd.Series(d, index=pair.index)
-        margin = margin_of[label]
-        shifted = d + margin
-        p2 = float(stats.paired_test(shifted, test_name, n_resamples, rng))
-        if math.isnan(p2):
-            p2 = 1.0
-            notes.append(f"{label}: the {test_name} test is undefined on {len(d)} queries (p taken as 1)")
-        observed = float(shifted.mean())
-        toward_h1 = observed > 0 if strict else observed < 0  # H1: delta > -m (strict) or delta < -m
-        p = p2 / 2 if toward_h1 else 1 - p2 / 2
-        raw_p.append(min(max(p, 0.0), 1.0))
+        p = _one_sided_p(d + margin_of[label], o, strict, rng, label, notes)
+        raw_p.append(p)
         worst_rows = sorted(zip(pair.index.tolist(), bv.tolist(), cv.tolist(), d.tolist(), strict=True),
                             key=lambda t: (t[3], str(t[0])))
-        b_all, c_all = base.dropna().to_numpy(np.float64), cand.dropna().to_numpy(np.float64)
         verdicts.append(MetricVerdict(
-            metric=label, definition=str(defined[label]), baseline=float(b_all.mean()),
-            baseline_ci=_interval(b_all, confidence, n_resamples, rng), candidate=float(c_all.mean()),
-            candidate_ci=_interval(c_all, confidence, n_resamples, rng), delta=float(d.mean()),
-            delta_ci=_interval(d, confidence, n_resamples, rng), margin=margin, floor=floor_of.get(label),
-            p_value=math.nan, paired=len(d), passed=True,
-            worst=[{"query": qid, "baseline": x, "candidate": y, "delta": z}
-                   for qid, x, y, z in worst_rows[:worst] if z < 0]))
-    corr = settings["correction"]
-    adjusted = stats.adjust_pvalues(np.asarray(raw_p), None if corr == "none" else corr)
-    alpha = settings["alpha"]
-    final: list[MetricVerdict] = []
-    for v, p in zip(verdicts, adjusted.tolist(), strict=True):
-        shown = "" if v.margin == 0 else f" {v.margin:g}"
-        reasons: list[str] = []
-        if strict and not p < alpha:
-            reasons.append(f"not shown within{shown or ' 0'} of the baseline (p = {stats_p(p)})")
-        elif not strict and p < alpha:
-            reasons.append(f"worse than the baseline by more than{shown or ' 0'} (p = {stats_p(p)})")
-        if v.floor is not None and not v.candidate >= v.floor:
-            reasons.append(f"below the floor {v.floor:g}")
-        final.append(dataclasses.replace(v, p_value=float(p), passed=not reasons, reasons=reasons))
-    return final, differences
+            metric=label, definition=str(defined[label]), baseline=float(bv.mean()), baseline_ci=intervals[label][0],
+            candidate=float(cv.mean()), candidate_ci=intervals[label][1], delta=float(d.mean()),
+            delta_ci=intervals[label][2], margin=margin_of[label], floor=floor_of.get(label), p_value=math.nan,
+            paired=len(d), passed=True, worst=[{"query": qid, "baseline": x, "candidate": y, "delta": z}
+                                               for qid, x, y, z in worst_rows[:worst] if z < 0]))
+    adjusted = stats.adjust_pvalues(np.asarray(raw_p), None if o.correction == "none" else o.correction)
+    final = [_decided(v, float(p), o.alpha, strict) for v, p in zip(verdicts, adjusted.tolist(), strict=True)]
+    return final, {label: pd.Series(pair["c"].to_numpy(np.float64) - pair["b"].to_numpy(np.float64),
+                                    index=pair.index) for label, pair in pairs.items()}
 
 
-def _interval(x: np.ndarray, confidence: float, n_resamples: int, rng: np.random.Generator) -> tuple[float, float]:
-    if len(x) >= stats.SADDLEPOINT_MIN_QUERIES:
-        lo, hi = stats.saddlepoint_ci(x, confidence)
-    else:
-        lo, hi = stats.bootstrap_ci(x, n_resamples, confidence, rng)
-    return float(lo), float(hi)
+def _paired(b: Baseline, result: Any, label: str, metric: Any, notes: list[str]) -> pd.DataFrame:
+    """The baseline's and the candidate's values (columns ``b``, ``c``) on the queries both count."""
+    base = b.per_query[label]
+    cand = result.per_query[result.label_of(metric)]
+    both = base.index.intersection(cand.index, sort=False)
+    pair = pd.DataFrame({"b": base.reindex(both), "c": cand.reindex(both)}).dropna()
+    only_base = int(base.notna().sum()) - len(pair)
+    if len(pair) == 0:
+        raise IncomparableError(f"{label}: no query is counted by both the baseline and the candidate")
+    if only_base > 0 or int(cand.notna().sum()) > len(pair):
+        notes.append(f"{label}: {len(pair)} queries paired ({only_base} counted only in the baseline, "
+                     f"{int(cand.notna().sum()) - len(pair)} only in the candidate)")
+    return pair
+
+
+def _intervals(pairs: dict[str, pd.DataFrame], o: ComparisonOptions
+               ) -> dict[str, tuple[tuple[float, float], tuple[float, float], tuple[float, float]]]:
+    """Per metric, the intervals of the baseline's mean, the candidate's and their difference on the paired
+    queries: those :func:`ragrade.compare` gives the pair (baseline as control) with the same options."""
+    from ragrade.comparison.core import compare_scores
+
+    frames = {"baseline": pd.DataFrame({m: p["b"] for m, p in pairs.items()}),
+              "candidate": pd.DataFrame({m: p["c"] for m, p in pairs.items()})}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RagradeWarning)  # the gate's own notes say what was paired
+        cmp = compare_scores(frames, list(pairs), options=o.replace(baseline="baseline", correction="none"))
+    out = {}
+    for m in pairs:
+        s, row = cmp.summary, cmp.pair(m, "baseline", "candidate")
+        out[m] = ((float(s.at[(m, "baseline"), "ci_low"]), float(s.at[(m, "baseline"), "ci_high"])),
+                  (float(s.at[(m, "candidate"), "ci_low"]), float(s.at[(m, "candidate"), "ci_high"])),
+                  (float(row["delta_ci_low"]), float(row["delta_ci_high"])))
+    return out
+
+
+def _one_sided_p(shifted: np.ndarray, o: ComparisonOptions, strict: bool, rng: np.random.Generator, label: str,
+                 notes: list[str]) -> float:
+    """The one-sided p-value of the paired test on the shifted differences ``d + m``: ``p2 / 2`` toward H1
+    (``delta < -m``; with ``strict``, ``delta > -m``), ``1 - p2 / 2`` otherwise."""
+    p2 = float(stats.paired_test(shifted, o.test, o.n_resamples, rng))
+    if math.isnan(p2):
+        p2 = 1.0
+        notes.append(f"{label}: the {o.test} test is undefined on {len(shifted)} queries (p taken as 1)")
+    observed = float(shifted.mean())
+    toward_h1 = observed > 0 if strict else observed < 0
+    return min(max(p2 / 2 if toward_h1 else 1 - p2 / 2, 0.0), 1.0)
+
+
+def _decided(v: MetricVerdict, p: float, alpha: float, strict: bool) -> MetricVerdict:
+    """The verdict with its (corrected) p-value: fail when shown worse by more than the margin (with
+    ``strict``: unless shown within it), or below the floor."""
+    shown = "" if v.margin == 0 else f" {v.margin:g}"
+    reasons: list[str] = []
+    if strict and not p < alpha:
+        reasons.append(f"not shown within{shown or ' 0'} of the baseline (p = {stats_p(p)})")
+    elif not strict and p < alpha:
+        reasons.append(f"worse than the baseline by more than{shown or ' 0'} (p = {stats_p(p)})")
+    if v.floor is not None and not v.candidate >= v.floor:
+        reasons.append(f"below the floor {v.floor:g}")
+    return dataclasses.replace(v, p_value=float(p), passed=not reasons, reasons=reasons)
 
 
 def stats_p(p: float) -> str:
@@ -570,7 +555,7 @@ def _num(v: Any, digits: int) -> str:
 
 
 def _signed(v: float, digits: int) -> str:
-    return "nan" if math.isnan(v) else f"{v:+.{digits}f}".replace("-", "−")
+    return "nan" if math.isnan(v) else f"{v:+.{digits}f}"  # an ASCII minus: the output is copied into code
 
 
 def _ci(ci: tuple[float, float], digits: int, signed: bool = False) -> str:

@@ -29,6 +29,7 @@ import os
 from typing import Any
 
 from ragrade.data import Qrels, Run
+from ragrade.errors import user_code
 from ragrade.io.formats import FORMATS, TREC_FAMILY, detect_format, normalise_format
 from ragrade.io.sources import check_input, readable_path
 from ragrade.io.textfiles import MAX_LINE_BYTES, PathLike, Progress, default_run_name, open_binary
@@ -73,6 +74,7 @@ def read_run(path: PathLike, format: str | None = None, name: str | None = None,
     """
     from ragrade.io.formats import detect
 
+    progress = None if progress is None else user_code(progress)  # the caller's callback: its errors are its own
     with readable_path(path) as p:
         return detect(p, format).read_run(p, name=name, progress=progress, chunk_size=chunk_size, opts=opts)
 
@@ -92,6 +94,7 @@ def read_qrels(path: PathLike, format: str | None = None, *, progress: Progress 
     from ragrade.io.formats import detect
 
     prefer = opts.pop("prefer", None)
+    progress = None if progress is None else user_code(progress)  # the caller's callback: its errors are its own
     with readable_path(path) as p:
         return detect(p, format).read_qrels(p, progress=progress, chunk_size=chunk_size, prefer=prefer, opts=opts)
 
@@ -117,7 +120,10 @@ def write_run(run: Run, path: PathLike, format: str | None = None, *, tag: str |
 
         warnings.warn(f"the {fmt.name} format has no place for the retrieved texts: they are not written to "
                       f"{os.fspath(path)} (use JSONL or Parquet to keep them)", RagradeWarning, stacklevel=3)
-    fmt.write_run(run, path, tag=tag, ties=ties)
+    from ragrade.io.writers import output_path
+
+    with output_path(path) as tmp:  # written whole under a temporary name, then renamed over path
+        fmt.write_run(run, tmp, tag=tag, ties=ties)
 
 
 @public(qrels=QRELS_OBJECT)
@@ -127,8 +133,11 @@ def write_qrels(qrels: Qrels, path: PathLike, format: str | None = None) -> None
     TREC lines are ``qid 0 docno grade``; tables have columns ``query, doc, grade`` (plus ``unit`` for
     grouped qrels); JSONL writes grouped qrels as ``{"query": .., "groups": [[..], ..]}`` lines."""
     from ragrade.io.formats import out_format
+    from ragrade.io.writers import output_path
 
-    out_format(path, format).write_qrels(qrels, path)
+    fmt = out_format(path, format)
+    with output_path(path) as tmp:  # written whole under a temporary name, then renamed over path
+        fmt.write_qrels(qrels, tmp)
 
 
 def guess_kind(path: PathLike, format: str | None = None) -> str | None:

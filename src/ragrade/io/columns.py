@@ -65,9 +65,13 @@ def pick_column(names: list[str], wanted: str | None, defaults: tuple[str, ...],
         if d in lower and lower[d] not in exclude:
             return lower[d]
     if required:
+        from ragrade.options import how_to_give
+
+        keyword = option or what + "_col"
+        how = how_to_give(keyword, f"rename the column to one of {', '.join(defaults[:3])}")
         raise ParseError(
             f"cannot find the {what} column (looked for {', '.join(defaults)}; columns: {', '.join(names)}); "
-            f"name it with the {option or what + '_col'} option",
+            + (f"{how} to name it" if how.startswith(("pass", "give")) else how),
             path=path,
         )
     return None

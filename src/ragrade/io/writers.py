@@ -1,4 +1,9 @@
-"""Writers for headered TSV/CSV, JSONL and Parquet (TREC lives in :mod:`ragrade.io.trec`).
+"""Writers for headered TSV/CSV, JSONL and Parquet (TREC lives in :mod:`ragrade.io.trec`), and the one rule
+every writer of ragrade follows (:func:`output_path`, :func:`write_text`): a file is written under a temporary
+name in its folder and renamed over the target only once complete, so a failed or interrupted write never
+destroys what was there; an output that is one of the command's inputs is refused; a write the system
+refuses (a full disk, ``/dev/full``, a read-only folder) is one :class:`~ragrade.errors.InputError` naming
+the file. A device or a pipe (``/dev/stdout``, a FIFO) is written in place: it cannot be renamed over.
 
 Runs are written one row per retrieved item in rank order: ``query, doc, rank, score`` (no ``score``
 column for ranked lists without scores), plus ``text`` when the run carries the retrieved texts. Qrels are written ``query, doc, grade`` (plus ``unit`` for
@@ -7,8 +12,12 @@ grouped qrels in Parquet/TSV; JSONL writes groups in the list layout ``{"query":
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -20,6 +29,71 @@ from ragrade.io.textfiles import gz_extension as is_gzip
 
 #: Parquet metadata key holding a run's name.
 RUN_NAME_KEY = "ragrade.run_name"
+
+
+def refuse_inputs(target: PathLike, inputs: Iterable[Any]) -> None:
+    """An :class:`~ragrade.errors.InputError` when ``target`` is one of ``inputs`` (the same file, by any
+    path): writing it would destroy what is being read."""
+    from ragrade.errors import InputError
+
+    out = os.fspath(target)
+    for given in inputs:
+        if not isinstance(given, str | os.PathLike):
+            continue
+        src = os.fspath(given)
+        same = os.path.realpath(src) == os.path.realpath(out)
+        with contextlib.suppress(OSError):
+            same = same or os.path.samefile(src, out)
+        if same:
+            raise InputError(f"the output {out} is also an input ({src}): write to another file")
+
+
+@contextlib.contextmanager
+def output_path(path: PathLike, *, inputs: Iterable[Any] = ()) -> Iterator[str]:
+    """Yield the path to write ``path``'s content to: a temporary file in ``path``'s folder (its name ends
+    with ``path``'s own, so ``.gz`` and the extension still decide the format), renamed over ``path`` when
+    the block ends without an error and removed otherwise. A device or a pipe is yielded as it is. An
+    ``inputs`` path equal to ``path`` is refused first; the system refusing the write (no space, no
+    permission, no such folder) is an :class:`~ragrade.errors.InputError` naming ``path``."""
+    from ragrade.errors import InputError
+
+    target = os.fspath(path)
+    refuse_inputs(target, inputs)
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        mode = None
+    try:
+        if mode is not None and not stat.S_ISREG(mode):  # /dev/stdout, /dev/full, a FIFO: written in place
+            yield target
+            return
+        fd, tmp = tempfile.mkstemp(prefix=".ragrade-", suffix="-" + os.path.basename(target),
+                                   dir=os.path.dirname(target) or ".")
+    except OSError as exc:
+        raise InputError(f"cannot write {target}: {exc.strerror or exc}") from None
+    os.close(fd)
+    try:
+        yield tmp
+        os.chmod(tmp, stat.S_IMODE(mode) if mode is not None else _default_mode())
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise InputError(f"cannot write {target}: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+
+
+def _default_mode() -> int:
+    """The mode a new file gets (0o666 under the umask)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def write_text(path: PathLike, text: str, *, inputs: Iterable[Any] = ()) -> None:
+    """``text`` written to ``path`` (UTF-8) under the rule of :func:`output_path`."""
+    with output_path(path, inputs=inputs) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 def _dict_col(codes: np.ndarray, vocab: np.ndarray) -> pa.DictionaryArray:

@@ -24,10 +24,9 @@ import pandas as pd
 
 from ragrade.comparison import Comparison, metric_labels, name_runs
 from ragrade.comparison.export import groups_note, hole_cells, hole_note, pair_rows, summary_rows
-from ragrade.comparison.stats import CIMethod
 from ragrade.errors import InputError, RagradeError
 from ragrade.formatting import number, pvalue, signed
-from ragrade.options import public
+from ragrade.options import ComparisonOptions, public, spelled
 from ragrade.report._assets import CSS, JS
 from ragrade.report.data import (
     Prepared,
@@ -325,14 +324,7 @@ def render_html(
     texts: Mapping[str, str] | None = None,
     queries: Mapping[str, str] | None = None,
     title: str = "ragrade report",
-    baseline: str | None = None,
-    test: str = "randomization",
-    correction: str | None = None,
-    alpha: float = 0.05,
-    confidence: float | None = None,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-    ci_method: CIMethod = "auto",
+    options: ComparisonOptions | None = None,
     depth: int | None = None,
     plots: bool = True,
     ks: Sequence[int] | None = DEFAULT_KS,
@@ -341,17 +333,21 @@ def render_html(
     compression: int = 1,
     slices: Any = None,
     slice_correction: str | None = "holm",
-    **policies: Any,
+    **keywords: Any,
 ) -> str:
     """Evaluate, compare and render the report as HTML text (see :func:`write_html`). Every run is
-    evaluated once, for the compared metrics and the curves' cutoffs together. ``slices``: query labels
-    (see :meth:`ragrade.Comparison.by`) for a slice section, p-values corrected across slices with
+    evaluated once, for the compared metrics and the curves' cutoffs together. ``options`` (a
+    :class:`ragrade.ComparisonOptions`, or its fields as keywords) say how the runs are compared; the other
+    keywords are those of :func:`ragrade.evaluate`. ``slices``: query labels (see
+    :meth:`ragrade.Comparison.by`) for a slice section, p-values corrected across slices with
     ``slice_correction``."""
     import ragrade.engine  # noqa: F401  (fully imported here, before two threads use it)
     from ragrade.engine.inputs import as_qrels
     from ragrade.engine.plan import build_plan
     from ragrade.evaluation import judgments_of, route_of
 
+    policies = dict(keywords)
+    o = ComparisonOptions.take(policies, options)
     # Another ground truth (spans, nuggets) is read by its route, which says which ids it judges; judged ids
     # are read once, for the engine and the per-query data.
     routed_plan = build_plan(qrels, None, metrics, **policies)
@@ -375,13 +371,11 @@ def render_html(
             ev = evaluate_runs(qrels if big or routed else truth, runs if big else named, metrics,
                                ks=ks if plots else None,
                                **policies)
-            if baseline is not None and str(baseline) not in ev.runs:
-                raise InputError(f"baseline is not one of the runs {list(ev.runs)}", value=baseline)
+            if o.baseline is not None and str(o.baseline) not in ev.runs:
+                raise InputError(f"{spelled('baseline')} is not one of the runs {list(ev.runs)}", value=o.baseline)
             per_query = {name: frame[ev.labels] for name, frame in ev.per_query.items()}
             evaluated.set_result((per_query, ev.labels, ev.qrels, ev.runs))
-            cmp, curves = _compare(ev, slices, slice_correction, baseline=baseline, test=test,
-                                   correction=correction, alpha=alpha, confidence=confidence,
-                                   n_resamples=n_resamples, seed=seed, ci_method=ci_method)
+            cmp, curves = _compare(ev, slices, slice_correction, o)
             labelled.set_result((dict(cmp.letters), list(dict.fromkeys((a, b) for _, a, b in cmp.pairs.index))))
         except BaseException as exc:  # the second thread waits for these: hand it the error
             _hand_over(exc, evaluated, labelled)
@@ -399,9 +393,9 @@ def render_html(
     return _page(cmp, header, data, plots_part, title=title, plots=plots)
 
 
-def _compare(ev: Any, slices: Any, slice_correction: str | None, **options: Any) -> tuple[Comparison, Any]:
+def _compare(ev: Any, slices: Any, slice_correction: str | None, options: Any) -> tuple[Comparison, Any]:
     """The comparison of the evaluated runs (by slices too, when given) and the curves' table."""
-    cmp, curves = compare_evaluated(ev, **options)
+    cmp, curves = compare_evaluated(ev, options)
     if slices is not None:
         from ragrade.comparison.slice_compare import by_slices
 
@@ -464,6 +458,9 @@ def write_html(
     out = Path(path)
     if out.suffix.lower() not in (".html", ".htm"):
         raise InputError("the report file must end in .html", value=str(path))
-    text = render_html(qrels, runs, metrics, **options)
-    out.write_text(text, encoding="utf-8")
+    from ragrade.io.writers import refuse_inputs, write_text
+
+    given = [qrels, *(runs.values() if isinstance(runs, Mapping) else runs if isinstance(runs, Sequence) else [])]
+    refuse_inputs(out, given)  # before the work: the report would replace one of its inputs
+    write_text(out, render_html(qrels, runs, metrics, **options))
     return out

@@ -16,15 +16,9 @@ import pandas as pd
 
 from ragrade.comparison import Comparison, compare_scores, name_runs
 from ragrade.comparison.core import dispatch_named
-from ragrade.comparison.stats import (
-    SADDLEPOINT_MIN_QUERIES,
-    CIMethod,
-    bootstrap_ci,
-    normalize_ci_method,
-    saddlepoint_ci,
-)
+from ragrade.comparison.stats import SADDLEPOINT_MIN_QUERIES, bootstrap_ci, saddlepoint_ci
 from ragrade.errors import InputError
-from ragrade.options import public
+from ragrade.options import ComparisonOptions, public
 
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10, 20, 50, 100)
 """Cutoffs of the metric@k curves when none are given."""
@@ -36,22 +30,15 @@ def metric_family(metric: str) -> str | None:
     return None if base == str(metric) else base
 
 
-def curve_table(
-    per_query: Mapping[str, pd.DataFrame],
-    family: str,
-    ks: Sequence[int],
-    *,
-    confidence: float = 0.95,
-    ci_method: CIMethod = "auto",
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-) -> pd.DataFrame:
+def curve_table(per_query: Mapping[str, pd.DataFrame], family: str, ks: Sequence[int],
+                options: ComparisonOptions | None = None) -> pd.DataFrame:
     """Mean ``family@k`` of every run at every cutoff with its percentile bootstrap interval, from
     per-query values (columns ``family@k``): a long table with columns ``run``, ``k``, ``mean``,
-    ``ci_low``, ``ci_high``, ``n`` (queries counted). Intervals follow ``ci_method`` as in
-    :func:`ragrade.compare` (``auto``: saddlepoint from 100 queries on, else ``n_resamples`` resamples
-    from ``seed``)."""
-    method = normalize_ci_method(ci_method)
+    ``ci_low``, ``ci_high``, ``n`` (queries counted). Intervals follow ``options`` (a
+    :class:`ragrade.ComparisonOptions`: its level, ``ci_method``, ``n_resamples`` and ``seed``) as in
+    :func:`ragrade.compare` (``auto``: saddlepoint from 100 queries on, else resampled)."""
+    o = options or ComparisonOptions()
+    method, confidence, n_resamples, seed = o.ci_method, o.level, o.n_resamples, o.seed
     cuts = sorted({int(k) for k in ks})
     labels = [f"{family}@{k}" for k in cuts]
     rows: list[dict[str, Any]] = []
@@ -95,34 +82,27 @@ def check_cutoffs(ks: Sequence[int]) -> list[int]:
 
 
 @public
-def metric_at_k(
-    qrels: Any,
-    runs: Mapping[str, Any] | Sequence[Any],
-    metric: str,
-    ks: Sequence[int] = DEFAULT_KS,
-    *,
-    confidence: float = 0.95,
-    ci_method: CIMethod = "auto",
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-    **options: Any,
-) -> pd.DataFrame:
+def metric_at_k(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], metric: str, ks: Sequence[int] = DEFAULT_KS,
+                *, options: ComparisonOptions | None = None, **keywords: Any) -> pd.DataFrame:
     """Mean of ``metric@k`` for every run and cutoff, with percentile bootstrap intervals (the input of
     :func:`ragrade.report.plots.curve_plot`).
 
     ``metric`` is a metric name with or without a cutoff (``"ndcg"`` or ``"ndcg@10"``: the cutoff is
-    replaced by each ``k``); ``options`` are the keywords of :func:`ragrade.evaluate` (profile, matcher,
-    max_memory, policies). See :func:`curve_table` for the columns.
+    replaced by each ``k``); the intervals follow ``options`` (a :class:`ragrade.ComparisonOptions`, or its
+    fields as keywords; the level is ``confidence``, 0.95 by default); the other keywords are those of
+    :func:`ragrade.evaluate` (profile, matcher, max_memory, policies). See :func:`curve_table` for the
+    columns.
     """
     from ragrade.engine.plan import build_plan
     from ragrade.evaluation import dispatch
 
+    rest = dict(keywords)
+    o = ComparisonOptions.take(rest, options)
     family = metric_family(metric) or str(metric)
     cuts = check_cutoffs(ks)
-    plan = build_plan(qrels, name_runs(runs), [f"{family}@{k}" for k in cuts], many=True, **options)
+    plan = build_plan(qrels, name_runs(runs), [f"{family}@{k}" for k in cuts], many=True, **rest)
     per_query = {name: r.per_query for name, r in dispatch(plan).items()}
-    return curve_table(per_query, family, cuts, confidence=confidence, ci_method=ci_method,
-                       n_resamples=n_resamples, seed=seed)
+    return curve_table(per_query, family, cuts, o if o.confidence is not None else o.replace(confidence=0.95))
 
 
 @dataclass
@@ -214,62 +194,25 @@ def evaluate_runs(
                      main_k if holes else None)
 
 
-def compare_evaluated(
-    ev: Evaluated,
-    *,
-    baseline: str | None = None,
-    test: str = "randomization",
-    correction: str | None = None,
-    alpha: float = 0.05,
-    confidence: float | None = None,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-    ci_method: CIMethod = "auto",
-) -> tuple[Comparison, dict[str, pd.DataFrame]]:
-    """The comparison of the evaluated runs and their metric@k tables."""
-    cmp = compare_scores(
-        {name: frame[ev.labels] for name, frame in ev.per_query.items()},
-        ev.labels,
-        baseline=baseline,
-        test=test,
-        correction=correction,
-        alpha=alpha,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-        ci_method=ci_method,
-    )
-    curves = {
-        f: curve_table(ev.per_query, f, ev.cuts, confidence=cmp.confidence, ci_method=ci_method,
-                       n_resamples=n_resamples, seed=seed)
-        for f in ev.families
-    }
+def compare_evaluated(ev: Evaluated, options: ComparisonOptions | None = None
+                      ) -> tuple[Comparison, dict[str, pd.DataFrame]]:
+    """The comparison of the evaluated runs (under ``options``) and their metric@k tables."""
+    o = options or ComparisonOptions()
+    cmp = compare_scores({name: frame[ev.labels] for name, frame in ev.per_query.items()}, ev.labels, options=o)
+    curves = {f: curve_table(ev.per_query, f, ev.cuts, o.replace(confidence=cmp.confidence)) for f in ev.families}
     if ev.hole_rates and ev.hole_k is not None:
         cmp = dataclasses.replace(cmp, hole_k=ev.hole_k, hole_rates={
             name: by_k.get(ev.hole_k, float("nan")) for name, by_k in ev.hole_rates.items()})
     return cmp, curves
 
 
-def evaluate_for_report(
-    qrels: Any,
-    runs: Mapping[str, Any] | Sequence[Any],
-    metrics: Sequence[Any] | str,
-    *,
-    baseline: str | None = None,
-    test: str = "randomization",
-    correction: str | None = None,
-    alpha: float = 0.05,
-    confidence: float | None = None,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-    ci_method: CIMethod = "auto",
-    ks: Sequence[int] | None = DEFAULT_KS,
-    **options: Any,
-) -> Prepared:
-    """:func:`evaluate_runs` then :func:`compare_evaluated`."""
-    ev = evaluate_runs(qrels, runs, metrics, ks=ks, **options)
-    cmp, curves = compare_evaluated(
-        ev, baseline=baseline, test=test, correction=correction, alpha=alpha, confidence=confidence,
-        n_resamples=n_resamples, seed=seed, ci_method=ci_method,
-    )
+def evaluate_for_report(qrels: Any, runs: Mapping[str, Any] | Sequence[Any], metrics: Sequence[Any] | str, *,
+                        options: ComparisonOptions | None = None, ks: Sequence[int] | None = DEFAULT_KS,
+                        **keywords: Any) -> Prepared:
+    """:func:`evaluate_runs` then :func:`compare_evaluated` (``options`` or its fields as keywords: how the
+    runs are compared; the other keywords: the evaluation's)."""
+    rest = dict(keywords)
+    o = ComparisonOptions.take(rest, options)
+    ev = evaluate_runs(qrels, runs, metrics, ks=ks, **rest)
+    cmp, curves = compare_evaluated(ev, o)
     return Prepared(cmp, curves, ev.per_query, ev.qrels, ev.runs, ev.ties, ev.hole_rates)

@@ -186,12 +186,16 @@ class Figure:
 
     def save(self, path: str | os.PathLike[str], *, scale: float = 2.0) -> Path:
         """Write the figure as ``.svg`` or ``.png`` (chosen by the extension) and return the path."""
+        from ragrade.io.writers import output_path, write_text
+
         out = Path(path)
         suffix = out.suffix.lower()
         if suffix == ".svg":
-            out.write_text(self.to_svg(), encoding="utf-8")
+            write_text(out, self.to_svg())
         elif suffix == ".png":
-            out.write_bytes(self.to_png(scale=scale))
+            data = self.to_png(scale=scale)
+            with output_path(out) as tmp, open(tmp, "wb") as fh:
+                fh.write(data)
         else:
             raise InputError("a plot file must end in .svg or .png", value=str(path))
         return out

@@ -168,7 +168,10 @@ def out_format(path: str | os.PathLike[str], format: str | None) -> Format:
         return get(name)
     fmt = by_extension(path)
     if fmt is None:
-        raise InputError(f"cannot tell the output format from {os.fspath(path)!r}; pass format= "
+        from ragrade.options import how_to_give
+
+        raise InputError(f"cannot tell the output format from {os.fspath(path)!r}: "
+                         f"{how_to_give('format', 'use one of the extensions of docs/formats.md')} "
                          f"({', '.join(names())})")
     return fmt
 
