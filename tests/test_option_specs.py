@@ -150,6 +150,7 @@ BASE = {
     "retrieve": ["retrieve", "m:f", "--queries", str(EX / "topics.tsv"), "-o", "o.tsv"],
     "chunking": ["chunking", str(EX / "chunking"), "spans.jsonl"],
     "synthesize": ["synthesize", str(EX / "corpus.jsonl"), "-n", "1", "-o", "set"],
+    "traces": ["traces", str(EX / "traces.jsonl"), "--qrels", str(EX / "traces_qrels.tsv"), "-m", "recall@5"],
 }
 
 

@@ -267,3 +267,14 @@ def test_list_profiles_report_the_hole_rate_of_their_ground_truth_lists(profile)
     assert got[:2] == [0.5, 1.0] and math.isnan(got[2])  # an empty list has no top k
     assert r.hole_rate.mean == 0.75 and r.hole_rate.queries == 2
     assert r.summary_lines()[-1].startswith("hole rate@2: 75.0%")
+
+
+def test_a_policy_note_remade_from_its_message_keeps_it_whole():
+    # warnings are re-made from their message alone (across xdist workers, by some filters): the message is
+    # then one note, not one note per character
+    from ragrade.errors import PolicyNote
+
+    made = PolicyNote(["1 query missing from the run; scored 0", "2 queries without relevant judgments"])
+    again = PolicyNote(str(made))
+    assert again.notes == [str(made)]
+    assert str(again) == str(made)

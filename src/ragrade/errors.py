@@ -286,9 +286,12 @@ class PolicyNote(RagradeWarning):
     semicolon). The command line prints each as one ``note:`` line; other warnings (a
     reader's, a comparison's) are ``warning:`` lines."""
 
-    def __init__(self, notes: list[str]) -> None:
+    def __init__(self, notes: list[str] | str) -> None:
+        # a warning may be re-made from its message alone (pickled across processes, copied by a warnings
+        # filter): then the message is the one note
+        notes = [notes] if isinstance(notes, str) else list(notes)
         super().__init__("; ".join(notes))
-        self.notes = list(notes)
+        self.notes = notes
 
 
 def require(module: str, *, package: str | None = None, extra: str, purpose: str) -> ModuleType:

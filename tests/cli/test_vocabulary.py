@@ -30,7 +30,7 @@ OWN_MEANING = {("fuse", "--profile"): "a fusion profile (ranx, langchain, ...), 
                ("conventions", "--profile"): "repeatable: the profiles to include",
                ("trec_eval", "*"): "trec_eval's own options, byte for byte"}
 #: X of --X-format: the file the format is of
-FORMAT_OF = {"qrels", "run", "input", "output", "queries", "corpus", "response"}  # response: the LLM's replies
+FORMAT_OF = {"qrels", "run", "input", "output", "queries", "corpus", "response", "traces"}  # response: the LLM's replies
 #: spellings that were renamed (version 0.x: nothing old is kept; CHANGELOG.md lists them)
 FORMER = {"--n-resamples", "--in-format", "--out-format", "--concurrency"}
 

@@ -9,9 +9,11 @@ from typing import Any
 
 import click
 
+from ragrade.cli._options import option
 from ragrade.cli._output import input_errors, print_result, stdout_console
 from ragrade.cli._plan_options import evaluation_options, plan_keywords
 from ragrade.io import FORMATS
+from ragrade.options import DIGITS, HOLE_THRESHOLD
 from ragrade.traces.summary import trace_totals
 
 OUTPUT_FORMATS = ("table", "json", "csv", "markdown")
@@ -39,10 +41,8 @@ SLICES = ("call", "turn")
 @click.option("--per-query", is_flag=True, help="Also output the value of every call and trajectory.")
 @click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default="table", show_default=True,
               help="Output format.")
-@click.option("--digits", type=click.IntRange(0, 17), default=4, show_default=True,
-              help="Decimals shown in table, csv and markdown output (json is exact).")
-@click.option("--hole-threshold", type=click.FloatRange(0, 1), default=0.1, show_default=True,
-              help="Warn when the mean hole rate (share of unjudged documents in the top k) exceeds it.")
+@option(DIGITS, help="Decimals shown in table, csv and markdown output (json is exact).")
+@option(HOLE_THRESHOLD)
 @evaluation_options
 def command(traces: str, qrels: str, metrics: tuple[str, ...], key: str | None, by: str | None, topics: str | None,
             traces_format: str | None, qrels_format: str | None, slice_by: tuple[str, ...], per_query: bool, fmt: str,
