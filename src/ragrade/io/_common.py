@@ -760,9 +760,13 @@ def values_are_ranks(values: np.ndarray, starts: np.ndarray, seg_queries: np.nda
     )
 
 
+#: The start of every reader's message for a file without data (fusion takes such a run as empty lists).
+EMPTY_FILE = "the file is empty"
+
+
 def check_nonempty(n_rows: int, path: str, what: str) -> None:
     if n_rows == 0:
-        raise ParseError(f"the file is empty: no {what} found", path=path)
+        raise ParseError(f"{EMPTY_FILE}: no {what} found", path=path)
 
 
 def as_path_str(path: Any) -> str:
