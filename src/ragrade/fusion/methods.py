@@ -299,6 +299,24 @@ def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
     if method == "wmnz":
         w = _weights(params, R)
         return _seq(V) * _seq(np.where(H, w[:, None], 0.0))
+    if method in ("posfuse", "probfuse", "segfuse", "slidefuse", "mapfuse", "bayesfuse"):
+        return _trained(prep, method, params)
+    if method in ("bordafuse", "w_bordafuse"):
+        n_c = np.repeat(np.diff(prep.u_off), np.diff(prep.u_off)).astype(np.float64)
+        P = prep.cached("P0", lambda: np.maximum(prep.P, 0))  # absent rows are masked by H
+        pts = np.where(H, n_c - P, (n_c - prep.N + 1) / 2)
+        if method == "bordafuse":
+            return _seq(pts)
+        return _seq(_weights(params, R)[:, None] * pts)
+    if method in ("condorcet", "w_condorcet"):
+        return _condorcet(prep, _weights(params, R) if method == "w_condorcet" else None)
+    raise AssertionError(method)  # pragma: no cover
+
+
+def _trained(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
+    """The fused values of the trained methods (PosFuse, ProbFuse, SegFuse, SlideFuse, MAPFuse, BayesFuse)."""
+    H, V = prep.H, prep.V
+    R = len(prep.lists)
     P = prep.cached("P0", lambda: np.maximum(prep.P, 0))  # absent rows are masked by H
     if method == "posfuse":
         probs = _per_run(params, "probs", R)
@@ -323,19 +341,9 @@ def combine(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
     if method == "mapfuse":
         maps = _per_run(params, "map_scores", R)
         return _seq(np.stack([np.where(H[r], float(m) / (P[r] + 1), 0.0) for r, m in enumerate(maps)]))
-    if method == "bayesfuse":
-        odds = _per_run(params, "log_odds", R)
-        return _seq(np.stack([np.where(H[r] & (P[r] < len(o)), _table(np.asarray(o, dtype=np.float64), P[r], H[r]),
-                                       MIN_ODD) for r, o in enumerate(odds)]))
-    if method in ("bordafuse", "w_bordafuse"):
-        n_c = np.repeat(np.diff(prep.u_off), np.diff(prep.u_off)).astype(np.float64)
-        pts = np.where(H, n_c - P, (n_c - prep.N + 1) / 2)
-        if method == "bordafuse":
-            return _seq(pts)
-        return _seq(_weights(params, R)[:, None] * pts)
-    if method in ("condorcet", "w_condorcet"):
-        return _condorcet(prep, _weights(params, R) if method == "w_condorcet" else None)
-    raise AssertionError(method)  # pragma: no cover
+    odds = _per_run(params, "log_odds", R)  # bayesfuse
+    return _seq(np.stack([np.where(H[r] & (P[r] < len(o)), _table(np.asarray(o, dtype=np.float64), P[r], H[r]),
+                                   MIN_ODD) for r, o in enumerate(odds)]))
 
 
 def _isr(prep: Prepared, method: str, params: dict[str, Any]) -> np.ndarray:
