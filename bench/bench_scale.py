@@ -103,7 +103,7 @@ def child(args: argparse.Namespace) -> int:
         if args.child == "memory":
             res = ragrade.evaluate(args.qrels, args.run, METRICS)
         else:
-            from ragrade.engine.outofcore import evaluate_paths, parse_memory
+            from ragrade.scale.outofcore import evaluate_paths, parse_memory
 
             res = evaluate_paths(args.qrels, args.run, lambda q, r: ragrade.evaluate(q, r, METRICS),
                                  budget=parse_memory(args.max_memory), report=report)

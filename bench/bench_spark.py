@@ -5,7 +5,7 @@ Writes the collection of bench/bench_scale.py (default 10M run rows: 100,000 que
 mrr@10, recall@100``:
 
 * in one process: ``ragrade.evaluate(qrels.parquet, run.parquet)`` (best of 2);
-* on Spark ``local[2]`` (127.0.0.1, UI off): ``ragrade.spark.evaluate(paths)`` and its means (the per-query
+* on Spark ``local[2]`` (127.0.0.1, UI off): ``ragrade.scale.spark.evaluate(paths)`` and its means (the per-query
   values collected), with ``--partitions`` hash partitions (best of 2, the session already started; the
   session's start is reported apart).
 
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     n_rows = rows_arg(args.rows)[0]
     warnings.simplefilter("ignore")
     import ragrade
-    from ragrade import spark as rs
+    from ragrade.scale import spark as rs
 
     tmp = Path(tempfile.mkdtemp(prefix="ragrade-bench-spark-"))
     try:
@@ -96,9 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         print("|---|---:|---:|---:|")
         print(f"| ragrade, one process (Parquet) | {wall_1:.2f} | {n_rows / wall_1 / 1e6:.1f}M | "
               f"{n_rows / cpu_1 / 1e6:.1f}M (per CPU second) |")
-        print(f"| ragrade.spark, {args.master}: evaluate | {evaluate:.2f} | {n_rows / evaluate / 1e6:.2f}M | "
+        print(f"| ragrade.scale.spark, {args.master}: evaluate | {evaluate:.2f} | {n_rows / evaluate / 1e6:.2f}M | "
               f"{n_rows / evaluate / cores / 1e6:.2f}M |")
-        print(f"| ragrade.spark, {args.master}: evaluate + means (per-query values collected) | {total:.2f} | "
+        print(f"| ragrade.scale.spark, {args.master}: evaluate + means (per-query values collected) | {total:.2f} | "
               f"{n_rows / total / 1e6:.2f}M | {n_rows / total / cores / 1e6:.2f}M |")
         print(f"\nSpark / one process: {total / wall_1:.1f}x the wall time (session start {start:.1f} s, not "
               f"counted; collecting the per-query values {collect:.2f} s). Means equal to 1e-12: {same}")

@@ -238,3 +238,69 @@ def test_every_exception_class_lives_in_errors_py_and_its_tree():
     doc = errors.__doc__ or ""
     missing = [name for name in classes if name not in doc]
     assert not missing, f"exception classes missing from the tree in errors.py's docstring: {missing}"
+
+
+# -- leftovers (issue 33, item 8): none kept before 1.0 -----------------------------------------------------
+
+def _is_alias(tree: ast.Module) -> bool:
+    """A module kept for an old import path: it swaps itself in ``sys.modules``, or holds nothing but
+    imports, ``__all__`` and a docstring."""
+    swaps = any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Subscript) and ast.unparse(t.value) == "sys.modules"
+                                                  for t in n.targets) for n in ast.walk(tree))
+    body = [n for n in tree.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+    only_imports = bool(body) and all(
+        isinstance(n, ast.Import | ast.ImportFrom)
+        or (isinstance(n, ast.Assign) and all(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets))
+        for n in body)
+    return swaps or only_imports
+
+
+def test_no_alias_module():
+    aliases = [m for m, p in MODULES.items() if p.name != "__init__.py"
+               and _is_alias(ast.parse(p.read_text(encoding="utf-8")))]
+    assert aliases == []
+    assert _is_alias(ast.parse("import sys\nfrom x import y\nsys.modules[__name__] = y\n"))
+    assert _is_alias(ast.parse('"""moved"""\nfrom x import y\n__all__ = ["y"]\n'))
+
+
+def test_no_deprecated_name():
+    """No name is kept as a deprecated spelling (version 0.x owes no deprecation period: CHANGELOG.md)."""
+    offenders = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("warn") and any(
+                    isinstance(a, ast.Name) and a.id in ("DeprecationWarning", "PendingDeprecationWarning")
+                    for a in [*node.args, *(k.value for k in node.keywords)]):
+                offenders.append(f"{module}:{node.lineno}")
+    assert offenders == []
+    import ragrade.judges
+    import ragrade.scale.spark
+
+    assert not hasattr(ragrade.judges, "JudgeResult") and not hasattr(ragrade.scale.spark, "SparkResult")
+    assert not hasattr(ragrade.Result, "to_result")
+
+
+#: What the repository's root holds (tracked files and folders); anything else is a leftover.
+ROOT_ENTRIES = {".ci", ".gitignore", "CHANGELOG.md", "CONTRIBUTING.md", "README.md", "bench", "docs", "examples",
+                "mkdocs.yml", "pyproject.toml", "scripts", "setup.py", "src", "tests"}
+
+
+def test_no_leftover_at_the_repository_root():
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    tracked = {line.split("/")[0] for line in out.splitlines() if line}
+    assert tracked - ROOT_ENTRIES == set(), "a file at the root that is not part of the project"
+    assert (ROOT / "CHANGELOG.md").exists()
+
+
+def test_functions_nothing_calls_stay_gone():
+    """The functions issue 33 found unused are not back (each was checked unused, tests included)."""
+    import ragrade.cli._output
+    import ragrade.engine.plan
+    import ragrade.io._common
+    from ragrade.metrics.params import Param
+
+    gone = [("json_number", ragrade.cli._output), ("split_options", ragrade.engine.plan),
+            ("as_path_str", ragrade.io._common), ("good_value", Param)]
+    assert [name for name, where in gone if hasattr(where, name)] == []

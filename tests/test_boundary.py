@@ -70,6 +70,11 @@ def _valid(tmp: Path) -> dict[str, tuple[tuple, dict]]:
         "aggregate_passages": (({"q1": {"d1#0": 1.0, "d1#1": 2.0, "d2#0": 0.5}},), {"method": "sump", "hits": 1}),
         "compare_chunkings": ((spans, {"a": chunks, "b": chunks}, {"a": {"q1": ["d1#0"]}, "b": {"q1": ["d1#0"]}}),
                               {"n_resamples": 50}),
+        "synthesize": ((SPAN_CORPUS, 1), {"backend": "offline", "cache": False, "mix": "single=1",  # (issue 36)
+                                          "min_passage_chars": 10, "passage_chars": 100}),
+        "erag_labels": (({"q1": "capital of France"}, {"q1": ["d1", "d2"]}, {"q1": ["Paris"]},  # (issue 38)
+                         lambda q, doc: doc.split()[0], "exact_match"),
+                        {"passages": {"d1": "Paris is the capital.", "d2": "Lyon is a city."}}),
     }
 
 
@@ -97,6 +102,16 @@ BAD_KEYWORDS.update({  # character spans (issue 35)
     "aggregate_passages": [{"method": "maxq"}, {"hits": 0}, {"hits": 2**70}, {"delimiter": ""}, {"chunks": 5}],
     "compare_chunkings": [{"k": 0}, {"k": "x"}, {"n_resamples": 2**70}, {"corpus": 5}, {"retriever": 5},
                           {"metrics": 5}, {"profile": "chroma"}, {"queries": 5}],
+})
+BAD_KEYWORDS.update({  # eRAG labels (issue 38)
+    "erag_labels": [{"passages": 5}, {"depth": 0}, {"depth": "x"}, {"depth": 2**70}, {"cache": 5}, {"budget": 5},
+                    {"nosuch": 1}],
+})
+BAD_KEYWORDS.update({  # test sets from a corpus (issue 36)
+    "synthesize": [{"mix": "x=1"}, {"mix": 5}, {"seed": "x"}, {"personas": [5]}, {"passage_chars": 2**70},
+                   {"min_passage_chars": 0}, {"backend": "nosuch"}, {"backend": "semantic"}, {"cache": 5},
+                   {"max_candidates": 0}, {"budget": 5}, {"embeddings": True}, {"output": 5}, {"model": "x"},
+                   {"max_excerpts": "x"}, {"fuzzy_floor": 500}, {"judge": 5}],
 })
 
 
@@ -128,6 +143,8 @@ NAMES = ["Evaluator", "assessment.agreement", "assessment.parse_grade", "compare
          "save_baseline", "write_qrels", "write_run", "plan", "fuse", "optimize_fusion"]
 NAMES += ["read_spans", "read_chunks", "read_corpus", "locate_chunks", "aggregate_passages",  # (issue 35)
           "compare_chunkings"]
+NAMES += ["synthesize"]  # test sets from a corpus (issue 36)
+NAMES += ["erag_labels"]  # eRAG's downstream-utility labels (issue 38)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -213,7 +213,7 @@ def test_match_segments_reads_chunks_in_place(seed):
 def test_argsort_desc_within_equals_lexsort(monkeypatch, accel, equal_lengths, seed):
     """The per-query sort (C merge sort, NumPy matrix sort, or lexsort) is the stable (query, -score)
     order: segments stay in place, equal scores keep their row order."""
-    from ragrade.kernels.ranking import argsort_desc_within
+    from ragrade.data.ranking import argsort_desc_within
 
     if not accel:
         monkeypatch.setattr(_ingest, "_accel", None)

@@ -137,7 +137,7 @@ INPUT_ERRORS = {"InputError", "ParseError", "RetrieverConfigError", "IdMismatchE
 CONVERSIONS = {"options.py", "metrics/params.py", "cli/retrieve_cmd.py"}
 #: Conversion calls: a try block made of these alone converts the user's value (a grade, a JSON text, a
 #: column of a file), so the ValueError or TypeError it raises is the value refused, named by the clause.
-CONVERTERS = {"float", "int", "json.loads", "loads", "to_numeric", "array", "astype", "fspath", "cast"}
+CONVERTERS = {"float", "int", "json.loads", "loads", "to_numeric", "array", "asarray", "astype", "fspath", "cast"}
 CONVERSION_ERRORS = {"ValueError", "TypeError", "OverflowError", "pa.ArrowInvalid", "pa.ArrowNotImplementedError"}
 #: (file, exception): what another helper still owns. NLTK raises LookupError when its punkt data is not
 #: downloaded (the environment, said in the message): compat's helper moves it off InputError.

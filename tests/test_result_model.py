@@ -128,15 +128,17 @@ def test_judged_results_are_immutable(judged):
     assert pickle.loads(pickle.dumps(res)).to_json(per_query=True) == res.to_json(per_query=True)
 
 
-def test_judge_result_is_a_deprecated_name_of_result():
+def test_the_deprecated_names_of_result_are_gone():
+    """Version 0.x owes no deprecation period (CHANGELOG.md): ``JudgeResult``, ``SparkResult`` and
+    ``to_result`` were removed in issue 33."""
     import ragrade.judges
     import ragrade.judges.runner
+    import ragrade.scale.spark
 
-    with pytest.warns(DeprecationWarning, match="ragrade.Result"):
-        assert ragrade.judges.JudgeResult is Result
-    with pytest.warns(DeprecationWarning):
-        assert ragrade.judges.runner.JudgeResult is Result
-    assert "JudgeResult" not in ragrade.judges.__all__  # a star import does not touch the old name
+    for module in (ragrade.judges, ragrade.judges.runner, ragrade.scale.spark):
+        for name in ("JudgeResult", "SparkResult"):
+            assert not hasattr(module, name)
+    assert not hasattr(Result, "to_result")
 
 
 # -- deferred per-query values (what Spark returns), without Spark -----------------------------------------
@@ -175,7 +177,7 @@ def test_deferred_values_are_collected_once_on_first_need():
     assert remote.collected == 1
     local = res.collect()
     assert not local.deferred and local.collect() is local
-    assert local.to_json(per_query=True) == res.to_json(per_query=True) == res.to_result().to_json(per_query=True)
+    assert local.to_json(per_query=True) == res.to_json(per_query=True)
     assert list(local.per_query.index) == ["q1", "q2", "q3"]
     assert repr(res) == f"Remote{local!r}"
     assert res.with_columns({"x": [1.0, 2.0, 3.0]}, {"x": ragrade.parse_metric("P@2")}).means["x"] == 2.0

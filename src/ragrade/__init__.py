@@ -33,8 +33,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Profile": ("ragrade.profiles", "Profile"),
     "get_profile": ("ragrade.profiles", "get_profile"),
     "get_matcher": ("ragrade.matching", "get_matcher"),
-    "conventions": ("ragrade.profiles.report", "conventions"),
-    "ConventionsReport": ("ragrade.profiles.report", "ConventionsReport"),
+    "conventions": ("ragrade.report.conventions", "conventions"),
+    "ConventionsReport": ("ragrade.report.conventions", "ConventionsReport"),
     "compare": ("ragrade.comparison", "compare"),
     "Comparison": ("ragrade.comparison", "Comparison"),
     "report": ("ragrade.report", None),
@@ -70,6 +70,9 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ChunkingComparison": ("ragrade.chunking", "ChunkingComparison"),
     "nuggets": ("ragrade.nuggets", None),
     "erag_labels": ("ragrade.nuggets.erag", "erag_labels"),
+    # test sets from a corpus (issue 36): docs/synthesize.md
+    "synthesize": ("ragrade.synthesis", "synthesize"),
+    "TestSet": ("ragrade.synthesis", "TestSet"),
 }
 
 
@@ -115,7 +118,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from ragrade.nuggets.erag import erag_labels
     from ragrade.policies import Policies
     from ragrade.profiles import Profile, get_profile
-    from ragrade.profiles.report import ConventionsReport, conventions
+    from ragrade.report.conventions import ConventionsReport, conventions
     from ragrade.retrieval import RetrievedRun, retrieve
     from ragrade.spans import (
         ChunkMap,
@@ -127,6 +130,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         read_corpus,
         read_spans,
     )
+    from ragrade.synthesis import TestSet, synthesize
 
 __all__ = [
     "ChunkMap",
@@ -155,6 +159,7 @@ __all__ = [
     "Run",
     "SpanTruth",
     "Summary",
+    "TestSet",
     "UnknownNameError",
     "__version__",
     "aggregate_passages",
@@ -183,6 +188,7 @@ __all__ = [
     "report",
     "retrieve",
     "save_baseline",
+    "synthesize",
     "write_qrels",
     "write_run",
 ]

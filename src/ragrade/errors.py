@@ -64,7 +64,7 @@ the sentences of what the policies did in one evaluation): undefined cases that 
 and are also counted in the result's summary, never silently.
 
 Old import paths keep working: ``ragrade.gating.IncomparableError``, ``ragrade.judges.prompts.OutputError``,
-``ragrade.judges.base.JudgeConfigError``, ``ragrade.integrations.mlflow.MlflowLoggingError``,
+``ragrade.llm.base.JudgeConfigError``, ``ragrade.integrations.mlflow.MlflowLoggingError``,
 ``ragrade.retrieval.RetrieverConfigError`` and ``IdMismatchError``, ``ragrade.compat.trec_eval_prefs_kernels.JudgmentConflict``,
 ``ragrade.io.stream.NotGrouped`` and ``ragrade._native.AccelerationWarning`` are these classes.
 """

@@ -5,7 +5,7 @@
     entry point (evaluate, compare, report, gate, agreement, conventions, the commands)
       -> build_plan (engine/plan.py): keywords validated once   -> EvalPlan (immutable)
       -> dispatch (here): which executor runs the plan
-           engine="spark"                         -> ragrade.spark (Spark DataFrames)
+           engine="spark"                         -> ragrade.scale.spark (Spark DataFrames)
            max_memory, or two files too large     -> out of core (pieces, each run in memory, combined)
            otherwise                              -> engine/executor.py (in memory)
       -> prepare (here): the in-memory executor's indexed ground truth, for callers that score many runs or
@@ -42,14 +42,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from ragrade.matching.matchers import Matcher
     from ragrade.profiles import Profile
 
-__all__ = ["EvalPlan", "build_plan", "dispatch", "dispatch_one", "evaluate", "prepare"]
+__all__ = ["EvalPlan", "build_plan", "dispatch", "dispatch_one", "evaluate", "judgments_of", "prepare"]
 
 
 #: The routes of the ground truths beyond judged ids, one module each (imported when a plan is dispatched):
 #: each has ``claims(plan) -> bool`` (whether the plan's ground truth, metrics or extras are its kind) and
 #: ``run(plan) -> {run name: Result}`` (the id metrics of such a plan are computed by the engine's executor
-#: on the ground truth it derives: spans projected onto chunks, nuggets as subtopics, ...). The first route
-#: that claims a plan runs it; a plan no route claims goes to the engine's executors.
+#: on the ground truth it derives: spans projected onto chunks, nuggets as subtopics, ...); for the gate,
+#: ``truth_stats(plan)`` (the fingerprint, queries, judgments and relevant items of the ground truth itself)
+#: and ``SETTINGS`` (the keywords that are conventions a candidate shares with its baseline); for the report,
+#: ``judgments(plan)`` (the judged ids shown next to the retrieved items). The first route that claims a plan
+#: runs it; a plan no route claims goes to the engine's executors.
 ROUTES: tuple[str, ...] = ()
 ROUTES += ("ragrade.nuggets.route",)  # nuggets as ground truth (issue 38, docs/nuggets.md)
 # character spans (issue 35): docs/spans.md. After nuggets: a nugget evaluation may carry corpus=, which alone
@@ -66,6 +69,22 @@ def route_of(plan: EvalPlan) -> Any:
         if module.claims(plan):
             return module
     return None
+
+
+def judgments_of(plan: EvalPlan) -> Any:
+    """The judged ids behind ``plan``'s ground truth, as a :class:`~ragrade.data.Qrels` (what a report shows
+    next to the retrieved items): the route's ``judgments(plan)`` (spans projected onto the chunking,
+    nuggets' assignments as grades), else the ground truth itself."""
+    from ragrade.engine.inputs import as_qrels
+
+    route = route_of(plan)
+    if route is not None and hasattr(route, "judgments"):
+        return as_qrels(route.judgments(plan))
+    if isinstance(plan.qrels, str) or hasattr(plan.qrels, "__fspath__"):
+        from ragrade.io import read_qrels
+
+        return read_qrels(plan.qrels, format=plan.qrels_format)
+    return as_qrels(plan.qrels)
 
 
 def dispatch(plan: EvalPlan) -> dict[str, Result]:

@@ -17,11 +17,12 @@ from ragrade.errors import TrecEvalError
 from trec_eval_bin import binary_output, first_difference, ours, output_values, trec_eval_binary
 
 COMBOS = int(os.environ.get("RAGRADE_TE_COMBOS", "60"))
-#: Measures that leave something rbp reads, those that clear it, and others (G, ndcg_rel and Rndcg are left out:
-#: their leftovers are not reproduced, docs/trec_eval.md).
+#: Measures that leave something rbp reads, those that clear it, and others (Rndcg is left out: its leftovers are not
+#: reproduced, docs/trec_eval.md).
 POOL = ["ndcg_cut.5", "ndcg_cut.3,10", "ndcg", "ndcg.1=2,2=5", "dcg", "ideal_dcg", "iprec_at_recall", "11pt_avg",
         "gm_map", "yaap", "set_F", "set_F.0.5", "map", "P.5", "recall.10", "Rprec", "bpref", "success", "relstring",
-        "gm_bpref", "recip_rank", "num_rel", "set_P", "utility", "binG", "map_cut.5", "infAP", "rbp_resid", "unj"]
+        "gm_bpref", "recip_rank", "num_rel", "set_P", "utility", "binG", "map_cut.5", "infAP", "rbp_resid", "unj",
+        "G", "G.1=0.5,3=4", "ndcg_rel", "ndcg_rel.2=3"]
 RBP = ["rbp", "rbp.p=0.8", "rbp.p=0.5", "rbp.1=0.5,2=2", "rbp.p=0.9,3=0.25"]
 
 

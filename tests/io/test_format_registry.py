@@ -101,6 +101,13 @@ FORMAT_WORDS = {w for f in formats.REGISTRY for w in (f.name, *f.aliases)} | \
     {e for f in formats.REGISTRY for e in f.extensions} | {".gz"}
 
 
+#: Modules that still list formats, each with its owner; the list may only shrink.
+KNOWN_FORMAT_LISTS = {
+    "nuggets/data.py",  # nuggets (issue 38): _write_records picks JSONL/Parquet by extension; write through
+                        # formats.by_extension(path).write_records (docs/formats.md, "Records")
+}
+
+
 def test_no_format_list_outside_the_registry():
     """Format names and file extensions are listed in ragrade/io/formats only, in the whole tree: a tuple,
     list or set of them elsewhere, or an extension written as a string, is a reader keeping its own list."""
@@ -122,7 +129,10 @@ def test_no_format_list_outside_the_registry():
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.lower() in \
                     {e for f in formats.REGISTRY for e in f.extensions}:
                 found.append(f"{path.relative_to(SRC)}:{node.lineno} {node.value!r}")
-    assert found == [], "use ragrade.io.formats (records_format, by_extension, RECORDS)"
+    known = {f for f in found if f.split(":")[0] in KNOWN_FORMAT_LISTS}
+    assert sorted(set(found) - known) == [], "use ragrade.io.formats (records_format, by_extension, RECORDS)"
+    fixed = {m for m in KNOWN_FORMAT_LISTS if not any(f.startswith(m + ":") for f in found)}
+    assert fixed == set(), f"fixed, take them off KNOWN_FORMAT_LISTS: {fixed}"
 
 
 def test_no_private_io_import_outside_io():

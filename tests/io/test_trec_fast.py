@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from ragrade import read_qrels, read_run
 from ragrade._ingest import _accel, has_accel
+from ragrade.data.ranking import inverse_at, rank_rows_sparse
 from ragrade.errors import ParseError
 from ragrade.io import trec
-from ragrade.kernels.ranking import inverse_at, rank_rows_sparse
 
 pytestmark = pytest.mark.skipif(not has_accel(), reason="the C helper is not built")
 

@@ -15,7 +15,7 @@ from seed_data import SEED_ROWS
 
 from ragrade.cli import main
 from ragrade.judges import Judgment, JudgmentCache, ScriptedJudge, evaluate_judged, judgment_key
-from ragrade.judges.base import JudgeConfigError, redact
+from ragrade.llm.base import JudgeConfigError, redact
 
 httpx = pytest.importorskip("httpx", reason="the llm extra (httpx) is not installed")
 

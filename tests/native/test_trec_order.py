@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ragrade.compat import _native
 from ragrade.compat.trec_eval_inputs import trec_order
-from ragrade.kernels.ranking import rank_rows
+from ragrade.data.ranking import rank_rows
 
 accel = _native.speedups
 needs_accel = pytest.mark.skipif(accel is None, reason="the C helper is not built (or RAGRADE_NO_ACCEL is set)")

@@ -33,7 +33,7 @@ def spark():
         if os.environ.get("RAGRADE_REQUIRE_SPARK"):
             pytest.fail("RAGRADE_REQUIRE_SPARK is set but no Java runtime was found")
         pytest.skip("Spark needs a Java runtime (.ci/run installs openjdk-17-jre-headless)")
-    from ragrade import spark as rs
+    from ragrade.scale import spark as rs
 
     session = rs.session("local[2]", "ragrade-parity")
     session.sparkContext.setLogLevel("ERROR")

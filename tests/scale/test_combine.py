@@ -1,4 +1,4 @@
-"""engine/combine.py: a collection split by query, evaluated part by part and combined, equals the
+"""scale/combine.py: a collection split by query, evaluated part by part and combined, equals the
 collection evaluated whole, for every registry metric and every policy; every Summary field and Result
 argument has a merge rule."""
 
@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from scale_metrics import METRICS
 
 import ragrade
-from ragrade.engine.combine import (
+from ragrade.engine.result import Result, Summary
+from ragrade.scale.combine import (
     RESULT_ARGUMENTS,
     SUMMARY_RULES,
     check_rules,
@@ -24,7 +25,6 @@ from ragrade.engine.combine import (
     part_state,
     result_from_state,
 )
-from ragrade.engine.result import Result, Summary
 from reference import random_case
 
 
@@ -127,7 +127,7 @@ def test_every_summary_field_and_result_argument_has_a_rule():
 
 
 def test_a_field_without_a_rule_is_refused(monkeypatch):
-    import ragrade.engine.combine as C
+    import ragrade.scale.combine as C
 
     monkeypatch.setattr(C, "SUMMARY_RULES", {k: v for k, v in SUMMARY_RULES.items() if k != "duplicate_items"})
     with pytest.raises(TypeError, match="duplicate_items"):

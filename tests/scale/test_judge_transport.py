@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judges"))
 from fakeserver import FakeLLMServer
 
 from ragrade.judges import OpenAIJudge
-from ragrade.judges.base import JudgeConfigError
+from ragrade.llm.base import JudgeConfigError
 
 INPUTS = {"question": "Where is the Eiffel Tower?", "context": "The Eiffel Tower stands in Paris.", "answer": "Paris."}
 KEY = "sk-test-0123456789abcdefghijklmnop"
@@ -100,7 +100,7 @@ def test_http_client_is_validated():
 def _redact_slowly(value, secrets):
     """Every piece rule and every pattern on every string, no shortcut (no anchors, no regular expression
     for the pieces, no look at the whole value first)."""
-    from ragrade.judges.base import MIN_SECRET_LENGTH, SECRET_PIECE, TOKEN_PATTERNS
+    from ragrade.llm.secrets import MIN_SECRET_LENGTH, SECRET_PIECE, TOKEN_PATTERNS
 
     keys = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
     windows = {k[i : i + SECRET_PIECE] for k in keys if len(k) >= SECRET_PIECE
@@ -152,7 +152,7 @@ def test_redact_fast_paths_change_nothing():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from ragrade.judges.base import redact
+    from ragrade.llm.secrets import redact
 
     text = st.lists(st.sampled_from(_PIECES), max_size=4).map(" ".join)
     leaf = st.one_of(text, st.integers(), st.none(), st.floats(allow_nan=False))

@@ -1,4 +1,4 @@
-"""Out-of-core evaluation (engine/outofcore.py, io/stream.py) equals the in-memory engine exactly: same
+"""Out-of-core evaluation (scale/outofcore.py, io/stream.py) equals the in-memory engine exactly: same
 per-query values in the same order, same means and counts, same summary, on every way of cutting the files
 (ground truth in memory, both streamed, partitioned), whatever the order of the rows."""
 
@@ -15,8 +15,8 @@ import pytest
 from scale_metrics import METRICS as REGISTRY
 
 import ragrade
-from ragrade.engine.outofcore import Sizes, evaluate_paths, parse_memory
 from ragrade.errors import InputError, ParseError, PolicyError
+from ragrade.scale.outofcore import Sizes, evaluate_paths, parse_memory
 from reference import random_case
 
 METRICS = ["ndcg@10", "map@100", "P@5", "recall@[3,10]", "rr", "r_precision", "ndcg(gain=exp)@5",
@@ -92,8 +92,8 @@ def assert_same(got, want):
 def out_of_core(qp, rp, metrics, how, sizes=None, report=None, pinned=True, **options):
     """evaluate_paths with tiny pieces; ``pinned``: as ragrade.evaluate calls it (the pieces told the top grade
     of the whole ground truth when a value depends on it)."""
-    from ragrade.engine.outofcore import needs_top_grade, pin_collection, unpin, with_twins
     from ragrade.engine.result import metric_labels
+    from ragrade.scale.outofcore import needs_top_grade, pin_collection, unpin, with_twins
 
     def part(q, r):
         return ragrade.evaluate(q, r, metrics, **options)
@@ -313,7 +313,7 @@ def test_max_memory_refusals():
 
 def test_small_files_stay_in_memory(tmp_path, monkeypatch):
     """Without max_memory, files that fit take the in-memory path: the out-of-core reader is not called."""
-    import ragrade.engine.outofcore as ooc
+    import ragrade.scale.outofcore as ooc
 
     rng = np.random.default_rng(15)
     case = random_case(rng, 20)
@@ -321,7 +321,7 @@ def test_small_files_stay_in_memory(tmp_path, monkeypatch):
     monkeypatch.setattr(ooc, "evaluate_paths", lambda *a, **k: pytest.fail("out of core on a small file"))
     quiet(ragrade.evaluate, qp, rp, ["ndcg"])
     # ... and files that do not fit (as far as the estimate can tell) take it.
-    import ragrade.engine.budget as budget  # (where the decision is made, without the out-of-core module)
+    import ragrade.scale.budget as budget  # (where the decision is made, without the out-of-core module)
 
     monkeypatch.setattr(budget, "memory_available", lambda: 1000)
     monkeypatch.setattr(ooc, "evaluate_paths", lambda *a, **k: "out of core")
@@ -373,7 +373,7 @@ def test_the_pieces_would_differ_without_the_top_grade(tmp_path):
 
 def test_evaluate_with_max_memory_tells_the_pieces_the_top_grade(tmp_path, monkeypatch):
     """Through ragrade.evaluate (the way users call it): many pieces, the values of the whole."""
-    import ragrade.engine.outofcore as ooc
+    import ragrade.scale.outofcore as ooc
 
     monkeypatch.setattr(ooc.Sizes, "of", classmethod(lambda cls, budget: tiny()))
     rng = np.random.default_rng(18)
@@ -390,7 +390,7 @@ def test_the_cli_out_of_core_tells_the_pieces_the_top_grade(tmp_path, monkeypatc
 
     from click.testing import CliRunner
 
-    import ragrade.engine.outofcore as ooc
+    import ragrade.scale.outofcore as ooc
     from ragrade.cli import main
 
     monkeypatch.setattr(ooc.Sizes, "of", classmethod(lambda cls, budget: tiny()))

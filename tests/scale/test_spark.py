@@ -1,4 +1,4 @@
-"""ragrade.spark on a real local[2] Spark session: per-query values equal ragrade.evaluate to 1e-12 for every
+"""ragrade.scale.spark on a real local[2] Spark session: per-query values equal ragrade.evaluate to 1e-12 for every
 registry metric with 1, 3 and 7 partitions, under every policy and id-based profile; compare and bootstrap
 intervals from a Spark result equal those from the in-memory result; paths, the id rule, errors, the CLI.
 
@@ -45,7 +45,7 @@ def spark():
         if os.environ.get("RAGRADE_REQUIRE_SPARK"):
             pytest.fail("RAGRADE_REQUIRE_SPARK is set but pyspark is not installed (it is in the test extra)")
         pytest.skip("pyspark is not installed (pip install 'ragrade[spark]')")
-    from ragrade import spark as rs
+    from ragrade.scale import spark as rs
 
     session = rs.session("local[2]", "ragrade-tests")
     session.sparkContext.setLogLevel("ERROR")
@@ -78,7 +78,7 @@ def sorted_summary(s):
 
 
 def assert_parity(res, want, tol=1e-12):
-    got = res.to_result()
+    got = res.collect()
     w = want.per_query.sort_index()
     assert list(got.per_query.index) == list(w.index)
     assert list(got.per_query.columns) == list(w.columns)
@@ -107,7 +107,7 @@ def assert_parity(res, want, tol=1e-12):
 
 @pytest.mark.parametrize("partitions", [1, 3, 7])
 def test_every_registry_metric(spark, partitions):
-    from ragrade import spark as rs
+    from ragrade.scale import spark as rs
 
     case = random_case(np.random.default_rng(partitions), 150)
     qt, rt = tables(case)
@@ -125,7 +125,7 @@ def test_every_registry_metric(spark, partitions):
     {"profile": "pytrec_eval"}, {"profile": "beir"}, {"profile": "autorag"},
 ])
 def test_policies_and_profiles(spark, options):
-    from ragrade import spark as rs
+    from ragrade.scale import spark as rs
 
     case = random_case(np.random.default_rng(42), 80)
     for q in list(case.run)[:8]:
@@ -141,8 +141,8 @@ def test_policies_and_profiles(spark, options):
 
 
 def test_compare_and_bootstrap_intervals_equal(spark):
-    from ragrade import spark as rs
     from ragrade.comparison import compare_scores
+    from ragrade.scale import spark as rs
 
     case = random_case(np.random.default_rng(5), 120)
     other = random_case(np.random.default_rng(6), 120)
@@ -150,7 +150,7 @@ def test_compare_and_bootstrap_intervals_equal(spark):
     _, rt2 = tables(other)
     metrics = ["ndcg@10", "rr"]
     mem = {name: quiet(ragrade.evaluate, qt, r, metrics).per_query.sort_index() for name, r in (("a", rt), ("b", rt2))}
-    spk = {name: rs.evaluate(spark.createDataFrame(qt), spark.createDataFrame(r), metrics, partitions=7).to_result()
+    spk = {name: rs.evaluate(spark.createDataFrame(qt), spark.createDataFrame(r), metrics, partitions=7).collect()
            for name, r in (("a", rt), ("b", rt2))}
     for method in ("resample", "auto"):
         want = quiet(compare_scores, mem, metrics, seed=3, n_resamples=2000, ci_method=method).to_dict()
@@ -159,7 +159,7 @@ def test_compare_and_bootstrap_intervals_equal(spark):
 
 
 def test_paths_and_the_id_rule(spark, tmp_path):
-    from ragrade import spark as rs
+    from ragrade.scale import spark as rs
 
     case = random_case(np.random.default_rng(7), 60)
     qt, rt = tables(case, int_qrels_ids=True)  # qrels ids as integers, run ids as "q12" strings: ...
@@ -185,7 +185,7 @@ def test_paths_and_the_id_rule(spark, tmp_path):
 
 
 def test_errors_come_back_as_ragrade_errors(spark):
-    from ragrade import spark as rs
+    from ragrade.scale import spark as rs
 
     case = random_case(np.random.default_rng(8), 40)
     qt, rt = tables(case)
@@ -225,7 +225,7 @@ def test_cli_engine_spark(spark, tmp_path):
 def test_values_that_read_the_whole_ground_truths_top_grade(spark):
     """C/W/L measures without max_rel and unjudged='bounds' without upper_grade read the top grade of the
     whole ground truth: the tasks are told it (one aggregation), whatever grades their partition holds."""
-    from ragrade import spark as rs
+    from ragrade.scale import spark as rs
 
     case = random_case(np.random.default_rng(11), 90)
     first = next(iter(case.qrels))
@@ -242,7 +242,7 @@ def test_values_that_read_the_whole_ground_truths_top_grade(spark):
 
 
 def test_trec_eval_names_and_relevance_level(spark):
-    from ragrade import spark as rs
+    from ragrade.scale import spark as rs
 
     case = random_case(np.random.default_rng(12), 60)
     qt, rt = tables(case)
@@ -259,8 +259,8 @@ ID_FAMILY_NAMES = ["recall", "precision", "ap", "ndcg", "rr", "hit_rate", "conte
 @pytest.mark.parametrize("name", list_profiles())
 def test_every_profile_that_scores_ids(spark, name):
     """Every profile: the values of ragrade.evaluate, or the same refusal."""
-    from ragrade import spark as rs
     from ragrade.profiles import get_profile
+    from ragrade.scale import spark as rs
 
     prof = get_profile(name)
     if prof.kind == "engine":
@@ -282,7 +282,7 @@ def test_every_profile_that_scores_ids(spark, name):
 
 # -- issue 23 items 12 (and 6 on Spark): the same errors as every other path ----------------------------------
 def test_empty_ground_truth_is_an_input_error(spark, tmp_path):
-    from ragrade import spark as rs
+    from ragrade.scale import spark as rs
 
     q = spark.createDataFrame([], "query_id string, doc_id string, relevance double")
     r = spark.createDataFrame([("q1", "d1", 1.0)], ["query_id", "doc_id", "score"])
@@ -291,13 +291,13 @@ def test_empty_ground_truth_is_an_input_error(spark, tmp_path):
     empty = tmp_path / "qrels.txt"
     empty.write_text("# only a comment\nq1 0 d1 1\n")
     # (a path holding judgments works; an empty DataFrame does not)
-    assert rs.evaluate(str(empty), r, ["ndcg@10"], spark=spark).to_result().means["ndcg@10"] == 1.0
+    assert rs.evaluate(str(empty), r, ["ndcg@10"], spark=spark).collect().means["ndcg@10"] == 1.0
 
 
 @pytest.mark.parametrize("where", ["frame", "trec"])
 def test_string_score_column_names_the_column_and_value(spark, tmp_path, where):
-    from ragrade import spark as rs
     from ragrade.errors import RagradeError
+    from ragrade.scale import spark as rs
 
     q = spark.createDataFrame([("q1", "d1", 1.0)], ["query_id", "doc_id", "relevance"])
     if where == "frame":
@@ -313,7 +313,7 @@ def test_string_score_column_names_the_column_and_value(spark, tmp_path, where):
 
 
 def test_boolean_grades_are_refused_on_spark(spark):
-    from ragrade import spark as rs
+    from ragrade.scale import spark as rs
 
     q = spark.createDataFrame([("q1", "d1", True)], ["query_id", "doc_id", "relevance"])
     r = spark.createDataFrame([("q1", "d1", 1.0)], ["query_id", "doc_id", "score"])
@@ -323,12 +323,12 @@ def test_boolean_grades_are_refused_on_spark(spark):
 
 # -- issue 21 item 5: one result model -----------------------------------------------------------------------
 def test_a_spark_evaluation_returns_the_one_result_model(spark):
-    """ragrade.spark.evaluate returns a ragrade.Result (immutable) whose per_query and upper stay on Spark;
-    means, counts, the hole rate and the exports are collected once and equal those of collect() (the old
-    to_result()), and collect() of a local result is itself."""
+    """ragrade.scale.spark.evaluate returns a ragrade.Result (immutable) whose per_query and upper stay on Spark;
+    means, counts, the hole rate and the exports are collected once and equal those of collect(), and
+    collect() of a local result is itself."""
     import pickle
 
-    from ragrade import spark as rs
+    from ragrade.scale import spark as rs
 
     case = random_case(np.random.default_rng(21), 60)
     qt, rt = tables(case)
@@ -341,7 +341,7 @@ def test_a_spark_evaluation_returns_the_one_result_model(spark):
         with pytest.raises(AttributeError, match="immutable"):
             setattr(res, name, None)
     local = res.collect()
-    assert not local.deferred and local.collect() is local and res.to_result().to_json() == local.to_json()
+    assert not local.deferred and local.collect() is local
     assert res.to_json(per_query=True) == local.to_json(per_query=True)
     assert res.to_csv(per_query=True) == local.to_csv(per_query=True)
     assert res.summary_lines() == local.summary_lines() and dict(res.counts) == dict(local.counts)
@@ -357,5 +357,3 @@ def test_a_spark_evaluation_returns_the_one_result_model(spark):
     assert cmp.to_json() == compare_scores({"spark": local, "local": want}, ["ndcg@10"], n_resamples=200).to_json()
     res.unpersist()
     assert res.means == local.means  # the collected values stay usable
-    with pytest.warns(DeprecationWarning, match="ragrade.Result"):
-        assert rs.SparkResult is ragrade.Result

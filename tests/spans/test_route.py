@@ -196,3 +196,26 @@ def test_span_measures_without_span_truth_or_chunks_are_refused() -> None:
         ragrade.Evaluator({"q": {"d": 1}}, ["span_recall@5"]).evaluate({"q": {"d": 1.0}})
     with pytest.raises(ragrade.InputError, match="chunk map"):
         ragrade.evaluate([{"query": "q", "doc": "d", "start": 0, "end": 2}], {"q": ["zz"]}, ["span_recall@1"])
+
+
+def test_compare_report_gate_and_a_baseline_from_the_command_line(tmp_path: Path) -> None:
+    """compare, report, evaluate --save-baseline and gate take a span file with --chunks (the route reads it,
+    records its fingerprint and shows its judgments)."""
+    _, chunks, spans, run = _case(5)
+    write_spans(ragrade.read_spans(spans), tmp_path / "spans.jsonl")
+    write_chunks(chunks, tmp_path / "chunks.jsonl")
+    for name, r in (("a", run), ("b", {q: list(reversed(v)) for q, v in run.items()})):
+        (tmp_path / f"{name}.tsv").write_text("".join(f"{q} Q0 {c} {i + 1} {len(v) - i} {name}\n"
+                                                      for q, v in r.items() for i, c in enumerate(v)))
+    s, c = str(tmp_path / "spans.jsonl"), str(tmp_path / "chunks.jsonl")
+    a, b = str(tmp_path / "a.tsv"), str(tmp_path / "b.tsv")
+    runner = CliRunner()
+    for args in (["compare", s, a, b, "--chunks", c, "-m", "span_iou@3", "--resamples", "50"],
+                 ["report", s, a, b, "--chunks", c, "-m", "span_iou@3", "-o", str(tmp_path / "r.html"),
+                  "--resamples", "50"],
+                 ["evaluate", s, a, "--chunks", c, "-m", "span_iou@3", "--save-baseline", str(tmp_path / "base.json")],
+                 ["gate", str(tmp_path / "base.json"), s, a, "--chunks", c, "--resamples", "50"]):
+        out = runner.invoke(main, args)
+        assert out.exit_code == 0, (args[0], out.output)
+    base = json.loads((tmp_path / "base.json").read_text())
+    assert base["qrels"]["judgments"] == len(spans)  # the spans' own fingerprint (the route's truth_stats)

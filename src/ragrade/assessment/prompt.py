@@ -136,4 +136,6 @@ def _parse(task: str, text: str) -> dict[str, Any]:
 
 #: The assessor's one task, as the LLM backends take it (:class:`ragrade.llm.tasks.TaskSet`); replies are
 #: ``{"grade": n}``, hence the short reply cap.
-TASK_SET = TaskSet("grade", PROMPT_VERSION, _messages, _schema, _parse, max_tokens=64)
+TASK_SET = TaskSet("grade", PROMPT_VERSION, _messages, _schema, _parse, max_tokens=64,
+                   offline={"offline": "ragrade.assessment.graders:LexicalGrader",
+                            "semantic": "ragrade.assessment.graders:SemanticGrader"})

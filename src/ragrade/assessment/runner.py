@@ -34,7 +34,7 @@ from ragrade.assessment import prompt as _prompt
 from ragrade.assessment.pooling import Pool
 from ragrade.errors import RagradeError
 from ragrade.io.texts import Passages
-from ragrade.judges.base import Judge, JudgeConfigError, Judgment, judgment_key
+from ragrade.llm.base import Judge, JudgeConfigError, Judgment, judgment_key
 from ragrade.llm.budget import Budget
 from ragrade.llm.cache import JudgmentCache, open_cache
 from ragrade.llm.runner import (

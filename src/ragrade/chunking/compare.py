@@ -96,7 +96,7 @@ class ChunkingComparison:
 
     def to_html(self, path: Any = None, *, title: str = "ragrade chunking report", plots: bool = True) -> str:
         """The HTML report (the comparison's report with a chunking section); written to ``path`` if given."""
-        from ragrade.report.chunking import render_chunking_html
+        from ragrade.chunking.report import render_chunking_html
 
         page = render_chunking_html(self, title=title, plots=plots)
         if path is not None:
@@ -283,4 +283,29 @@ def _positive(truth: SpanTruth) -> SpanTruth:
                                   truth.grade[keep], questions=truth.questions, source=truth.source)
 
 
-__all__ = ["CURVE_KS", "ChunkingComparison", "compare_chunkings"]
+
+
+THRESHOLDS = (None, 0.1, 0.25, 0.5, 0.75, 1.0)
+
+
+@public(spans=None, run=None, metrics=SOME_METRICS, chunks=A.CHUNKS, rule=A.RULE)
+def threshold_sweep(spans: Any, run: Any, metrics: Sequence[str] | str, *, chunks: Any, rule: str = "chunk",
+                    thresholds: Sequence[float | None] = THRESHOLDS, **options: Any) -> pd.DataFrame:
+    """How much the projection's threshold moves the id measures: ``metrics`` of ``run`` evaluated on the spans
+    projected onto ``chunks`` at each of ``thresholds`` (None: any overlap) under ``rule``; one row per
+    threshold (``options``: the keywords of :func:`ragrade.evaluate`, e.g. ``corpus``)."""
+    from ragrade.evaluation import evaluate
+
+    if isinstance(thresholds, str | bytes) or not isinstance(thresholds, Sequence) or not thresholds:
+        raise InputError("thresholds must be a non-empty list of shares in (0, 1] (None: any overlap)",
+                         value=thresholds)
+    rows = {}
+    for t in thresholds:
+        res = evaluate(spans, run, metrics, chunks=chunks, span_rule=rule, span_threshold=t, **options)
+        rows["any overlap" if t is None else f"{float(t):g}"] = {m: float(v) for m, v in res.means.items()}
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index.name = f"{rule} threshold"
+    return frame
+
+
+__all__ = ["CURVE_KS", "THRESHOLDS", "ChunkingComparison", "compare_chunkings", "threshold_sweep"]

@@ -40,6 +40,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "trec_eval": ("ragrade.cli.trec_eval_cmd", "trec_eval 10's command line and output, byte for byte (-q -c -m ...)."),
     "chunking": ("ragrade.cli.chunking_cmd", "Which chunker wins: chunkings compared on gold character spans."),
     "nuggets": ("ragrade.cli.nuggets_cmd", "Nuggets (TREC RAG): create them with an LLM, assign them to passages or answers, score answers."),
+    "synthesize": ("ragrade.cli.synthesize_cmd", "A test set from a corpus: questions anchored to spans, checked for leakage."),
 }
 
 

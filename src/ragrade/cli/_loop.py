@@ -48,13 +48,13 @@ def pop_loop_options(kwargs: dict[str, Any]) -> LoopOptions:
     return LoopOptions(**{name: kwargs.pop(name) for name in _NAMES if name in kwargs})
 
 
-def finish(options: LoopOptions, result: Any, qrels: Any, run: Any) -> None:
+def finish(options: LoopOptions, result: Any, qrels: Any, run: Any, truth: dict[str, Any] | None = None) -> None:
     """Save the baseline and log to MLflow, as asked (errors are RagradeErrors: the caller turns them into
-    exit status 2)."""
+    exit status 2). ``truth``: the ground-truth keywords of the evaluation (spans, nuggets), for the baseline."""
     if options.save_baseline:
         from ragrade.gating import save_baseline
 
-        saved = save_baseline(result, options.save_baseline, qrels)
+        saved = save_baseline(result, options.save_baseline, qrels, **(truth or {}))
         click.echo(f"baseline saved to {saved}", err=True)
     if options.mlflow:
         from ragrade.integrations.mlflow import log_result

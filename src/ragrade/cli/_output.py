@@ -179,13 +179,6 @@ def number(v: Any, digits: int) -> str:
     return str(v)
 
 
-def json_number(v: Any) -> Any:
-    if v is None:
-        return None
-    f = float(v)
-    return None if math.isnan(f) else f
-
-
 def run_names(paths: Sequence[str], names: Sequence[str]) -> list[str]:
     """Names of the runs on the command line (one rule for every command): the ``--name`` values, else the
     file names without extension (made unique). A TREC run's tag is not used: many runs share one."""

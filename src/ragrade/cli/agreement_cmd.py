@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ragrade.cli._output import input_errors
+from ragrade.cli._truth_options import truth_keywords, truth_options
 
 
 @click.command(
@@ -41,11 +42,28 @@ from ragrade.cli._output import input_errors
               help="Bootstrap resamples (over queries) of the confidence intervals.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@click.option("--candidate-run", "candidate_runs", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Two test sets: a run of the same system over CANDIDATE's own queries (repeatable, in the order "
+                   "of RUNS, which are over REFERENCE's). Reports how alike the two sets rank the systems (tau with "
+                   "its interval, tau_AP, top-k agreement); CANDIDATE may be span truth (--chunks, --corpus). See "
+                   "docs/synthesize.md.")
+@truth_options
 def command(reference: str, candidate: str, runs: tuple[str, ...], metrics: tuple[str, ...], rel: float, ppi: bool,
             alpha: float, reference_prefer: str | None, candidate_prefer: str | None, top_k: int, n_resamples: int,
-            seed: int, fmt: str) -> None:
+            seed: int, fmt: str, candidate_runs: tuple[str, ...] = (), **truth: Any) -> None:
     """Agreement of CANDIDATE qrels (an assessor's) with REFERENCE qrels (human), and of the system rankings
     the two give to RUNS."""
+    given = truth_keywords(truth)
+    if candidate_runs:
+        with input_errors():
+            from ragrade.cli._set_agreement import run as two_sets
+
+            two_sets(reference, candidate, runs, candidate_runs,
+                     [p.strip() for m in metrics for p in m.split(",") if p.strip()] or ["ndcg@10"], top_k=top_k,
+                     n_resamples=n_resamples, seed=seed, alpha=alpha, fmt=fmt, truth=given)
+        return
+    if given:
+        raise click.UsageError(f"--{next(iter(given)).replace('_', '-')} is for two test sets (--candidate-run)")
     if ppi and not runs:
         raise click.UsageError("--ppi needs runs")
     with input_errors():

@@ -65,7 +65,7 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.command(name="chunking")
 @click.argument("corpus", type=click.Path())
 @click.argument("spans", type=click.Path())
-@click.option("--chunker", "chunkers", multiple=True, metavar="SPEC",
+@click.option("--chunker", "chunkers", multiple=True, metavar="CHUNKER",
               help="A chunker to compare: fixed:SIZE[:OVERLAP], recursive:SIZE[:OVERLAP], langchain:SIZE[:OVERLAP] or "
                    "module:attribute (a splitter or a callable text -> list of texts). Repeatable. Default (with no "
                    "--map either): " + ", ".join(DEFAULT_CHUNKERS) + ".")

@@ -36,7 +36,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], profiles: tuple[str,
     """
     from ragrade.io import read_qrels, read_run
     from ragrade.profiles import get_profile
-    from ragrade.profiles.report import conventions
+    from ragrade.report.conventions import conventions
 
     with input_errors():
         for p in profiles:

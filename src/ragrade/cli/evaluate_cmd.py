@@ -79,7 +79,7 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", RagradeWarning)
                 result = dispatch_one(plan).replace(run_name=label)
-        finish(loop, result, qrels, run)
+        finish(loop, result, qrels, run, dict(plan.extras))
         sliced = None if slice_labels is None else result.by(slice_labels)
     _print(result, caught, fmt, per_query, digits, hole_threshold, sliced)
 

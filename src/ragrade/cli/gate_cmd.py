@@ -106,7 +106,10 @@ def command(baseline: str, qrels: str, run: str, metrics: tuple[str, ...], margi
         _, floor_map = _pairs(floors, "min", allow_bare=False)
         q: object = qrels
         r: object = run  # with --max-memory the evaluation reads the files piece by piece
-        if keywords.get("max_memory") is None:
+        from ragrade.engine.plan import TRUTH_OPTIONS
+
+        # with another ground truth (spans, nuggets: a ground-truth option given) its route reads the files
+        if keywords.get("max_memory") is None and not set(keywords) & set(TRUTH_OPTIONS):
             q, r = read_both(qrels, run, qrels_format=qrels_format, run_format=run_format)
             r = r.with_name(run_names([run], [])[0])  # the file name, as every command names a run
         try:

@@ -18,7 +18,7 @@ _EXTRAS = (
     ("matplotlib", "matplotlib", "plots", "PNG plots (ragrade plot --format png; the HTML report needs nothing)"),
     ("polars", "polars", "polars", "polars DataFrames as input"),
     ("sentence_transformers", "sentence-transformers", "semantic", "semantic matching and judge"),
-    ("pyspark", "pyspark", "spark", "evaluation on Spark (--engine spark, ragrade.spark)"),
+    ("pyspark", "pyspark", "spark", "evaluation on Spark (--engine spark, ragrade.scale.spark)"),
     ("mlflow", "mlflow-skinny", "mlflow", "logging to MLflow (--mlflow, ragrade.integrations.mlflow)"),
 )
 _CORE = ("numpy", "pandas", "pyarrow", "click", "rich")

@@ -7,9 +7,9 @@ effect sizes and significance groups.
 ``to_csv``, ``to_json``, ``to_rich``).
 
 Modules, each depending only on the ones before it: :mod:`~ragrade.comparison.stats` (the statistics, on
-plain NumPy arrays), :mod:`~ragrade.comparison.formatting` (how numbers are written),
-:mod:`~ragrade.comparison.export` (the exports), :mod:`~ragrade.comparison.result` (:class:`Comparison`),
-:mod:`~ragrade.comparison.core` (:func:`compare`, :func:`compare_scores`).
+plain NumPy arrays), :mod:`~ragrade.comparison.export` (the exports), :mod:`~ragrade.comparison.result` (:class:`Comparison`),
+:mod:`~ragrade.comparison.core` (:func:`compare`, :func:`compare_scores`). How numbers are written is the
+leaf module :mod:`ragrade.formatting`, shared with the engine's slice tables and the report.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ragrade.comparison.formatting import (
+from ragrade.errors import InputError
+from ragrade.formatting import (
     jsonable,
     latex_escape,
     markdown_escape,
@@ -22,7 +23,6 @@ from ragrade.comparison.formatting import (
     signed,
     superscript,
 )
-from ragrade.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -48,7 +48,7 @@ class Plan:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        from ragrade.comparison.formatting import jsonable
+        from ragrade.formatting import jsonable
 
         out = {
             "metrics": {m: dict(row) for m, row in self.metrics.items()},
@@ -93,7 +93,7 @@ class Plan:
         return ["metric", "queries", "delta", spread, "queries needed", "mde", "power"]
 
     def to_markdown(self, digits: int = 4) -> str:
-        from ragrade.comparison.formatting import markdown_escape
+        from ragrade.formatting import markdown_escape
 
         heads = self._headers()
         lines = ["| " + " | ".join(heads) + " |", "|---|" + "|".join("---:" for _ in heads[1:]) + "|"]

@@ -54,7 +54,7 @@ class SliceComparison:
         return out
 
     def to_markdown(self, digits: int = 4) -> str:
-        from ragrade.comparison.formatting import markdown_escape, pvalue, signed
+        from ragrade.formatting import markdown_escape, pvalue, signed
 
         lines = []
         for column in self.columns:
@@ -77,7 +77,7 @@ class SliceComparison:
         from rich.table import Table
         from rich.text import Text
 
-        from ragrade.comparison.formatting import pvalue, signed
+        from ragrade.formatting import pvalue, signed
 
         tables = []
         for column in self.columns:

@@ -361,6 +361,27 @@ class _Prepared:
 _CUTOFF_KINDS = frozenset({"cut_long", "cut_double"})
 
 
+def _columns_of(planned: list[Any], zero_utility: bool) -> tuple[list[tuple[str, str, Any]], list[Any]]:
+    """Each output key in pytrec_eval's order with where its values come from (see :class:`_Prepared`), and the
+    planned measures computed query by query."""
+    columns: list[tuple[str, str, Any]] = []
+    direct: list[Any] = []
+    for p in planned:
+        kind = p.measure.kind
+        names = p.names if kind in _CUTOFF_KINDS else [p.measure.name]
+        if kind in ("runid", "relstring") or (zero_utility and p.measure.name == "utility"):
+            columns.append((names[0], "constant", 0.0))  # (pytrec_eval's value of a text measure: 0.0)
+        elif kind == "count_q":
+            columns.append((names[0], "constant", 1.0))
+        elif p.direct:
+            first = sum(1 for _, source, _ in columns if source == "direct")
+            direct.append(p)
+            columns += [(name, "direct", first + i) for i, name in enumerate(names)]
+        else:
+            columns += [(name, "gm" if kind == "gm" else "metric", m) for name, m in zip(names, p.metrics, strict=True)]
+    return columns, direct
+
+
 @functools.lru_cache(maxsize=64)
 def _prepare(measures: frozenset[str], relevance_level: int, judged_docs_only_flag: bool) -> _Prepared:
     """What a measure set means, read once per (measures, options) and reused by every evaluator asking the
@@ -394,24 +415,7 @@ def _prepare(measures: frozenset[str], relevance_level: int, judged_docs_only_fl
                                f"{sorted(f'{m}.{p}' for m, p in params.items())}, which trec_eval 9 rejects while "
                                "setting the measure up: pytrec_eval then crashes in evaluate() (or returns values "
                                "read from unset memory)")
-    columns: list[tuple[str, str, Any]] = []
-    direct: list[Any] = []
-    n_direct = 0
-    for p in planned:
-        kind = p.measure.kind
-        names = p.names if kind in _CUTOFF_KINDS else [p.measure.name]
-        if kind in ("runid", "relstring") or (zero_utility and p.measure.name == "utility"):
-            columns.append((names[0], "constant", 0.0))  # (pytrec_eval's value of a text measure: 0.0)
-        elif kind == "count_q":
-            columns.append((names[0], "constant", 1.0))
-        elif p.direct:
-            direct.append(p)
-            for name in names:
-                columns.append((name, "direct", n_direct))
-                n_direct += 1
-        else:
-            for name, m in zip(names, p.metrics, strict=True):
-                columns.append((name, "gm" if kind == "gm" else "metric", m))
+    columns, direct = _columns_of(planned, zero_utility)
     metrics: list[Any] = list(dict.fromkeys(ref for _, source, ref in columns if source in ("metric", "gm")))
     num_docs = 0 if any(m.name == "utility" and float(m.get("d")) != 0.0 for m in metrics) else None
     seen = set(metrics)

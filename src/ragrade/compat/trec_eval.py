@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ragrade.compat.trec_eval_args import Options, help_text, parse_args
 from ragrade.compat.trec_eval_inputs import (
@@ -98,10 +98,6 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
                  value_format: str = "%6.4f") -> Iterator[str | bytes]:
     """:func:`compute_and_format`'s text in parts (UTF-8 bytes or str), to be written one after the other; every
     error trec_eval stops on is raised before the first part."""
-    import numpy as np
-
-    from ragrade.io import read_qrels, read_run
-
     for path in (qrels_path, run_path):
         if path != "-" and not os.path.isfile(path):
             raise TrecEvalError(f"cannot read file {path!r}: it does not exist")
@@ -117,6 +113,39 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
         qids, prefs_columns = trec_eval_prefs.columns(names, opts, qrels_path, run_path)
         yield from format_parts(planned, opts, qids, prefs_columns, {}, 0, run_path, value_format)
         return
+    yield from _qrels_parts(planned, opts, qrels_path, run_path, value_format)
+
+
+def _qrels_parts(planned: list[Planned], opts: Options, qrels_path: str, run_path: str,
+                 value_format: str) -> Iterator[str | bytes]:
+    """The output of ``-R qrels`` (the default): the files read as trec_eval reads them, every measure's values
+    per query, brought to trec_eval 10's where its C differs, then formatted."""
+    import numpy as np
+
+    qrels, runobj, qids, missing_mask = _read_pair(opts, qrels_path, run_path)
+    best_grade = negative_queries(qrels, qids, qrels_path) if any(
+        p.measure.kind not in ("runid", "count_q") for p in planned) else {}
+    planned = with_relstring_parts(kernel_gain_maps(planned, qrels), runobj)
+    relstrings: dict[str, str] = {}
+    columns, helpers = scored_columns(planned, opts, qrels, runobj, qids, missing_mask, run_path, best_grade)
+    planned = direct_columns(planned, opts, columns, qrels, runobj, qids, missing_mask)
+    rbp_leftovers(planned, opts, columns, qrels, runobj, qids, missing_mask)
+    if opts.query and any(p.measure.kind == "relstring" for p in planned):
+        rs = next(p for p in planned if p.measure.kind == "relstring")
+        relstrings = relstring_texts(rs, columns, qids, helpers[0]) if rs.parts else {q: "" for q in qids}
+    if missing_mask.any():
+        clean_missing(planned, columns, missing_mask, qids, relstrings)
+    positive = int(np.count_nonzero(qrels.grades > 0)) if opts.complete else 0
+    yield from format_parts(planned, opts, qids, columns, relstrings, positive, run_path, value_format)
+
+
+def _read_pair(opts: Options, qrels_path: str, run_path: str) -> tuple[Any, Any, list[str], Any]:
+    """``(qrels, run in trec_eval's order, the judged queries in trec_eval's order, which of them the run lacks)``;
+    trec_eval's stops (a judged query without results but -c, no query at all) are raised here."""
+    import numpy as np
+
+    from ragrade.io import read_qrels, read_run
+
     qrels = grades_as_trec_eval_reads(read_qrels(qrels_path, format="trec"), qrels_path)
     runobj = in_rank_order(read_run(run_path, format="trec"), opts.max_docs)
     run_ids = set(runobj.query_ids.tolist())
@@ -128,21 +157,7 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
                             "rankings")
     if not qids:
         raise TrecEvalError("no queries with both results and relevance information")
-    best_grade = negative_queries(qrels, qids, qrels_path) if any(
-        p.measure.kind not in ("runid", "count_q") for p in planned) else {}
-    planned = with_relstring_parts(kernel_gain_maps(planned, qrels), runobj)
-    relstrings: dict[str, str] = {}
-    missing_mask = np.array([q not in run_ids for q in qids], dtype=bool)
-    columns, helpers = scored_columns(planned, opts, qrels, runobj, qids, missing_mask, run_path, best_grade)
-    planned = direct_columns(planned, opts, columns, qrels, runobj, qids, missing_mask)
-    rbp_leftovers(planned, opts, columns, qrels, runobj, qids, missing_mask)
-    if opts.query and any(p.measure.kind == "relstring" for p in planned):
-        rs = next(p for p in planned if p.measure.kind == "relstring")
-        relstrings = relstring_texts(rs, columns, qids, helpers[0]) if rs.parts else {q: "" for q in qids}
-    if missing_mask.any():
-        clean_missing(planned, columns, missing_mask, qids, relstrings)
-    positive = int((qrels.grades > 0).sum()) if opts.complete else 0
-    yield from format_parts(planned, opts, qids, columns, relstrings, positive, run_path, value_format)
+    return qrels, runobj, qids, np.array([q not in run_ids for q in qids], dtype=bool)
 
 
 __all__ = ["MEASURES", "NICKNAMES", "TrecEvalError", "help_text", "parse_args", "plan", "run"]

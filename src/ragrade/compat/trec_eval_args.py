@@ -46,84 +46,92 @@ LONG_OPTIONS = {"help": "h", "version": "v", "query_eval_wanted": "q", "measure"
          "Results_format": "T", "Output_old_results_format": "o", "Zscore": "Z"}
 
 
+_UNKNOWN = "(trec_eval's options: -q -c -n -l -M -N -J -R -T -Z -m -v -h)"
+#: The flags and what each sets on :class:`Options`.
+_FLAG_FIELDS = {"h": ("help", True), "v": ("version", True), "q": ("query", True), "c": ("complete", True),
+                "n": ("summary", False), "J": ("judged_only", True)}
+#: The options with a value and the field each sets (-l, -N, -M read as C's atol).
+_VALUE_FIELDS = {"l": "rel_level", "N": "num_docs", "M": "max_docs", "R": "rel_format", "T": "results_format",
+                 "Z": "zscores"}
+
+
 def parse_args(argv: Sequence[str]) -> Options:
     """trec_eval's options (GNU getopt: options may follow the files; ``--`` ends them)."""
     opts = Options()
-    values: list[tuple[str, str]] = []
-    i = 0
-    args = list(argv)
-    while i < len(args):
-        a = args[i]
-        if a == "--":
-            opts.files += args[i + 1:]
-            break
-        if a.startswith("--"):
-            name, eq, value = a[2:].partition("=")
-            matches = [k for k in LONG_OPTIONS if k.startswith(name)] if name not in LONG_OPTIONS else [name]
-            if len(matches) != 1:
-                raise TrecEvalError(f"unknown option {a!r} (trec_eval's options: -q -c -n -l -M -N -J -R -T -Z -m "
-                                    "-v -h)")
-            letter = LONG_OPTIONS[matches[0]]
-            if letter in _SHORT_WITH_ARG:
-                if not eq:
-                    i += 1
-                    if i >= len(args):
-                        raise TrecEvalError(f"option {a!r} needs a value")
-                    value = args[i]
-                values.append((letter, value))
-            else:
-                values.append((letter, ""))
-        elif a.startswith("-") and len(a) > 1:
-            j = 1
-            while j < len(a):
-                c = a[j]
-                if c in _SHORT_FLAGS:
-                    values.append((c, ""))
-                    j += 1
-                    continue
-                if c in _SHORT_WITH_ARG:
-                    value = a[j + 1:]
-                    if not value:
-                        i += 1
-                        if i >= len(args):
-                            raise TrecEvalError(f"option -{c} needs a value")
-                        value = args[i]
-                    values.append((c, value))
-                    break
-                raise TrecEvalError(f"unknown option -{c} (trec_eval's options: -q -c -n -l -M -N -J -R -T -Z -m "
-                                    "-v -h)")
-        else:
-            opts.files.append(a)
-        i += 1
+    values, opts.files = _tokens(list(argv))
     for letter, value in values:
-        if letter == "h":
-            opts.help = True
-        elif letter == "v":
-            opts.version = True
-        elif letter == "q":
-            opts.query = True
-        elif letter == "c":
-            opts.complete = True
-        elif letter == "n":
-            opts.summary = False
-        elif letter == "J":
-            opts.judged_only = True
-        elif letter == "l":
-            opts.rel_level = _atol(value)
-        elif letter == "N":
-            opts.num_docs = _atol(value)
-        elif letter == "M":
-            opts.max_docs = _atol(value)
-        elif letter == "R":
-            opts.rel_format = value
-        elif letter == "T":
-            opts.results_format = value
-        elif letter == "Z":
-            opts.zscores = value
+        if letter in _FLAG_FIELDS:
+            setattr(opts, *_FLAG_FIELDS[letter])
+        elif letter in _VALUE_FIELDS:
+            field_name = _VALUE_FIELDS[letter]
+            setattr(opts, field_name, _atol(value) if letter in "lNM" else value)
         elif letter == "m":
             _mark(opts, value)
         # -D (debug level) and -o (obsolete) change nothing in the output
     return opts
+
+
+def _tokens(args: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """``([(option letter, value)], files)`` of a command line, as getopt reads it."""
+    values: list[tuple[str, str]] = []
+    files: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            files += args[i + 1:]
+            break
+        if a.startswith("--"):
+            i = _long_option(args, i, values)
+        elif a.startswith("-") and len(a) > 1:
+            i = _short_options(args, i, values)
+        else:
+            files.append(a)
+        i += 1
+    return values, files
+
+
+def _long_option(args: list[str], i: int, values: list[tuple[str, str]]) -> int:
+    """Read the long option ``args[i]`` (a unique prefix of its name; its value after ``=`` or next) into
+    ``values``; the index of the last argument read."""
+    a = args[i]
+    name, eq, value = a[2:].partition("=")
+    matches = [k for k in LONG_OPTIONS if k.startswith(name)] if name not in LONG_OPTIONS else [name]
+    if len(matches) != 1:
+        raise TrecEvalError(f"unknown option {a!r} {_UNKNOWN}")
+    letter = LONG_OPTIONS[matches[0]]
+    if letter not in _SHORT_WITH_ARG:
+        values.append((letter, ""))
+        return i
+    if not eq:
+        i += 1
+        if i >= len(args):
+            raise TrecEvalError(f"option {a!r} needs a value")
+        value = args[i]
+    values.append((letter, value))
+    return i
+
+
+def _short_options(args: list[str], i: int, values: list[tuple[str, str]]) -> int:
+    """Read the short options grouped in ``args[i]`` (flags, then at most one option whose value is the rest
+    or the next argument) into ``values``; the index of the last argument read."""
+    a = args[i]
+    for j in range(1, len(a)):
+        c = a[j]
+        if c in _SHORT_FLAGS:
+            values.append((c, ""))
+            continue
+        if c not in _SHORT_WITH_ARG:
+            raise TrecEvalError(f"unknown option -{c} {_UNKNOWN}")
+        value = a[j + 1:]
+        if not value:
+            i += 1
+            if i >= len(args):
+                raise TrecEvalError(f"option -{c} needs a value")
+            value = args[i]
+        values.append((c, value))
+        break
+    return i
 
 
 def _mark(opts: Options, text: str) -> None:

@@ -21,13 +21,13 @@ Per measure, in trec_eval's table order (``trec_eval_measures.MEASURES``), what 
 * ``gm_map``: the second holds its sum, average precision (0 without a relevant document retrieved);
 * ``yaap``: the second holds its sum of precisions at the relevant documents;
 * ``set_F``: precision and recall of the set, when a relevant document was retrieved (else nothing);
-* ``dcg``, ``ideal_dcg``, ``ndcg``: the ideal gain where its walk stopped (the first that is not above 0) and the
-  ideal DCG;
+* ``dcg``, ``ideal_dcg``, ``ndcg``, ``ndcg_rel``: the ideal gain where its walk stopped (the first that is not above
+  0) and the ideal DCG; ``G``: that gain and the sum of the ideal gains;
 * ``ndcg_cut``: the DCG and the ideal DCG at the largest cutoff (grades as gains);
 * nothing else writes there.
 
-``G``, ``ndcg_rel`` and ``Rndcg`` leave values of their own walks that ragrade does not reproduce: rbp after one of
-them (with no measure in between that writes both places) is printed as computed alone (docs/trec_eval.md).
+``Rndcg`` leaves values of its own walk that ragrade does not reproduce: rbp after it (with no measure in between
+that writes both places) is printed as computed alone (docs/trec_eval.md).
 rbp starts from these two values: a lowest below 0 or a highest above 1 rescales the gains, a NaN as the highest
 leaves them unscaled (every comparison with it is false) unless the lowest is below 0, and then gives NaN.
 """
@@ -56,9 +56,9 @@ _ZERO_BOTH = frozenset({"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "
 _ZERO_FIRST: frozenset[str] = frozenset()
 _ZERO_SECOND = frozenset({"gm_bpref", "recip_rank", "utility"})
 #: Measures whose leftovers ragrade does not reproduce.
-UNKNOWN = frozenset({"G", "ndcg_rel", "Rndcg"})
+UNKNOWN = frozenset({"Rndcg"})
 #: Measures whose leftovers can change rbp whatever its gains (the others are 0, or within [0, 1]).
-STRONG = frozenset({"iprec_at_recall", "11pt_avg", "yaap", "dcg", "ideal_dcg", "ndcg", "ndcg_cut"}) | UNKNOWN
+STRONG = frozenset({"iprec_at_recall", "11pt_avg", "yaap", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "G", "ndcg_cut"}) | UNKNOWN
 _ORDER = {m.name: i for i, m in enumerate(MEASURES)}
 
 
@@ -95,6 +95,19 @@ def _ndcg(q: Query, p: Planned) -> Slots:
     return last, best
 
 
+def _g(q: Query, p: Planned) -> Slots:
+    from ragrade.compat.trec_eval_query import gain_table, ideal_walk
+
+    table = gain_table(p.values, q.levels)
+    steps, _ = ideal_walk(table)
+    last = steps[-1] if steps else (table[-1].gain if table else 0.0)
+    total = 0.0
+    for gain in steps:
+        if gain > 0:
+            total += gain
+    return last, total
+
+
 def _ndcg_cut(q: Query, p: Planned) -> Slots:
     k = int(max(p.values)) if p.values else 0
     dcg = 0.0
@@ -116,7 +129,8 @@ def _ndcg_cut(q: Query, p: Planned) -> Slots:
 
 _WRITERS: dict[str, Callable[[Query, Planned], Slots]] = {
     "iprec_at_recall": lambda q, p: (None, _NAN), "11pt_avg": lambda q, p: (None, _NAN), "gm_map": _gm_map,
-    "yaap": _yaap, "set_F": _set_f, "dcg": _ndcg, "ideal_dcg": _ndcg, "ndcg": _ndcg, "ndcg_cut": _ndcg_cut}
+    "yaap": _yaap, "set_F": _set_f, "dcg": _ndcg, "ideal_dcg": _ndcg, "ndcg": _ndcg, "ndcg_rel": _ndcg, "G": _g,
+    "ndcg_cut": _ndcg_cut}
 
 
 def before_rbp(planned: Sequence[Planned], gain_map: bool) -> list[Planned] | None:

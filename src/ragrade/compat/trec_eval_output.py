@@ -77,72 +77,93 @@ def format_parts(planned: list[Planned], opts: Options, qids: list[str], columns
                   relstrings: dict[str, str], positive: int, run_path: str, value_format: str) -> Iterator[str | bytes]:
     """trec_eval's output from per-query values (``positive``: the judgments with a grade > 0, num_rel's
     summary under -c), in parts: the per-query lines in blocks of UTF-8 bytes, then the summary."""
-    import numpy as np
-
     from ragrade.compat import _trec_eval_text as text_of
 
-    nq = len(qids)
-    heads: list[str] = []  # per column of per-query lines: its name (Z-prefixed, padded)
-    texts: list[Any] = []  # and its values, one per query (floats printed %6.4f, or Arrow strings)
-    summary: list[str] = []
+    out = _Lines(opts, qids, value_format, positive)
     runid = last_run_id(run_path) if any(p.measure.kind == "runid" for p in planned) else ""
-    ztable = read_zscores(opts.zscores) if opts.zscores is not None else None
-    z = "Z" if ztable is not None else ""
-
-    def values_text(values: np.ndarray) -> Any:  # a float array is printed %6.4f by text_of.lines
-        if value_format == "%6.4f":
-            return np.asarray(values, dtype=np.float64)
-        return text_of.strings([_fmt(v, value_format) for v in values.tolist()])
-
     for p in planned:
         kind = p.measure.kind
         if kind == "runid":
-            summary.append(f"{'runid':<22}\tall\t{runid}\n")
-            continue
-        if kind == "count_q":
-            text = str(nq) if ztable is None else _fmt(float(nq), value_format)
-            summary.append(f"{z}{'num_q':<22}\tall\t{text}\n")
-            continue
-        if kind == "relstring":
+            out.summary.append(f"{'runid':<22}\tall\t{runid}\n")
+        elif kind == "count_q":
+            text = str(len(qids)) if out.ztable is None else _fmt(float(len(qids)), value_format)
+            out.summary.append(f"{out.z}{'num_q':<22}\tall\t{text}\n")
+        elif kind == "relstring":
             if opts.query:
-                heads.append(f"{p.names[0]:<22}")
-                texts.append(text_of.strings([f"'{relstrings.get(q, '')}'" for q in qids]))
-            continue
-        for name, m in zip(p.names, p.metrics, strict=True):
-            assert m is not None
-            values = columns[m] if is_direct(m) else _c_nans(columns[m])
-            head = f"{z}{name:<22}\t"
-            if kind == "gm":
-                values = np.log(np.maximum(values, 1e-5))
-            if ztable is not None:
-                values = _to_zscores(ztable, qids, name, values)
-            if kind == "long":
-                if ztable is None:
-                    ints = np.trunc(values).astype(np.int64)
-                    if opts.query:
-                        heads.append(head[:-1])
-                        texts.append(text_of.integers(ints))
-                    total: float = float(int(ints.sum()))
-                else:
-                    if opts.query:
-                        heads.append(head[:-1])
-                        texts.append(values_text(values))
-                    total = _seq_sum(values)
-                if p.measure.name == "num_rel" and opts.complete:
-                    total = float(positive)  # trec_eval -c: every judgment with a grade > 0
-                text = str(int(total)) if ztable is None else _fmt(total, value_format)
-                summary.append(f"{head}all\t{text}\n")
-            elif kind == "gm":
-                summary.append(f"{head}all\t{_fmt(math.exp(_seq_sum(values) / nq), value_format)}\n")
-            else:
-                if opts.query:
-                    heads.append(head[:-1])
-                    texts.append(values_text(values))
-                summary.append(f"{head}all\t{_fmt(_seq_sum(values) / nq, value_format)}\n")
-    if opts.query and texts:
-        yield from text_of.lines(heads, texts, qids)
+                out.heads.append(f"{p.names[0]:<22}")
+                out.texts.append(text_of.strings([f"'{relstrings.get(q, '')}'" for q in qids]))
+        else:
+            for name, m in zip(p.names, p.metrics, strict=True):
+                assert m is not None
+                out.measure(p, name, columns[m] if is_direct(m) else _c_nans(columns[m]))
+    if opts.query and out.texts:
+        yield from text_of.lines(out.heads, out.texts, qids)
     if opts.summary:
-        yield "".join(summary)
+        yield "".join(out.summary)
+
+
+class _Lines:
+    """The output being made: per-query columns (``heads``: each column's name, Z-prefixed and padded; ``texts``:
+    its values, one per query, floats printed ``%6.4f`` or Arrow strings) and the summary lines."""
+
+    def __init__(self, opts: Options, qids: list[str], value_format: str, positive: int) -> None:
+        self.opts, self.qids, self.value_format, self.positive = opts, qids, value_format, positive
+        self.ztable = read_zscores(opts.zscores) if opts.zscores is not None else None
+        self.z = "Z" if self.ztable is not None else ""
+        self.heads: list[str] = []
+        self.texts: list[Any] = []
+        self.summary: list[str] = []
+
+    def values_text(self, values: Any) -> Any:
+        """A float column as :func:`ragrade.compat._trec_eval_text.lines` prints it."""
+        import numpy as np
+
+        from ragrade.compat import _trec_eval_text as text_of
+
+        if self.value_format == "%6.4f":
+            return np.asarray(values, dtype=np.float64)
+        return text_of.strings([_fmt(v, self.value_format) for v in values.tolist()])
+
+    def per_query(self, head: str, text: Any) -> None:
+        if self.opts.query:
+            self.heads.append(head[:-1])
+            self.texts.append(text)
+
+    def measure(self, p: Planned, name: str, values: Any) -> None:
+        """One output name's per-query column and summary line (its kind: a count, a geometric mean, a value)."""
+        import numpy as np
+
+        kind, head, fmt = p.measure.kind, f"{self.z}{name:<22}\t", self.value_format
+        if kind == "gm":
+            values = np.log(np.maximum(values, 1e-5))
+        if self.ztable is not None:
+            values = _to_zscores(self.ztable, self.qids, name, values)
+        if kind == "long":
+            total = self._count(p, head, values)
+            text = str(int(total)) if self.ztable is None else _fmt(total, fmt)
+            self.summary.append(f"{head}all\t{text}\n")
+        elif kind == "gm":
+            self.summary.append(f"{head}all\t{_fmt(math.exp(_seq_sum(values) / len(self.qids)), fmt)}\n")
+        else:
+            self.per_query(head, self.values_text(values))
+            self.summary.append(f"{head}all\t{_fmt(_seq_sum(values) / len(self.qids), fmt)}\n")
+
+    def _count(self, p: Planned, head: str, values: Any) -> float:
+        """A count's per-query column (integers, or z-scores) and its summary total."""
+        import numpy as np
+
+        from ragrade.compat import _trec_eval_text as text_of
+
+        if self.ztable is None:
+            ints = np.trunc(values).astype(np.int64)
+            self.per_query(head, text_of.integers(ints))
+            total: float = float(int(ints.sum()))
+        else:
+            self.per_query(head, self.values_text(values))
+            total = _seq_sum(values)
+        if p.measure.name == "num_rel" and self.opts.complete:
+            total = float(self.positive)  # trec_eval -c: every judgment with a grade > 0
+        return total
 
 
 MISSING_ZSCORE = -1000000.0  # trec_eval's value for a query or measure the z-score file lacks

@@ -67,8 +67,8 @@ def _kernel_form(m: Measure, values: list[Any]) -> str | None:
         return None if values != sorted(values) else ""  # misordered: two cutoffs 2^32 apart
     if m.kind == "cut_double":
         top = 1.0 if name == "iprec_at_recall" else 1e6  # Rprec_mult: (long)(x R + 0.9) stays in range
-        low_ok = (lambda v: v >= 0) if name == "iprec_at_recall" else (lambda v: v > 0)
-        return "" if _finite(values) and all(low_ok(v) and v <= top for v in values) else None
+        bottom_ok = all(v >= 0 for v in values) if name == "iprec_at_recall" else all(v > 0 for v in values)
+        return "" if _finite(values) and bottom_ok and all(v <= top for v in values) else None
     if m.name == "utility":
         if len(values) != 4:
             raise TrecEvalError(f"utility.{','.join(map(repr, values))}: utility takes 4 coefficients (trec_eval: "
@@ -80,15 +80,21 @@ def _kernel_form(m: Measure, values: list[Any]) -> str | None:
         ok = _finite(values) and all(0 <= v <= 1 for v in values) and values == sorted(values)
         return f"11pt_avg.{','.join(map(repr, values))}" if ok else None
     if m.name in _PAIRS:
-        from ragrade.compat._trec_eval_c import is_valid_int
-
-        if m.name != "rbp_resid" and any(is_valid_int(n) for n, _ in values):
-            return None  # a gain map: trec_eval's table (compat/trec_eval_query.gain_table)
-        given = [v for n, v in values if n == "p"] if m.name in ("rbp", "rbp_resid") else []
-        if not given:
-            return m.name
-        return f"{m.name}.p={given[-1]!r}" if 0 < given[-1] < 1 else None
+        return _pairs_form(m, values)
     raise AssertionError(m.name)  # pragma: no cover
+
+
+def _pairs_form(m: Measure, values: list[Any]) -> str | None:
+    """:func:`_kernel_form` of a measure that reads ``name=value`` pairs (the DCG family, rbp): None for a gain
+    map (trec_eval's table, compat/trec_eval_query.gain_table) or a persistence outside (0, 1)."""
+    from ragrade.compat._trec_eval_c import is_valid_int
+
+    if m.name != "rbp_resid" and any(is_valid_int(n) for n, _ in values):
+        return None
+    given = [v for n, v in values if n == "p"] if m.name in ("rbp", "rbp_resid") else []
+    if not given:
+        return m.name
+    return f"{m.name}.p={given[-1]!r}" if 0 < given[-1] < 1 else None
 
 
 def _read_params(m: Measure, text: str) -> list[Any]:

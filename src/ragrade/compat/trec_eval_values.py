@@ -41,20 +41,7 @@ def scored_columns(planned: list[Planned], opts: Options, qrels: Any, runobj: An
         every += [m for p in planned for m in p.parts if m not in seen]
     terms = _utility_terms(metrics, opts.num_docs)
     every = list(dict.fromkeys(every + [t for pair in terms.values() for t in pair]))
-    settings: dict[str, Any] = dict(
-        no_relevant="zero", duplicates="error", missing_qrels="ignore",
-        unjudged="condensed" if opts.judged_only else None, num_docs=_num_docs(opts, metrics),
-        rel_level=opts.rel_level if opts.rel_level > 1 else None, names="trec_eval")
-    bogus = {q: {_BOGUS_DOC: 1.0} if opts.max_docs is None or opts.max_docs > 0 else {}
-             for q in np.array(qids)[missing_mask].tolist()}
-    if opts.rel_level >= 1:
-        frame = _scored(qrels, runobj, bogus, every, settings, qids, run_path)
-    else:  # -l0 and below: the measures that have a relevance level read every grade >= 0 as relevant
-        leveled = [m for m in every if _has_level(m)]
-        frame = _scored(grade_zero_relevant(qrels), runobj, bogus, leveled, settings, qids, run_path)
-        others = [m for m in every if not _has_level(m)]
-        if others:
-            frame.update(_scored(qrels, runobj, bogus, others, settings, qids, run_path))
+    frame = _leveled(opts, qrels, runobj, every, qids, missing_mask, run_path, _num_docs(opts, metrics))
     for m in every:
         columns[m] = np.asarray(frame[str(m)], dtype=np.float64)
     for m, (first, count) in terms.items():  # the kernel's additions, with trec_eval's negative -N
@@ -157,6 +144,28 @@ def direct_columns(planned: list[Planned], opts: Options, columns: dict[Any, Any
             keys.append(key)
         out.append(dataclasses.replace(p, metrics=list(keys)))
     return out
+
+
+def _leveled(opts: Options, qrels: Any, runobj: Any, every: list[Metric], qids: list[str], missing_mask: Any,
+             run_path: str, num_docs: int | None) -> dict[str, Any]:
+    """The values of ``every`` under trec_eval's settings (:func:`_scored`); at -l0 and below, the measures that
+    have a relevance level read every grade >= 0 as relevant (on the judgments raised by one)."""
+    import numpy as np
+
+    settings: dict[str, Any] = dict(
+        no_relevant="zero", duplicates="error", missing_qrels="ignore",
+        unjudged="condensed" if opts.judged_only else None, num_docs=num_docs,
+        rel_level=opts.rel_level if opts.rel_level > 1 else None, names="trec_eval")
+    bogus = {q: {_BOGUS_DOC: 1.0} if opts.max_docs is None or opts.max_docs > 0 else {}
+             for q in np.array(qids)[missing_mask].tolist()}
+    if opts.rel_level >= 1:
+        return _scored(qrels, runobj, bogus, every, settings, qids, run_path)
+    leveled = [m for m in every if _has_level(m)]
+    frame = _scored(grade_zero_relevant(qrels), runobj, bogus, leveled, settings, qids, run_path)
+    others = [m for m in every if not _has_level(m)]
+    if others:
+        frame.update(_scored(qrels, runobj, bogus, others, settings, qids, run_path))
+    return frame
 
 
 def rbp_leftovers(planned: list[Planned], opts: Options, columns: dict[Any, Any], qrels: Any, runobj: Any,
@@ -284,13 +293,8 @@ def _has_level(m: Metric) -> bool:
     return spec is not None and spec.default == 1 and m.family.param("gains") is None
 
 
-def jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path: str) -> tuple[list[str], dict]:
-    """map_avgjg, P_avgjg, Rprec_mult_avgjg: each query's measure computed on every judgment group's
-    judgments (``qid group docno grade`` lines), then averaged over its groups."""
-    import numpy as np
-
-    from ragrade.io import read_run
-
+def _judgment_groups(qrels_path: str) -> dict[str, dict[str, dict[str, int]]]:
+    """``{query: {group: {document: grade}}}`` of a ``qid group docno grade`` file, as trec_eval reads it."""
     groups: dict[str, dict[str, dict[str, int]]] = {}
     for number, fields in four_field_lines(qrels_path, "qrels_jg", "qid group docno grade"):
         docs = groups.setdefault(fields[0], {}).setdefault(fields[1], {})
@@ -302,11 +306,28 @@ def jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path:
             raise TrecEvalError(f"{qrels_path}, line {number}: grade {fields[3]}: trec_eval 10 sets aside a count for "
                                 "every grade from 0 to the highest, and stops or runs out of memory at grades this "
                                 f"high (ragrade trec_eval reads grades up to {TOP_GRADE})")
-    runobj = read_run(run_path, format="trec")
-    ranked = runobj.to_dict()
-    if opts.max_docs is not None:  # the first max_docs documents in trec_eval's order (score, then id, descending)
+    return groups
+
+
+def _ranked_for_groups(run_path: str, max_docs: int | None) -> dict[str, dict[str, float]]:
+    """The run as ``{query: {document: score}}``, cut by -M to the first ``max_docs`` documents in trec_eval's
+    order (score, then id, descending)."""
+    from ragrade.io import read_run
+
+    ranked = read_run(run_path, format="trec").to_dict()
+    if max_docs is not None:
         ranked = {q: dict(sorted(d.items(), key=lambda kv: (kv[1], kv[0].encode("utf-8")), reverse=True)
-                          [:opts.max_docs]) for q, d in ranked.items()}
+                          [:max_docs]) for q, d in ranked.items()}
+    return ranked
+
+
+def jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path: str) -> tuple[list[str], dict]:
+    """map_avgjg, P_avgjg, Rprec_mult_avgjg: each query's measure computed on every judgment group's
+    judgments (``qid group docno grade`` lines), then averaged over its groups."""
+    import numpy as np
+
+    groups = _judgment_groups(qrels_path)
+    ranked = _ranked_for_groups(run_path, opts.max_docs)
     qids = sorted(groups, key=lambda q: q.encode("utf-8"))
     missing = [q for q in qids if q not in ranked]
     if missing and not opts.complete:
@@ -331,15 +352,19 @@ def jg_columns(planned: list[Planned], opts: Options, qrels_path: str, run_path:
         frame = _evaluate(vqrels, vrun, metrics, settings, run_path).reindex(list(vqrels))
         group_columns.update({m: frame[str(m)].to_numpy(dtype=np.float64) for m in metrics})
     owner = [key.split(sep, 1)[0] for key in vqrels]
-    columns: dict[Any, Any] = {}
-    for m, values in group_columns.items():
-        total: dict[str, float] = {}
-        count: dict[str, int] = {}
-        for q, v in zip(owner, values.tolist(), strict=True):
-            total[q] = total.get(q, 0.0) + v
-            count[q] = count.get(q, 0) + 1
-        columns[m] = np.array([total[q] / count[q] if count[q] > 1 else total[q] for q in qids])
-    return qids, columns
+    return qids, {m: _group_means(owner, values, qids) for m, values in group_columns.items()}
+
+
+def _group_means(owner: list[str], values: Any, qids: list[str]) -> Any:
+    """Each query's mean over its groups' values (added in order, as trec_eval adds them)."""
+    import numpy as np
+
+    total: dict[str, float] = {}
+    count: dict[str, int] = {}
+    for q, v in zip(owner, values.tolist(), strict=True):
+        total[q] = total.get(q, 0.0) + v
+        count[q] = count.get(q, 0) + 1
+    return np.array([total[q] / count[q] if count[q] > 1 else total[q] for q in qids])
 
 
 def _marks(qrels: Any, runobj: Any, qids: list[str], missing: np.ndarray,

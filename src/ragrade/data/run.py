@@ -323,12 +323,12 @@ class Run(ColumnarTable):
         return self.ranking_sparse(ties)[0]
 
     def ranking_sparse(self, ties: str = "docid_desc") -> tuple[np.ndarray | None, np.ndarray | None]:
-        """``(permutation or None, moved rows or None)``, see :func:`ragrade.kernels.ranking.rank_rows_sparse`."""
+        """``(permutation or None, moved rows or None)``, see :func:`ragrade.data.ranking.rank_rows_sparse`."""
         if ties not in TIE_POLICIES:
             raise PolicyError(f"ties must be one of {', '.join(TIE_POLICIES)}; got {ties!r}")
         key = ("ranking", ties)
         if key not in self._cache:
-            from ragrade.kernels.ranking import rank_rows_sparse
+            from ragrade.data.ranking import rank_rows_sparse
 
             self._cache[key] = rank_rows_sparse(self._offsets, self._values, self.docs_at, ties)
         return self._cache[key]

@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 
 from ragrade._arrays import duplicated
+from ragrade.data.ranking import ties_straddling
 from ragrade.engine.join import Joined, TruthIndex
 from ragrade.engine.result import HoleRate, QueryColumns, Result, Summary, distinct_metrics, spread_labels
 from ragrade.errors import PolicyError, PolicyNote
 from ragrade.kernels import metrics as K
 from ragrade.kernels.common import rank_within_group
-from ragrade.kernels.ranking import ties_straddling
 from ragrade.metrics.parser import Metric
 from ragrade.policies import Policies
 

@@ -34,8 +34,8 @@ from ragrade._ingest import OK, match_segments, rank_in_segments, scan_join
 from ragrade.data import Qrels, Run
 from ragrade.data.columns import first_duplicate
 from ragrade.data.ids import first_nul, str_ids
+from ragrade.data.ranking import argsort_desc_within, inverse_at
 from ragrade.errors import PolicyError
-from ragrade.kernels.ranking import argsort_desc_within, inverse_at
 from ragrade.policies import Policies
 
 

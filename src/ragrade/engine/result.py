@@ -416,7 +416,7 @@ class DeferredValues(ABC):
     A subclass implements :meth:`collect` (and :meth:`release`, to free what it holds elsewhere); the
     collected values are kept by this object (a cache: the result never changes)."""
 
-    #: Shown before ``Result(...)`` in the repr (``SparkResult(...)``).
+    #: Shown before ``Result(...)`` in the repr (e.g. ``Spark``).
     where: str = ""
 
     def __init__(self, frame: Any, columns: Iterable[str], upper_frame: Any = None) -> None:
@@ -442,7 +442,7 @@ class DeferredValues(ABC):
 class Result:
     """The outcome of one evaluation: per-query values, means with the number of queries counted, and a
     :class:`Summary` of what the policies did. Every evaluation returns one: ids, texts, lists, diversity,
-    judge metrics (:func:`ragrade.judges.evaluate_judged`) and Spark (:func:`ragrade.spark.evaluate`).
+    judge metrics (:func:`ragrade.judges.evaluate_judged`) and Spark (:func:`ragrade.scale.spark.evaluate`).
 
     ``per_query`` is a DataFrame with one row per query (index ``query``) and one column per metric,
     labelled as the metric was first written. NaN marks a query the metric does not count (e.g. no
@@ -452,7 +452,7 @@ class Result:
     account behind each value: a judge's verdicts, statements and failure reasons. ``judge`` (the
     summary's :class:`JudgeInfo`) says who judged a judged evaluation, None otherwise.
 
-    A result of :func:`ragrade.spark.evaluate` keeps its per-query values on Spark
+    A result of :func:`ragrade.scale.spark.evaluate` keeps its per-query values on Spark
     (:class:`DeferredValues`): ``per_query`` and ``upper`` are then Spark DataFrames (column ``query_id``
     plus one per label), everything else is collected to the driver once, on first need, and
     :meth:`collect` gives the local (pandas-backed) result.
@@ -562,10 +562,6 @@ class Result:
         return Result(loc.per_query, self.metrics, self.summary, self.policies, run_name=self.run_name,
                       nan_means=self._nan_means, profile=self.profile, hole_rate=loc.hole_rate, upper=loc.upper,
                       details=self.details)
-
-    def to_result(self) -> Result:
-        """:meth:`collect` (the name ``ragrade.spark``'s results have had)."""
-        return self.collect()
 
     def unpersist(self) -> None:
         """Free the per-query values a deferred result keeps on the cluster (Spark's cache); the values

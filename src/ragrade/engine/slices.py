@@ -154,7 +154,7 @@ class Slices:
         return out
 
     def to_markdown(self, digits: int = 4) -> str:
-        from ragrade.comparison.formatting import markdown_escape, number
+        from ragrade.formatting import markdown_escape, number
 
         lines: list[str] = []
         holes = self.hole_k is not None
@@ -177,7 +177,7 @@ class Slices:
         from rich.table import Table
         from rich.text import Text
 
-        from ragrade.comparison.formatting import number
+        from ragrade.formatting import number
 
         tables = []
         for column in self.columns:
@@ -303,8 +303,8 @@ def drop_markdown(drops: Mapping[str, Mapping[str, Any]], metric: str, digits: i
                   markdown: bool = True) -> list[str]:
     """Lines naming the slices that explain a metric's drop (empty when none): markdown list items, or
     plain text with ``markdown=False``."""
-    from ragrade.comparison.formatting import markdown_escape as _escape
-    from ragrade.comparison.formatting import signed
+    from ragrade.formatting import markdown_escape as _escape
+    from ragrade.formatting import signed
 
     def markdown_escape(text: str) -> str:
         return _escape(text) if markdown else text

@@ -21,6 +21,7 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,34 @@ def qrels_stats(qrels: Any) -> dict[str, Any]:
             "relevant": int(np.count_nonzero(q.grades > 0))}
 
 
+def truth_of(qrels: Any, metrics: Any, truth: Mapping[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    """``(route, settings)`` of a ground truth scored with ``metrics`` and the ground-truth keywords ``truth``
+    (``chunks=``, ``assignments=``, ...: :data:`ragrade.engine.plan.TRUTH_OPTIONS`): the route that evaluates
+    it (character spans, nuggets; None for judged ids) and the keywords of ``truth`` that are conventions of
+    that route (its ``SETTINGS``: a span threshold, say), which a candidate must share with its baseline."""
+    from ragrade.engine.plan import build_plan
+    from ragrade.evaluation import route_of
+
+    given = {k: v for k, v in (truth or {}).items() if v is not None}
+    route = route_of(build_plan(qrels, None, metrics, **given))
+    if route is None:
+        return None, {}
+    return route, {k: v for k, v in given.items() if k in getattr(route, "SETTINGS", ())}
+
+
+def truth_stats(qrels: Any, metrics: Any = (), truth: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """:func:`qrels_stats` of judged ids, or the route's own for another ground truth (its fingerprint covers
+    the truth itself: the spans, the nuggets; not a chunking or the assignments a run's passages needed)."""
+    route, _ = truth_of(qrels, metrics, truth)
+    if route is None:
+        return qrels_stats(qrels)
+    from ragrade.engine.plan import build_plan
+
+    given = {k: v for k, v in (truth or {}).items() if v is not None}
+    stats: dict[str, Any] = route.truth_stats(build_plan(qrels, None, metrics, **given))
+    return stats
+
+
 @dataclass
 class Baseline:
     """A saved evaluation: per-query values, metric definitions, conventions, the qrels' fingerprint."""
@@ -86,11 +115,16 @@ class Baseline:
     path: str | None = None
     #: The matcher the items were matched with (its name), when the evaluation matched texts.
     matcher: str | None = None
+    #: The ground-truth keywords that are conventions of its route (a span threshold...), when the ground
+    #: truth is not judged ids (``truth_of``).
+    truth: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_result(cls, result: Any, qrels: Any, matcher: Any = None) -> Baseline:
+    def from_result(cls, result: Any, qrels: Any, matcher: Any = None,
+                    truth: Mapping[str, Any] | None = None) -> Baseline:
         """The baseline of ``result`` (a :class:`~ragrade.engine.result.Result`), scored against ``qrels``
-        (with ``matcher``, when the items were texts)."""
+        (with ``matcher``, when the items were texts; with the ground-truth keywords ``truth``, when the
+        ground truth is spans or nuggets)."""
         from dataclasses import asdict
 
         from ragrade import __version__
@@ -100,8 +134,11 @@ class Baseline:
             raise InputError(f"a baseline is made from a ragrade Result, not a {type(result).__name__}")
         result = result.collect()  # a Spark result's values, on the driver
         profile = None if result.profile is None or result.profile.name == "default" else result.profile.name
+        labels = [(label, m) for label, m in result.metrics.items()]
+        _, settings = truth_of(qrels, labels, truth)
         return cls(run=result.run_name, metrics={label: str(m) for label, m in result.metrics.items()},
-                   profile=profile, policies=dict(asdict(result.policies)), qrels=qrels_stats(qrels),
+                   profile=profile, policies=dict(asdict(result.policies)), truth=settings,
+                   qrels=truth_stats(qrels, labels, truth),
                    per_query=result.per_query.copy(), ragrade_version=__version__,
                    created=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                    means=dict(result.means), counts=dict(result.counts), summary=result.summary.to_dict(),
@@ -109,7 +146,9 @@ class Baseline:
 
     def to_dict(self) -> dict[str, Any]:
         frame = self.per_query
-        extra = {} if self.matcher is None else {"matcher": self.matcher}
+        extra: dict[str, Any] = {} if self.matcher is None else {"matcher": self.matcher}
+        if self.truth:
+            extra["truth"] = dict(self.truth)
         return {
             "ragrade_baseline": FORMAT_VERSION,
             "ragrade_version": self.ragrade_version,
@@ -156,13 +195,14 @@ class Baseline:
         policies = field_of.mapping("policies", (str, int, float, type(None)))
         frame = _per_query(field_of.mapping("per_query", object), metrics, where)
         matcher = field_of.optional("matcher", str)
+        truth = field_of.mapping("truth", (str, int, float), {})
         return cls(run=None if data.get("run") is None else str(data["run"]), metrics=metrics,
                    profile=field_of.optional("profile", str), policies=policies,
                    qrels=field_of.mapping("qrels", object), per_query=frame,
                    ragrade_version=str(field_of.required("ragrade_version", str)),
                    created=str(field_of.required("created", str)), means=field_of.mapping("means", object, {}),
                    counts=field_of.mapping("counts", object, {}), summary=field_of.mapping("summary", object, {}),
-                   path=path, matcher=matcher)
+                   path=path, matcher=matcher, truth=truth)
 
 
 class _Fields:
@@ -250,9 +290,11 @@ def _bounded(definition: str) -> bool:
 
 
 @public
-def save_baseline(result: Any, path: str | os.PathLike[str], qrels: Any, *, matcher: Any = None) -> Path:
-    """Save ``result`` (scored against ``qrels``, with ``matcher`` when its items were texts) as a baseline
-    file for :func:`ragrade.gate`.
+def save_baseline(result: Any, path: str | os.PathLike[str], qrels: Any, *, matcher: Any = None,
+                  **truth: Any) -> Path:
+    """Save ``result`` (scored against ``qrels``, with ``matcher`` when its items were texts, with the
+    ground-truth keywords ``truth`` of :func:`ragrade.evaluate` when the ground truth is spans or nuggets)
+    as a baseline file for :func:`ragrade.gate`.
 
     >>> import ragrade, tempfile, os
     >>> qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
@@ -261,7 +303,13 @@ def save_baseline(result: Any, path: str | os.PathLike[str], qrels: Any, *, matc
     >>> load_baseline(p).per_query["rr"].tolist()
     [1.0, 0.5]
     """
-    return Baseline.from_result(result, qrels, matcher).save(path)
+    from ragrade.engine.plan import TRUTH_OPTIONS
+    from ragrade.errors import UnknownNameError
+
+    unknown = [k for k in truth if k not in TRUTH_OPTIONS]
+    if unknown:
+        raise UnknownNameError("option", unknown[0], ["matcher", *TRUTH_OPTIONS])
+    return Baseline.from_result(result, qrels, matcher, truth).save(path)
 
 
 def _matcher_name(matcher: Any) -> str | None:

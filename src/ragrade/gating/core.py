@@ -34,7 +34,7 @@ from ragrade.errors import (
     RagradeError,
     RagradeWarning,
 )
-from ragrade.gating.baseline import Baseline, load_baseline, qrels_stats
+from ragrade.gating.baseline import Baseline, load_baseline, qrels_stats, truth_of, truth_stats
 from ragrade.options import GATE_TEST, SOME_METRICS, public
 
 #: Paired tests the gate can use.
@@ -225,18 +225,24 @@ def gate(baseline: Any, qrels: Any, run: Any, *, metrics: Any = None, margins: A
     ``allow_qrels_change=True`` accepts other qrels and says so.
     """
     from ragrade.engine.inputs import as_qrels
+    from ragrade.engine.plan import TRUTH_OPTIONS
 
     b = _as_baseline(baseline)
     settings = _gate_settings(test, alpha, n_resamples, seed, confidence, correction, worst)
-    given = {**(_policy_mapping(policies)), **{k: v for k, v in policy_keywords.items() if v is not None}}
+    truth = {k: v for k, v in policy_keywords.items() if k in TRUTH_OPTIONS and v is not None}
+    given = {**(_policy_mapping(policies)),
+             **{k: v for k, v in policy_keywords.items() if v is not None and k not in TRUTH_OPTIONS}}
     _check_conventions(b, profile, given, matcher)
     defined = _baseline_metrics(b)
     chosen, margin_of, floor_of = _thresholds(defined, metrics, margins, floors)
+    labels = [(label, defined[label]) for label in chosen]
     notes: list[str] = []
-    q = qrels if max_memory is not None else as_qrels(qrels)
-    notes += _check_qrels(b, q, allow_qrels_change)
-    result, name, more = _evaluate_candidate(b, q, run, [(label, defined[label]) for label in chosen], matcher,
-                                             max_memory)
+    route, truth_settings = truth_of(qrels, labels, truth)
+    _check_truth_settings(b, truth_settings)
+    q = qrels if max_memory is not None or route is not None else as_qrels(qrels)
+    notes += _check_qrels(b, truth_stats(q, labels, truth) if route is not None else qrels_stats(q),
+                          allow_qrels_change)
+    result, name, more = _evaluate_candidate(b, q, run, labels, matcher, max_memory, truth)
     notes += more
     verdicts, differences = _verdicts(b, result, chosen, defined, margin_of, floor_of, settings, strict, worst,
                                       notes)
@@ -402,12 +408,21 @@ def _thresholds(defined: dict[str, Any], metrics: Any, margins: Any, floors: Any
     return chosen, margin_of, floor_of
 
 
-def _check_qrels(b: Baseline, q: Any, allow_qrels_change: bool) -> list[str]:
-    """Notes about the qrels and the version (an IncomparableError when the qrels changed, unless allowed)."""
+def _check_truth_settings(b: Baseline, settings: dict[str, Any]) -> None:
+    """The candidate's ground truth is read as the baseline's was (a span threshold, a passage aggregation...:
+    the route's conventions), or the numbers would not be comparable."""
+    for name in sorted({*b.truth, *settings}):
+        if b.truth.get(name) != settings.get(name):
+            raise IncomparableError(f"the baseline was scored with {name}={b.truth.get(name)!r}, not "
+                                    f"{settings.get(name)!r}: the numbers would not be comparable")
+
+
+def _check_qrels(b: Baseline, now: dict[str, Any], allow_qrels_change: bool) -> list[str]:
+    """Notes about the ground truth (``now``: its stats) and the version (an IncomparableError when the
+    ground truth changed, unless allowed)."""
     from ragrade import __version__
 
     notes: list[str] = []
-    now = qrels_stats(q)
     if now["fingerprint"] != b.qrels.get("fingerprint"):
         change = (f"the qrels differ from the baseline's ({b.qrels.get('queries')} queries, "
                   f"{b.qrels.get('judgments')} judgments, {str(b.qrels.get('fingerprint', '?'))[:19]}...; now "
@@ -423,7 +438,7 @@ def _check_qrels(b: Baseline, q: Any, allow_qrels_change: bool) -> list[str]:
 
 
 def _evaluate_candidate(b: Baseline, q: Any, run: Any, labels: list[tuple[str, Any]], matcher: Any,
-                        max_memory: Any) -> tuple[Any, str | None, list[str]]:
+                        max_memory: Any, truth: dict[str, Any]) -> tuple[Any, str | None, list[str]]:
     """The candidate scored with the baseline's metrics, profile and policies, through the one plan."""
     from ragrade.engine.inputs import as_run, is_path
     from ragrade.engine.plan import build_plan
@@ -439,10 +454,10 @@ def _evaluate_candidate(b: Baseline, q: Any, run: Any, labels: list[tuple[str, A
     if bad:
         raise IncomparableError(f"the baseline's policy {bad[0]}={b.policies[bad[0]]!r} is not one this ragrade "
                                 f"knows ({', '.join(known[bad[0]])})")
-    r = run if max_memory is not None and is_path(run) else as_run(run)
+    r = run if (max_memory is not None or truth) and is_path(run) else as_run(run)
     name = getattr(r, "name", None)
     plan = build_plan(q, r, labels, profile=b.profile, matcher=matcher, max_memory=max_memory,
-                      **{k: v for k, v in b.policies.items() if v is not None})
+                      **{k: v for k, v in b.policies.items() if v is not None}, **truth)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RagradeWarning)
         result = dispatch_one(plan)
@@ -526,7 +541,7 @@ def _interval(x: np.ndarray, confidence: float, n_resamples: int, rng: np.random
 
 
 def stats_p(p: float) -> str:
-    from ragrade.comparison.formatting import pvalue
+    from ragrade.formatting import pvalue
 
     return pvalue(p)
 
@@ -545,7 +560,7 @@ def _ci(ci: tuple[float, float], digits: int, signed: bool = False) -> str:
 
 
 def _md(text: str) -> str:
-    from ragrade.comparison.formatting import markdown_escape
+    from ragrade.formatting import markdown_escape
 
     return markdown_escape(text)
 

@@ -767,7 +767,3 @@ EMPTY_FILE = "the file is empty"
 def check_nonempty(n_rows: int, path: str, what: str) -> None:
     if n_rows == 0:
         raise ParseError(f"{EMPTY_FILE}: no {what} found", path=path)
-
-
-def as_path_str(path: Any) -> str:
-    return os.fspath(path)

@@ -12,8 +12,7 @@ of the reference does the context support?"). Backends:
   (``semantic`` extra);
 * :class:`ScriptedJudge` — fixed answers, for tests.
 
-Run them with :func:`evaluate_judged`, which returns a :class:`ragrade.Result` (``JudgeResult`` is a
-deprecated name of it). Judgments are cached in SQLite (:class:`JudgmentCache`). Nothing
+Run them with :func:`evaluate_judged`, which returns a :class:`ragrade.Result`. Judgments are cached in SQLite (:class:`JudgmentCache`). Nothing
 heavy is imported until it is used.
 """
 
@@ -21,8 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragrade.judges.base import TASKS, Judge, Judgment, Usage, judgment_key
-from ragrade.judges.cache import JudgmentCache, default_cache_path
+from ragrade.judges.base import TASKS
 from ragrade.judges.metrics import JUDGE_METRICS, PROFILES, JudgeMetric, parse, parse_many
 from ragrade.judges.runner import (
     Example,
@@ -32,6 +30,8 @@ from ragrade.judges.runner import (
     examples_from,
 )
 from ragrade.judges.scripted import ScriptedJudge
+from ragrade.llm.base import Judge, Judgment, Usage, judgment_key
+from ragrade.llm.cache import JudgmentCache, default_cache_path
 
 _LAZY = {
     "OpenAIJudge": "ragrade.judges.openai",
@@ -43,14 +43,6 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    if name == "JudgeResult":  # judged evaluations return the one result model now
-        import warnings
-
-        from ragrade.engine.result import Result
-
-        warnings.warn("ragrade.judges.JudgeResult is ragrade.Result now (judged evaluations return the one "
-                      "result model); use ragrade.Result", DeprecationWarning, stacklevel=2)
-        return Result
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'ragrade.judges' has no attribute {name!r}")

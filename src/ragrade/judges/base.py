@@ -1,24 +1,10 @@
-"""The judge protocol and value types (defined in the LLM core, :mod:`ragrade.llm.base`, shared with the
-assessor; re-exported here, their old home) and the judgment tasks of the judge metrics (:data:`TASKS`).
+"""The judgment tasks of the judge metrics (:data:`TASKS`). The judge protocol and its value types are the
+LLM core's (:mod:`ragrade.llm.base`, shared with the assessor).
 
 A judge never raises for a failed call: failures are values, so one bad call can never abort an evaluation.
 """
 
 from __future__ import annotations
-
-from ragrade.llm.base import (
-    MIN_SECRET_LENGTH,
-    SECRET_PIECE,
-    Judge,
-    JudgeConfigError,
-    Judgment,
-    Redactor,
-    Usage,
-    judgment_key,
-    redact,
-    redact_judgment,
-)
-from ragrade.llm.secrets import TOKEN_PATTERNS  # noqa: F401  (kept importable from here)
 
 #: The judgment tasks every judge answers.
 #:
@@ -36,5 +22,4 @@ from ragrade.llm.secrets import TOKEN_PATTERNS  # noqa: F401  (kept importable f
 TASKS: tuple[str, ...] = ("chunk_verdict", "attribution", "entities", "relevance")
 
 
-__all__ = ["MIN_SECRET_LENGTH", "SECRET_PIECE", "TASKS", "Judge", "JudgeConfigError", "Judgment", "Redactor", "Usage",
-           "judgment_key", "redact", "redact_judgment"]
+__all__ = ["TASKS"]

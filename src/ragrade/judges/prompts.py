@@ -240,4 +240,6 @@ def _schema(task: str) -> dict[str, Any] | None:
 
 
 #: The judge metrics' tasks, as the LLM backends take them (:class:`ragrade.llm.tasks.TaskSet`).
-TASK_SET = TaskSet("context", PROMPT_VERSION, build_messages, _schema, parse_output, max_tokens=1024)
+TASK_SET = TaskSet("context", PROMPT_VERSION, build_messages, _schema, parse_output, max_tokens=1024,
+                   offline={"offline": "ragrade.judges.offline:LexicalJudge",
+                            "semantic": "ragrade.judges.offline:SemanticJudge"})

@@ -5,7 +5,7 @@ Entry points: :func:`evaluate_judged` (synchronous) and :func:`aevaluate_judged`
 loop). Both return a :class:`ragrade.Result` (the one result model): ``per_query``, ``means``, ``counts``,
 ``details`` (the judge's account behind every value), and ``summary`` whose ``judge``
 (:class:`~ragrade.engine.result.JudgeInfo`, also ``result.judge``) names the judge, its model and profile
-and counts the outcomes and the judgments. ``JudgeResult`` is a deprecated name of :class:`ragrade.Result`.
+and counts the outcomes and the judgments.
 
 Policies (documented in ``docs/judges.md``):
 
@@ -18,7 +18,7 @@ Policies (documented in ``docs/judges.md``):
 * A judgment the judge answered but from which the formula is undefined (a reference with no statements,
   no entities in the reference) is NaN and counted as ``undefined`` (the ragas profile follows ragas: its
   1e-8 epsilon makes entity recall 0 there).
-* A configuration error (:class:`~ragrade.judges.base.JudgeConfigError`: wrong key, unknown model or URL,
+* A configuration error (:class:`~ragrade.llm.base.JudgeConfigError`: wrong key, unknown model or URL,
   no server) stops the run: the first judgment is asked alone, so a wrong key costs one call; the error
   is raised and nothing about it is cached.
 * Several processes may share one cache: each re-checks the cache just before asking the judge, and
@@ -41,8 +41,6 @@ import pandas as pd
 
 from ragrade.engine.result import JudgeInfo, QueryColumns, Result, Summary
 from ragrade.errors import InputError, RagradeError
-from ragrade.judges.base import Judge, Judgment, Usage, judgment_key
-from ragrade.judges.cache import JudgmentCache, open_cache
 from ragrade.judges.metrics import (
     JudgeMetric,
     check_profile,
@@ -53,7 +51,9 @@ from ragrade.judges.metrics import (
     ratio,
     split_sentences,
 )
+from ragrade.llm.base import Judge, Judgment, Usage, judgment_key
 from ragrade.llm.budget import Budget
+from ragrade.llm.cache import JudgmentCache, open_cache
 from ragrade.llm.runner import Execution, config_failure, execute, worst_of
 from ragrade.llm.runner import rotate as _rotate  # noqa: F401  (its old name)
 from ragrade.policies import Policies
@@ -454,7 +454,7 @@ def evaluate_judged(data: Any, metrics: Iterable[str | JudgeMetric] | str | None
     ``data``: a DataFrame or a list of rows with a question, a reference answer and the retrieved contexts
     (rank order); ``columns`` maps the names (``question``, ``reference``, ``contexts``, ``id``,
     ``response``) to yours. ``metrics``: names such as ``"llm_context_precision@3"`` (default: all five).
-    ``judge``: any :class:`~ragrade.judges.base.Judge` (default: the offline lexical judge). ``profile``:
+    ``judge``: any :class:`~ragrade.llm.base.Judge` (default: the offline lexical judge). ``profile``:
     ``"default"``, ``"ragas"`` or ``"deepeval"``. ``cache``: True (user cache directory), a path, a
     :class:`JudgmentCache`, or False. Failed transient judgments in the cache are retried; permanent failures
     only with ``retry_failed=True``. ``budget``: a :class:`ragrade.llm.budget.Budget` (calls, tokens, cost)
@@ -471,16 +471,6 @@ def evaluate_judged(data: Any, metrics: Iterable[str | JudgeMetric] | str | None
         "evaluate_judged() cannot run inside a running event loop (e.g. Jupyter); "
         "use `await aevaluate_judged(...)` there"
     )
-
-
-def __getattr__(name: str) -> Any:
-    if name == "JudgeResult":  # the judged evaluations' own result class, before the one result model
-        import warnings
-
-        warnings.warn("ragrade.judges.JudgeResult is ragrade.Result now (judged evaluations return the one "
-                      "result model); use ragrade.Result", DeprecationWarning, stacklevel=2)
-        return Result
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["Example", "Progress", "Usage", "aevaluate_judged", "evaluate_judged", "examples_from"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ragrade.judges.base import Judgment
 from ragrade.judges.prompts import OutputError, normalize_output
+from ragrade.llm.base import Judgment
 
 
 class ScriptedJudge:

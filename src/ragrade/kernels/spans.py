@@ -43,6 +43,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -144,12 +145,15 @@ def overlap_pairs(gold_start: np.ndarray, gold_end: np.ndarray, chunk_start: np.
     if len(chunk_start) == 0 or len(gold_start) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     top_end = np.maximum.accumulate(chunk_end)  # non-decreasing: chunks left of lo end before the span
+    by_start = np.argsort(gold_start, kind="stable")  # binary searches in key order are much faster
+    back = np.empty_like(by_start)
+    back[by_start] = np.arange(len(by_start))
     if touch:
-        hi = np.searchsorted(chunk_start, gold_end, side="right")
-        lo = np.searchsorted(top_end, gold_start, side="left")
+        hi = np.searchsorted(chunk_start, gold_end[by_start], side="right")[back]
+        lo = np.searchsorted(top_end, gold_start[by_start], side="left")[back]
     else:
-        hi = np.searchsorted(chunk_start, gold_end, side="left")
-        lo = np.searchsorted(top_end, gold_start, side="right")
+        hi = np.searchsorted(chunk_start, gold_end[by_start], side="left")[back]
+        lo = np.searchsorted(top_end, gold_start[by_start], side="right")[back]
     count = np.maximum(hi - lo, 0)
     rows = np.repeat(np.arange(len(gold_start)), count)
     first = np.repeat(lo - np.concatenate([[0], np.cumsum(count)[:-1]]), count)
@@ -167,7 +171,8 @@ def touching(gold_group: np.ndarray, gold_start: np.ndarray, gold_end: np.ndarra
     if len(rows) == 0:
         return rows, idx
     group = np.asarray(gold_group)[rows]
-    pair = np.unique(keys(group, idx, len(chunk_start)))
+    pair = np.sort(keys(group, idx, len(chunk_start)))
+    pair = pair[np.concatenate([[True], pair[1:] != pair[:-1]])] if len(pair) else pair  # each pair once
     return pair // len(chunk_start), pair % len(chunk_start)
 
 
@@ -197,7 +202,7 @@ def _encoding(name: str) -> Any:
     encoding = "cl100k_base" if name == "tiktoken" else name
     try:
         return tiktoken.get_encoding(encoding)
-    except (OSError, ValueError) as exc:  # tiktoken downloads an encoding's file once, then caches it
+    except OSError as exc:  # tiktoken downloads an encoding's file once, then caches it
         raise InputError(f"tiktoken cannot load the {encoding} encoding ({type(exc).__name__}): it downloads it "
                          "once (set TIKTOKEN_CACHE_DIR to a folder holding it when offline)") from None
 
@@ -372,45 +377,66 @@ DENSE_MAX = 64
 @dataclass
 class Rows:
     """Each query's intervals as one column of two matrices of shape (intervals, queries): ``start`` and
-    ``end``, sorted by start within each query (padding: an empty interval past every coordinate). Every
-    operation below is then a few vector operations over all the queries at once, per row of the matrix."""
+    ``end``, sorted by start within each query (padding: an empty interval past every coordinate); ``keys``:
+    the sorted packed keys, one row per query (start above ``bits`` bits of length). Every operation below is
+    a few vector operations over all the queries at once, per row of the matrices."""
 
+    keys: np.ndarray
+    bits: int
     start: np.ndarray
     end: np.ndarray
 
-    @property
+    @classmethod
+    def of_keys(cls, keys: np.ndarray, bits: int) -> Rows:
+        """From packed keys, one row per query (sorted here, in place)."""
+        keys.sort(axis=1)
+        t = keys.T.copy()  # (a copy even where the transpose is already contiguous: keys stay as they are)
+        s = t >> bits
+        t &= (1 << bits) - 1
+        t += s
+        return cls(keys, bits, s, t)
+
+    @cached_property
     def pieces(self) -> tuple[np.ndarray, np.ndarray]:
-        """The disjoint pieces of each query's union (empty ones where an interval adds nothing)."""
-        ps = np.empty_like(self.start)
-        top = np.full(self.start.shape[1], np.iinfo(np.int64).min, dtype=np.int64)
-        for i in range(self.start.shape[0]):
-            np.maximum(self.start[i], top, out=ps[i])
-            np.maximum(top, self.end[i], out=top)
+        """The disjoint pieces of each query's union (empty ones where an interval adds nothing): each
+        interval from where the intervals before it end."""
+        ps = np.maximum.accumulate(self.end, axis=0)  # (the furthest end so far, row by row)
+        ps[1:] = np.maximum(self.start[1:], ps[:-1])
+        ps[0] = self.start[0]
         return ps, np.maximum(self.end, ps)
+
+    @property
+    def union(self) -> np.ndarray:
+        ps, pe = self.pieces
+        return (pe - ps).sum(axis=0)
 
     def total(self) -> np.ndarray:
         return (self.end - self.start).sum(axis=0)
 
+    def with_bits(self, bits: int) -> np.ndarray:
+        """The packed keys with ``bits`` bits of length (a copy; ``bits`` >= this one's)."""
+        if bits == self.bits:
+            return self.keys.copy()
+        return ((self.keys >> self.bits) << bits) | (self.keys & ((1 << self.bits) - 1))
+
+
+def key_bits(*pairs: tuple[np.ndarray, np.ndarray]) -> int | None:
+    """The bits of length of packed keys holding these intervals, or None when the keys would not fit in 62
+    bits."""
+    longest = max((int((e - s).max()) for s, e in pairs if len(s)), default=0)
+    top = max((int(e.max()) for _, e in pairs if len(e)), default=0)
+    bits = max(1, longest.bit_length())
+    return None if (top + 2) >> (62 - bits) else bits
+
 
 def row_matrix(query: np.ndarray, position: np.ndarray, start: np.ndarray, end: np.ndarray, n: int,
-               cols: int) -> Rows | None:
-    """The intervals laid out one query per column (``position``: the row), sorted by start within each
-    query (one packed key per interval, start above and length below, sorted along the query's row of a
-    (queries, intervals) matrix, then transposed), or None when the keys would not fit in 62 bits."""
-    length = end - start
-    lbits = max(1, int(length.max()).bit_length()) if len(length) else 1
-    top = int(end.max()) if len(end) else 0
-    if (top + 2) >> (62 - lbits):
-        return None
-    pad = ((1 << (62 - lbits)) - 1) << lbits  # start past every coordinate, length 0
+               cols: int, bits: int) -> Rows:
+    """The intervals laid out one query per row of a (queries, intervals) matrix of packed keys
+    (``position``: the column), then sorted within each query (see :class:`Rows`)."""
+    pad = ((1 << (62 - bits)) - 1) << bits  # start past every coordinate, length 0
     keys_ = np.full((n, max(cols, 1)), pad, dtype=np.int64)
-    keys_[query, position] = (start << lbits) | length
-    keys_.sort(axis=1)
-    keys_ = np.ascontiguousarray(keys_.T)
-    s = keys_ >> lbits
-    keys_ &= (1 << lbits) - 1
-    keys_ += s
-    return Rows(s, keys_)
+    keys_[query, position] = (start << bits) | (end - start)
+    return Rows.of_keys(keys_, bits)
 
 
 def overlap_sums(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -430,26 +456,42 @@ def overlap_sums(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarr
 
 
 class _RowLengths:
-    """:class:`_Lengths` computed row by row (the row-wise path; same quantities, same integers)."""
+    """:class:`_Lengths` computed row by row (the row-wise path; same quantities, same integers):
+    ``inter`` = |C| + |R| - |C ∪ R|, the union of C and R from their keys merged and sorted again."""
 
     def __init__(self, gold: Rows, ret: Rows) -> None:
         self.g, self.r = gold, ret
-        self.gp, self.rp = gold.pieces, ret.pieces
-        self.gold_union = (self.gp[1] - self.gp[0]).sum(axis=0)
-        self.ret_union = (self.rp[1] - self.rp[0]).sum(axis=0)
-        self.gold_sum, self.ret_sum = gold.total(), ret.total()
 
-    @property
+    @cached_property
+    def gold_union(self) -> np.ndarray:
+        return self.g.union
+
+    @cached_property
+    def ret_union(self) -> np.ndarray:
+        return self.r.union
+
+    @cached_property
+    def gold_sum(self) -> np.ndarray:
+        return self.g.total()
+
+    @cached_property
+    def ret_sum(self) -> np.ndarray:
+        return self.r.total()
+
+    @cached_property
     def inter(self) -> np.ndarray:
-        return overlap_sums(self.gp, self.rp)
+        both = Rows.of_keys(np.concatenate([self.r.keys, self.g.with_bits(self.r.bits)], axis=1), self.r.bits)
+        return self.gold_union + self.ret_union - both.union
 
-    @property
+    @cached_property
     def gold_covered(self) -> np.ndarray:
-        return overlap_sums((self.g.start, self.g.end), self.rp)
+        if bool((self.gold_union == self.gold_sum).all()):  # disjoint gold spans: Σ_r |r ∩ C| = |R ∩ C|
+            return self.inter
+        return overlap_sums((self.g.start, self.g.end), self.r.pieces)
 
-    @property
+    @cached_property
     def ret_covered(self) -> np.ndarray:
-        return overlap_sums((self.r.start, self.r.end), self.gp)
+        return overlap_sums((self.r.start, self.r.end), self.g.pieces)
 
 
 def _gold_rows(inp: SpanInputs, tokenizer: str | None, tok: Callable[[np.ndarray], np.ndarray]) -> Rows | None:
@@ -457,14 +499,16 @@ def _gold_rows(inp: SpanInputs, tokenizer: str | None, tok: Callable[[np.ndarray
     if key not in inp.cache:
         counts = np.bincount(inp.gold_query, minlength=inp.n_queries)
         widest = int(counts.max()) if len(counts) else 0
+        gs, ge = tok(inp.gold_start), tok(inp.gold_end)
+        bits = key_bits((gs, ge), (tok(inp.ret_start), tok(inp.ret_end)))
         rows = None
-        if widest <= DENSE_MAX:
+        if widest <= DENSE_MAX and bits is not None:
             order = np.argsort(inp.gold_query, kind="stable")
             q = inp.gold_query[order]
             first = np.concatenate([[0], np.cumsum(counts)[:-1]])
             pos = np.empty(len(q), dtype=np.int64)
             pos[order] = np.arange(len(q)) - first[q]
-            rows = row_matrix(inp.gold_query, pos, tok(inp.gold_start), tok(inp.gold_end), inp.n_queries, widest)
+            rows = row_matrix(inp.gold_query, pos, gs, ge, inp.n_queries, widest, bits)
         inp.cache[key] = rows
     return inp.cache[key]
 
@@ -480,10 +524,9 @@ def lengths(inp: SpanInputs, rows: np.ndarray | None, tokenizer: str | None) -> 
     if widest <= DENSE_MAX and len(rq) * 4 >= inp.n_queries * widest:
         tok = _tokens(inp, tokenizer)
         gold = _gold_rows(inp, tokenizer, tok)
-        rs, re_ = (inp.ret_start, inp.ret_end) if rows is None else (inp.ret_start[rows], inp.ret_end[rows])
-        ret = row_matrix(rq, rank, tok(rs), tok(re_), inp.n_queries, widest) if gold is not None else None
-        if gold is not None and ret is not None:
-            return _RowLengths(gold, ret)
+        if gold is not None:
+            rs, re_ = (inp.ret_start, inp.ret_end) if rows is None else (inp.ret_start[rows], inp.ret_end[rows])
+            return _RowLengths(gold, row_matrix(rq, rank, tok(rs), tok(re_), inp.n_queries, widest, gold.bits))
     return _Lengths(inp, rows, tokenizer)
 
 

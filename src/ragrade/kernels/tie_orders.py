@@ -221,7 +221,7 @@ def ranx_order(scores: np.ndarray, offsets: np.ndarray, kind: str = "ranx",
     """Row permutation putting each query segment (``offsets``) in ranx's rank order (``kind``: one of
     :data:`RANX_ORDERS`). Segments stay in place; segments without equal scores are only sorted.
     ``none_without_ties``: None when no segment has equal scores (any tie rule gives the same order)."""
-    from ragrade.kernels.ranking import argsort_desc_within, tie_runs
+    from ragrade.data.ranking import argsort_desc_within, tie_runs
 
     scores = np.asarray(scores, dtype=np.float64)
     offsets = np.asarray(offsets, dtype=np.int64)

@@ -3,8 +3,11 @@
 A backend is one entry of :data:`BACKENDS`: its name (the ``--judge`` choice of ``ragrade judge`` and
 ``ragrade assess``), where its class lives (imported only when it is used), whether it is an LLM backend
 (it then takes the shared :class:`LLMSettings`: model, base URL, key variable, concurrency, timeout,
-retries, ...) and the task set it serves. An LLM backend serves every task set (it is given one); an
-offline backend names its class for each task set it can answer.
+retries, ...) and the task sets it serves. An LLM backend serves every task set (it is given one); an
+offline backend answers the task sets it names: with its own class (``offline=``, a plug-in), or with the
+answerer a task set defines for it (``tasks=``: :attr:`ragrade.llm.tasks.TaskSet.offline`; the built-in
+``offline`` and ``semantic`` backends, whose answerers live with the judge metrics and the assessor). The
+LLM core names no module above it (docs/architecture.md, "Layers").
 
 Adding a backend is one file plus one line here (docs/judges.md, "Adding a backend"):
 
@@ -32,25 +35,25 @@ from ragrade.llm.tasks import TaskSet
 @dataclass(frozen=True)
 class Backend:
     """One judge backend. ``llm``: ``"module:Class"`` of an LLM backend (serves every task set, takes the
-    shared settings); ``offline``: ``{task set name: "module:Class"}`` of a backend that needs no server.
+    shared settings); ``offline``: ``{task set name: "module:Class"}`` of a backend that needs no server;
+    ``tasks``: the task sets whose own answerer of this backend's name serves it (``TaskSet.offline``).
     ``help``: one line for ``--help``."""
 
     name: str
     help: str
     llm: str | None = None
     offline: Mapping[str, str] = field(default_factory=dict)
+    tasks: tuple[str, ...] = ()
 
     def serves(self, tasks: str) -> bool:
-        return self.llm is not None or tasks in self.offline
+        return self.llm is not None or tasks in self.offline or tasks in self.tasks
 
 
 BACKENDS: dict[str, Backend] = {
     "offline": Backend("offline", "offline word overlap (rapidfuzz), no server: an approximation",
-                       offline={"context": "ragrade.judges.offline:LexicalJudge",
-                                "grade": "ragrade.assessment.graders:LexicalGrader"}),
+                       tasks=("context", "grade")),
     "semantic": Backend("semantic", "offline sentence embeddings (needs ragrade[semantic]): an approximation",
-                        offline={"context": "ragrade.judges.offline:SemanticJudge",
-                                 "grade": "ragrade.assessment.graders:SemanticGrader"}),
+                        tasks=("context", "grade")),
     "openai": Backend("openai", "any OpenAI-compatible chat-completions server (needs ragrade[llm])",
                       llm="ragrade.llm.openai:OpenAIBackend"),
     "ollama": Backend("ollama", "Ollama's native /api/chat (needs ragrade[llm])", llm="ragrade.llm.ollama:OllamaJudge"),
@@ -85,7 +88,10 @@ def make_judge(name: str, tasks: TaskSet, settings: LLMSettings | None = None, *
     take no setting."""
     b = get(name, tasks.name)
     if b.llm is None:
-        return _load(b.offline[tasks.name])()
+        target = b.offline.get(tasks.name) or tasks.offline.get(b.name)
+        if target is None:
+            raise UnknownNameError("judge backend", name, names(tasks.name), show_known=True)
+        return _load(target)()
     if settings is None and "max_tokens" not in overrides:
         overrides["max_tokens"] = tasks.max_tokens
     return _load(b.llm)(settings, tasks=tasks, **overrides)

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragrade.llm.base import Usage
-from ragrade.llm.openai import OpenAIBackend, _bounded
+from ragrade.llm.openai import OpenAIBackend, bounded_schema
 from ragrade.llm.tasks import OutputError
 
 
@@ -30,7 +30,7 @@ class OllamaJudge(OpenAIBackend):
     endpoint = "api/chat"
     format_field = "format"
 
-    def _payload(self, task: str, inputs: Mapping[str, str], mode: str) -> dict[str, Any]:
+    def request_body(self, task: str, inputs: Mapping[str, str], mode: str) -> dict[str, Any]:
         s = self.settings
         options: dict[str, Any] = {"temperature": s.temperature}
         if s.seed is not None:
@@ -40,14 +40,14 @@ class OllamaJudge(OpenAIBackend):
         body: dict[str, Any] = {"model": s.model, "messages": self.messages(task, inputs), "stream": False,
                                 "options": options}
         if mode in ("json_schema", "json_object_schema"):
-            body["format"] = _bounded(self.schema(task) or {}, s.max_items)
+            body["format"] = bounded_schema(self.schema(task) or {}, s.max_items)
         elif mode == "json_object":
             body["format"] = "json"
         body.update(s.extra_body)
         return body
 
     @staticmethod
-    def _reply_text(data: Mapping[str, Any]) -> str:
+    def reply_text(data: Mapping[str, Any]) -> str:
         msg = data.get("message")
         content = msg.get("content") if isinstance(msg, dict) else None
         if not isinstance(content, str) or not content.strip():
@@ -55,10 +55,10 @@ class OllamaJudge(OpenAIBackend):
         return content
 
     @staticmethod
-    def _cut(data: Mapping[str, Any]) -> bool:
+    def reply_cut(data: Mapping[str, Any]) -> bool:
         return data.get("done_reason") == "length"
 
-    def _usage(self, data: Mapping[str, Any]) -> Usage:
+    def reply_usage(self, data: Mapping[str, Any]) -> Usage:
         pt, ct = data.get("prompt_eval_count") or 0, data.get("eval_count") or 0
         pt, ct = (int(pt), int(ct)) if isinstance(pt, int | float) and isinstance(ct, int | float) else (0, 0)
         s = self.settings

@@ -23,7 +23,7 @@ bounding the requests in flight. Each judgment:
 The API key is read from the environment variable named by ``api_key_env`` when the judge is created. It is
 sent only in the ``Authorization`` header and is not part of ``repr``. Everything the judge returns (each
 judgment's output and error, hence the cache, ``details`` and error messages) goes through
-:func:`ragrade.judges.base.redact`, which removes the key and anything that looks like a credential, even
+:func:`ragrade.llm.secrets.redact`, which removes the key and anything that looks like a credential, even
 from a server that echoes the request back.
 
 Configuration errors stop the run instead of failing judgment after judgment: HTTP 401 and 403 (the key),
@@ -131,7 +131,7 @@ class OpenAIBackend:
     name = "openai"
     cacheable = True
     #: The path of the endpoint under ``base_url`` (a backend speaking another HTTP API overrides it, with
-    #: :meth:`_payload`, :meth:`_reply_text`, :meth:`_cut` and :meth:`_usage`; retries, backoff, the key's
+    #: :meth:`request_body`, :meth:`reply_text`, :meth:`reply_cut` and :meth:`reply_usage`, its public hooks; retries, backoff, the key's
     #: handling and redaction stay here).
     endpoint = "chat/completions"
     #: The request field holding the structured-output mode (a server naming it in an error refuses it).
@@ -272,7 +272,7 @@ class OpenAIBackend:
         what = _CONFIG_STATUS[status].replace("${env}", s.api_key_env).format(model=s.model, url=s.base_url)
         return JudgeConfigError(f"{what}. The server said: {self._scrub(body)}" if body.strip() else what)
 
-    def _payload(self, task: str, inputs: Mapping[str, str], mode: str) -> dict[str, Any]:
+    def request_body(self, task: str, inputs: Mapping[str, str], mode: str) -> dict[str, Any]:
         s = self.settings
         body: dict[str, Any] = {
             "model": s.model,
@@ -289,7 +289,7 @@ class OpenAIBackend:
                 "json_schema": {"name": task, "schema": self.schema(task), "strict": True},
             }
         elif mode == "json_object_schema":  # llama.cpp / vLLM / Ollama-style schema-constrained JSON mode
-            body["response_format"] = {"type": "json_object", "schema": _bounded(self.schema(task) or {}, s.max_items)}
+            body["response_format"] = {"type": "json_object", "schema": bounded_schema(self.schema(task) or {}, s.max_items)}
         elif mode == "json_object":
             body["response_format"] = {"type": "json_object"}
         body.update(s.extra_body)
@@ -358,16 +358,16 @@ class OpenAIBackend:
         return data
 
     @staticmethod
-    def _reply_text(data: Mapping[str, Any]) -> str:
+    def reply_text(data: Mapping[str, Any]) -> str:
         """The reply's text (raises OutputError when the response holds none)."""
         return _message_text(data)
 
     @staticmethod
-    def _cut(data: Mapping[str, Any]) -> bool:
+    def reply_cut(data: Mapping[str, Any]) -> bool:
         """Whether the reply was cut at ``max_tokens``."""
         return _finish_reason(data) == "length"
 
-    def _usage(self, data: Mapping[str, Any]) -> Usage:
+    def reply_usage(self, data: Mapping[str, Any]) -> Usage:
         u = data.get("usage") or {}
         pt = int(u.get("prompt_tokens") or 0) if isinstance(u, dict) else 0
         ct = int(u.get("completion_tokens") or 0) if isinstance(u, dict) else 0
@@ -404,7 +404,7 @@ class OpenAIBackend:
             attempts += 1
             mode = self._mode
             try:
-                data = await self._request(self._payload(task, inputs, mode))
+                data = await self._request(self.request_body(task, inputs, mode))
             except _FormatRejected as exc:
                 nxt = _RESPONSE_FORMATS.index(mode) + 1
                 if s.response_format != "auto" or nxt >= len(_RESPONSE_FORMATS):
@@ -422,16 +422,16 @@ class OpenAIBackend:
                 retries += 1
                 self.stats.retries += 1
                 continue
-            usage = usage + self._usage(data)
+            usage = usage + self.reply_usage(data)
             try:
                 # Redact the whole reply first: an error quoting a clipped piece of it can then never hold
                 # part of the key (a server may echo the request, headers included).
-                text = self._reply_text(self.redact(data))
+                text = self.reply_text(self.redact(data))
                 output = self.parse(task, text)
             except OutputError as exc:
                 parse_failures += 1
                 last = f"unreadable reply: {self._scrub(str(exc))}"
-                cut = self._cut(data)
+                cut = self.reply_cut(data)
                 if cut:  # the same request would be cut at the same place again
                     last = f"reply cut at max_tokens={s.max_tokens}; {last}"
                 if cut or parse_failures > s.parse_retries:
@@ -440,12 +440,12 @@ class OpenAIBackend:
             return Judgment(output, usage=usage, attempts=attempts)
 
 
-def _bounded(schema: dict[str, Any], max_items: int) -> dict[str, Any]:
+def bounded_schema(schema: dict[str, Any], max_items: int) -> dict[str, Any]:
     """A copy of ``schema`` with ``maxItems`` on arrays and ``maxLength`` on strings (a grammar-constrained
     small model cannot loop for ever)."""
-    out = {k: (_bounded(v, max_items) if isinstance(v, dict) else v) for k, v in schema.items()}
+    out = {k: (bounded_schema(v, max_items) if isinstance(v, dict) else v) for k, v in schema.items()}
     if "properties" in schema:
-        out["properties"] = {k: _bounded(v, max_items) for k, v in schema["properties"].items()}
+        out["properties"] = {k: bounded_schema(v, max_items) for k, v in schema["properties"].items()}
     if schema.get("type") == "array":
         out["maxItems"] = max_items
     if schema.get("type") == "string":

@@ -9,7 +9,7 @@ Two task sets exist: the judge metrics' (``ragrade.judges.prompts.TASK_SET``: ``
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragrade.errors import OutputError
@@ -21,7 +21,9 @@ class TaskSet:
     ``prompt_version``: part of every cache key (bumped when a prompt changes). ``messages(task, inputs)``:
     the chat messages; ``schema(task)``: the JSON schema of the reply, None for a task not in the set;
     ``parse(task, text)``: the canonical output (raises :class:`OutputError`).
-    ``max_tokens``: the reply cap a backend uses unless told otherwise."""
+    ``max_tokens``: the reply cap a backend uses unless told otherwise. ``offline``: the answerers that
+    need no server, ``{backend name: "module:Class"}`` (built as ``Class()``), defined with the tasks they
+    answer: the LLM core names no module above it."""
 
     name: str
     prompt_version: str
@@ -29,6 +31,7 @@ class TaskSet:
     schema: Callable[[str], dict[str, Any] | None]
     parse: Callable[[str, str], dict[str, Any]]
     max_tokens: int | None = 1024
+    offline: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
 
 __all__ = ["OutputError", "TaskSet"]

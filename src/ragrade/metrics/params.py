@@ -185,25 +185,6 @@ class Param:
             bad.append(self.maximum if self.open_maximum else self.maximum + 1)
         return bad
 
-    def good_value(self) -> Any:
-        """One value the constraint accepts, different from the default when possible."""
-        if self.kind is bool:
-            return not self.default
-        if self.kind is dict:
-            return ((0, 1.0), (1, 2.0), (2, 5.0))
-        if self.choices is not None:
-            return next((c for c in self.choices if c != self.default), self.choices[0])
-        if self.example is not None:
-            return self.example
-        lo = self.minimum if self.minimum is not None else 0
-        hi = self.maximum
-        if self.kind is int:
-            v = int(lo) + 1
-            return v if hi is None or v <= hi else int(lo)
-        if hi is not None:
-            return (lo + hi) / 2
-        return float(lo) + 0.5
-
 
 #: Minimum grade counted as relevant (trec_eval's ``-l``, ir-measures' ``rel``).
 REL = Param("rel", int, 1, minimum=1, doc="minimum grade counted as relevant (trec_eval's relevance level)")

@@ -449,30 +449,33 @@ def read_assignments(path: str | os.PathLike[str], *, format: str | None = None)
 
 
 def _write_records(records: list[dict[str, Any]], path: str | os.PathLike[str], nested: tuple[str, ...]) -> None:
-    """JSON Lines (``.jsonl``/``.json``, optionally ``.gz``) or Parquet, to a temporary name renamed on success;
-    in Parquet the ``nested`` columns hold JSON text."""
+    """JSON Lines (one object per line, absent fields left out: human-editable) or Parquet (the ``nested``
+    columns as JSON text), as the format registry reads the file name; to a temporary name renamed on
+    success."""
+    from ragrade.io import formats
+
     p = os.fspath(path)
-    ext = p.lower().removesuffix(".gz")
+    fmt = formats.out_format(p, None)
+    parquet = fmt is formats.get("parquet")
+    if not parquet and fmt is not formats.get("jsonl"):
+        raise InputError(f"{p}: nuggets and assignments are written as JSON Lines or Parquet, not {fmt.name}")
     tmp = f"{p}.tmp-{os.getpid()}"
     try:
-        if ext.endswith((".parquet", ".pq")):
+        if parquet:
             import pyarrow as pa
-            import pyarrow.parquet as pq
 
             names = list(dict.fromkeys(k for r in records for k in r))  # every column, even if the first row lacks it
             flat = [{k: (json.dumps(r[k], ensure_ascii=False) if k in nested and r.get(k) is not None else r.get(k))
                      for k in names} for r in records]
-            pq.write_table(pa.Table.from_pylist(flat), tmp)
-        elif ext.endswith((".jsonl", ".json", ".ndjson")):
+            fmt.write_records(pa.Table.from_pylist(flat), tmp)
+        else:
             data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
-            if p.lower().endswith(".gz"):
+            if formats.suffixes(p)[1]:
                 import gzip
 
                 data = gzip.compress(data)
             with open(tmp, "wb") as fh:
                 fh.write(data)
-        else:
-            raise InputError(f"{p}: nuggets and assignments are written as .jsonl or .parquet")
         os.replace(tmp, p)
     finally:
         if os.path.exists(tmp):

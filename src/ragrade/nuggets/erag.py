@@ -27,6 +27,7 @@ from ragrade.errors import InputError
 from ragrade.nuggets import prompts
 from ragrade.nuggets.asking import Asker, Budget, Outcome, run_sync
 from ragrade.nuggets.texts import passage_texts, query_texts
+from ragrade.options import public
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
@@ -207,8 +208,7 @@ async def aerag_labels(queries: Any, run: Any, answers: Mapping[str, Any], gener
 
     from ragrade.nuggets.assignment import ranked_lists
 
-    if isinstance(score, str) and score not in SCORES:
-        raise InputError(f"score must be {', '.join(SCORES)}, a callable or an LLM judge", value=score)
+    _check(answers, generate, score, depth, options)
     qtexts = query_texts(queries)
     lists = {q: docs[:depth] for q, docs in ranked_lists(run, ties).items() if q in qtexts}
     texts = passage_texts(passages, {d for docs in lists.values() for d in docs})
@@ -232,6 +232,33 @@ async def aerag_labels(queries: Any, run: Any, answers: Mapping[str, Any], gener
     return ERAGLabels(frame, [*missing, *failures], costs)
 
 
+def _check(answers: Any, generate: Any, score: Any, depth: Any, options: Mapping[str, Any]) -> None:
+    """The arguments of :func:`erag_labels` that its work would trip on, refused up front."""
+    if not isinstance(answers, Mapping):
+        raise InputError("answers must be a mapping {query id: gold answer or [answers]}", value=type(answers).__name__)
+    if isinstance(score, str) and score not in SCORES:
+        raise InputError(f"score must be {', '.join(SCORES)}, a callable or an LLM judge", value=score)
+    for name, x in (("generate", generate), ("score", score)):
+        if not (callable(x) or hasattr(x, "judge") or (name == "score" and isinstance(x, str))):
+            raise InputError(f"{name} must be a callable or an LLM judge", value=type(x).__name__)
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise InputError("depth must be a positive integer or None", value=depth)
+    unknown = [k for k in options if k not in ASK_OPTIONS]
+    if unknown:
+        from ragrade.errors import UnknownNameError
+
+        raise UnknownNameError("option", unknown[0], ["passages", "depth", "ties", *ASK_OPTIONS])
+    if options.get("budget") is not None and not isinstance(options["budget"], Budget):
+        raise InputError("budget must be a ragrade.llm.budget.Budget", value=type(options["budget"]).__name__)
+    if "cache" in options and not isinstance(options["cache"], bool | str) and not hasattr(options["cache"], "__fspath__"):
+        raise InputError("cache must be True, False or the path of a cache file", value=type(options["cache"]).__name__)
+
+
+#: The keywords of an LLM judge's work (:class:`~ragrade.nuggets.asking.Asker`).
+ASK_OPTIONS = ("cache", "budget", "max_concurrency", "retry_failed", "retries")
+
+
+@public
 def erag_labels(queries: Any, run: Any, answers: Mapping[str, Any], generate: Any, score: Any = "exact_match",
                 **options: Any) -> ERAGLabels:
     """eRAG's labels of the documents ``run`` retrieves (see the module docstring).

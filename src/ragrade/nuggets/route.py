@@ -242,6 +242,37 @@ def _warn(name: str, outcomes: Mapping[str, Mapping[str, int]]) -> None:
                       f"ragrade nuggets assign --joined K, or give judge=): {what}", RagradeWarning, stacklevel=2)
 
 
+#: the keywords of OPTIONS that are conventions (none: the assignments and the judge serve the run's passages)
+SETTINGS: tuple[str, ...] = ()
+
+
+def truth_stats(plan: EvalPlan) -> dict[str, Any]:
+    """What the gate records of the plan's nuggets: the fingerprint of the nuggets (query, id, text,
+    importance; not the assignments, which grow with the passages each run retrieves), the queries, the
+    nuggets and the vital ones."""
+    from ragrade.data.fingerprint import rows_fingerprint
+
+    nuggets = as_nuggets(plan.qrels, format=plan.qrels_format)
+    rows = [(n.query, n.nugget_id, n.text, n.importance) for n in nuggets]
+    return {"fingerprint": rows_fingerprint(rows, kind="nuggets"), "queries": len(nuggets.queries),
+            "judgments": len(nuggets), "relevant": sum(1 for n in nuggets if n.importance == "vital")}
+
+
+def judgments(plan: EvalPlan) -> Any:
+    """The judgments a report shows next to the retrieved passages: the given assignments as graded qrels
+    (:func:`implied_qrels`; those a judge makes during the evaluation are not asked for this)."""
+    from ragrade.engine.inputs import as_qrels
+
+    given = as_assignments(plan.extras["assignments"]) if "assignments" in plan.extras else Assignments()
+    frame = implied_qrels(given)
+    if not len(frame):
+        nuggets = as_nuggets(plan.qrels, format=plan.qrels_format)
+        import pandas as pd
+
+        frame = pd.DataFrame({"query": nuggets.queries, "doc": [""] * len(nuggets.queries), "grade": 0.0})
+    return as_qrels(frame)
+
+
 def run(plan: EvalPlan) -> dict[str, Result]:
     """Evaluate every run of ``plan`` against its nuggets (see the module docstring)."""
     unknown = [k for k in plan.extras if k not in OPTIONS]
@@ -289,4 +320,5 @@ def _one(plan: EvalPlan, name: str, run: Any, nuggets: Nuggets, lists: Mapping[s
     return Result(frame, dict(plan.labels), summary, plan.policy_object(), run_name=name)
 
 
-__all__ = ["OPTIONS", "Assigner", "claims", "implied_qrels", "nugget_columns", "run"]
+__all__ = ["OPTIONS", "SETTINGS", "Assigner", "claims", "implied_qrels", "judgments", "nugget_columns", "run",
+           "truth_stats"]

@@ -6,6 +6,8 @@
 - :mod:`ragrade.report.plots`: the plots as figures (scatter, sorted differences, metric@k curves,
   distributions, hole rate), saved as SVG (or PNG with matplotlib); :func:`write_plots` writes them all.
 - :func:`read_payload`: the per-query data of a written report, back as Python data.
+- :mod:`ragrade.report.conventions`: the conventions report (``ragrade.conventions``): one dataset's
+  metrics under every applicable profile, side by side.
 """
 
 from __future__ import annotations

@@ -24,9 +24,9 @@ import pandas as pd
 
 from ragrade.comparison import Comparison, metric_labels, name_runs
 from ragrade.comparison.export import groups_note, hole_cells, hole_note, pair_rows, summary_rows
-from ragrade.comparison.formatting import number, pvalue, signed
 from ragrade.comparison.stats import CIMethod
 from ragrade.errors import InputError, RagradeError
+from ragrade.formatting import number, pvalue, signed
 from ragrade.options import public
 from ragrade.report._assets import CSS, JS
 from ragrade.report.data import (
@@ -243,7 +243,7 @@ def render_comparison_html(
     ``ties``: the tie policy used to order the retrieved items shown (the one the comparison was
     evaluated with); ``compression``: the deflate level of the per-query data (1 fastest, 9 smallest);
     ``sections``: more sections after the summary, ``(anchor id, navigation label, HTML)`` (the chunking
-    section of :func:`ragrade.compare_chunkings`: ``report/chunking.py``).
+    section of :func:`ragrade.compare_chunkings`: ``chunking/report.py``).
     """
     scores = dict(per_query) if per_query is not None else dict(cmp.scores)
     header, arrays = build_payload(
@@ -348,8 +348,14 @@ def render_html(
     ``slice_correction``."""
     import ragrade.engine  # noqa: F401  (fully imported here, before two threads use it)
     from ragrade.engine.inputs import as_qrels
+    from ragrade.engine.plan import build_plan
+    from ragrade.evaluation import judgments_of, route_of
 
-    truth = as_qrels(read_input(qrels, "qrels"))  # read once, for the engine and the per-query data
+    # Another ground truth (spans, nuggets) is read by its route, which says which ids it judges; judged ids
+    # are read once, for the engine and the per-query data.
+    routed_plan = build_plan(qrels, None, metrics, **policies)
+    routed = route_of(routed_plan) is not None
+    truth = judgments_of(routed_plan) if routed else as_qrels(read_input(qrels, "qrels"))
     named = {name: read_input(run, "run") for name, run in name_runs(runs).items()}
     ties = str(policies.get("ties") or "docid_desc")
     shown_depth = default_depth(metric_labels(metrics)) if depth is None else depth
@@ -365,7 +371,8 @@ def render_html(
         try:
             # with max_memory the evaluation reads the files piece by piece (the plan gets the paths)
             big = policies.get("max_memory") is not None
-            ev = evaluate_runs(qrels if big else truth, runs if big else named, metrics, ks=ks if plots else None,
+            ev = evaluate_runs(qrels if big or routed else truth, runs if big else named, metrics,
+                               ks=ks if plots else None,
                                **policies)
             if baseline is not None and str(baseline) not in ev.runs:
                 raise InputError(f"baseline is not one of the runs {list(ev.runs)}", value=baseline)

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ragrade.comparison.formatting import number, signed
 from ragrade.errors import InputError, require
+from ragrade.formatting import number, signed
 from ragrade.options import PLOT_FORMAT, public
 from ragrade.report.prepare import DEFAULT_KS, curve_table, evaluate_for_report, metric_at_k, metric_family
 from ragrade.report.svg import (

@@ -182,10 +182,15 @@ def evaluate_runs(
     given = name_runs(runs)
     if len(given) < 2:
         raise InputError("a report compares at least two runs", value=len(given))
+    from ragrade.evaluation import judgments_of, route_of
+
     plan = build_plan(qrels, given, metrics, many=True, **options)  # checked before anything is read
     named = {name: read_input(run, "run") for name, run in given.items()}
-    truth = as_qrels(read_input(qrels, "qrels"))
-    if options.get("max_memory") is None:  # else the evaluation reads the files piece by piece
+    routed = route_of(plan) is not None  # another ground truth (spans, nuggets): its route reads it
+    truth = judgments_of(plan) if routed else as_qrels(read_input(qrels, "qrels"))
+    if routed:
+        plan = plan.replace(runs=tuple(named.items()))
+    elif options.get("max_memory") is None:  # else the evaluation reads the files piece by piece
         plan = plan.replace(qrels=truth, runs=tuple(named.items()))
     labels = plan.columns
     families = list(dict.fromkeys(f for f in (metric_family(m) for m in labels) if f is not None))

@@ -8,7 +8,7 @@ import html
 import math
 from typing import Any
 
-from ragrade.comparison.formatting import number, pvalue, signed
+from ragrade.formatting import number, pvalue, signed
 
 _BAR_H = 18
 _LABEL_W = 170

@@ -471,7 +471,7 @@ def _descending(hits: list[Hit]) -> bool:
 
 
 def _message(exc: BaseException) -> str:
-    from ragrade.judges.base import redact
+    from ragrade.llm.base import redact
 
     text = f"{type(exc).__name__}: {exc}".strip()
     text = str(redact(text))

@@ -5,7 +5,7 @@ by query, each part evaluated on its own, and the parts' results put together: t
 concatenated (and put back in the order the whole collection would give), the aggregates recomputed from
 the per-query values by :class:`~ragrade.engine.result.Result` itself (never an average of averages), the
 counts summed, and the :class:`~ragrade.engine.result.Summary` merged field by field. The out-of-core
-path (:mod:`ragrade.scale.outofcore`) and Spark (:mod:`ragrade.scale.spark`, public as :mod:`ragrade.spark`) both end here.
+path (:mod:`ragrade.scale.outofcore`) and Spark (:mod:`ragrade.scale.spark`, public as :mod:`ragrade.scale.spark`) both end here.
 
 The parts must split the collection *by query*: every row of a query, on both sides, in the same part
 (partition both sides by the same function of the query id). Then the query-level policies decide the
@@ -72,11 +72,11 @@ def check_rules() -> None:
     has no rule for (a programming error: the tests call this)."""
     missing = sorted({f.name for f in fields(Summary)} - set(SUMMARY_RULES))
     if missing:
-        raise TypeError(f"engine/combine.py has no merge rule for Summary field(s) {missing}")
+        raise TypeError(f"scale/combine.py has no merge rule for Summary field(s) {missing}")
     params = set(inspect.signature(Result.__init__).parameters) - {"self"}
     unknown = sorted(params - RESULT_ARGUMENTS)
     if unknown:
-        raise TypeError(f"engine/combine.py does not combine Result argument(s) {unknown}")
+        raise TypeError(f"scale/combine.py does not combine Result argument(s) {unknown}")
 
 
 def combine(parts: Sequence[Result], *, qrels_order: pd.Series | None = None, run_order: pd.Series | None = None,

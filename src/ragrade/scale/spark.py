@@ -2,7 +2,7 @@
 
 ::
 
-    from ragrade import spark as rs
+    from ragrade.scale import spark as rs
     res = rs.evaluate(qrels_df, run_df, ["ndcg@10", "map@100", "recall@[10,100]"], no_relevant="zero")
     res             # a ragrade.Result (the one result model) whose per-query values stay on Spark
     res.per_query   # a Spark DataFrame: query_id + one double column per metric label
@@ -27,7 +27,7 @@ Inputs: Spark DataFrames with the column names of ragrade's table readers (``que
 reads (Parquet files or directories, Delta tables when Delta Lake is installed, CSV/TSV with a header, TREC
 text files). Rows within a query keep the order Spark reads them in (what ``ties="input"`` and
 ``duplicates="keep_last"`` see); lists in the summary are sorted by query id, as are the per-query rows of
-:meth:`Result.collect() <ragrade.Result.collect>` (``to_result()``, its old name).
+:meth:`Result.collect() <ragrade.Result.collect>`.
 
 ``pyspark`` is an extra: ``pip install 'ragrade[spark]'``.
 """
@@ -62,7 +62,7 @@ _MARK = "RAGRADE_ERROR"
 
 
 def require_pyspark() -> Any:
-    return require("pyspark", extra="spark", purpose="Evaluation on Spark (ragrade.spark)")
+    return require("pyspark", extra="spark", purpose="Evaluation on Spark (ragrade.scale.spark)")
 
 
 class SparkValues(DeferredValues):
@@ -106,14 +106,6 @@ class SparkValues(DeferredValues):
     def release(self) -> None:
         """Free the cached per-query values on the cluster."""
         self._cached.unpersist()
-
-
-def __getattr__(name: str) -> Any:
-    if name == "SparkResult":  # Spark evaluations return the one result model now
-        warnings.warn("ragrade.spark.SparkResult is ragrade.Result now (a Spark evaluation returns a Result whose "
-                      "per_query is a Spark DataFrame); use ragrade.Result", DeprecationWarning, stacklevel=2)
-        return Result
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # -- inputs ----------------------------------------------------------------------------------------------

@@ -113,13 +113,15 @@ def join_run(run: Run, chunks: ChunkMap, queries: Sequence[str], policies: Polic
     where = chunks.positions(run.doc_vocab)
     chunk = where[codes]
     keep = qpos[seg] >= 0
-    dup_mask = run.duplicate_mask()[perm]
-    dups = int(dup_mask[keep].sum())
-    if dups and pol.duplicates == "error":
-        raise PolicyError(f"the run lists {dups} chunk{'s' if dups != 1 else ''} twice for one query "
-                          "(duplicates='error')")
-    if pol.duplicates == "drop":
-        keep &= ~dup_mask
+    dups = 0
+    if pol.duplicates in ("drop", "error"):  # (else a repeat is read as retrieved: once under union, twice in sums)
+        dup_mask = run.duplicate_mask()[perm]
+        dups = int(dup_mask[keep].sum())
+        if dups and pol.duplicates == "error":
+            raise PolicyError(f"the run lists {dups} chunk{'s' if dups != 1 else ''} twice for one query "
+                              "(duplicates='error')")
+        if pol.duplicates == "drop":
+            keep &= ~dup_mask
     if pol.max_docs is not None:
         keep &= rank < pol.max_docs
     unknown = keep & (chunk < 0)

@@ -37,6 +37,8 @@ OPTIONS = ("chunks", "corpus", "span_threshold", "span_rule", "span_levels", "ag
 #: span profiles of the catalogue (ragrade.profiles) -> the semantics of ragrade.kernels.spans
 SPAN_PROFILES = {"chroma": "chroma", "legalbench_rag": "legalbench_rag"}
 NO_CHUNK = "<no chunk holds the gold>"
+#: the keywords of OPTIONS that are conventions: a gated candidate must be scored with its baseline's
+SETTINGS = ("span_threshold", "span_rule", "span_levels", "aggregate")
 
 
 def claims(plan: EvalPlan) -> bool:
@@ -113,6 +115,30 @@ def _setup(plan: EvalPlan) -> Setup:
         truth.check(None, overlapping="error" if semantics == "legalbench_rag" else "note")
     return Setup(truth, native, chunks, corpus, semantics, rule, threshold, levels,
                  None if aggregate is None else str(aggregate).lower())
+
+
+def truth_stats(plan: EvalPlan) -> dict[str, Any]:
+    """What the gate records of the plan's span truth: the fingerprint of its spans (query, document, start,
+    end, grade; not the chunking, which is the candidate's), its queries, spans and gold spans."""
+    from ragrade.data.fingerprint import rows_fingerprint
+
+    t = _setup(plan).truth
+    rows = zip(t.query.tolist(), t.doc.tolist(), t.start.tolist(), t.end.tolist(), t.grade.tolist(), strict=True)
+    return {"fingerprint": rows_fingerprint(rows, kind="spans"), "queries": len(t.queries), "judgments": len(t),
+            "relevant": int(np.count_nonzero(t.grade > 0))}
+
+
+def judgments(plan: EvalPlan) -> Qrels:
+    """The judgments a report shows next to the retrieved chunks: the spans projected onto the plan's chunk
+    map (or onto whole documents without one) with the plan's rule, threshold and levels."""
+    from ragrade.spans.measure import DocSpace
+    from ragrade.spans.project import project, whole_documents
+
+    setup = _setup(plan)
+    space = DocSpace.of(setup.truth, setup.chunks, setup.corpus)
+    target = setup.chunks if setup.chunks is not None else whole_documents(space)
+    return project(setup.truth, target, rule=setup.rule, threshold=setup.threshold, levels=setup.levels,
+                   space=space)
 
 
 def is_span_truth(value: Any, format: str | None = None) -> bool:
@@ -316,4 +342,4 @@ def _note(text: str) -> None:
     warnings.warn(text, RagradeWarning, stacklevel=3)
 
 
-__all__ = ["OPTIONS", "SPAN_PROFILES", "claims", "is_span_truth", "run"]
+__all__ = ["OPTIONS", "SETTINGS", "SPAN_PROFILES", "claims", "is_span_truth", "judgments", "run", "truth_stats"]

@@ -1,6 +1,7 @@
 """How numbers, p-values, markers and names are written in every export (terminal, markdown, LaTeX,
-HTML). Plain functions of strings and floats, shared by :mod:`ragrade.comparison.export` and the HTML
-report, so that a number looks the same everywhere."""
+HTML). Plain functions of strings and floats, a leaf module (it imports nothing of ragrade), shared by the
+engine's slice tables, :mod:`ragrade.comparison.export`, the gate and the HTML report, so that a number
+looks the same everywhere."""
 
 from __future__ import annotations
 
