@@ -102,13 +102,16 @@ def test_default_candidate_order_does_not_depend_on_the_seed() -> None:
     assert runs  # the same generator feeds both children
 
 
-def test_duplicate_lines_keep_first_place_and_last_score(tmp_path: Path) -> None:
-    """A TREC file listing a document twice: ranx's dict keeps its first place and its last score."""
+def test_duplicate_lines_are_refused_naming_the_run_query_and_document(tmp_path: Path) -> None:
+    """A TREC file listing a document twice: ranx's file reader fills a dict line by line (the first place,
+    the last score), which no framework does; under ranx's profile ragrade refuses the run (issue 34, item 2;
+    tests/fusion/test_framework_edges.py: what each framework profile does)."""
     a, b = tmp_path / "a.trec", tmp_path / "b.trec"
     a.write_text("q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq1 Q0 d1 3 1.0 t\nq1 Q0 d3 4 0.5 t\nq2 Q0 d1 1 1 t\n")
     b.write_text("q1 Q0 d3 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq2 Q0 d4 1 1 t\n")
+    ref = ranx.fuse([ranx.Run.from_file(str(a), kind="trec"), ranx.Run.from_file(str(b), kind="trec")],
+                    method="sum", norm=None)
+    assert ref.to_dict()["q1"]["d1"] == 1.0  # ranx: d1's last score, silently
     for method in ("sum", "rrf"):
-        ref = ranx.fuse([ranx.Run.from_file(str(a), kind="trec"), ranx.Run.from_file(str(b), kind="trec")],
-                        method=method, norm=None)
-        bad, worst, n = compare(ref, ragrade.fuse([str(a), str(b)], method=method, norm=None))
-        assert (bad, n) == (0, 5) and worst <= 1e-12
+        with pytest.raises(ragrade.InputError, match=r"run 'a' lists document 'd1' twice for query 'q1'"):
+            ragrade.fuse({"a": str(a), "b": str(b)}, method=method, norm=None)

@@ -97,13 +97,14 @@ def command(runs: tuple[str, ...], output: str, method: str, norm: str, params: 
         refuse_inputs(output, [*runs, qrels])
         from pathlib import Path
 
-        from ragrade.io import read_run, write_run
+        from ragrade.fusion.api import fusion_run
+        from ragrade.io import write_run
 
         loaded: dict[str, Any] = {}
         for path in runs:
             stem = Path(path).name.split(".")[0] or path
             key = stem if stem not in loaded else f"{stem}#{len(loaded) + 1}"
-            loaded[key] = read_run(path)
+            loaded[key] = fusion_run(path)  # an empty file: empty lists (the other runs are fused)
         nrm: str | None = None if norm.strip().lower() == "none" else norm
         if qrels is not None:
             if profile != "ranx" and profile is not None:

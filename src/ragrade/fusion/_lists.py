@@ -9,13 +9,12 @@ fusion step is a handful of NumPy operations over flat arrays (no loop per query
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from ragrade._arrays import factorize
 from ragrade.data import Run
-from ragrade.data.columns import offsets_from_counts
+from ragrade.data.columns import first_duplicate, offsets_from_counts
 from ragrade.errors import InputError
 from ragrade.fusion._numba_sort import argsort_segments
 from ragrade.kernels.tie_orders import argsort_segments_desc
@@ -103,35 +102,57 @@ def _common_queries(runs: list[Run]) -> np.ndarray | None:
     return ids
 
 
-def align(runs: list[Run], names: list[str], *, same_queries: bool, order: str = "ranx"
-          ) -> tuple[Space, list[Lists]]:
+#: What :func:`align` does with a document listed twice in one query of one run (docs/fusion.md,
+#: "Duplicates and empty runs"): refuse the run (ranx, Qdrant, trectools), keep every entry (LangChain and
+#: pyserini add both), or keep the first in the list's order (LlamaIndex's retrievers drop the others).
+DUPLICATES = ("refuse", "keep", "first")
+
+
+def align(runs: list[Run], names: list[str], *, same_queries: bool, order: str = "ranx",
+          duplicates: str = "refuse") -> tuple[Space, list[Lists]]:
     """Align runs on one pair space; each run's lists sorted as ranx sorts them (numba's quicksort of
-    ``-score`` over the input order). A document listed twice in one query keeps its first place and
-    its last score (a dict filled line by line). ``same_queries``: refuse runs whose query sets differ
-    (ranx's rule); otherwise a query missing from a run is an empty list there. ``order``: ``"ranx"``
-    (numba's quicksort), ``"stable"`` (score descending, equal scores in input order) or
-    ``"score_docid"`` (score descending, then document id ascending)."""
-    common = _common_queries(runs) if runs else None
-    all_q = common if common is not None else _all_queries(runs, names, same_queries)
-    q_index = {q: i for i, q in enumerate(all_q.tolist())} if common is None else None
+    ``-score`` over the input order). ``duplicates``: a document listed twice in one query of a run is an
+    :class:`InputError` naming the run, the query and the document (``"refuse"``), is kept twice (``"keep"``:
+    both entries stay in the list, each at its own place), or keeps its first entry in the sorted list
+    (``"first"``). ``same_queries``: refuse runs whose query sets differ (ranx's rule); otherwise a query
+    missing from a run (an empty run included) is an empty list there. ``order``: ``"ranx"`` (numba's
+    quicksort), ``"stable"`` (score descending, equal scores in input order) or ``"score_docid"`` (score
+    descending, then document id ascending)."""
+    all_q, q_index = _query_space(runs, names, same_queries)
     nq = len(all_q)
-    gcodes, gvocab, starts = _doc_space(runs)
-    n_docs = max(len(gvocab), 1)
+    gcodes, gvocab, starts = _document_codes(runs)
     rows_off: list[np.ndarray] = []
     rows_d: list[np.ndarray] = []
     rows_s: list[np.ndarray] = []
     for i, run in enumerate(runs):
-        off, d, sc = _run_rows(run, gcodes[starts[i]: starts[i + 1]], q_index, nq, order, gvocab)
+        run_codes = gcodes[starts[i]: starts[i + 1]]
+        dup = run.duplicate_mask()
+        if dup.any() and duplicates == "refuse":
+            raise _listed_twice(run, names[i], dup)
+        if q_index is None and not dup.any() and order == "ranx":  # the run's own lists, in ranx's order
+            codes_sorted, s_sorted = ranx_sorted(run)
+            rows_off.append(np.asarray(run.offsets, dtype=np.int64))
+            rows_d.append(run_codes[codes_sorted])
+            rows_s.append(s_sorted)
+            continue
+        off, per_row_d, scores = _rows_by_query(run, run_codes, q_index, nq)
+        perm, s_sorted = _sorted_lists(off, per_row_d, scores, order, gvocab)
+        d_sorted = per_row_d[perm]
+        if dup.any() and duplicates == "first":
+            off, d_sorted, s_sorted = _first_entries(off, d_sorted, s_sorted, len(gvocab))
         rows_off.append(off)
-        rows_d.append(d)
-        rows_s.append(sc)
-    space, row_pairs = _number_pairs(all_q, rows_d, rows_off, gvocab, n_docs)
+        rows_d.append(d_sorted)
+        rows_s.append(s_sorted)
+    space, row_pairs = _number_pairs(all_q, rows_d, rows_off, gvocab, max(len(gvocab), 1))
     lists = [Lists(p, s, off, True) for p, s, off in zip(row_pairs, rows_s, rows_off, strict=True)]
     return space, lists
 
 
-def _all_queries(runs: list[Run], names: list[str], same_queries: bool) -> np.ndarray:
-    """Every query of the runs, sorted; with ``same_queries`` a run lacking one is refused (ranx's rule)."""
+def _query_space(runs: list[Run], names: list[str], same_queries: bool) -> tuple[np.ndarray, dict | None]:
+    """``(every query id, sorted; {query: index}, or None when every run holds the same queries)``."""
+    common = _common_queries(runs) if runs else None
+    if common is not None:
+        return common, None
     qsets = [run.query_ids for run in runs]
     all_q = np.unique(np.concatenate(qsets).astype(object)) if runs else np.empty(0, dtype=object)
     if same_queries:
@@ -141,12 +162,12 @@ def _all_queries(runs: list[Run], names: list[str], same_queries: bool) -> np.nd
                 raise InputError(f"run {name!r} lacks query {missing[0]!r} that another run has: ranx fuses "
                                  "runs with the same queries only (use another profile, or filter the runs)",
                                  query=str(missing[0]))
-    return all_q
+    return all_q, {q: i for i, q in enumerate(all_q.tolist())}
 
 
-def _doc_space(runs: list[Run]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _document_codes(runs: list[Run]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One document code space over all runs: ``(codes of every run's vocabulary, concatenated; the
-    vocabulary; where each run's vocabulary starts in the codes)``."""
+    vocabulary; where each run's codes start)``."""
     vocabs = [run.doc_vocab for run in runs]
     if vocabs and all(v is vocabs[0] for v in vocabs[1:]):  # runs sharing one vocabulary (fused runs)
         gvocab: np.ndarray = vocabs[0]
@@ -157,46 +178,51 @@ def _doc_space(runs: list[Run]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return gcodes, gvocab, np.cumsum([0] + [len(v) for v in vocabs])
 
 
-def _run_rows(run: Run, run_codes: np.ndarray, q_index: dict[Any, int] | None, nq: int, order: str,
-              gvocab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(offsets over the common queries, document codes, scores)`` of one run, each list in ``order``."""
-    dup = run.duplicate_mask()
-    if q_index is None and not dup.any() and order == "ranx":  # the run's own lists, in ranx's order
-        codes_sorted, s_sorted = ranx_sorted(run)
-        return np.asarray(run.offsets, dtype=np.int64), run_codes[codes_sorted], s_sorted
+def _rows_by_query(run: Run, run_codes: np.ndarray, q_index: dict | None, nq: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(offsets over the common queries, document code of every row, score of every row)``: the run's
+    rows grouped by the common query order, input order kept within a query."""
     per_row_d = run_codes[np.asarray(run.doc_codes, dtype=np.int64)]
     scores = _scores_of(run)
-    if q_index is None and not dup.any():
-        off = np.asarray(run.offsets, dtype=np.int64)
-    else:
-        off, per_row_d, scores = _regroup(run, per_row_d, scores, dup, q_index, nq)
-    if order == "ranx":
-        perm, s_sorted = argsort_segments_desc(scores, off)
-    else:
-        q_rows = np.repeat(np.arange(nq, dtype=np.int64), np.diff(off))
-        if order == "stable":
-            perm = np.lexsort((-scores, q_rows))
-        else:
-            doc_rank = _string_ranks(gvocab)
-            perm = np.lexsort((doc_rank[per_row_d], -scores, q_rows))
-        s_sorted = scores[perm]
-    return off, per_row_d[perm], s_sorted
-
-
-def _regroup(run: Run, per_row_d: np.ndarray, scores: np.ndarray, dup: np.ndarray,
-             q_index: dict[Any, int] | None, nq: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A run's rows over the common queries (duplicates dropped): ``(offsets, document codes, scores)``."""
     if q_index is None:
-        qi = np.arange(nq, dtype=np.int64)
-    else:
-        qi = np.fromiter((q_index[q] for q in run.query_ids.tolist()), dtype=np.int64, count=run.n_queries)
+        return np.asarray(run.offsets, dtype=np.int64), per_row_d, scores
+    qi = np.fromiter((q_index[q] for q in run.query_ids.tolist()), dtype=np.int64, count=run.n_queries)
     per_row_q = np.repeat(qi, np.diff(run.offsets))
-    if dup.any():
-        per_row_q, per_row_d, scores = _dedupe(per_row_q, per_row_d, scores, dup)
     if not np.all(qi[1:] > qi[:-1]):
         by_q = np.argsort(per_row_q, kind="stable")  # rows grouped by common query, input order kept
         per_row_q, per_row_d, scores = per_row_q[by_q], per_row_d[by_q], scores[by_q]
     return offsets_from_counts(np.bincount(per_row_q, minlength=nq)), per_row_d, scores
+
+
+def _sorted_lists(off: np.ndarray, per_row_d: np.ndarray, scores: np.ndarray, order: str, gvocab: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """``(permutation, sorted scores)`` of every query's list in ``order``."""
+    if order == "ranx":
+        return argsort_segments_desc(scores, off)
+    q_rows = np.repeat(np.arange(len(off) - 1, dtype=np.int64), np.diff(off))
+    if order == "stable":
+        perm = np.lexsort((-scores, q_rows))
+    else:
+        perm = np.lexsort((_string_ranks(gvocab)[per_row_d], -scores, q_rows))
+    return perm, scores[perm]
+
+
+def _listed_twice(run: Run, name: str, dup: np.ndarray) -> InputError:
+    row = int(np.flatnonzero(dup)[0])
+    query = run.query_ids[int(np.searchsorted(run.offsets, row, side="right") - 1)]
+    doc = run.doc_vocab[int(run.doc_codes[row])]
+    return InputError(f"run {name!r} lists document {doc!r} twice for query {query!r}: ranx, Qdrant and trectools "
+                      "take a document once per list (trectools refuses such a file, a Qdrant response never holds "
+                      "a point twice); LangChain and pyserini add both entries and LlamaIndex keeps the first: "
+                      "fuse under one of their profiles, or remove the duplicate", query=str(query), item=str(doc))
+
+
+def _first_entries(off: np.ndarray, docs: np.ndarray, scores: np.ndarray, n_docs: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each query's list without the later entries of a document it lists twice (in the list's order)."""
+    q_rows = np.repeat(np.arange(len(off) - 1, dtype=np.int64), np.diff(off))
+    keep = ~first_duplicate(q_rows, docs, max(n_docs, 1))
+    return offsets_from_counts(np.bincount(q_rows[keep], minlength=len(off) - 1)), docs[keep], scores[keep]
 
 
 def ranx_sorted(run: Run) -> tuple[np.ndarray, np.ndarray]:
@@ -258,18 +284,6 @@ def _pair_ids(keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
         return ids[keys], np.flatnonzero(seen)
     codes, uniq = factorize(keys)
     return codes, np.asarray(uniq, dtype=np.int64)
-
-
-def _dedupe(q: np.ndarray, d: np.ndarray, s: np.ndarray, dup: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Rows of a document listed twice in one query: the first place is kept, with the last score."""
-    key = q * (int(d.max()) + 1) + d
-    _, last_rev = np.unique(key[::-1], return_index=True)
-    _, first = np.unique(key, return_index=True)
-    last = len(key) - 1 - last_rev
-    score = s.copy()
-    score[first] = s[last]
-    keep = ~dup
-    return q[keep], d[keep], score[keep]
 
 
 def union(lists: list[Lists], space: Space) -> tuple[np.ndarray, np.ndarray]:

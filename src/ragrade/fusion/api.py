@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -25,8 +26,6 @@ CandidateOrder = Literal["first_seen", "python_set"]
 
 def as_runs(runs: Any) -> tuple[list[Run], list[str]]:
     """``(runs, names)`` from a dict name -> run, or a list of runs (any input ragrade reads)."""
-    from ragrade.engine.inputs import as_run
-
     if isinstance(runs, Mapping):
         items = list(runs.items())
         names = [str(k) for k, _ in items]
@@ -41,7 +40,27 @@ def as_runs(runs: Any) -> tuple[list[Run], list[str]]:
         raise InputError(f"runs must be a dict name -> run or a list of runs, got {type(runs).__name__}")
     if len(values) < 2:
         raise InputError(f"fusion needs at least two runs, got {len(values)}")
-    return [as_run(v) for v in values], names
+    return [fusion_run(v) for v in values], names
+
+
+def fusion_run(value: Any) -> Run:
+    """A run to fuse (any run input ragrade reads). A file without a single line of data is an empty run
+    (every query an empty list), as pyserini and trectools fuse the other runs, where ``read_run`` refuses
+    it (an empty file given to evaluate is nearly always a mistake)."""
+    from ragrade.engine.inputs import as_run
+    from ragrade.errors import ParseError
+    from ragrade.io.assembly import EMPTY_FILE
+    from ragrade.io.textfiles import default_run_name
+
+    if not isinstance(value, str | os.PathLike):
+        return as_run(value)
+    try:
+        return as_run(value)
+    except ParseError as exc:
+        if EMPTY_FILE not in str(exc):
+            raise
+    empty = np.empty(0, dtype=object)
+    return Run.from_columns(empty, empty, np.empty(0), name=default_run_name(value))
 
 
 def _params(method: str, params: Mapping[str, Any] | None, weights: Sequence[float] | None,

@@ -12,7 +12,13 @@ Every profile reads each run's list in the order that library would see it, scor
   ``simple`` (the highest score of a document). ``top_k`` cuts like ``similarity_top_k`` (LlamaIndex's
   default is 2; ours: no cut).
 * ``qdrant``: Qdrant's client-side fusion: ``rrf`` (``1 / ((pos + 1) / weight + k - 1)``, k = 2) and
-  ``dbsf`` (mean +- 3 sample standard deviations; a list of one, or of equal scores, gives 0.5).
+  ``dbsf`` (mean +- 3 sample standard deviations; a list of one, or whose variance as computed is 0, gives
+  0.5). DBSF's and LlamaIndex's ``dist_based_score`` statistics are computed with Python's ``sum()``, as
+  the libraries do: compensated from Python 3.12 on.
+
+A document listed twice in one list counts at each of its entries under ``langchain`` and ``pyserini``,
+keeps its first entry under ``llamaindex``, and is refused under ``qdrant`` and ``trectools`` (docs/fusion.md,
+"Duplicates and empty runs").
 * ``pyserini``: ``rrf`` (``1 / (k + rank)``, k = 60), ``interpolation`` (``alpha * s1 + (1 - alpha) * s2``,
   two runs), ``average`` and ``normalize`` (min-max over a query's whole list, a list of equal scores 1);
   the top ``depth`` = 1000 of each list, a document's values summed over the runs in order with Kahan's
@@ -34,7 +40,6 @@ from ragrade.data.columns import offsets_from_counts
 from ragrade.errors import InputError, UnknownNameError
 from ragrade.fusion._lists import Lists, Space, _string_ranks, align, union
 from ragrade.fusion.methods import _seq, lay_out
-from ragrade.fusion.norms import seq_sum
 from ragrade.fusion.params import check_params, check_weights
 
 # profile -> method -> (aliases, parameters with defaults, takes weights)
@@ -104,14 +109,7 @@ def _contributions(profile: str, method: str, lists: list[Lists], p: dict[str, A
         elif profile == "llamaindex" and method == "reciprocal_rerank":
             v = 1.0 / (pos + 60.0)
         elif profile == "llamaindex" and method in ("relative_score", "dist_based_score"):
-            if method == "relative_score":
-                lo, hi, _ = _seg_stats(x)
-            else:
-                n = np.maximum(counts, 1)
-                mean = seq_sum(x.val, x.off) / n
-                dev = x.val - rep(mean, counts)
-                std = (seq_sum(dev ** 2, x.off) / n) ** 0.5
-                lo, hi = mean - 3 * std, mean + 3 * std
+            lo, hi = _seg_stats(x)[:2] if method == "relative_score" else _per_list(x, _llamaindex_bounds)[:2]
             lo_r, hi_r = rep(lo, counts), rep(hi, counts)
             same = lo_r == hi_r
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -121,17 +119,11 @@ def _contributions(profile: str, method: str, lists: list[Lists], p: dict[str, A
             v = x.val
         elif profile == "qdrant" and method == "rrf":
             v = np.zeros(len(pos)) if w[r] <= 0 else 1 / ((pos + 1.0) / w[r] + p["k"] - 1.0)
-        elif profile == "qdrant":  # dbsf
-            n = counts
-            total = seq_sum(x.val, x.off)
-            mean = total / np.maximum(n, 1)
-            dev = x.val - rep(mean, n)
+        elif profile == "qdrant":  # dbsf: a list of one, or whose computed variance is 0, gives 0.5
+            lo, hi, half_q = _per_list(x, _qdrant_bounds)
+            half = rep(half_q, counts)
             with np.errstate(divide="ignore", invalid="ignore"):
-                var = seq_sum(dev ** 2, x.off) / (n - 1)
-                std = var ** 0.5
-                lo, hi = mean - 3 * std, mean + 3 * std
-                scaled = (x.val - rep(lo, n)) / (rep(hi, n) - rep(lo, n))
-            half = rep((n == 1) | (var == 0), n)
+                scaled = (x.val - rep(lo, counts)) / (rep(hi, counts) - rep(lo, counts))
             v = np.where(half, 0.5, scaled)
         elif method == "rrf":  # pyserini, trectools
             v = 1 / (p["k"] + (pos + 1))
@@ -145,6 +137,81 @@ def _contributions(profile: str, method: str, lists: list[Lists], p: dict[str, A
             v = x.val
         out.append(np.asarray(v, dtype=np.float64))
     return out
+
+
+# -- statistics computed as the libraries compute them: in Python, with the built-in sum() ---------------
+# Qdrant's DBSF and LlamaIndex's dist_based_score add a list's scores with sum(), which Python 3.12 made a
+# compensated (Neumaier) sum: seven scores of 0.7 sum to 4.9 there (variance exactly 0: Qdrant gives 0.5),
+# to 4.8999999999999995 on 3.11. Each list's bounds are computed here by the same Python expressions, so a
+# profile follows the library on the Python it runs on, whatever that Python's sum() does.
+
+def _per_list(x: Lists, bounds: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(low, high, half)`` of every query's list from ``bounds(scores as a list of floats)``; ``half``:
+    where ``bounds`` gave None (every score of the list is 0.5)."""
+    vals, off = x.val.tolist(), x.off.tolist()
+    nq = len(off) - 1
+    lo, hi, half = np.zeros(nq), np.zeros(nq), np.zeros(nq, dtype=bool)
+    for q in range(nq):
+        if off[q + 1] > off[q]:
+            got = bounds(vals[off[q]: off[q + 1]])
+            if got is None:
+                half[q] = True
+            else:
+                lo[q], hi[q] = got
+    return lo, hi, half
+
+
+def _qdrant_bounds(scores: list[float]) -> tuple[float, float] | None:
+    """qdrant_client's ``distribution_based_score_fusion``: mean +- 3 sample standard deviations; a list of
+    one, or whose variance is 0 as computed, gives every point 0.5 (None)."""
+    n = len(scores)
+    if n == 1:
+        return None
+    mean = sum(scores) / n
+    variance = sum([(s - mean) ** 2 for s in scores]) / (n - 1)
+    if variance == 0:
+        return None
+    std_dev = variance ** 0.5
+    return mean - 3 * std_dev, mean + 3 * std_dev
+
+
+def _llamaindex_bounds(scores: list[float]) -> tuple[float, float]:
+    """LlamaIndex's ``dist_based_score``: mean +- 3 population standard deviations."""
+    mean = sum(scores) / len(scores)
+    std_dev = (sum((x - mean) ** 2 for x in scores) / len(scores)) ** 0.5
+    return mean - 3 * std_dev, mean + 3 * std_dev
+
+
+#: What each library does with a document listed twice in one list (docs/fusion.md).
+_DUPLICATES = {"langchain": "keep", "pyserini": "keep", "llamaindex": "first", "qdrant": "refuse",
+               "trectools": "refuse"}
+
+
+def _layers(lists: list[Lists]) -> list[Lists]:
+    """Each run's lists as layers: its first entry of every document, then its second entries (of the
+    documents it lists twice) ..., each a list of its own, in that order. Summed over in order, the
+    layers give what LangChain and pyserini give: every entry counts, in the order of the run's list."""
+    out: list[Lists] = []
+    for x in lists:
+        q = x.query_of_rows()
+        n_pairs = int(x.pair.max()) + 1 if len(x.pair) else 1
+        rank = _occurrence(q * n_pairs + x.pair)
+        for k in range(int(rank.max()) + 1 if len(rank) else 1):
+            keep = rank == k
+            counts = np.bincount(q[keep], minlength=len(x.off) - 1)
+            out.append(Lists(x.pair[keep], x.val[keep], offsets_from_counts(counts), x.ordered))
+    return out
+
+
+def _occurrence(keys: np.ndarray) -> np.ndarray:
+    """0 for the first row of each key, 1 for its second ... (in row order)."""
+    order = np.argsort(keys, kind="stable")
+    sk = keys[order]
+    start = np.r_[True, sk[1:] != sk[:-1]] if len(sk) else np.zeros(0, dtype=bool)
+    group_start = np.maximum.accumulate(np.where(start, np.arange(len(sk)), 0))
+    rank = np.empty(len(keys), dtype=np.int64)
+    rank[order] = np.arange(len(sk)) - group_start
+    return rank
 
 
 def fuse_framework(profile: str, runs: list[Run], names: list[str], method: str, norm: Any,
@@ -169,13 +236,13 @@ def fuse_framework(profile: str, runs: list[Run], names: list[str], method: str,
     if profile == "pyserini" and m == "interpolation" and R != 2:
         raise InputError(f"pyserini's interpolation fuses exactly two runs, got {R}")
     order = "score_docid" if profile == "trectools" else "stable"
-    space, lists = align(runs, names, same_queries=False, order=order)
+    space, lists = align(runs, names, same_queries=False, order=order, duplicates=_DUPLICATES[profile])
     if profile == "pyserini" and m == "normalize":
         lists = [_pyserini_normalized(x) for x in lists]
     if "depth" in p:
         lists = [_cut(x, p["depth"]) for x in lists]
     contrib = _contributions(profile, m, lists, p, w)
-    scored = [Lists(x.pair, v, x.off) for x, v in zip(lists, contrib, strict=True)]
+    scored = _layers([Lists(x.pair, v, x.off) for x, v in zip(lists, contrib, strict=True)])
     u_pair, u_off = union(scored, space)
     prep = lay_out(space, scored, u_pair, u_off)
     if profile == "llamaindex" and m == "simple":

@@ -354,6 +354,10 @@ def assemble_qrels_raw(qvocab: np.ndarray, offsets: np.ndarray, raw_docs: pa.Arr
     return Qrels(qvocab, offsets, None, None, np.ascontiguousarray(grades, dtype=np.float64), raw_docs=raw_docs)
 
 
+#: The start of every reader's message for a file without data (fusion takes such a run as empty lists).
+EMPTY_FILE = "the file is empty"
+
+
 def check_nonempty(n_rows: int, path: str, what: str) -> None:
     if n_rows == 0:
-        raise ParseError(f"the file is empty: no {what} found", path=path)
+        raise ParseError(f"{EMPTY_FILE}: no {what} found", path=path)
