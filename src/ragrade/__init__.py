@@ -73,6 +73,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     # test sets from a corpus (issue 36): docs/synthesize.md
     "synthesize": ("ragrade.synthesis", "synthesize"),
     "TestSet": ("ragrade.synthesis", "TestSet"),
+    "read_traces": ("ragrade.traces", "read_traces"),
+    "Traces": ("ragrade.traces", "Traces"),
 }
 
 
@@ -132,6 +134,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         read_spans,
     )
     from ragrade.synthesis import TestSet, synthesize
+    from ragrade.traces import Traces, read_traces
 
 __all__ = [
     "ChunkMap",
@@ -161,6 +164,7 @@ __all__ = [
     "SpanTruth",
     "Summary",
     "TestSet",
+    "Traces",
     "UnknownNameError",
     "__version__",
     "aggregate_passages",
@@ -186,6 +190,7 @@ __all__ = [
     "read_qrels",
     "read_run",
     "read_spans",
+    "read_traces",
     "report",
     "retrieve",
     "save_baseline",

@@ -59,6 +59,7 @@ ROUTES += ("ragrade.nuggets.route",)  # nuggets as ground truth (issue 38, docs/
 # character spans (issue 35): docs/spans.md. After nuggets: a nugget evaluation may carry corpus=, which alone
 # would read as span truth's documents.
 ROUTES += ("ragrade.spans.route",)
+ROUTES += ("ragrade.traces.route",)  # runs read from traces, trajectory measures (issue 37, docs/traces.md)
 
 
 def route_of(plan: EvalPlan) -> Any:

@@ -32,7 +32,17 @@ def find_model() -> str | None:
 
 
 def unavailable_reason() -> str | None:
-    """Why the server cannot be started here, or None."""
+    """Why the server cannot be started here, or None. With ``RAGRADE_REQUIRE_LLAMA=1`` (set by .ci/run, which
+    builds the server) a missing server or model fails the test instead: a test that skips in CI proves nothing."""
+    reason = _unavailable_reason()
+    if reason and os.environ.get("RAGRADE_REQUIRE_LLAMA"):
+        import pytest
+
+        pytest.fail(f"RAGRADE_REQUIRE_LLAMA is set but {reason}")
+    return reason
+
+
+def _unavailable_reason() -> str | None:
     for module, package in (("llama_cpp", "llama-cpp-python"), ("uvicorn", "llama-cpp-python[server]"),
                             ("fastapi", "llama-cpp-python[server]"), ("sse_starlette", "llama-cpp-python[server]")):
         if importlib.util.find_spec(module) is None:

@@ -48,7 +48,7 @@ def test_create_and_assign_with_a_real_model_then_rerun_from_the_cache(base_url,
     c = made.costs
     assert c["calls"] >= 1 and c["prompt_tokens"] > 0 and c["completion_tokens"] > 0
     assert made.counts["windows"] == 1  # three passages graded >= 2: one window
-    assert made.complete and (len(made.nuggets) > 0 or made.failures)
+    assert made.complete and (len(made.nuggets) > 0 or made.failures or made.counts["without_nuggets"] == 1)
     for f in made.failures:
         assert f["reason"]  # a failure says why; it is never an empty list of nuggets in disguise
     again = create(qrels, queries, PASSAGES, judge=_judge(base_url), cache=cache, retries=1)

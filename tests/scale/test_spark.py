@@ -256,7 +256,24 @@ def test_trec_eval_names_and_relevance_level(spark):
 ID_FAMILY_NAMES = ["recall", "precision", "ap", "ndcg", "rr", "hit_rate", "context_precision", "recall_all", "f1"]
 
 
-@pytest.mark.parametrize("name", list_profiles())
+def _id_profiles() -> list[str]:
+    from ragrade.profiles import get_profile
+
+    return [p for p in list_profiles() if get_profile(p).kind in ("engine", "list")]
+
+
+def test_a_profile_of_another_ground_truth_is_refused_on_spark(spark):
+    """The span profiles (chroma, legalbench_rag) score character spans, which Spark does not read."""
+    from ragrade.scale import spark as rs
+
+    case = random_case(np.random.default_rng(13), 5)
+    qt, rt = tables(case)
+    for name in set(list_profiles()) - set(_id_profiles()):
+        with pytest.raises(ragrade.errors.RagradeError, match=name):
+            rs.evaluate(spark.createDataFrame(qt), spark.createDataFrame(rt), ["recall"], partitions=1, profile=name)
+
+
+@pytest.mark.parametrize("name", _id_profiles())
 def test_every_profile_that_scores_ids(spark, name):
     """Every profile: the values of ragrade.evaluate, or the same refusal."""
     from ragrade.profiles import get_profile

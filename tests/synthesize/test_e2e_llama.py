@@ -56,8 +56,13 @@ def test_a_small_set_from_smollm2(tmp_path):
         for x in it.excerpts:
             assert DOCS[x.doc][x.start:x.end] == x.text
     assert all((out / f).exists() for f in FILES)
-    spans = read_spans(out / "spans.jsonl", corpus=DOCS)
-    assert set(spans.query.tolist()) == {it.query for it in first.items}
+    if first.items:
+        spans = read_spans(out / "spans.jsonl", corpus=DOCS)
+        assert set(spans.query.tolist()) == {it.query for it in first.items}
+    else:  # the 135M model may keep nothing: the set is empty, and reading it says so
+        assert (out / "spans.jsonl").read_text() == ""
+        with pytest.raises(ragrade.ParseError, match="no rows"):
+            read_spans(out / "spans.jsonl", corpus=DOCS)
     assert (out / "provenance.jsonl").read_text().count("\n") == len(first.items) + 1
     # the second run asks at most what failed transiently the first time
     assert second.counts["calls"] <= first.counts["failed"]

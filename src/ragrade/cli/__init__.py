@@ -41,6 +41,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "chunking": ("ragrade.cli.chunking_cmd", "Which chunker wins: chunkings compared on gold character spans."),
     "nuggets": ("ragrade.cli.nuggets_cmd", "Nuggets (TREC RAG): create them with an LLM, assign them to passages or answers, score answers."),
     "synthesize": ("ragrade.cli.synthesize_cmd", "A test set from a corpus: questions anchored to spans, checked for leakage."),
+    "traces": ("ragrade.cli.traces_cmd", "Evaluate the retrieval recorded in traces (OTLP, Phoenix, Langfuse): calls, trajectories, rerankers."),
 }
 
 

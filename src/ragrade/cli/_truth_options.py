@@ -46,6 +46,10 @@ TRUTH_CLI_OPTIONS["judge"] = click.option(
     "--nugget-judge", "judge", default=None, metavar="BACKEND:MODEL",
     help="Assign the nuggets the assignments lack with this LLM (e.g. openai:gpt-4o-mini; server from "
          "RAGRADE_JUDGE_BASE_URL, key from OPENAI_API_KEY; cached). Needs --corpus.")
+# traces (issue 37; ragrade.traces.route, docs/traces.md)
+TRUTH_CLI_OPTIONS["hops"] = click.option(
+    "--hops", default=None, metavar="COLUMN",
+    help="Traces: the ground-truth column (numbers) naming each relevant document's hop (hop_success; docs/traces.md).")
 
 
 def truth_options(f: Callable[..., Any]) -> Callable[..., Any]:

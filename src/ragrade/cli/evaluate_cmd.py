@@ -8,7 +8,8 @@ from typing import Any
 import click
 
 from ragrade.cli._loop import finish, loop_options, pop_loop_options
-from ragrade.cli._output import input_errors, number, reading_all, run_names, stderr_console, stdout_console
+from ragrade.cli._output import input_errors, reading_all, run_names
+from ragrade.cli._output import print_result as _print
 from ragrade.cli._plan_options import evaluation_options, plan_keywords
 from ragrade.cli._slices import load_slices, slices_option
 from ragrade.io import FORMATS
@@ -82,87 +83,3 @@ def command(qrels: str, run: str, metrics: tuple[str, ...], per_query: bool, fmt
         finish(loop, result, qrels, run, dict(plan.extras))
         sliced = None if slice_labels is None else result.by(slice_labels)
     _print(result, caught, fmt, per_query, digits, hole_threshold, sliced)
-
-
-def _print(result: Any, caught: list[Any], fmt: str, per_query: bool, digits: int, hole_threshold: float,
-           sliced: Any = None) -> None:
-    from ragrade.errors import PolicyNote, RagradeWarning
-
-    # The engine's own warning (a PolicyNote) repeats result.notes(), printed below as notes, once; anything
-    # else (readers, profiles) is printed as a warning, in every format.
-    own = set(result.notes())
-    extra = [str(w.message) for w in caught if issubclass(w.category, RagradeWarning)
-             and not issubclass(w.category, PolicyNote) and str(w.message) not in own]
-    _output(result, fmt, per_query, digits, list(dict.fromkeys(extra)), hole_threshold, sliced)
-
-
-def _output(result: Any, fmt: str, per_query: bool, digits: int, extra: list[str], hole_threshold: float,
-            sliced: Any = None) -> None:
-    """The result in ``fmt`` on stdout; its notes (one wording in every format:
-    :meth:`Result.notes`) and warnings on stderr."""
-    holes = result.hole_rate
-    warned = list(extra)
-    if holes is not None and holes.exceeds(hole_threshold):
-        warned.append(f"{100 * holes.mean:.1f}% of the top-{holes.k} documents are unjudged (above "
-                      f"{100 * hole_threshold:g}%): the values are lower bounds (try --unjudged bounds)")
-    if fmt == "table":
-        _print_table(result, per_query, digits, warned)
-        if sliced is not None:
-            stdout_console().print(sliced.to_rich(digits=digits))
-        return
-    for note in result.notes():
-        click.echo(f"note: {note}", err=True)
-    for note in warned:
-        click.echo(f"warning: {note}", err=True)
-    if fmt == "json" and sliced is not None:
-        import json
-
-        data = json.loads(result.to_json(per_query=per_query))
-        data["slices"] = sliced.to_dict()
-        click.echo(json.dumps(data, indent=2))
-    elif fmt == "json":
-        click.echo(result.to_json(per_query=per_query))
-    elif fmt == "csv":
-        click.echo(result.to_csv(per_query=per_query, digits=digits), nl=False)
-    else:
-        click.echo(result.to_markdown(per_query=per_query, digits=digits), nl=False)
-        if sliced is not None:
-            click.echo("\n" + sliced.to_markdown(digits=digits), nl=False)
-
-
-def _print_table(result: Any, per_query: bool, digits: int, warned: list[str]) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-    from rich.text import Text
-
-    out = stdout_console()
-    title = Text(f"run {result.run_name}") if result.run_name else None
-    table = Table(title=title, title_justify="left")
-    upper = result.upper_means
-    table.add_column("metric")
-    table.add_column("mean" if upper is None else "lower", justify="right")
-    if upper is not None:
-        table.add_column("upper", justify="right")
-    table.add_column("queries", justify="right")
-    counts = result.counts
-    for label, mean in result.means.items():
-        bound = [number(upper[label], digits)] if upper is not None else []
-        table.add_row(Text(label), number(mean, digits), *bound, str(counts[label]))
-    out.print(table)
-    if per_query:
-        pq = Table(title="per query", title_justify="left")
-        pq.add_column("query")
-        for c in result.columns:
-            pq.add_column(Text(c), justify="right")
-        for q, row in result.per_query_rows():
-            pq.add_row(Text(str(q)), *(number(float(v), digits) for v in row))
-        out.print(pq)
-    lines = result.summary_lines()
-    err = stderr_console()
-    for i, line in enumerate(lines):
-        if i == 0 or line.startswith("hole rate@"):
-            out.print(Text(line, style="dim"))
-        else:
-            err.print(f"[yellow]note:[/yellow] {escape(line)}")
-    for note in warned:
-        err.print(f"[yellow]warning:[/yellow] {escape(note)}")

@@ -21,6 +21,9 @@ KIND_TITLES = {
     "nugget": ("Nugget measures", "Computed from nuggets (atomic facts of a good answer) and their assignments to "
                "passages by `ragrade.evaluate(nuggets, run, ..., assignments=..., judge=...)` / `ragrade evaluate "
                "NUGGETS RUN --assignments FILE`; see `docs/nuggets.md`."),
+    "trajectory": ("Trajectory measures", "Scored over the retrieval calls of one question (an agent's searches, a "
+                   "conversation's turns) read from traces: `ragrade traces`, `ragrade.evaluate` on "
+                   "`ragrade.read_traces(...).trajectories`; see `docs/traces.md`."),
 }
 
 

@@ -21,6 +21,10 @@
 #include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#define HAVE_SSE2 1
+#endif
 
 /* NUL characters in str keys (ids never hold one): copied from ragrade/_accel.c's id rule. */
 #define ZERO_BYTE64(w) (((w) - 0x0101010101010101ULL) & ~(w) & 0x8080808080808080ULL)

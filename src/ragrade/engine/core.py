@@ -53,6 +53,9 @@ def check_id_metrics(labels: list[tuple[str, Metric]], where: str = "") -> None:
             raise MetricError(f"{label!r} reads nuggets and their assignments: evaluate it with "
                               f"ragrade.evaluate(nuggets, run, [{label!r}], assignments=... or judge=...) "
                               f"(docs/nuggets.md){where}")
+        if kind == "trajectory":
+            raise MetricError(f"{label!r} scores several retrieval calls together: evaluate the trajectories of "
+                              f"traces (ragrade.read_traces(...).trajectories, `ragrade traces`){where}")
         if kind == "text":
             raise MetricError(f"{label!r} compares texts: give the items as texts with a matcher or a profile "
                               f"that defines it (e.g. ragrade.evaluate(truth, retrieved, [{label!r}], "

@@ -59,6 +59,8 @@ TRUTH_OPTIONS.update({
 TRUTH_OPTIONS["assignments"] = "nugget assignments (a file or ragrade.nuggets.Assignments): which passages support which nuggets"
 TRUTH_OPTIONS["judge"] = ("an LLM judge assigning the nuggets the assignments lack ('backend:model', a judge, a "
                           "nuggets.Assigner; the passages' texts from corpus=)")
+# traces (issue 37; ragrade.traces.route, docs/traces.md)
+TRUTH_OPTIONS["hops"] = "traces: the ground-truth column (numbers) naming each relevant document's hop (hop_success)"
 
 #: The metric kinds the engine's own executors compute; any other kind (span, nugget, trajectory) is computed
 #: by the route of its ground truth (:data:`ragrade.evaluation.ROUTES`).

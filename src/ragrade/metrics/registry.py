@@ -580,6 +580,49 @@ REGISTRY += (
 )
 
 
+# -- measures of several retrieval calls made for one question: agents, conversations (traces, issue 37) ------
+TJ = _Kernels("ragrade.kernels.trajectory")
+LOG_B = Param("b", float, 2.0, minimum=1, open_minimum=True,
+              doc="base of the rank discount within a call: gain / max(1, log_b rank)")
+LOG_BQ = Param("bq", float, 4.0, minimum=1, open_minimum=True,
+               doc="base of the discount across calls: the i-th call's DCG / (1 + log_bq i)")
+TRAJ = "docs/traces.md"
+REGISTRY += (
+    Family("trajectory_recall", "trajectory", "Evidence recall of a trajectory: the share of the relevant units "
+           "(documents, or hops and groups) that any of its retrieval calls returned (the top k of each call "
+           "with a cutoff).", "|relevant units in L_1@k u ... u L_c@k| / R",
+           aliases=("evidence_recall", "union_recall"), params=(REL,), monotone_in_k=True, ideal_is_one=True,
+           kernel=TJ.trajectory_recall, example_text="trajectory_recall",
+           source=f"BrowseComp-Plus (evidence recall over every search call); {TRAJ}"),
+    Family("calls_to_first_relevant", "trajectory", "The number of the first call of a trajectory that returned a "
+           "relevant unit (1: the first call did); not counted where no call did.",
+           "min {i : L_i@k holds a relevant unit}", aliases=("calls_to_first_hit",), params=(REL,),
+           defined="value", bounded=False, kernel=TJ.calls_to_first_relevant,
+           example_text="calls_to_first_relevant", source=TRAJ,
+           notes=("NaN (not counted in the mean) where no call found a relevant unit: read it next to "
+                  "trajectory_recall, which counts those trajectories as 0",)),
+    Family("redundancy", "trajectory", "Share of the documents a trajectory retrieved that an earlier call of "
+           "the same trajectory had already returned (no judgments needed).",
+           "|{rows of L_i@k whose document is in some L_j, j < i}| / |rows|", defined="value",
+           kernel=TJ.redundancy, example_text="redundancy", source=TRAJ,
+           notes=("NaN (not counted) for a trajectory that retrieved nothing; a document repeated within one "
+                  "call is not redundant",)),
+    Family("hop_success", "trajectory", "1 when every hop of a multi-hop question (every relevant unit: give "
+           "the hops as a qrels column, ragrade traces --hops COLUMN) was found by some call, else 0.",
+           "1[every relevant unit is in L_1@k u ... u L_c@k]", aliases=("all_hops",), params=(REL,),
+           monotone_in_k=True, ideal_is_one=True, kernel=TJ.hop_success, example_text="hop_success", source=TRAJ),
+    Family("session_dcg", "trajectory", "Session DCG (sDCG): each call's DCG (gains discounted by max(1, log_b rank)) discounted "
+           "by 1 + log_bq of the call's number; a document gains only where the trajectory first returns it.",
+           "sum_i sum_{j<=k} gain(d_ij) 1[d_ij first seen] / max(1, log_b j) / (1 + log_bq i)",
+           aliases=("sessiondcg", "sdcg_session"), params=(LOG_B, LOG_BQ), defined="positive", bounded=False,
+           monotone_in_k=True, kernel=TJ.session_dcg, example_text="session_dcg@10",
+           source=f"Järvelin, Price, Delcambre & Nielsen, ECIR 2008 (sDCG; b = 2, bq = 4 as there); {TRAJ}",
+           notes=("a document returned again by a later call (or twice in one list) gains nothing the second "
+                  "time: ragrade's rule, stated in docs/traces.md",
+                  "spelt session_dcg: the name sdcg is C/W/L's scaled DCG (ir-measures' SDCG), an id measure",)),
+)
+
+
 def _index(families: tuple[Family, ...]) -> dict[str, Family]:
     out: dict[str, Family] = {}
     for fam in families:

@@ -218,9 +218,18 @@ async def acreate(qrels: Any, queries: Any, passages: Any, *, judge: Judge, cach
         await asker.aclose()
     info = {"judge": judge.name, "model": judge.model, "prompt_version": prompts.PROMPT_VERSION}
     made = [n for st in states if not st.stopped for n in _finish(st, s, info)]
-    counts.update(nuggets=len(made), vital=sum(n.importance == "vital" for n in made),
-                  long=sum(len(n.text.split()) > MAX_WORDS for n in made))
     unfinished = [st.qid for st in states if st.stopped]
+    with_nuggets = {n.query for n in made}
+    empty = [st.qid for st in states if not st.stopped and st.qid not in with_nuggets]
+    counts.update(nuggets=len(made), vital=sum(n.importance == "vital" for n in made),
+                  long=sum(len(n.text.split()) > MAX_WORDS for n in made), without_nuggets=len(empty))
+    if empty:  # the model read the passages and wrote no nugget: said, since their nugget measures are NaN
+        import warnings
+
+        from ragrade.errors import RagradeWarning
+
+        warnings.warn(f"{len(empty)} queries got no nugget from their passages (e.g. {empty[0]!r}): their nugget "
+                      "measures are undefined (NaN, left out of the means)", RagradeWarning, stacklevel=3)
     return CreateResult(Nuggets(made), failures, skipped, unfinished, counts, asker.costs.to_dict(),
                         {**info, "cache": asker.cache_path})
 

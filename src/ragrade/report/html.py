@@ -41,6 +41,7 @@ from ragrade.report.plots import comparison_figures
 from ragrade.report.prepare import DEFAULT_KS, compare_evaluated, evaluate_runs, read_input
 from ragrade.report.slices import slices_section_html
 from ragrade.report.svg import file_stem
+from ragrade.report.traces import traces_section_html
 
 MAX_PAIR_PLOTS = 10
 """Pairs of runs that get a scatter and a difference plot per metric (more: ``ragrade plot``)."""
@@ -394,6 +395,7 @@ def render_html(
             else ""
         )
         header, data = payload.result()
+    plots_part = traces_section_html(truth, named, list(ev.labels)) + plots_part  # runs read from traces (issue 37)
     return _page(cmp, header, data, plots_part, title=title, plots=plots)
 
 

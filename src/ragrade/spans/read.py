@@ -43,6 +43,8 @@ CHUNK_DOC = ("doc", "doc_id", "document", "document_id", "corpus_id", "file_path
 
 def _pick(names: Sequence[str], options: Sequence[str], what: str, source: str, required: bool = True,
           exclude: Sequence[str] = ()) -> str | None:
+    if required and not names:
+        raise ParseError("holds no rows (an empty file or table: nothing to read as spans or chunks)", path=source)
     lower = {n.lower(): n for n in names}
     for o in options:
         if o in lower and lower[o] not in exclude:

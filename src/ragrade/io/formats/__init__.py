@@ -22,7 +22,9 @@ from ragrade.errors import InputError, ParseError
 from ragrade.io.formats.arrow_ipc import ARROW_IPC
 from ragrade.io.formats.base import Format, TableFormat
 from ragrade.io.formats.delimited import CSV, TSV
+from ragrade.io.formats.jsondoc import JSONDOC
 from ragrade.io.formats.jsonl import JSONL
+from ragrade.io.formats.otlp import OTLP
 from ragrade.io.formats.parquet import PARQUET
 from ragrade.io.formats.trec import MSMARCO, QID_DOC_SCORE, TREC
 
@@ -36,6 +38,8 @@ REGISTRY: tuple[Format, ...] = (
     JSONL,
     PARQUET,
     ARROW_IPC,
+    OTLP,
+    JSONDOC,
 )
 
 #: The names users may give (``format=``, ``--run-format``).
