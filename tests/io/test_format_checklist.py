@@ -1,7 +1,7 @@
 """The format checklist (docs/formats.md, "Adding a format"; docs/architecture.md), done by a test: a toy
 format — one ``Format`` subclass defining ``records`` (and ``sniff``), one line added to ``REGISTRY`` — is
 then read as a run, ground truth, topics, a corpus, a judge dataset, an assessment table (merged qrels),
-the report's texts and slices, by name and by extension, with no other change. And the API the new inputs
+the report's texts, slices, span ground truth and nuggets, by name and by extension, with no other change. And the API the new inputs
 of this round (spans, chunk maps, traces, nuggets) use: nested JSON (lists of objects in a JSONL cell)
 through ``records`` / ``rows`` / ``batches`` of every format of records."""
 
@@ -117,6 +117,21 @@ def test_report_texts_and_slices(tmp_path, toy):
     assert read_texts(texts) == {"d1": "T\nbody", "d2": "two"}
     slices = _write(tmp_path / "slices.cols", query=["q1", "q2"], kind=["a", "b"])
     assert read_slices(str(slices))["kind"].to_dict() == {"q1": "a", "q2": "b"}
+
+
+def test_spans_and_nuggets(tmp_path, toy):
+    """This round's inputs ask the same registry: span ground truth and nuggets (a list of objects per
+    query, nested) read from the toy format."""
+    from ragrade.nuggets.data import read as read_nuggets
+    from ragrade.spans.read import read_spans
+
+    spans = _write(tmp_path / "spans.cols", query=["q1", "q1"], doc=["d1", "d2"], start=[0, 5], end=[4, 9])
+    truth = read_spans(spans)
+    assert truth.query.tolist() == ["q1", "q1"] and truth.end.tolist() == [4, 9]
+    nuggets = _write(tmp_path / "nuggets.cols", qid=["q1"], query=["what?"],
+                     nuggets=[[{"text": "a fact", "importance": "vital"}, {"text": "another", "importance": "okay"}]])
+    got = read_nuggets(nuggets)
+    assert [(n.query, n.text, n.importance) for n in got] == [("q1", "a fact", "vital"), ("q1", "another", "okay")]
 
 
 def test_without_the_line_the_format_is_unknown(tmp_path):
