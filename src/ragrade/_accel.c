@@ -1668,6 +1668,288 @@ static PyObject *fusion_layout(PyObject *self, PyObject *args) {
 }
 /* ---- end of the fusion block ---------------------------------------------------------------------- */
 
+/* ==== spans (spansfast): the lengths of the span measures, one pass per query ========================
+ * span_lengths(k, seg_lo, seg_hi, row_iv, iv_start, iv_end, gold_lo, gold_hi, gold_start, gold_end, out[, with_union])
+ *     -> status
+ *     Every argument is a 1-D C-contiguous int64 array (row_iv: int64 or int32; ValueError otherwise). n = len(k)
+ *     queries. Query q
+ *     reads the rows seg_lo[q] .. seg_hi[q]-1 of row_iv in order, skips those holding -1 and takes the first
+ *     k[q] others: each is an interval [iv_start[i], iv_end[i]) (i = row_iv[row]); C is their union. Its gold
+ *     spans are [gold_start[j], gold_end[j]) for j = gold_lo[q] .. gold_hi[q]-1; R is their union. out (7 * n
+ *     entries, row-major [7][n]) receives per query: |C ∩ R|, |R|, |C|, Σ|r|, Σ|c|, Σ_r |r ∩ C|, Σ_c |c ∩ R|
+ *     (integer lengths: touching intervals share no point). Each query's gold spans are sorted by start and merged
+ *     into disjoint pieces; few retrieved intervals are clipped to each piece (only the clipped parts, usually
+ *     none or one, are sorted), more are sorted and merged too and walked with the gold pieces by two pointers.
+ *     with_union (optional, default true): false leaves |C| out (-1) where the clipping spares the sort.
+ *     Checked before anything is written: the lengths of the arrays, every segment within its array, k >= 0,
+ *     every interval 0 <= start <= end; every row_iv entry read is checked against the number of intervals as
+ *     it is read (a bad one stops the call with ValueError). Status 0: done; 1: nothing written, because a sum
+ *     might not fit in 64 bits (the largest coordinate times the most intervals of one query reaches 2**62;
+ *     the caller then takes its NumPy path). The GIL is released during the pass. */
+typedef struct { int64_t s, e; } sp_iv;
+
+/* a 1-D C-contiguous array of int64 (or, with int32_too, of int32: itemsize tells) */
+static int sp_get_ints(PyObject *obj, Py_buffer *b, int writable, int int32_too, const char *name) {
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, b, flags) < 0) return -1;
+    const char *f = b->format ? b->format : "B";
+    if (*f == '<' || *f == '=' || *f == '@') f++;
+    int wide = b->itemsize == 8 && (strcmp(f, "q") == 0 || (sizeof(long) == 8 && strcmp(f, "l") == 0));
+    int narrow = int32_too && b->itemsize == 4 && (strcmp(f, "i") == 0 || (sizeof(long) == 4 && strcmp(f, "l") == 0));
+    if (b->ndim > 1 || !(wide || narrow)) {
+        PyBuffer_Release(b);
+        PyErr_Format(PyExc_ValueError, "span_lengths: %s must be a 1-D C-contiguous int64%s array", name,
+                     int32_too ? " or int32" : "");
+        return -1;
+    }
+    return 0;
+}
+
+static void sp_sort(sp_iv *a, int64_t n) {
+    if (n <= 24) {
+        for (int64_t i = 1; i < n; i++) {
+            sp_iv x = a[i];
+            int64_t j = i - 1;
+            while (j >= 0 && a[j].s > x.s) { a[j + 1] = a[j]; j--; }
+            a[j + 1] = x;
+        }
+        return;
+    }
+    /* heapsort on the starts (no recursion, no allocation) */
+    for (int64_t start = n / 2 - 1; start >= 0; start--) {
+        int64_t root = start;
+        for (;;) {
+            int64_t c = 2 * root + 1;
+            if (c >= n) break;
+            if (c + 1 < n && a[c + 1].s > a[c].s) c++;
+            if (a[root].s >= a[c].s) break;
+            sp_iv t = a[root]; a[root] = a[c]; a[c] = t;
+            root = c;
+        }
+    }
+    for (int64_t end = n - 1; end > 0; end--) {
+        sp_iv t = a[0]; a[0] = a[end]; a[end] = t;
+        int64_t root = 0;
+        for (;;) {
+            int64_t c = 2 * root + 1;
+            if (c >= end) break;
+            if (c + 1 < end && a[c + 1].s > a[c].s) c++;
+            if (a[root].s >= a[c].s) break;
+            sp_iv t2 = a[root]; a[root] = a[c]; a[c] = t2;
+            root = c;
+        }
+    }
+}
+
+/* sorts a[0..n) by start into out (n <= SP_FEW): each interval's place is the number of keys below its own, the
+ * key being its start above the index bits (all keys differ); no branch on the data. a and out do not overlap. */
+#define SP_FEW 32
+static void sp_sort_few(const sp_iv *a, int64_t n, sp_iv *out) {
+    uint64_t key[SP_FEW];
+    for (int64_t i = 0; i < n; i++) key[i] = ((uint64_t)a[i].s << 5) | (uint64_t)i;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t below = 0;
+        for (int64_t j = 0; j < n; j++) below += key[j] < key[i];
+        out[below] = a[i];
+    }
+}
+
+/* the disjoint pieces of sorted intervals (empty ones left out); returns their count, *len their length */
+static int64_t sp_pieces(const sp_iv *a, int64_t n, sp_iv *p, int64_t *len) {
+    int64_t np_ = 0, total = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (a[i].e <= a[i].s) continue;
+        if (np_ > 0 && a[i].s <= p[np_ - 1].e) {
+            if (a[i].e > p[np_ - 1].e) p[np_ - 1].e = a[i].e;
+        } else {
+            p[np_++] = a[i];
+        }
+    }
+    for (int64_t i = 0; i < np_; i++) total += p[i].e - p[i].s;
+    *len = total;
+    return np_;
+}
+
+/* |P ∩ Q| of two lists of disjoint sorted pieces */
+static int64_t sp_overlap(const sp_iv *p, int64_t np_, const sp_iv *q, int64_t nq) {
+    int64_t i = 0, j = 0, total = 0;
+    while (i < np_ && j < nq) {
+        int64_t lo = p[i].s > q[j].s ? p[i].s : q[j].s, hi = p[i].e < q[j].e ? p[i].e : q[j].e;
+        if (hi > lo) total += hi - lo;
+        if (p[i].e < q[j].e) i++; else j++;
+    }
+    return total;
+}
+
+/* Σ_a |a ∩ P| for intervals a sorted by start and disjoint sorted pieces P */
+static int64_t sp_covered(const sp_iv *a, int64_t n, const sp_iv *p, int64_t np_) {
+    int64_t j = 0, total = 0;
+    for (int64_t i = 0; i < n; i++) {
+        while (j < np_ && p[j].e <= a[i].s) j++;
+        for (int64_t t = j; t < np_ && p[t].s < a[i].e; t++) {
+            int64_t lo = p[t].s > a[i].s ? p[t].s : a[i].s, hi = p[t].e < a[i].e ? p[t].e : a[i].e;
+            if (hi > lo) total += hi - lo;
+        }
+    }
+    return total;
+}
+
+/* sorts n intervals of a into out (a may be out): the branch-free way when few, else in place */
+static void sp_sort_into(sp_iv *a, int64_t n, sp_iv *out, int few_ok) {
+    if (few_ok && n <= SP_FEW && a != out) { sp_sort_few(a, n, out); return; }
+    if (a != out) memcpy(out, a, (size_t)n * sizeof(sp_iv));
+    sp_sort(out, n);
+}
+
+/* |∪_c (c ∩ w)|: the length of the union of the intervals of a clipped to the window w (buf, sorted: scratch
+ * of n cells each) */
+static int64_t sp_clipped(const sp_iv *a, int64_t n, sp_iv w, sp_iv *buf, sp_iv *sorted, int few_ok) {
+    int64_t cnt = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t lo = a[i].s > w.s ? a[i].s : w.s, hi = a[i].e < w.e ? a[i].e : w.e;
+        if (hi > lo) { buf[cnt].s = lo; buf[cnt].e = hi; cnt++; }
+    }
+    if (cnt <= 1) return cnt ? buf[0].e - buf[0].s : 0;
+    sp_sort_into(buf, cnt, sorted, few_ok);
+    int64_t len;
+    sp_pieces(sorted, cnt, buf, &len);
+    return len;
+}
+
+/* The seven lengths of one query (see span_lengths) from its retrieved intervals rv (m, in any order, rsum their
+ * total) and its gold intervals sorted by start gv (g, gsum) with their pieces gp (ngp, gunion). Few retrieved
+ * intervals against few gold pieces: each clipped to each piece, and the retrieved ones sorted only when their
+ * union is asked for (with_union; else |C| is -1); otherwise both sorted and merged. rp, t1, t2: scratch of m. */
+static void sp_query(sp_iv *rv, int64_t m, int64_t rsum, const sp_iv *gv, int64_t g, int64_t gsum, const sp_iv *gp,
+                     int64_t ngp, int64_t gunion, int with_union, int few_ok, sp_iv *rp, sp_iv *t1, sp_iv *t2,
+                     int64_t res[7]) {
+    int64_t inter = 0, gcov = 0, rcov = 0, runion = -1;
+    if (m <= 64 && g <= 64 && m * (ngp > g ? ngp : g) <= 64) {
+        for (int64_t p = 0; p < ngp; p++) inter += sp_clipped(rv, m, gp[p], t1, t2, few_ok);
+        if (gunion == gsum) gcov = inter;
+        else for (int64_t j = 0; j < g; j++) gcov += sp_clipped(rv, m, gv[j], t1, t2, few_ok);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t p = 0; p < ngp; p++) {
+                int64_t lo = rv[i].s > gp[p].s ? rv[i].s : gp[p].s, hi = rv[i].e < gp[p].e ? rv[i].e : gp[p].e;
+                rcov += hi > lo ? hi - lo : 0;
+            }
+        if (with_union) {
+            sp_sort_into(rv, m, t1, few_ok);
+            sp_pieces(t1, m, rp, &runion);
+        }
+    } else {
+        sp_sort_into(rv, m, t1, few_ok);
+        int64_t nrp = sp_pieces(t1, m, rp, &runion);
+        inter = sp_overlap(rp, nrp, gp, ngp);
+        gcov = gunion == gsum ? inter : sp_covered(gv, g, rp, nrp);
+        rcov = runion == rsum ? inter : sp_covered(t1, m, gp, ngp);
+    }
+    res[0] = inter; res[1] = gunion; res[2] = runion; res[3] = gsum; res[4] = rsum; res[5] = gcov; res[6] = rcov;
+}
+
+/* checks every interval (0 <= start <= end) and keeps the largest end; 0 when one is bad */
+static int sp_intervals_ok(const int64_t *s, const int64_t *e, Py_ssize_t n, int64_t *top) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (s[i] < 0 || e[i] < s[i]) return 0;
+        if (e[i] > *top) *top = e[i];
+    }
+    return 1;
+}
+
+/* checks every segment within [0, len] and keeps the longest; 0 when one is bad */
+static int sp_segments_ok(const int64_t *lo, const int64_t *hi, Py_ssize_t n, Py_ssize_t len, int64_t *longest) {
+    for (Py_ssize_t q = 0; q < n; q++) {
+        if (lo[q] < 0 || hi[q] < lo[q] || hi[q] > len) return 0;
+        if (hi[q] - lo[q] > *longest) *longest = hi[q] - lo[q];
+    }
+    return 1;
+}
+
+static PyObject *span_lengths(PyObject *self, PyObject *args) {
+    static const char *names[11] = {"k", "seg_lo", "seg_hi", "row_iv", "iv_start", "iv_end", "gold_lo", "gold_hi",
+                                    "gold_start", "gold_end", "out"};
+    PyObject *objs[11];
+    int with_union = 1;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOO|p", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5],
+                          &objs[6], &objs[7], &objs[8], &objs[9], &objs[10], &with_union))
+        return NULL;
+    Py_buffer b[11];
+    for (int i = 0; i < 11; i++) {
+        if (sp_get_ints(objs[i], &b[i], i == 10, i == 3, names[i]) < 0) {
+            for (int j = 0; j < i; j++) PyBuffer_Release(&b[j]);
+            return NULL;
+        }
+    }
+    const int64_t *k = b[0].buf, *seg_lo = b[1].buf, *seg_hi = b[2].buf;
+    const int64_t *row64 = b[3].itemsize == 8 ? (const int64_t *)b[3].buf : NULL;
+    const int32_t *row32 = b[3].itemsize == 4 ? (const int32_t *)b[3].buf : NULL;
+    const int64_t *iv_s = b[4].buf, *iv_e = b[5].buf, *g_lo = b[6].buf, *g_hi = b[7].buf;
+    const int64_t *g_s = b[8].buf, *g_e = b[9].buf;
+    int64_t *out = b[10].buf;
+    Py_ssize_t n = b[0].len / 8, n_rows = b[3].len / b[3].itemsize, n_iv = b[4].len / 8, n_gold = b[8].len / 8;
+    const char *why = NULL;
+    int64_t top = 0, longest_r = 0, longest_g = 0;
+    if (b[1].len / 8 != n || b[2].len / 8 != n || b[6].len / 8 != n || b[7].len / 8 != n || b[5].len / 8 != n_iv
+            || b[9].len / 8 != n_gold || b[10].len / 8 != 7 * n)
+        why = "span_lengths: the arrays' lengths do not agree";
+    else if (!sp_segments_ok(seg_lo, seg_hi, n, n_rows, &longest_r) || !sp_segments_ok(g_lo, g_hi, n, n_gold, &longest_g))
+        why = "span_lengths: a segment lies outside its array";
+    else if (!sp_intervals_ok(iv_s, iv_e, n_iv, &top) || !sp_intervals_ok(g_s, g_e, n_gold, &top))
+        why = "span_lengths: an interval has a negative start or ends before it starts";
+    for (Py_ssize_t q = 0; why == NULL && q < n; q++)
+        if (k[q] < 0) why = "span_lengths: a negative cutoff";
+    /* every sum of one query is at most (its intervals) x (the largest coordinate) */
+    int too_large = why == NULL && (longest_r + longest_g + 1) > ((int64_t)1 << 62) / (top + 1);
+    /* the branch-free sort of few intervals packs a start above 5 bits of index */
+    int few_ok = top < ((int64_t)1 << 58);
+    sp_iv *scratch = NULL;
+    if (why == NULL && !too_large) {
+        size_t cells = (size_t)(4 * longest_r + 3 * longest_g + 1);
+        scratch = (sp_iv *)PyMem_RawMalloc(cells * sizeof(sp_iv));
+        if (scratch == NULL) {
+            for (int j = 0; j < 11; j++) PyBuffer_Release(&b[j]);
+            return PyErr_NoMemory();
+        }
+    }
+    int bad_row = 0;
+    if (why == NULL && !too_large) {
+        Py_BEGIN_ALLOW_THREADS
+        sp_iv *rv = scratch, *rp = rv + longest_r, *t1 = rp + longest_r, *t2 = t1 + longest_r;
+        sp_iv *ga = t2 + longest_r, *gv = ga + longest_g, *gp = gv + longest_g;
+        int64_t res[7];
+        for (Py_ssize_t q = 0; q < n && !bad_row; q++) {
+            int64_t m = 0, rsum = 0, g = 0, gsum = 0, gunion;
+            for (int64_t r = seg_lo[q]; r < seg_hi[q] && m < k[q]; r++) {
+                int64_t i = row64 != NULL ? row64[r] : (int64_t)row32[r];
+                if (i == -1) continue;
+                if (i < 0 || i >= n_iv) { bad_row = 1; break; }
+                rv[m].s = iv_s[i]; rv[m].e = iv_e[i];
+                rsum += iv_e[i] - iv_s[i];
+                m++;
+            }
+            for (int64_t j = g_lo[q]; j < g_hi[q]; j++) {
+                ga[g].s = g_s[j]; ga[g].e = g_e[j];
+                gsum += g_e[j] - g_s[j];
+                g++;
+            }
+            sp_sort_into(ga, g, gv, few_ok);
+            int64_t ngp = sp_pieces(gv, g, gp, &gunion);
+            sp_query(rv, m, rsum, gv, g, gsum, gp, ngp, gunion, with_union, few_ok, rp, t1, t2, res);
+            for (int c = 0; c < 7; c++) out[c * n + q] = res[c];
+        }
+        Py_END_ALLOW_THREADS
+        if (bad_row) why = "span_lengths: a row points to no interval";
+    }
+    PyMem_RawFree(scratch);
+    for (int j = 0; j < 11; j++) PyBuffer_Release(&b[j]);
+    if (why != NULL) {
+        PyErr_SetString(PyExc_ValueError, why);
+        return NULL;
+    }
+    return PyLong_FromLong(too_large);
+}
+/* ==== spans (end) ================================================================================== */
+
 static PyObject *features(PyObject *self, PyObject *unused) {
 #if defined(HAVE_SSE2)
     int sse2 = 1;
@@ -1709,6 +1991,7 @@ static PyMethodDef methods[] = {
     {"kahan_cumsum_runs", kahan_cumsum_runs, METH_VARARGS, "Compensated running sums within runs (pandas' cumsum)."},
     {"fusion_pairs", fusion_pairs, METH_VARARGS, "Fusion: (query, document) pairs of several runs, first-seen order."},
     {"fusion_layout", fusion_layout, METH_VARARGS, "Fusion: the fused rows of several runs and each run's row and place."},
+    {"span_lengths", span_lengths, METH_VARARGS, "Span measures: per query the intersection, unions, sums and covered sums of intervals."},
     {"features", features, METH_NOARGS, "What this build has: SIMD, the file mapping, page release."},
     {"first_nul", ids_first_nul, METH_O, "Index of the first str holding a NUL character, or -1."},
     {"str_ids", ids_str_ids, METH_O, "(whether every item is a str, index of the first holding a NUL or -1)"},

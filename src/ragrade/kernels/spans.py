@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -209,40 +209,104 @@ def _encoding(name: str) -> Any:
 
 # -- the measures -------------------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(frozen=True)
+class Retrieved:
+    """Each query's retrieved chunks in rank order, as indices into one array of intervals (a chunk retrieved
+    by many queries is stored once): query ``q`` reads the rows ``seg_lo[q] .. seg_hi[q]-1`` of ``row_iv``;
+    a row holds the index of its interval in ``iv_start``/``iv_end``, or -1 (a row that is not read, such as
+    a repeat a policy dropped: the ranks close up over it)."""
+
+    seg_lo: np.ndarray
+    seg_hi: np.ndarray
+    row_iv: np.ndarray
+    iv_start: np.ndarray
+    iv_end: np.ndarray
+
+    def flat(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(query, rank, start, end)``: one row per retrieved chunk read, grouped by query, ranks 0, 1, ..."""
+        lengths = np.asarray(self.seg_hi - self.seg_lo, dtype=np.int64)
+        total = int(lengths.sum())
+        query = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+        before = np.cumsum(lengths) - lengths
+        rows = np.arange(total, dtype=np.int64) + np.repeat(np.asarray(self.seg_lo, dtype=np.int64) - before, lengths)
+        iv = np.asarray(self.row_iv, dtype=np.int64)[rows]
+        keep = iv >= 0
+        if not keep.all():
+            query, iv = query[keep], iv[keep]
+        counts = np.bincount(query, minlength=len(lengths))
+        rank = np.arange(len(query), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+        return query, rank, self.iv_start[iv], self.iv_end[iv]
+
+
 class SpanInputs:
     """Everything the span measures read, in global coordinates (see the module docstring).
 
     ``gold_*``: one row per gold span (``gold_query``: the query's index, 0..n_queries-1).
-    ``ret_*``: one row per retrieved chunk (``ret_rank``: its 0-based position in the query's ranking).
+    ``ret_*``: one row per retrieved chunk (``ret_rank``: its 0-based position in the query's ranking); or,
+    instead, ``retrieved`` (a :class:`Retrieved`: the same rows as indices into the chunks' intervals; the flat
+    arrays are then made only where a path reads them).
     ``chunk_start``/``chunk_end``: the whole chunking, sorted by start, for precision_omega and
     ``retrieve=-1`` (None when not given). ``token_map(tokenizer)``: the sorted global offsets at which the
     corpus's tokens start under a tokenizer. ``semantics``: ``default``, ``chroma`` or ``legalbench_rag``.
     ``cache``: lengths shared by the measures of one evaluation.
     """
 
-    n_queries: int
-    gold_query: np.ndarray
-    gold_start: np.ndarray
-    gold_end: np.ndarray
-    ret_query: np.ndarray
-    ret_rank: np.ndarray
-    ret_start: np.ndarray
-    ret_end: np.ndarray
-    chunk_start: np.ndarray | None = None
-    chunk_end: np.ndarray | None = None
-    semantics: str = "default"
-    token_map: Callable[[str], np.ndarray] | None = None
-    cache: dict[Any, Any] = field(default_factory=dict)
+    def __init__(self, n_queries: int, gold_query: np.ndarray, gold_start: np.ndarray, gold_end: np.ndarray,
+                 ret_query: np.ndarray | None = None, ret_rank: np.ndarray | None = None,
+                 ret_start: np.ndarray | None = None, ret_end: np.ndarray | None = None,
+                 chunk_start: np.ndarray | None = None, chunk_end: np.ndarray | None = None,
+                 semantics: str = "default", token_map: Callable[[str], np.ndarray] | None = None,
+                 cache: dict[Any, Any] | None = None, *, retrieved: Retrieved | None = None) -> None:
+        if semantics not in SEMANTICS:
+            raise ValueError(f"unknown span semantics {semantics!r}")
+        flat = (ret_query, ret_rank, ret_start, ret_end)
+        if (retrieved is None) == any(a is None for a in flat) or (retrieved is not None and any(a is not None for a in flat)):
+            raise ValueError("give the retrieved rows either as ret_query, ret_rank, ret_start and ret_end or as "
+                             "retrieved")
+        self.n_queries = n_queries
+        self.gold_query, self.gold_start, self.gold_end = gold_query, gold_start, gold_end
+        self.chunk_start, self.chunk_end = chunk_start, chunk_end
+        self.semantics = semantics
+        self.token_map = token_map
+        self.cache: dict[Any, Any] = {} if cache is None else cache
+        self.retrieved = retrieved
+        self._flat = None if retrieved is not None else flat
 
-    def __post_init__(self) -> None:
-        if self.semantics not in SEMANTICS:
-            raise ValueError(f"unknown span semantics {self.semantics!r}")
+    def _rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if self._flat is None:
+            assert self.retrieved is not None
+            self._flat = self.retrieved.flat()
+        return self._flat  # type: ignore[return-value]
+
+    @property
+    def ret_query(self) -> np.ndarray:
+        return self._rows()[0]
+
+    @property
+    def ret_rank(self) -> np.ndarray:
+        return self._rows()[1]
+
+    @property
+    def ret_start(self) -> np.ndarray:
+        return self._rows()[2]
+
+    @property
+    def ret_end(self) -> np.ndarray:
+        return self._rows()[3]
+
+    @property
+    def n_retrieved(self) -> int:
+        """The number of retrieved rows (before any cutoff)."""
+        if self._flat is None:
+            assert self.retrieved is not None
+            return int(np.count_nonzero(self.retrieved.row_iv >= 0)) if len(self.retrieved.row_iv) else 0
+        return len(self._flat[0])  # type: ignore[arg-type]
 
     @property
     def width(self) -> int:
         if "width" not in self.cache:
-            arrays = [self.gold_end, self.ret_end] + ([self.chunk_end] if self.chunk_end is not None else [])
+            ends = [self.gold_end] + ([self.retrieved.iv_end] if self.retrieved is not None else [self.ret_end])
+            arrays = ends + ([self.chunk_end] if self.chunk_end is not None else [])
             self.cache["width"] = key_width(*arrays)
             check_width(self.n_queries, self.cache["width"])
         return int(self.cache["width"])
@@ -282,15 +346,19 @@ def cutoffs(metric: Metric, inp: SpanInputs) -> np.ndarray | None:
     return None if k is None else np.full(inp.n_queries, k, dtype=np.int64)
 
 
-def _top(metric: Metric, inp: SpanInputs) -> np.ndarray | None:
-    """A mask of the retrieved rows the metric reads (None: every row)."""
+def _cut(metric: Metric, inp: SpanInputs) -> np.ndarray | None:
+    """Each query's number of retrieved chunks the metric reads (None: every one)."""
     if metric.get("retrieve") == -1:
-        k = cutoffs(metric, inp)
-        assert k is not None
-        return inp.ret_rank < k[inp.ret_query]
-    if metric.k is None or (len(inp.ret_rank) and int(inp.ret_rank.max()) < metric.k):
+        return cutoffs(metric, inp)
+    return None if metric.k is None else np.full(inp.n_queries, metric.k, dtype=np.int64)
+
+
+def _mask(inp: SpanInputs, k: np.ndarray | None) -> np.ndarray | None:
+    """The retrieved rows within each query's cutoff, as a mask (None: every row)."""
+    if k is None:
         return None
-    return inp.ret_rank < metric.k
+    rows = inp.ret_rank < k[inp.ret_query]
+    return None if rows.all() else rows
 
 
 class _Lengths:
@@ -530,6 +598,118 @@ def lengths(inp: SpanInputs, rows: np.ndarray | None, tokenizer: str | None) -> 
     return _Lengths(inp, rows, tokenizer)
 
 
+# -- the native path: one pass per query in the C helper ------------------------------------------------------
+
+#: whether the C helper (``ragrade._accel.span_lengths``) computes the lengths when it is built (the tests turn it
+#: off to compare the paths; ``RAGRADE_NO_ACCEL=1`` turns the helper off altogether)
+NATIVE = True
+
+
+def _accel() -> Any:
+    if not NATIVE:
+        return None
+    from ragrade._native import accel
+
+    return accel if accel is not None and hasattr(accel, "span_lengths") else None
+
+
+class Counted:
+    """The lengths of :class:`_Lengths` (same names, same integers) from the C helper's one pass: ``inter``,
+    ``gold_union``, ``ret_union``, ``gold_sum``, ``ret_sum``, ``gold_covered``, ``ret_covered``. ``ret_union``
+    (which needs each query's retrieved chunks sorted) is computed by a second pass when first asked for."""
+
+    def __init__(self, out: np.ndarray, again: Callable[[], np.ndarray]) -> None:
+        (self.inter, self.gold_union, self._ret_union, self.gold_sum, self.ret_sum, self.gold_covered,
+         self.ret_covered) = out
+        self._again = again
+
+    @property
+    def ret_union(self) -> np.ndarray:
+        if len(self._ret_union) and int(self._ret_union.min()) < 0:
+            self._ret_union = self._again()[2]
+        return self._ret_union
+
+
+def _i64(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def _index(a: np.ndarray) -> np.ndarray:
+    """Row indices as the C helper reads them: int32 kept as it is, anything else as int64."""
+    return a if a.dtype == np.int32 and a.flags.c_contiguous else _i64(a)
+
+
+def _segments(group: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)`` of each group's rows, for rows sorted by group (0..n-1)."""
+    counts = np.bincount(group, minlength=n) if len(group) else np.zeros(n, dtype=np.int64)
+    if len(counts) != n:
+        raise ValueError("a span or retrieved row names a query past n_queries")
+    hi = np.cumsum(counts, dtype=np.int64)
+    return hi - counts, hi
+
+
+def _gold_segments(inp: SpanInputs, tokenizer: str | None, tok: Callable[[np.ndarray], np.ndarray]
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(lo, hi, start, end)``: the gold spans grouped by query (cached)."""
+    key = ("gold segments", tokenizer)
+    if key not in inp.cache:
+        gq, gs, ge = _i64(inp.gold_query), tok(inp.gold_start), tok(inp.gold_end)
+        if len(gq) > 1 and bool((gq[1:] < gq[:-1]).any()):
+            order = np.argsort(gq, kind="stable")
+            gq, gs, ge = gq[order], gs[order], ge[order]
+        lo, hi = _segments(gq, inp.n_queries)
+        inp.cache[key] = (lo, hi, _i64(gs), _i64(ge))
+    return inp.cache[key]
+
+
+def _native_retrieved(inp: SpanInputs, k: np.ndarray | None, tok: Callable[[np.ndarray], np.ndarray]
+                      ) -> tuple[Retrieved, np.ndarray]:
+    """The retrieved rows as :class:`Retrieved` (made from the flat arrays when given so: rows sorted by query
+    and rank) and each query's number of rows read."""
+    n = inp.n_queries
+    r = inp.retrieved
+    if r is not None:
+        every = np.full(n, len(r.row_iv), dtype=np.int64) if k is None else k
+        return Retrieved(_i64(r.seg_lo), _i64(r.seg_hi), _index(r.row_iv), _i64(tok(r.iv_start)),
+                         _i64(tok(r.iv_end))), _i64(every)
+    q, rank = _i64(inp.ret_query), _i64(inp.ret_rank)
+    grouped = len(q) < 2 or bool(((q[1:] > q[:-1]) | ((q[1:] == q[:-1]) & (rank[1:] > rank[:-1]))).all())
+    order = np.arange(len(q), dtype=np.int64) if grouped else np.lexsort((rank, q)).astype(np.int64)
+    lo, hi = _segments(q[order], n)
+    if k is None:
+        read = hi - lo
+    else:  # the rows within the cutoff: a prefix of each query's rows sorted by rank
+        read = np.bincount(q[rank < k[q]], minlength=n).astype(np.int64) if len(q) else np.zeros(n, np.int64)
+    return Retrieved(lo, hi, order, _i64(tok(inp.ret_start)), _i64(tok(inp.ret_end))), read
+
+
+def _native_lengths(accel: Any, inp: SpanInputs, k: np.ndarray | None, tokenizer: str | None) -> Counted | None:
+    """The lengths from the C helper, or None when its 64-bit sums could overflow (the NumPy path then decides)."""
+    tok = _tokens(inp, tokenizer)
+    glo, ghi, gs, ge = _gold_segments(inp, tokenizer, tok)
+    r, read = _native_retrieved(inp, k, tok)
+    def call(with_union: bool) -> np.ndarray | None:
+        out = np.empty(7 * inp.n_queries, dtype=np.int64)
+        if accel.span_lengths(read, r.seg_lo, r.seg_hi, r.row_iv, r.iv_start, r.iv_end, glo, ghi, gs, ge, out,
+                              with_union):
+            return None
+        return out.reshape(7, inp.n_queries)
+
+    first = call(False)
+    return None if first is None else Counted(first, lambda: call(True))  # type: ignore[arg-type,return-value]
+
+
+def lengths_at(inp: SpanInputs, k: np.ndarray | None, tokenizer: str | None) -> Any:
+    """The lengths (see :class:`_Lengths`) of the first ``k[q]`` retrieved chunks of each query ``q`` (None:
+    all): from the C helper when it is built, else from NumPy (:func:`lengths`); the same integers."""
+    accel = _accel()
+    if accel is not None:
+        got = _native_lengths(accel, inp, k, tokenizer)
+        if got is not None:
+            return got
+    return lengths(inp, _mask(inp, k), tokenizer)
+
+
 def ratio(num: np.ndarray, den: np.ndarray, empty: float) -> np.ndarray:
     """``num / den`` (float64), ``empty`` where ``den`` is 0."""
     out = np.full(len(num), empty, dtype=np.float64)
@@ -538,10 +718,10 @@ def ratio(num: np.ndarray, den: np.ndarray, empty: float) -> np.ndarray:
     return out
 
 
-def _lengths_for(metric: Metric, inp: SpanInputs) -> _Lengths | _RowLengths:
+def _lengths_for(metric: Metric, inp: SpanInputs) -> Any:
     key = ("lengths", metric.k, metric.get("retrieve"), metric.get("tokenizer"))
     if key not in inp.cache:
-        inp.cache[key] = lengths(inp, _top(metric, inp), metric.get("tokenizer"))
+        inp.cache[key] = lengths_at(inp, _cut(metric, inp), metric.get("tokenizer"))
     return inp.cache[key]
 
 
@@ -582,15 +762,16 @@ def _omega(metric: Metric, inp: SpanInputs) -> Fraction:
     group, idx = gold_touch_counts(inp, touch=chroma)
     assert inp.chunk_start is not None and inp.chunk_end is not None
     shared = {k: v for k, v in inp.cache.items()
-              if k == "width" or (isinstance(k, tuple) and k[0] in ("tokens", "gold", "gold rows"))}
+              if k == "width" or (isinstance(k, tuple) and k[0] in ("tokens", "gold", "gold rows", "gold segments"))}
     counts = np.bincount(group, minlength=inp.n_queries)
-    rank = np.arange(len(group)) - np.repeat(np.cumsum(counts) - counts, counts)  # (pairs come grouped)
-    omega = SpanInputs(inp.n_queries, inp.gold_query, inp.gold_start, inp.gold_end, group, rank,
-                       inp.chunk_start[idx], inp.chunk_end[idx], token_map=inp.token_map, cache=shared)
-    p = lengths(omega, None, metric.get("tokenizer"))
+    hi = np.cumsum(counts)  # (pairs come grouped)
+    touched = Retrieved(hi - counts, hi, idx, inp.chunk_start, inp.chunk_end)
+    omega = SpanInputs(inp.n_queries, inp.gold_query, inp.gold_start, inp.gold_end, token_map=inp.token_map,
+                       cache=shared, retrieved=touched)
+    p = lengths_at(omega, None, metric.get("tokenizer"))
     den = p.gold_union + p.ret_union - p.inter
     if chroma:  # no chunk touches the gold: Chroma's score stays 0 (a zero numerator over the gold)
-        den = np.where(np.bincount(group, minlength=inp.n_queries) == 0, p.gold_union, den)
+        den = np.where(counts == 0, p.gold_union, den)
     return p.inter, den, np.nan
 
 
@@ -634,6 +815,6 @@ def span_precision_omega(metric: Metric, inp: SpanInputs) -> np.ndarray:
     return ratio(*_omega(metric, inp))
 
 
-__all__ = ["CHROMA_CAP", "SEMANTICS", "TOKENIZERS", "SpanInputs", "covered", "cutoffs", "fraction", "key_width",
-           "keys", "lengths", "overlap_pairs", "pieces", "pooled", "ratio", "span_iou", "span_precision", "span_precision_omega", "span_recall",
+__all__ = ["CHROMA_CAP", "SEMANTICS", "TOKENIZERS", "Counted", "Retrieved", "SpanInputs", "covered", "cutoffs",
+           "fraction", "key_width", "keys", "lengths", "lengths_at", "overlap_pairs", "pieces", "pooled", "ratio", "span_iou", "span_precision", "span_precision_omega", "span_recall",
            "token_starts", "touching", "union_length"]

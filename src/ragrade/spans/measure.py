@@ -19,7 +19,7 @@ from ragrade.errors import InputError, PolicyError
 from ragrade.kernels import spans as K
 from ragrade.metrics import Metric
 from ragrade.policies import Policies
-from ragrade.spans.model import ChunkMap, Corpus, SpanTruth
+from ragrade.spans.model import ChunkMap, Coded, Corpus, SpanTruth
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class DocSpace:
         length: dict[str, int] = {}
         if corpus is not None:
             length = {d: len(t) for d, t in corpus.items()}
-        for doc, end in _extents(truth.doc, truth.end, chunks):
+        for doc, end in _extents(truth, chunks):
             if doc not in length or (corpus is None and end > length[doc]):
                 length[doc] = end
         base, at = {}, 0
@@ -58,6 +58,15 @@ class DocSpace:
                              item=str(docs[int(np.argmin(at))]))
         return np.asarray([self.base[d] for d in names], dtype=np.int64)[at] if len(at) else at
 
+    def coded_bases(self, coded: Coded) -> np.ndarray:
+        """The base of each row of dictionary-encoded document ids (the lookup made once per distinct id)."""
+        names = coded.names.tolist()
+        at = np.fromiter((self.base.get(d, -1) for d in names), dtype=np.int64, count=len(names))
+        if len(at) and int(at.min()) < 0:
+            raise InputError("a span or chunk points into a document the corpus does not have",
+                             item=str(names[int(np.argmin(at))]))
+        return at[coded.codes]
+
     def token_map(self, tokenizer: str) -> np.ndarray:
         """The global offsets at which the corpus's tokens start, sorted (needs the corpus's texts)."""
         if tokenizer not in self._tokens:
@@ -69,95 +78,135 @@ class DocSpace:
         return self._tokens[tokenizer]
 
 
-def _extents(docs: np.ndarray, ends: np.ndarray, chunks: ChunkMap | None) -> list[tuple[str, int]]:
-    """Each document's furthest end over the spans and chunks."""
-    from ragrade.spans.lookup import group_max
-
-    d = docs if chunks is None else np.concatenate([docs, chunks.doc])
-    e = ends if chunks is None else np.concatenate([ends, chunks.end])
-    if len(d) == 0:
-        return []
-    names, top = group_max(d, e)
-    return list(zip(names, top.tolist(), strict=True))
+def _extents(truth: SpanTruth, chunks: ChunkMap | None) -> list[tuple[str, int]]:
+    """Each document's furthest end over the spans and chunks, in order of first appearance (the spans'
+    documents, then the chunks')."""
+    out = dict(zip(truth.doc_codes.names.tolist(), truth.extents().tolist(), strict=True))
+    if chunks is not None:
+        for doc, end in zip(chunks.doc_codes.names.tolist(), chunks.extents().tolist(), strict=True):
+            if end > out.get(doc, -1):
+                out[doc] = end
+    return list(out.items())
 
 
 @dataclass(frozen=True)
 class RunRows:
-    """A run's rows, in rank order, against the queries of the truth: ``query`` (index into ``queries``),
-    ``rank`` (0-based), ``chunk`` (row of the chunk map). ``present``: the queries the run holds;
-    ``only_in_run``: its queries the truth does not have."""
+    """A run's rows, in rank order, against the queries of the truth: the rows of truth query ``q`` are
+    ``seg_lo[q] .. seg_hi[q]-1`` of ``code``, each the code of a retrieved id in the run's vocabulary (-1: a
+    repeat the duplicates policy dropped; ranks close up over it); ``chunk_of[code]`` is that id's row in the
+    chunk map (-1: not there, in rows nobody reads). ``present``: the queries the run holds; ``only_in_run``:
+    its queries the truth does not have; ``duplicates``: the repeats met in the truth's queries."""
 
-    queries: list[str]
-    query: np.ndarray
-    rank: np.ndarray
-    chunk: np.ndarray
+    queries: Sequence[str] | np.ndarray
+    seg_lo: np.ndarray
+    seg_hi: np.ndarray
+    code: np.ndarray
+    chunk_of: np.ndarray
     present: np.ndarray
     only_in_run: list[str]
     duplicates: int = 0
 
+    @property
+    def chunk(self) -> np.ndarray:
+        """Each row's chunk-map row (-1: a row not read)."""
+        return np.where(self.code >= 0, self.chunk_of[np.maximum(self.code, 0)], -1) if len(self.chunk_of) \
+            else np.full(len(self.code), -1, dtype=np.int64)
 
-def join_run(run: Run, chunks: ChunkMap, queries: Sequence[str], policies: Policies | None = None) -> RunRows:
-    """The run's rows in rank order (its tie policy), joined with the chunk map (see :class:`RunRows`).
-    Policies read: ``ties``, ``duplicates`` (``drop``: later copies of a chunk removed; ``error``) and
-    ``max_docs`` (only the first rows of each ranking)."""
+    def retrieved(self, chunk_start: np.ndarray, chunk_end: np.ndarray) -> K.Retrieved:
+        """The rows as the kernels' :class:`~ragrade.kernels.spans.Retrieved`, over one interval per id of the
+        run's vocabulary (an id the chunk map lacks: an empty interval nobody reads)."""
+        known = self.chunk_of >= 0
+        at = np.where(known, self.chunk_of, 0)
+        start = np.where(known, chunk_start[at], 0) if len(chunk_start) else np.zeros(len(at), dtype=np.int64)
+        end = np.where(known, chunk_end[at], 0) if len(chunk_end) else np.zeros(len(at), dtype=np.int64)
+        return K.Retrieved(self.seg_lo, self.seg_hi, self.code, start, end)
+
+
+def _query_positions(run_queries: np.ndarray, queries: Sequence[str] | np.ndarray) -> np.ndarray:
+    """The position of each of the run's query ids among ``queries`` (-1: not there); no hashing when the run
+    holds exactly the truth's queries in its order."""
     from ragrade.spans.lookup import positions_of
 
+    if (len(run_queries) == len(queries) and (not isinstance(queries, np.ndarray) or queries.dtype == object)
+            and bool((run_queries == np.asarray(queries, dtype=object)).all())):
+        return np.arange(len(queries), dtype=np.int64)
+    return positions_of(run_queries, queries)
+
+
+def join_run(run: Run, chunks: ChunkMap, queries: Sequence[str] | np.ndarray, policies: Policies | None = None
+             ) -> RunRows:
+    """The run's rows in rank order (its tie policy), joined with the chunk map (see :class:`RunRows`): the
+    chunk ids are looked up once per distinct id. Policies read: ``ties``, ``duplicates`` (``drop``: later
+    copies of a chunk not read; ``error``) and ``max_docs`` (only the first rows of each ranking)."""
     pol = policies or Policies()
-    qids = run.query_ids.tolist()
-    qpos = positions_of(qids, list(queries))
-    perm = run.ranking(pol.ties)
-    offsets = run.offsets
-    seg = np.repeat(np.arange(len(qids)), np.diff(offsets))
-    rank = np.arange(run.n_rows, dtype=np.int64) - offsets[seg]
-    codes = run.doc_codes[perm]
+    qids = run.query_ids
+    qpos = _query_positions(qids, queries)
+    perm, _ = run.ranking_sparse(pol.ties)
+    codes = run.doc_codes if perm is None else run.doc_codes[perm]
     where = chunks.positions(run.doc_vocab)
-    chunk = where[codes]
-    keep = qpos[seg] >= 0
+    offsets = run.offsets
+    lo, hi = offsets[:-1], offsets[1:]
+    if pol.max_docs is not None:
+        hi = np.minimum(hi, lo + pol.max_docs)
+    here = qpos >= 0
+    if len(where) and int(where.min()) < 0:
+        _check_known(run, where[codes], codes, lo, hi, here)
     dups = 0
     if pol.duplicates in ("drop", "error"):  # (else a repeat is read as retrieved: once under union, twice in sums)
-        dup_mask = run.duplicate_mask()[perm]
-        dups = int(dup_mask[keep].sum())
+        dup = run.duplicate_mask() if perm is None else run.duplicate_mask()[perm]
+        dup = dup & np.repeat(here, np.diff(offsets))
+        dups = int(dup.sum())
         if dups and pol.duplicates == "error":
             raise PolicyError(f"the run lists {dups} chunk{'s' if dups != 1 else ''} twice for one query "
                               "(duplicates='error')")
-        if pol.duplicates == "drop":
-            keep &= ~dup_mask
-    if pol.max_docs is not None:
-        keep &= rank < pol.max_docs
-    unknown = keep & (chunk < 0)
+        if pol.duplicates == "drop" and dups:
+            codes = np.where(dup, -1, codes)
+    n = len(queries)
+    seg_lo, seg_hi = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    at = qpos[here]
+    seg_lo[at], seg_hi[at] = lo[here], hi[here]
+    present = np.zeros(n, dtype=bool)
+    present[at] = True
+    only = qids[~here].tolist() if not here.all() else []
+    return RunRows(queries, seg_lo, seg_hi, codes, where, present, only, dups)
+
+
+def _check_known(run: Run, chunk: np.ndarray, codes: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                 here: np.ndarray) -> None:
+    """An :class:`InputError` for the first chunk id the chunk map does not have among the rows read."""
+    n_rows = len(chunk)
+    seg = np.repeat(np.arange(len(lo)), np.diff(np.append(lo, n_rows)))
+    rank = np.arange(n_rows) - lo[seg]
+    unknown = (chunk < 0) & here[seg] & (rank < (hi - lo)[seg])
     if unknown.any():
         i = int(np.flatnonzero(unknown)[0])
         raise InputError(f"the run retrieves {int(unknown.sum())} chunk id(s) the chunk map does not have",
-                         query=qids[seg[i]], item=str(run.doc_vocab[codes[i]]))
-    if pol.duplicates == "drop":  # ranks close up over the dropped copies
-        rank = _ranks_after_drop(seg, keep)
-    present = np.zeros(len(queries), dtype=bool)
-    present[qpos[qpos >= 0]] = True
-    only = [q for q, p in zip(qids, qpos.tolist(), strict=True) if p < 0]
-    return RunRows(list(queries), qpos[seg][keep], rank[keep], chunk[keep], present, only, dups)
-
-
-def _ranks_after_drop(seg: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    c = np.cumsum(keep) - keep
-    first = np.zeros(int(seg.max()) + 1 if len(seg) else 0, dtype=np.int64)
-    starts = np.flatnonzero(np.concatenate([[True], seg[1:] != seg[:-1]])) if len(seg) else np.zeros(0, int)
-    first[seg[starts]] = c[starts]
-    return (c - first[seg]).astype(np.int64)
+                         query=str(run.query_ids[seg[i]]), item=str(run.doc_vocab[codes[i]]))
 
 
 def span_inputs(truth: SpanTruth, joined: RunRows, chunks: ChunkMap, space: DocSpace,
-                semantics: str = "default") -> K.SpanInputs:
-    """The kernels' :class:`~ragrade.kernels.spans.SpanInputs` of a truth and a joined run."""
+                semantics: str = "default", *, chunking: bool = True) -> K.SpanInputs:
+    """The kernels' :class:`~ragrade.kernels.spans.SpanInputs` of a truth and a joined run (``chunking``: with
+    the whole chunking sorted by start, which precision_omega and retrieve=-1 read)."""
     from ragrade.spans.lookup import positions_of
 
-    gq = positions_of(truth.query, joined.queries)
-    gb = space.bases(truth.doc)
-    cb = space.bases(chunks.doc)
+    coded = truth.query_codes
+    if joined.queries is coded.names or list(joined.queries) == coded.names.tolist():
+        gq = coded.codes
+    else:
+        gq = positions_of(coded.names, joined.queries)[coded.codes]
+    gb = space.coded_bases(truth.doc_codes)
+    cb = space.coded_bases(chunks.doc_codes)
     cs, ce = cb + chunks.start, cb + chunks.end
-    order = np.argsort(cs, kind="stable")
-    return K.SpanInputs(len(joined.queries), gq, gb + truth.start, gb + truth.end, joined.query, joined.rank,
-                        cs[joined.chunk], ce[joined.chunk], cs[order], ce[order], semantics=semantics,
-                        token_map=space.token_map)
+    whole_s = whole_e = None
+    if chunking:
+        whole_s, whole_e = cs, ce
+        if len(cs) > 1 and bool((cs[1:] < cs[:-1]).any()):
+            order = np.argsort(cs, kind="stable")
+            whole_s, whole_e = cs[order], ce[order]
+    return K.SpanInputs(len(joined.queries), gq, gb + truth.start, gb + truth.end, chunk_start=whole_s,
+                        chunk_end=whole_e, semantics=semantics, token_map=space.token_map,
+                        retrieved=joined.retrieved(cs, ce))
 
 
 @dataclass(frozen=True)
@@ -180,13 +229,14 @@ def score(truth: SpanTruth, run: Run, labels: Sequence[tuple[str, Metric]], chun
     on the run), or is left out (``"drop"``), or is an error (``"error"``)."""
     pol = policies or Policies()
     check_metrics(labels, semantics)
-    queries = truth.queries
+    queries = truth.query_codes.names
     joined = join_run(run, chunks, queries, pol)
     missing = ~joined.present
     if missing.any() and pol.missing_run == "error":
         raise PolicyError(f"{int(missing.sum())} queries of the spans are missing from the run (missing_run='error')",)
     space = space or DocSpace.of(truth, chunks, corpus)
-    inp = span_inputs(truth, joined, chunks, space, semantics)
+    whole = any(m.name == "span_precision_omega" or m.get("retrieve") == -1 for _, m in labels)
+    inp = span_inputs(truth, joined, chunks, space, semantics, chunking=whole)
     per_query: dict[str, np.ndarray] = {}
     pooled: dict[str, float] = {}
     for label, metric in labels:
@@ -195,7 +245,7 @@ def score(truth: SpanTruth, run: Run, labels: Sequence[tuple[str, Metric]], chun
             values[missing] = 0.0
         per_query[label] = values
         pooled[label] = K.pooled(metric, inp, np.flatnonzero(joined.present | (metric.name == "span_precision_omega")))
-    return SpanScores(queries, per_query, pooled, joined.present, joined.only_in_run)
+    return SpanScores(queries.tolist(), per_query, pooled, joined.present, joined.only_in_run)
 
 
 def check_metrics(labels: Sequence[tuple[str, Metric]], semantics: str, profile: str | None = None) -> None:

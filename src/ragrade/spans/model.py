@@ -91,12 +91,14 @@ class SpanTruth:
                 (text is not None and len(text) != n):
             raise InputError("span columns must have the same length")
         rows_a = None if rows is None else _frozen(rows, np.int64)
-        q = _ids(query, "query id", source, rows_a)
-        d = _ids(doc, "document id", source, rows_a)
+        q, q_arrow = _ids_and_arrow(query, "query id", source, rows_a)
+        d, d_arrow = _ids_and_arrow(doc, "document id", source, rows_a)
         s, e = _offsets(start, end, source, rows_a, q, d)
         g = _frozen(np.ones(n) if grade is None else _grades(grade, source, rows_a), np.float64)
         t = None if text is None else _frozen([None if x is None else str(x) for x in text], object)
-        return cls(q, d, s, e, g, t, dict(questions or {}), source, rows_a)
+        out = cls(q, d, s, e, g, t, dict(questions or {}), source, rows_a)
+        object.__setattr__(out, "_coded", (Coded.of(q, q_arrow), Coded.of(d, d_arrow)))
+        return out
 
     # -- views ----------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -105,11 +107,32 @@ class SpanTruth:
     @property
     def queries(self) -> list[str]:
         """The query ids in order of first appearance."""
-        return list(dict.fromkeys(self.query.tolist()))
+        return self.query_codes.names.tolist()
 
     @property
     def documents(self) -> list[str]:
-        return list(dict.fromkeys(self.doc.tolist()))
+        return self.doc_codes.names.tolist()
+
+    @property
+    def query_codes(self) -> Coded:
+        """The query ids dictionary-encoded (made once, with the truth)."""
+        return self._codes()[0]
+
+    @property
+    def doc_codes(self) -> Coded:
+        """The document ids dictionary-encoded (made once, with the truth)."""
+        return self._codes()[1]
+
+    def extents(self) -> np.ndarray:
+        """The furthest end of each document's spans, per document of :attr:`doc_codes` (made once)."""
+        return _group_max(self, self.doc_codes, self.end)
+
+    def _codes(self) -> tuple[Coded, Coded]:
+        cached = self.__dict__.get("_coded")
+        if cached is None:
+            cached = (Coded.of(self.query), Coded.of(self.doc))
+            object.__setattr__(self, "_coded", cached)
+        return cached
 
     def where(self, i: int) -> str:
         """Where row ``i`` came from (``spans.jsonl, row 12``)."""
@@ -166,12 +189,16 @@ class ChunkMap:
         if not (len(doc) == len(start) == len(end) == n) or (text is not None and len(text) != n):
             raise InputError("chunk map columns must have the same length")
         rows_a = None if rows is None else _frozen(rows, np.int64)
-        c = _ids(chunk_id, "chunk id", source, rows_a)
-        d = _ids(doc, "document id", source, rows_a)
+        c, c_arrow = _ids_and_arrow(chunk_id, "chunk id", source, rows_a)
+        d, d_arrow = _ids_and_arrow(doc, "document id", source, rows_a)
         s, e = _offsets(start, end, source, rows_a, None, d, allow_empty=True)
-        _check_distinct(c, source, rows_a)
+        _check_distinct(c, source, rows_a, c_arrow)
         t = None if text is None else _frozen([None if x is None else str(x) for x in text], object)
-        return cls(c, d, s, e, t, name, source, rows_a, report)
+        out = cls(c, d, s, e, t, name, source, rows_a, report)
+        if c_arrow is not None:
+            object.__setattr__(out, "_ids", c_arrow)
+        object.__setattr__(out, "_coded", Coded.of(d, d_arrow))
+        return out
 
     def __len__(self) -> int:
         return len(self.chunk_id)
@@ -197,6 +224,19 @@ class ChunkMap:
         from ragrade.spans.lookup import positions_of
 
         return positions_of(ids, self.id_array)
+
+    @property
+    def doc_codes(self) -> Coded:
+        """The document ids dictionary-encoded (made once, with the map)."""
+        cached = self.__dict__.get("_coded")
+        if cached is None:
+            cached = Coded.of(self.doc)
+            object.__setattr__(self, "_coded", cached)
+        return cached
+
+    def extents(self) -> np.ndarray:
+        """The furthest end of each document's chunks, per document of :attr:`doc_codes` (made once)."""
+        return _group_max(self, self.doc_codes, self.end)
 
     @property
     def id_array(self) -> Any:
@@ -234,6 +274,13 @@ class ChunkMap:
 def _fast_strings(values: Any) -> np.ndarray | None:
     """The values as an object array of non-empty strings in one vectorised pass (strings only, no blank
     one), else None (the row-by-row check then names the bad row)."""
+    arr = _fast_arrow(values)
+    return None if arr is None else np.asarray(arr.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _fast_arrow(values: Any) -> Any:
+    """The values as an Arrow string array when they are all non-blank strings (one vectorised pass), else
+    None."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -243,9 +290,58 @@ def _fast_strings(values: Any) -> np.ndarray | None:
         arr = pa.array(values, type=pa.string())
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
         return None
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
     if arr.null_count or (len(arr) and pc.any(pc.equal(pc.utf8_trim_whitespace(arr), "")).as_py()):
         return None
-    return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=object)
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class Coded:
+    """Ids dictionary-encoded: ``codes[i]`` is row ``i``'s position in ``names`` (the distinct ids in order of
+    first appearance); ``arrow``: ``names`` as an Arrow string array (for hash lookups)."""
+
+    codes: np.ndarray
+    names: np.ndarray
+    arrow: Any
+
+    @classmethod
+    def of(cls, ids: np.ndarray, arrow: Any = None) -> Coded:
+        """From an object array of str (and the same ids as an Arrow array, when at hand)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        arr = pa.array(ids.tolist(), type=pa.string()) if arrow is None else arrow
+        enc = pc.dictionary_encode(arr)
+        codes = _frozen(enc.indices.to_numpy(zero_copy_only=False), np.int64)
+        names = _frozen(enc.dictionary.to_numpy(zero_copy_only=False), object)
+        return cls(codes, names, enc.dictionary)
+
+
+def _group_max(owner: Any, coded: Coded, values: np.ndarray) -> np.ndarray:
+    """The largest of ``values`` per id of ``coded`` (0 at least), kept on ``owner`` (immutable) once made."""
+    cached = owner.__dict__.get("_extents")
+    if cached is None:
+        cached = np.zeros(len(coded.names), dtype=np.int64)
+        if len(coded.names) <= 8:  # (a few passes beat ufunc.at, whose speed varies)
+            for d in range(len(coded.names)):
+                cached[d] = values[coded.codes == d].max(initial=0)
+        else:
+            np.maximum.at(cached, coded.codes, values)
+        cached.setflags(write=False)
+        object.__setattr__(owner, "_extents", cached)
+    return cached
+
+
+def _ids_and_arrow(values: Any, what: str, source: str, rows: np.ndarray | None) -> tuple[np.ndarray, Any]:
+    """:func:`_ids`, and the same ids as an Arrow string array when the fast path made one (else None)."""
+    arrow = _fast_arrow(values)
+    if arrow is None:
+        return _ids(values, what, source, rows), None
+    out = np.asarray(arrow.to_numpy(zero_copy_only=False), dtype=object)
+    out.setflags(write=False)
+    return out, arrow
 
 
 def _ids(values: Any, what: str, source: str, rows: np.ndarray | None) -> np.ndarray:
@@ -330,11 +426,12 @@ def _grades(values: Any, source: str, rows: np.ndarray | None) -> np.ndarray:
     return out
 
 
-def _check_distinct(ids: np.ndarray, source: str, rows: np.ndarray | None) -> None:
+def _check_distinct(ids: np.ndarray, source: str, rows: np.ndarray | None, arrow: Any = None) -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if len(ids) < 2 or len(pc.unique(pa.array(ids.tolist(), type=pa.string()))) == len(ids):
+    arr = pa.array(ids.tolist(), type=pa.string()) if arrow is None and len(ids) >= 2 else arrow
+    if len(ids) < 2 or len(pc.unique(arr)) == len(ids):
         return
     seen: dict[str, int] = {}
     for i, c in enumerate(ids.tolist()):
@@ -403,4 +500,4 @@ def _cut(text: str, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
-__all__ = ["ChunkMap", "Corpus", "SpanTruth"]
+__all__ = ["ChunkMap", "Coded", "Corpus", "SpanTruth"]
