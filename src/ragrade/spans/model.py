@@ -97,7 +97,8 @@ class SpanTruth:
         g = _frozen(np.ones(n) if grade is None else _grades(grade, source, rows_a), np.float64)
         t = None if text is None else _frozen([None if x is None else str(x) for x in text], object)
         out = cls(q, d, s, e, g, t, dict(questions or {}), source, rows_a)
-        object.__setattr__(out, "_coded", (Coded.of(q, q_arrow), Coded.of(d, d_arrow)))
+        # derived views kept beside the frozen fields, as functools.cached_property keeps its values
+        out.__dict__["_coded"] = (Coded.of(q, q_arrow), Coded.of(d, d_arrow))
         return out
 
     # -- views ----------------------------------------------------------------------------------------
@@ -131,7 +132,7 @@ class SpanTruth:
         cached = self.__dict__.get("_coded")
         if cached is None:
             cached = (Coded.of(self.query), Coded.of(self.doc))
-            object.__setattr__(self, "_coded", cached)
+            self.__dict__["_coded"] = cached
         return cached
 
     def where(self, i: int) -> str:
@@ -196,8 +197,8 @@ class ChunkMap:
         t = None if text is None else _frozen([None if x is None else str(x) for x in text], object)
         out = cls(c, d, s, e, t, name, source, rows_a, report)
         if c_arrow is not None:
-            object.__setattr__(out, "_ids", c_arrow)
-        object.__setattr__(out, "_coded", Coded.of(d, d_arrow))
+            out.__dict__["_ids"] = c_arrow
+        out.__dict__["_coded"] = Coded.of(d, d_arrow)
         return out
 
     def __len__(self) -> int:
@@ -231,7 +232,7 @@ class ChunkMap:
         cached = self.__dict__.get("_coded")
         if cached is None:
             cached = Coded.of(self.doc)
-            object.__setattr__(self, "_coded", cached)
+            self.__dict__["_coded"] = cached
         return cached
 
     def extents(self) -> np.ndarray:
@@ -246,7 +247,7 @@ class ChunkMap:
             import pyarrow as pa
 
             cached = pa.array(self.chunk_id.tolist(), type=pa.string())
-            object.__setattr__(self, "_ids", cached)
+            self.__dict__["_ids"] = cached
         return cached
 
     def check(self, corpus: Mapping[str, str]) -> None:
@@ -330,7 +331,7 @@ def _group_max(owner: Any, coded: Coded, values: np.ndarray) -> np.ndarray:
         else:
             np.maximum.at(cached, coded.codes, values)
         cached.setflags(write=False)
-        object.__setattr__(owner, "_extents", cached)
+        owner.__dict__["_extents"] = cached
     return cached
 
 
