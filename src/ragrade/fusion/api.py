@@ -131,8 +131,8 @@ def fuse(runs: Any, method: str = "rrf", norm: str | None = "default", params: M
 
     >>> a = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
     >>> b = {"q1": {"d2": 0.9, "d4": 0.5}}
-    >>> fuse({"bm25": a, "dense": b}, method="rrf", norm=None).ranked("q1", ties="input")[:2]
-    [('d2', 0.03252247488101534), ('d1', 0.01639344262295082)]
+    >>> tuple(fuse({"bm25": a, "dense": b}, method="rrf", norm=None).ranked("q1", ties="input")[:2])
+    (('d2', 0.03252247488101534), ('d1', 0.01639344262295082))
     """
     prof = str(profile).strip().lower()
     if prof not in PROFILES:
