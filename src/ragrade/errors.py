@@ -12,6 +12,7 @@ was expected)::
     │                           a cutoff of 2**63 or more)
     ├── InputError              data or an argument handed to ragrade is malformed (wrong type or value)
     │   ├── ParseError          a file could not be read: carries ``path``, ``line`` and the offending text
+    │   │   └── EmptyFileError  the file holds no data (fusion takes such a run as empty lists)
     │   ├── RetrieverConfigError   a retriever's answers give no document ids as configured (retrieve)
     │   └── IdMismatchError     no retrieved id is among the judged ids (retrieve; ``run`` holds the run)
     ├── PolicyError             a named policy (docs/conventions.md, "Policies") was set to ``"error"`` and
@@ -163,6 +164,11 @@ class ParseError(InputError):
         self.query = None
         self.item = None
         self.value = text
+
+
+class EmptyFileError(ParseError):
+    """A file holds no data (no line, or a header only). Readers refuse it; fusion takes such a run as one
+    whose every list is empty, as pyserini and trectools do."""
 
 
 class PolicyError(RagradeError, ValueError):

@@ -48,17 +48,15 @@ def fusion_run(value: Any) -> Run:
     (every query an empty list), as pyserini and trectools fuse the other runs, where ``read_run`` refuses
     it (an empty file given to evaluate is nearly always a mistake)."""
     from ragrade.engine.inputs import as_run
-    from ragrade.errors import ParseError
-    from ragrade.io.assembly import EMPTY_FILE
+    from ragrade.errors import EmptyFileError
     from ragrade.io.textfiles import default_run_name
 
     if not isinstance(value, str | os.PathLike):
         return as_run(value)
     try:
         return as_run(value)
-    except ParseError as exc:
-        if EMPTY_FILE not in str(exc):
-            raise
+    except EmptyFileError:
+        pass
     empty = np.empty(0, dtype=object)
     return Run.from_columns(empty, empty, np.empty(0), name=default_run_name(value))
 

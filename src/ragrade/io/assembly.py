@@ -19,7 +19,7 @@ from ragrade._arrays import contiguous
 from ragrade.data import Qrels, Run
 from ragrade.data.columns import first_duplicate
 from ragrade.data.ids import first_nul, id_column
-from ragrade.errors import ParseError
+from ragrade.errors import EmptyFileError, ParseError
 from ragrade.io.sniffing import is_arrow_number
 from ragrade.io.textfiles import RowLocator
 
@@ -354,10 +354,7 @@ def assemble_qrels_raw(qvocab: np.ndarray, offsets: np.ndarray, raw_docs: pa.Arr
     return Qrels(qvocab, offsets, None, None, np.ascontiguousarray(grades, dtype=np.float64), raw_docs=raw_docs)
 
 
-#: The start of every reader's message for a file without data (fusion takes such a run as empty lists).
-EMPTY_FILE = "the file is empty"
-
-
 def check_nonempty(n_rows: int, path: str, what: str) -> None:
+    """An :class:`~ragrade.errors.EmptyFileError` when a file gave no rows."""
     if n_rows == 0:
-        raise ParseError(f"{EMPTY_FILE}: no {what} found", path=path)
+        raise EmptyFileError(f"the file is empty: no {what} found", path=path)

@@ -260,7 +260,8 @@ class SpanInputs:
         if semantics not in SEMANTICS:
             raise ValueError(f"unknown span semantics {semantics!r}")
         flat = (ret_query, ret_rank, ret_start, ret_end)
-        if (retrieved is None) == any(a is None for a in flat) or (retrieved is not None and any(a is not None for a in flat)):
+        given = [a is not None for a in flat]
+        if not (all(given) if retrieved is None else not any(given)):
             raise ValueError("give the retrieved rows either as ret_query, ret_rank, ret_start and ret_end or as "
                              "retrieved")
         self.n_queries = n_queries
@@ -662,32 +663,53 @@ def _gold_segments(inp: SpanInputs, tokenizer: str | None, tok: Callable[[np.nda
     return inp.cache[key]
 
 
-def _native_retrieved(inp: SpanInputs, k: np.ndarray | None, tok: Callable[[np.ndarray], np.ndarray]
-                      ) -> tuple[Retrieved, np.ndarray]:
+def _native_retrieved(inp: SpanInputs, k: np.ndarray | None, tokenizer: str | None,
+                      tok: Callable[[np.ndarray], np.ndarray]) -> tuple[Retrieved, np.ndarray]:
     """The retrieved rows as :class:`Retrieved` (made from the flat arrays when given so: rows sorted by query
     and rank) and each query's number of rows read."""
     n = inp.n_queries
     r = inp.retrieved
     if r is not None:
         every = np.full(n, len(r.row_iv), dtype=np.int64) if k is None else k
-        return Retrieved(_i64(r.seg_lo), _i64(r.seg_hi), _index(r.row_iv), _i64(tok(r.iv_start)),
-                         _i64(tok(r.iv_end))), _i64(every)
-    q, rank = _i64(inp.ret_query), _i64(inp.ret_rank)
-    grouped = len(q) < 2 or bool(((q[1:] > q[:-1]) | ((q[1:] == q[:-1]) & (rank[1:] > rank[:-1]))).all())
-    order = np.arange(len(q), dtype=np.int64) if grouped else np.lexsort((rank, q)).astype(np.int64)
-    lo, hi = _segments(q[order], n)
+        return _retrieved_table(inp, tokenizer, tok), _i64(every)
+    retrieved, q, rank = _retrieved_rows(inp, tokenizer, tok)
     if k is None:
-        read = hi - lo
+        read = retrieved.seg_hi - retrieved.seg_lo
     else:  # the rows within the cutoff: a prefix of each query's rows sorted by rank
         read = np.bincount(q[rank < k[q]], minlength=n).astype(np.int64) if len(q) else np.zeros(n, np.int64)
-    return Retrieved(lo, hi, order, _i64(tok(inp.ret_start)), _i64(tok(inp.ret_end))), read
+    return retrieved, read
+
+
+def _retrieved_table(inp: SpanInputs, tokenizer: str | None, tok: Callable[[np.ndarray], np.ndarray]) -> Retrieved:
+    """The given :class:`Retrieved` as the C helper reads it (cached: the same for every cutoff)."""
+    key = ("retrieved table", tokenizer)
+    if key not in inp.cache:
+        r = inp.retrieved
+        assert r is not None
+        inp.cache[key] = Retrieved(_i64(r.seg_lo), _i64(r.seg_hi), _index(r.row_iv), _i64(tok(r.iv_start)),
+                                   _i64(tok(r.iv_end)))
+    return inp.cache[key]
+
+
+def _retrieved_rows(inp: SpanInputs, tokenizer: str | None, tok: Callable[[np.ndarray], np.ndarray]
+                    ) -> tuple[Retrieved, np.ndarray, np.ndarray]:
+    """The flat retrieved rows as :class:`Retrieved` (rows sorted by query and rank), with their query and
+    rank columns (cached: the same for every cutoff)."""
+    key = ("retrieved rows", tokenizer)
+    if key not in inp.cache:
+        q, rank = _i64(inp.ret_query), _i64(inp.ret_rank)
+        grouped = len(q) < 2 or bool(((q[1:] > q[:-1]) | ((q[1:] == q[:-1]) & (rank[1:] > rank[:-1]))).all())
+        order = np.arange(len(q), dtype=np.int64) if grouped else np.lexsort((rank, q)).astype(np.int64)
+        lo, hi = _segments(q[order], inp.n_queries)
+        inp.cache[key] = (Retrieved(lo, hi, order, _i64(tok(inp.ret_start)), _i64(tok(inp.ret_end))), q, rank)
+    return inp.cache[key]
 
 
 def _native_lengths(accel: Any, inp: SpanInputs, k: np.ndarray | None, tokenizer: str | None) -> Counted | None:
     """The lengths from the C helper, or None when its 64-bit sums could overflow (the NumPy path then decides)."""
     tok = _tokens(inp, tokenizer)
     glo, ghi, gs, ge = _gold_segments(inp, tokenizer, tok)
-    r, read = _native_retrieved(inp, k, tok)
+    r, read = _native_retrieved(inp, k, tokenizer, tok)
     def call(with_union: bool) -> np.ndarray | None:
         out = np.empty(7 * inp.n_queries, dtype=np.int64)
         if accel.span_lengths(read, r.seg_lo, r.seg_hi, r.row_iv, r.iv_start, r.iv_end, glo, ghi, gs, ge, out,
