@@ -1,11 +1,12 @@
 """Fuzz of the drop-ins' own C module (ragrade.compat._speedups) against the drop-ins' pure-Python paths, on random
 inputs: pytrec_join (dict rankings, ties, odd scores and keys), pytrec_qrels, nested_dicts, trec_lines,
-sort_segments_trec and first_duplicate_in_segments. Each runs ``RAGRADE_FUZZ_SECONDS`` seconds (default 2, at most 15; the
+sort_segments_trec, first_duplicate_in_segments, rank_order_chunks and gather_chunks. Each runs ``RAGRADE_FUZZ_SECONDS`` seconds (default 2, at most 15; the
 sanitizer job of ``.ci/run`` builds this module with AddressSanitizer and UndefinedBehaviorSanitizer too, where any
 out-of-bounds access stops the process). Inputs come from ``random.Random(RAGRADE_FUZZ_SEED + i)``."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import random
@@ -107,6 +108,90 @@ def test_fuzz_trec_order_and_duplicates():
             seen += [int(offsets[s]) + i for i, d in enumerate(group) if d in group[:i]]
         assert first == (min(seen) if seen else -1), seed
 
+
+
+def _chunked(ids: list[str], rng: random.Random) -> tuple[tuple[np.ndarray, ...], tuple[bytes, ...]]:
+    """The ids cut into 1-4 chunks at random rows (a segment may straddle a cut), as the scanner's threads
+    leave them: each chunk's int64 offsets (not always from 0) and bytes."""
+    cuts = sorted({0, len(ids), *(rng.randrange(len(ids) + 1) for _ in range(rng.randrange(0, 4)))})
+    offs, datas = [], []
+    for a, z in itertools.pairwise(cuts):
+        pad = b"#" * rng.randrange(3)  # bytes before the first string: offsets need not start at 0
+        data = [d.encode("utf-8") for d in ids[a:z]]
+        off = np.zeros(len(data) + 1, dtype=np.int64)
+        np.cumsum([len(b) for b in data], out=off[1:])
+        offs.append(off + len(pad))
+        datas.append(pad + b"".join(data))
+    if not offs:
+        offs, datas = [np.zeros(1, dtype=np.int64)], [b""]
+    return tuple(offs), tuple(datas)
+
+
+def test_fuzz_rank_order_and_gather_over_chunks():
+    """The drop-in's fast path over the scanner's chunks equals the ranking (one call or segment ranges), names
+    a duplicate as the one-array scan does, and gathers the ids of any rows."""
+    for seed in seeds():
+        rng = random.Random(seed)
+        counts = [rng.randrange(0, 12) for _ in range(rng.randrange(1, 6))]
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        ids = [rng.choice(IDS[:-1]) + str(rng.randrange(3)) for _ in range(int(offsets[-1]))]
+        scores = np.array([rng.choice([0.5, 1.0, -0.0, 0.0, 2.0]) for _ in ids], dtype=np.float64)
+        offs, datas = _chunked(ids, rng)
+        run = Run(np.array([f"q{i}" for i in range(len(counts))], dtype=object), offsets, None, None, scores,
+                  raw_docs=np.array(ids, dtype=object))
+        perm = np.full(len(ids), -1, dtype=np.int64)
+        mid = rng.randrange(len(counts) + 1)
+        got = [c.rank_order_chunks(scores, offsets, offs, datas, perm, a, z, False)
+               for a, z in ((0, mid), (mid, len(counts)))]
+        assert got == [-1, -1], seed
+        assert np.array_equal(perm, run.ranking()), seed
+        strings = _native.arrow_strings(pa.array(ids, type=pa.string()))
+        assert strings is not None
+        first = c.first_duplicate_in_segments(strings[0], strings[1], offsets)
+        assert c.rank_order_chunks(scores, offsets, offs, datas, perm, 0, len(counts), True) == first, seed
+        rows = np.array([rng.randrange(len(ids)) for _ in range(rng.randrange(len(ids) + 1))] if ids else [],
+                        dtype=np.int64)
+        want = b"".join(ids[r].encode("utf-8") for r in rows.tolist())
+        out_off = np.full(len(rows) + 1, -1, dtype=np.int64)
+        out_data = np.zeros(len(want) + rng.randrange(3), dtype=np.uint8)
+        c.gather_chunks(offs, datas, rows, out_off, out_data)
+        assert out_data[:len(want)].tobytes() == want, seed
+        assert out_off.tolist() == np.concatenate(
+            [[0], np.cumsum([len(ids[r].encode("utf-8")) for r in rows.tolist()])]).astype(int).tolist(), seed
+
+
+def test_rank_order_and_gather_refuse_broken_chunks():
+    ok_off, ok_data = (np.array([0, 1, 2], dtype=np.int64),), (b"ab",)
+    scores, offsets, perm = np.zeros(2), np.array([0, 2], dtype=np.int64), np.zeros(2, dtype=np.int64)
+    broken = {
+        "a string beyond its chunk": ((np.array([0, 1, 3], dtype=np.int64),), ok_data),
+        "offsets going back": ((np.array([0, 2, 1], dtype=np.int64),), ok_data),
+        "a negative offset": ((np.array([-1, 1, 2], dtype=np.int64),), ok_data),
+        "fewer rows than scores": ((np.array([0, 1], dtype=np.int64),), (b"a",)),
+        "more rows than scores": ((np.array([0, 1, 2, 2], dtype=np.int64),), ok_data),
+        "tuples of two lengths": (ok_off, (b"ab", b"")),
+    }
+    for what, (offs, datas) in broken.items():
+        with pytest.raises(ValueError):
+            c.rank_order_chunks(scores, offsets, offs, datas, perm, 0, 1, True)
+        if what not in ("fewer rows than scores", "more rows than scores"):
+            with pytest.raises(ValueError):
+                c.gather_chunks(offs, datas, np.array([0, 1], dtype=np.int64), np.zeros(3, dtype=np.int64),
+                                np.zeros(8, dtype=np.uint8))
+    with pytest.raises(ValueError):  # a list, not a tuple, of chunks
+        c.rank_order_chunks(scores, offsets, list(ok_off), list(ok_data), perm, 0, 1, True)
+    for segs, seg_off, out in (((0, 2), offsets, perm), ((-1, 1), offsets, perm), ((0, 1), offsets, perm[:1]),
+                               ((0, 1), np.array([0, 3], dtype=np.int64), perm)):
+        with pytest.raises(ValueError):
+            c.rank_order_chunks(scores, seg_off, ok_off, ok_data, out, segs[0], segs[1], False)
+    for rows, out_off, out_data in ((np.array([2]), np.zeros(2, dtype=np.int64), np.zeros(4, dtype=np.uint8)),
+                                    (np.array([-1]), np.zeros(2, dtype=np.int64), np.zeros(4, dtype=np.uint8)),
+                                    (np.array([0, 1]), np.zeros(2, dtype=np.int64), np.zeros(4, dtype=np.uint8)),
+                                    (np.array([0, 1]), np.zeros(3, dtype=np.int64), np.zeros(1, dtype=np.uint8))):
+        before = out_data.copy()
+        with pytest.raises(ValueError):
+            c.gather_chunks(ok_off, ok_data, rows.astype(np.int64), out_off, out_data)
+        assert np.array_equal(out_data, before)
 
 def test_fuzz_trec_lines_equals_the_python_lines(monkeypatch):
     for seed in seeds():

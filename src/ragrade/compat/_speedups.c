@@ -748,6 +748,244 @@ static PyObject *trec_lines(PyObject *self, PyObject *args) {
 }
 /* ---- end of the trec_eval drop-in (tespeed) block ---------------------------------------------------- */
 
+/* ---- trec_eval drop-in: rank order and gather over the scanner's chunks ---------------------------------
+ * The run's document ids come from the scanner as one Arrow large_string chunk per thread; these two read
+ * them where they are (no combined copy first).
+ *
+ * rank_order_chunks(scores, offsets, chunk_offs, chunk_datas, out, seg_begin, seg_end, check_dups) -> int
+ *     As sort_segments_trec (segments seg_begin..seg_end-1 of float64 scores; out gets each segment's rows
+ *     by descending score, equal scores by id descending, then row order), the ids of the rows being the
+ *     strings of the chunks one after the other: chunk c (chunk_offs[c] int64 offsets into the bytes
+ *     chunk_datas[c]) holds the next len(chunk_offs[c]) - 1 rows. With check_dups, first the row of the
+ *     first id listed twice in a segment (an FNV-1a hash table per segment) is returned and nothing is
+ *     sorted; else -1. Every offset is checked first (ValueError); the GIL is released while working.
+ *
+ * gather_chunks(chunk_offs, chunk_datas, perm, out_off, out_data) -> None
+ *     The strings of rows perm[0], perm[1], ... (rows numbered across the chunks as above) written one after
+ *     the other to out_data (uint8), out_off (int64, len(perm) + 1) their offsets from 0. ValueError when a
+ *     row is out of range or an output is too small.
+ */
+typedef struct {
+    Py_ssize_t n;              /* chunks */
+    Py_buffer *off, *data;     /* per chunk */
+    int64_t *base;             /* first row of each chunk; base[n] = rows */
+} ChunkIds;
+
+static void chunks_release(ChunkIds *ch) {
+    for (Py_ssize_t c = 0; c < ch->n; c++) {
+        if (ch->off[c].obj) PyBuffer_Release(&ch->off[c]);
+        if (ch->data[c].obj) PyBuffer_Release(&ch->data[c]);
+    }
+    PyMem_Free(ch->off); PyMem_Free(ch->data); PyMem_Free(ch->base);
+    ch->off = ch->data = NULL; ch->base = NULL; ch->n = 0;
+}
+
+/* 0 and *ch filled (offsets checked against their data), or -1 with an exception set. */
+static int chunks_get(PyObject *offs, PyObject *datas, ChunkIds *ch) {
+    ch->n = 0; ch->off = ch->data = NULL; ch->base = NULL;
+    if (!PyTuple_Check(offs) || !PyTuple_Check(datas) || PyTuple_GET_SIZE(offs) != PyTuple_GET_SIZE(datas)) {
+        PyErr_SetString(PyExc_ValueError, "chunks: two tuples of the same length expected");
+        return -1;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(offs);
+    ch->off = (Py_buffer *)PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof(Py_buffer));
+    ch->data = (Py_buffer *)PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof(Py_buffer));
+    ch->base = (int64_t *)PyMem_Calloc((size_t)n + 1, sizeof(int64_t));
+    if (!ch->off || !ch->data || !ch->base) { chunks_release(ch); PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t c = 0; c < n; c++) {
+        ch->n = c + 1;
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(offs, c), &ch->off[c], PyBUF_C_CONTIGUOUS) < 0
+            || PyObject_GetBuffer(PyTuple_GET_ITEM(datas, c), &ch->data[c], PyBUF_C_CONTIGUOUS) < 0) {
+            chunks_release(ch);
+            return -1;
+        }
+        Py_ssize_t rows = ch->off[c].len / 8 - 1;
+        if (rows < 0 || !offsets_ok((const int64_t *)ch->off[c].buf, rows, ch->data[c].len)) {
+            chunks_release(ch);
+            PyErr_SetString(PyExc_ValueError, "chunks: inconsistent offsets");
+            return -1;
+        }
+        ch->base[c + 1] = ch->base[c] + rows;
+    }
+    return 0;
+}
+
+typedef struct { const unsigned char *p; int64_t n; } IdRef;
+
+/* The ids of rows r0..r1-1 (which must lie within the chunks) into refs[0 .. r1-r0-1]. */
+static void chunks_refs(const ChunkIds *ch, int64_t r0, int64_t r1, IdRef *refs) {
+    Py_ssize_t c = 0;
+    while (c < ch->n && ch->base[c + 1] <= r0) c++;
+    for (int64_t r = r0; r < r1; r++) {
+        while (ch->base[c + 1] <= r) c++;
+        const int64_t *o = (const int64_t *)ch->off[c].buf;
+        int64_t i = r - ch->base[c];
+        refs[r - r0].p = (const unsigned char *)ch->data[c].buf + o[i];
+        refs[r - r0].n = o[i + 1] - o[i];
+    }
+}
+
+static inline int ref_first(const double *v, const IdRef *refs, int64_t r0, int64_t x, int64_t y) {
+    /* 1 when row x ranks strictly before row y (score descending, then id descending) */
+    if (v[x] != v[y]) return v[x] > v[y];
+    const IdRef *a = &refs[x - r0], *b = &refs[y - r0];
+    int c = memcmp(a->p, b->p, (size_t)(a->n < b->n ? a->n : b->n));
+    if (c != 0) return c > 0;
+    return a->n > b->n;
+}
+
+static void sort_refs_stable(const double *v, const IdRef *refs, int64_t r0, int64_t *idx, int64_t *tmp,
+                             int64_t n) {
+    const int64_t run = 16;
+    for (int64_t a = 0; a < n; a += run) {
+        int64_t z = a + run < n ? a + run : n;
+        for (int64_t i = a + 1; i < z; i++) {
+            int64_t x = idx[i];
+            int64_t j = i;
+            while (j > a && ref_first(v, refs, r0, x, idx[j - 1])) { idx[j] = idx[j - 1]; j--; }
+            idx[j] = x;
+        }
+    }
+    int64_t *src = idx, *dst = tmp;
+    for (int64_t width = run; width < n; width *= 2) {
+        for (int64_t a = 0; a < n; a += 2 * width) {
+            int64_t m = a + width < n ? a + width : n, z = a + 2 * width < n ? a + 2 * width : n;
+            int64_t i = a, j = m, k = a;
+            while (i < m && j < z) dst[k++] = ref_first(v, refs, r0, src[j], src[i]) ? src[j++] : src[i++];
+            while (i < m) dst[k++] = src[i++];
+            while (j < z) dst[k++] = src[j++];
+        }
+        int64_t *t = src; src = dst; dst = t;
+    }
+    if (src != idx) memcpy(idx, src, (size_t)n * sizeof(int64_t));
+}
+
+static PyObject *rank_order_chunks(PyObject *self, PyObject *args) {
+    PyObject *objs[3], *offs, *datas;
+    long long seg_begin, seg_end;
+    int check_dups;
+    if (!PyArg_ParseTuple(args, "OOOOOLLp", &objs[0], &objs[1], &offs, &datas, &objs[2], &seg_begin, &seg_end,
+                          &check_dups))
+        return NULL;
+    Py_buffer b[3];
+    if (get_buffers(objs, b, 3, 2) < 0) return NULL;
+    ChunkIds ch;
+    if (chunks_get(offs, datas, &ch) < 0) {
+        for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+        return NULL;
+    }
+    const double *v = (const double *)b[0].buf;
+    const int64_t *off = (const int64_t *)b[1].buf;
+    int64_t *out = (int64_t *)b[2].buf;
+    Py_ssize_t n = b[0].len / 8, nseg = b[1].len / 8 - 1;
+    int ok = nseg >= 0 && seg_begin >= 0 && seg_end <= nseg && seg_begin <= seg_end && b[2].len / 8 >= n
+             && ch.base[ch.n] == n;
+    int64_t longest = 0;
+    for (Py_ssize_t s = seg_begin; ok && s < seg_end; s++) {
+        if (off[s] < 0 || off[s + 1] < off[s] || off[s + 1] > n)
+            ok = 0;
+        else if (off[s + 1] - off[s] > longest) longest = off[s + 1] - off[s];
+    }
+    int64_t r0 = ok && seg_end > seg_begin ? off[seg_begin] : 0, r1 = ok && seg_end > seg_begin ? off[seg_end] : 0;
+    if (!ok || r1 < r0) {
+        chunks_release(&ch);
+        for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+        PyErr_SetString(PyExc_ValueError, "rank_order_chunks: inconsistent offsets or buffer sizes");
+        return NULL;
+    }
+    size_t tsize = 8;
+    while (tsize < (size_t)longest * 2) tsize <<= 1;
+    IdRef *refs = (IdRef *)PyMem_RawMalloc((size_t)(r1 - r0 > 0 ? r1 - r0 : 1) * sizeof(IdRef));
+    int64_t *tmp = (int64_t *)PyMem_RawMalloc((size_t)(longest > 0 ? longest : 1) * sizeof(int64_t));
+    int64_t *table = check_dups ? (int64_t *)PyMem_RawMalloc(tsize * sizeof(int64_t)) : NULL;
+    if (!refs || !tmp || (check_dups && !table)) {
+        PyMem_RawFree(refs); PyMem_RawFree(tmp); PyMem_RawFree(table);
+        chunks_release(&ch);
+        for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+        return PyErr_NoMemory();
+    }
+    int64_t found = -1;
+    Py_BEGIN_ALLOW_THREADS
+    chunks_refs(&ch, r0, r1, refs);
+    for (Py_ssize_t s = seg_begin; check_dups && s < seg_end && found < 0; s++) {
+        int64_t a = off[s], k = off[s + 1] - off[s];
+        if (k < 2) continue;
+        size_t m = 8;
+        while (m < (size_t)k * 2) m <<= 1;
+        for (size_t i = 0; i < m; i++) table[i] = -1;
+        for (int64_t r = a; r < a + k && found < 0; r++) {
+            const IdRef *x = &refs[r - r0];
+            size_t i = (size_t)fnv1a(x->p, x->n) & (m - 1);
+            while (table[i] >= 0) {
+                const IdRef *y = &refs[table[i] - r0];
+                if (y->n == x->n && memcmp(y->p, x->p, (size_t)x->n) == 0) { found = r; break; }
+                i = (i + 1) & (m - 1);
+            }
+            if (found < 0) table[i] = r;
+        }
+    }
+    for (Py_ssize_t s = seg_begin; found < 0 && s < seg_end; s++) {
+        int64_t a = off[s], len = off[s + 1] - off[s];
+        for (int64_t i = 0; i < len; i++) out[a + i] = a + i;
+        sort_refs_stable(v, refs, r0, out + a, tmp, len);
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(refs); PyMem_RawFree(tmp); PyMem_RawFree(table);
+    chunks_release(&ch);
+    for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+    return PyLong_FromLongLong(found);
+}
+
+static PyObject *gather_chunks(PyObject *self, PyObject *args) {
+    PyObject *objs[3], *offs, *datas;
+    if (!PyArg_ParseTuple(args, "OOOOO", &offs, &datas, &objs[0], &objs[1], &objs[2])) return NULL;
+    Py_buffer b[3];
+    if (get_buffers(objs, b, 3, 1) < 0) return NULL;
+    ChunkIds ch;
+    if (chunks_get(offs, datas, &ch) < 0) {
+        for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+        return NULL;
+    }
+    const int64_t *perm = (const int64_t *)b[0].buf;
+    int64_t *oo = (int64_t *)b[1].buf;
+    unsigned char *od = (unsigned char *)b[2].buf;
+    Py_ssize_t k = b[0].len / 8, rows = ch.base[ch.n], cap = b[2].len;
+    int ok = b[1].len / 8 >= k + 1;
+    /* Row -> chunk through a table of chunk starts (few chunks: a short scan per row). */
+    int64_t total = 0;
+    for (Py_ssize_t i = 0; ok && i < k; i++) {
+        int64_t r = perm[i];
+        if (r < 0 || r >= rows) { ok = 0; break; }
+        Py_ssize_t c = 0;
+        while (ch.base[c + 1] <= r) c++;
+        const int64_t *o = (const int64_t *)ch.off[c].buf;
+        total += o[r - ch.base[c] + 1] - o[r - ch.base[c]];
+    }
+    if (!ok || total > cap) {
+        chunks_release(&ch);
+        for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+        PyErr_SetString(PyExc_ValueError, "gather_chunks: a row out of range or an output too small");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    int64_t at = 0;
+    oo[0] = 0;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        int64_t r = perm[i];
+        Py_ssize_t c = 0;
+        while (ch.base[c + 1] <= r) c++;
+        const int64_t *o = (const int64_t *)ch.off[c].buf;
+        int64_t j = r - ch.base[c], len = o[j + 1] - o[j];
+        memcpy(od + at, (const unsigned char *)ch.data[c].buf + o[j], (size_t)len);
+        at += len;
+        oo[i + 1] = at;
+    }
+    Py_END_ALLOW_THREADS
+    chunks_release(&ch);
+    for (int j = 0; j < 3; j++) PyBuffer_Release(&b[j]);
+    Py_RETURN_NONE;
+}
+
 static PyObject *features(PyObject *self, PyObject *unused) {
     PyObject *d = PyDict_New();
     if (d == NULL) return NULL;
@@ -773,6 +1011,9 @@ static PyMethodDef methods[] = {
     {"pytrec_qrels", pytrec_qrels, METH_VARARGS, "pytrec_eval fast path: qrels dicts copied and read."},
     {"nested_dicts", nested_dicts, METH_VARARGS, "{qid: {name: value}} from a 2-D float64 array."},
     {"sort_segments_trec", sort_segments_trec, METH_VARARGS, "trec_eval's rank order (score, id descending) within segments."},
+    {"rank_order_chunks", rank_order_chunks, METH_VARARGS,
+     "trec_eval's rank order within segments, ids read from chunks; optionally the first duplicate."},
+    {"gather_chunks", gather_chunks, METH_VARARGS, "Strings of the given rows, read from chunks, one after the other."},
     {"trec_lines", trec_lines, METH_VARARGS, "trec_eval -q's lines (heads, query ids, %6.4f values, texts)."},
     {"features", features, METH_NOARGS, "What this build has: address_sanitizer (bool)."},
     {NULL, NULL, 0, NULL}};

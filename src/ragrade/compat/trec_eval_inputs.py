@@ -62,6 +62,10 @@ def in_rank_order(run: Any, max_docs: int | None = None) -> Any:
         offsets, perm = _cut(run.offsets, order, max_docs)
         return Run(run.query_ids, offsets, None, None, None, name=run.name,
                    raw_docs=run.raw_docs if perm is None else run.raw_docs[perm])
+    if max_docs is None and run.scores is not None:
+        ordered = _ordered_from_chunks(run)
+        if ordered is not None:
+            return ordered
     raw = contiguous(run.raw_docs) if isinstance(run.raw_docs, pa.ChunkedArray) else run.raw_docs  # one copy
     unique = None
     perm = None
@@ -85,6 +89,68 @@ def in_rank_order(run: Any, max_docs: int | None = None) -> Any:
     return Run(run.query_ids, offsets, None, None, None, name=run.name, unique=unique, raw_docs=docs)
 
 
+def _ordered_from_chunks(run: Any) -> Any:
+    """The fast path of :func:`in_rank_order` (no ``-M``, scores, the drop-ins' C helpers): the ids are read where
+    the scanner left them (one Arrow chunk per thread), scanned for a document listed twice and sorted into
+    trec_eval's order per segment (the segments split across cores), then gathered once into one array in that
+    order. ``run`` itself when a document is listed twice (the engine's scan names it); None without the helpers
+    or with ids that are not plain strings."""
+    import numpy as np
+    import pyarrow as pa
+
+    from ragrade.compat._native import arrow_strings
+    from ragrade.data import Run
+
+    c = _native.speedups
+    if c is None:
+        return None
+    chunks = run.raw_docs.chunks if isinstance(run.raw_docs, pa.ChunkedArray) else [run.raw_docs]
+    parts = [arrow_strings(ch) for ch in chunks]
+    if any(p is None for p in parts):
+        return None
+    offs = tuple(np.ascontiguousarray(p[0], dtype=np.int64) for p in parts if p is not None)
+    datas = tuple(p[1] for p in parts if p is not None)
+    scores = np.ascontiguousarray(run.scores, dtype=np.float64)
+    offsets = np.ascontiguousarray(run.offsets, dtype=np.int64)
+    perm = np.empty(len(scores), dtype=np.int64)
+    found = [-1]
+
+    def part(bounds: tuple[int, int]) -> None:
+        got = c.rank_order_chunks(scores, offsets, offs, datas, perm, bounds[0], bounds[1], True)
+        if got >= 0:
+            found[0] = got
+
+    _by_workers(part, offsets, len(scores))
+    if found[0] >= 0:
+        return run
+    total = sum(int(o[-1] - o[0]) for o in offs)
+    out_off = np.empty(len(perm) + 1, dtype=np.int64)
+    out_data = np.empty(total, dtype=np.uint8)
+    c.gather_chunks(offs, datas, perm, out_off, out_data)
+    docs = pa.LargeStringArray.from_buffers(len(perm), pa.py_buffer(out_off), pa.py_buffer(out_data))
+    return Run(run.query_ids, run.offsets, None, None, None, name=run.name, unique=True, raw_docs=docs)
+
+
+def _by_workers(part: Any, offsets: np.ndarray, n: int, workers: int | None = None) -> None:
+    """``part((first segment, end segment))`` over every segment of ``offsets`` (``n`` rows), the segments split
+    into one range per worker thread (about a million rows each, up to the cores, at most 4)."""
+    from concurrent.futures import ThreadPoolExecutor
+    from itertools import pairwise
+
+    import numpy as np
+
+    nseg = len(offsets) - 1
+    if workers is None:
+        workers = min(os.cpu_count() or 1, 4, max(1, n // 1_000_000))
+    workers = max(1, min(workers, max(nseg, 1)))
+    if workers == 1:
+        part((0, nseg))
+        return
+    cuts = np.searchsorted(offsets, np.linspace(0, n, workers + 1)[1:-1]).tolist()
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(part, pairwise([0, *cuts, nseg])))
+
+
 def trec_order(scores: np.ndarray, offsets: np.ndarray, strings: tuple[np.ndarray, Any],
                workers: int | None = None) -> np.ndarray | None:
     """Permutation ordering each segment's rows by descending score, equal scores by document id descending
@@ -95,29 +161,17 @@ def trec_order(scores: np.ndarray, offsets: np.ndarray, strings: tuple[np.ndarra
     c = _native.speedups
     if c is None:
         return None
-    from concurrent.futures import ThreadPoolExecutor
-    from itertools import pairwise
-
     import numpy as np
 
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     str_off = np.ascontiguousarray(strings[0], dtype=np.int64)
-    n, nseg = len(scores), len(offsets) - 1
-    out = np.empty(n, dtype=np.int64)
-    if workers is None:
-        workers = min(os.cpu_count() or 1, 4, max(1, n // 1_000_000))
-    workers = max(1, min(workers, max(nseg, 1)))
+    out = np.empty(len(scores), dtype=np.int64)
 
     def part(bounds: tuple[int, int]) -> None:
         c.sort_segments_trec(scores, offsets, str_off, strings[1], out, bounds[0], bounds[1])
 
-    if workers == 1:
-        part((0, nseg))
-        return out
-    cuts = np.searchsorted(offsets, np.linspace(0, n, workers + 1)[1:-1]).tolist()
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(part, pairwise([0, *cuts, nseg])))
+    _by_workers(part, offsets, len(scores), workers)
     return out
 
 

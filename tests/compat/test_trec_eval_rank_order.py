@@ -1,0 +1,46 @@
+"""The trec_eval drop-in's rank order (:func:`ragrade.compat.trec_eval_inputs.in_rank_order`): its fast path over
+the scanner's chunks (C: one sort per segment, ids read where the scanner left them, gathered once) gives the
+same ranking as the path without the C helpers, whatever the chunks' cuts, and leaves a run with a document
+listed twice as it is (the engine names the duplicate)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from ragrade.compat import _native
+from ragrade.compat.trec_eval_inputs import in_rank_order
+from ragrade.data import Run
+
+needs_accel = pytest.mark.skipif(_native.speedups is None, reason="the drop-ins' C helpers are not built")
+
+
+def _run(ids: list[str], scores: list[float], counts: list[int], cuts: list[int]) -> Run:
+    chunks = [pa.array(ids[a:z], type=pa.large_string()) for a, z in zip([0, *cuts], [*cuts, len(ids)], strict=True)]
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return Run(np.array([f"q{i}" for i in range(len(counts))], dtype=object), offsets, None, None,
+               np.array(scores, dtype=np.float64), raw_docs=pa.chunked_array(chunks, type=pa.large_string()))
+
+
+def _docs(run: Run) -> list[str]:
+    raw = run.raw_docs
+    return (raw.to_pylist() if hasattr(raw, "to_pylist") else list(raw))
+
+
+@needs_accel
+@pytest.mark.parametrize("cuts", [[], [3], [1, 4], [2, 5, 6]])
+def test_fast_rank_order_equals_the_fallback_on_any_chunks(cuts, monkeypatch):
+    ids = ["b", "a", "é", "a1", "c", "z", "y"]
+    scores = [1.0, 1.0, 2.0, 1.0, 0.5, 0.5, 0.5]
+    fast = in_rank_order(_run(ids, scores, [4, 3], cuts))
+    assert not fast.duplicate_mask().any()
+    monkeypatch.setattr(_native, "speedups", None)
+    slow = in_rank_order(_run(ids, scores, [4, 3], cuts))
+    assert _docs(fast) == _docs(slow) == ["é", "b", "a1", "a", "z", "y", "c"]
+
+
+@needs_accel
+def test_a_document_listed_twice_leaves_the_run_as_it_is():
+    run = _run(["a", "b", "a", "c"], [1.0, 2.0, 3.0, 1.0], [3, 1], [1])
+    assert in_rank_order(run) is run
