@@ -1,3 +1,3 @@
-from ragrade.cli import main
+from ragrade.cli import program
 
-main()
+program()

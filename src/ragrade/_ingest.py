@@ -263,7 +263,7 @@ def match_segments(run_strings, seg_offsets: np.ndarray, seg_to_group: np.ndarra
     chunk_first = np.searchsorted(seg_offsets[:-1], bounds[:-1], side="left")
     chunk_first = np.append(chunk_first, nseg)
     if workers is None:
-        workers = min(os.cpu_count() or 1, 4, max(1, n // 2_000_000))
+        workers = min(os.cpu_count() or 1, 4, max(1, n // 1_000_000))
     per_piece = max(n // max(workers, 1), 1)
     pieces: list[tuple[int, int, int]] = []
     for c in range(len(chunks)):

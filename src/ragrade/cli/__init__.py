@@ -125,3 +125,10 @@ def main() -> None:
     if message is not None:  # once per run, as a note; the library's warning would repeat it
         click.echo(f"note: {message}", err=True)
         warnings.filterwarnings("ignore", category=_native.AccelerationWarning)
+
+
+def program() -> None:
+    """The ``ragrade`` program (its console script and ``python -m ragrade``): :func:`main` in a process of its own,
+    which a command may end as soon as its output is flushed (the trec_eval drop-in does, to skip the
+    interpreter's teardown). Callers and tests use :func:`main`."""
+    main(obj={"own_process": True})

@@ -7,6 +7,7 @@ Where trec_eval stops on an error, this command prints one ``error:`` line and e
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -23,6 +24,7 @@ def command(args: tuple[str, ...]) -> None:
 
     try:
         run(list(args), sys.stdout)
+        sys.stdout.flush()
     except TrecEvalError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
@@ -32,3 +34,15 @@ def command(args: tuple[str, ...]) -> None:
     except OSError as err:
         click.echo(f"error: {err}", err=True)
         sys.exit(2)
+    _end_own_process()
+
+
+def _end_own_process() -> None:
+    """In the ``ragrade`` program's own process (:func:`ragrade.cli.program`, not a caller's ``main([...])`` or a
+    test runner), end it now that the output is flushed: the interpreter's teardown (freeing the run's arrays,
+    finalizing NumPy and Arrow) is a tenth of the drop-in's time on a run of millions of rows, and the command
+    holds nothing that needs it (no temporary file, thread or open output is left)."""
+    root = click.get_current_context().find_root()
+    if isinstance(root.obj, dict) and root.obj.get("own_process"):
+        sys.stderr.flush()
+        os._exit(0)

@@ -156,7 +156,8 @@ class _Lines:
 
         if self.ztable is None:
             ints = np.trunc(values).astype(np.int64)
-            self.per_query(head, text_of.integers(ints))
+            if self.opts.query:  # (the texts of -q only)
+                self.per_query(head, text_of.integers(ints))
             total: float = float(int(ints.sum()))
         else:
             self.per_query(head, self.values_text(values))

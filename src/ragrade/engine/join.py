@@ -112,7 +112,9 @@ class TruthIndex:
             rows = self.lookup_rows
             group_off = np.searchsorted(self.row_q[rows], np.arange(self.n_queries + 1))
             raw = self.qrels.raw_docs
-            if self.qrels.raw_is_arrow:  # qrels read from a file: no Python objects
+            if self.qrels.raw_is_arrow and self.judged == "all":  # every row, in order: the ids as they are
+                gold = raw
+            elif self.qrels.raw_is_arrow:  # qrels read from a file: no Python objects
                 gold = take_strings(raw, rows)
             else:
                 gold = pa.array(self.qrels.docs_at(rows), type=pa.large_string())
