@@ -44,3 +44,15 @@ def test_fast_rank_order_equals_the_fallback_on_any_chunks(cuts, monkeypatch):
 def test_a_document_listed_twice_leaves_the_run_as_it_is():
     run = _run(["a", "b", "a", "c"], [1.0, 2.0, 3.0, 1.0], [3, 1], [1])
     assert in_rank_order(run) is run
+
+
+@needs_accel
+def test_long_runs_of_equal_scores_are_ordered_by_id(monkeypatch):
+    rng = np.random.default_rng(3)
+    ids = [f"d{int(i)}" for i in rng.permutation(700)] + ["x", "é"]
+    scores = [0.0] * 500 + [-0.0] * 100 + list(rng.integers(0, 3, 102).astype(float))
+    fast = in_rank_order(_run(ids, scores, [650, 52], [333]))
+    monkeypatch.setattr(_native, "speedups", None)
+    slow = in_rank_order(_run(ids, scores, [650, 52], [333]))
+    assert _docs(fast) == _docs(slow)
+
