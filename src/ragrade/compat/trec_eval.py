@@ -142,7 +142,7 @@ def _read_pair(opts: Options, qrels_path: str, run_path: str) -> tuple[Any, Any,
     qrels = grades_as_trec_eval_reads(read_qrels(qrels_path, format="trec"), qrels_path)
     runobj = in_rank_order(read_run(run_path, format="trec"), opts.max_docs)
     run_ids = set(runobj.query_ids.tolist())
-    qids = sorted(qrels.query_ids.tolist(), key=lambda s: s.encode("utf-8"))
+    qids = sorted(qrels.query_ids.tolist())  # code-point order: the byte order of their UTF-8, as trec_eval sorts
     missing = [q for q in qids if q not in run_ids]
     if missing and not opts.complete:
         raise TrecEvalError(f"query {missing[0]!r} has judgments in {qrels_path} but no results in {run_path} "
