@@ -145,7 +145,7 @@ def lines(heads: list[str], columns: list[Any], qids: Sequence[str]) -> Iterator
                 f += 1
             else:
                 kinds[j] = len(texts)
-                texts.append(c.cast(pa.large_string()))
+                texts.append(c if c.type == pa.large_string() else c.cast(pa.large_string()))  # (cast imports compute)
         text = pa.concat_arrays(texts) if texts else pa.array([], type=pa.large_string())
         ho, hd = _layout(_python_strings(heads))
         qo, qd = _layout(q_all)

@@ -6,10 +6,9 @@ methods of the same names call these."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -65,24 +64,29 @@ def to_json(result: Result, per_query: bool = False, indent: int | None = 2) -> 
 
 def to_csv(result: Result, per_query: bool = False, digits: int = 4) -> str:
     """Means as ``metric,mean,queries`` rows; with ``per_query``, one row per query (``query,<metrics>``)
-    followed by a row ``all`` with the means (as trec_eval)."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    followed by a row ``all`` with the means (as trec_eval). The rows are made here, the CSV text by io's
+    writer (:func:`ragrade.io.writers.csv_text`)."""
+    from ragrade.io.writers import csv_text
+
+    return csv_text(csv_rows(result, per_query, digits))
+
+
+def csv_rows(result: Result, per_query: bool = False, digits: int = 4) -> Iterator[list[Any]]:
+    """The rows of :func:`to_csv`, header first."""
     means = result.means
     if per_query:
         cols = result.columns
-        w.writerow(["query", *cols])
+        yield ["query", *cols]
         for q, row in result.per_query_rows():
-            w.writerow([q, *(format_number(float(v), digits) for v in row)])
-        w.writerow(["all", *(format_number(means[c], digits) for c in cols)])
+            yield [q, *(format_number(float(v), digits) for v in row)]
+        yield ["all", *(format_number(means[c], digits) for c in cols)]
     else:
         counts = result.counts
         upper = result.upper_means
-        w.writerow(["metric", "mean", "queries", *(["upper"] if upper is not None else [])])
+        yield ["metric", "mean", "queries", *(["upper"] if upper is not None else [])]
         for label, mean in means.items():
-            w.writerow([label, format_number(mean, digits), counts[label],
-                        *([format_number(upper[label], digits)] if upper is not None else [])])
-    return buf.getvalue()
+            yield [label, format_number(mean, digits), counts[label],
+                   *([format_number(upper[label], digits)] if upper is not None else [])]
 
 
 def to_markdown(result: Result, per_query: bool = False, digits: int = 4) -> str:

@@ -96,6 +96,17 @@ def write_text(path: PathLike, text: str, *, inputs: Iterable[Any] = ()) -> None
         fh.write(text)
 
 
+def csv_text(rows: Iterable[Iterable[Any]]) -> str:
+    """``rows`` as CSV text (the ``csv`` module's quoting, ``\n`` line ends): the delimited table of
+    ``Result.to_csv`` and of every command's ``--format csv``, written here with the other formats."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    return buf.getvalue()
+
+
 def _dict_col(codes: np.ndarray, vocab: np.ndarray) -> pa.DictionaryArray:
     return pa.DictionaryArray.from_arrays(pa.array(np.asarray(codes, dtype=np.int32)),
                                           pa.array(vocab, type=pa.string()))
