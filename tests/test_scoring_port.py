@@ -137,3 +137,41 @@ def test_nothing_outside_the_engine_reaches_its_join_or_crediting():
                                   "join", "credit")) and name in ENGINE_INSIDE:
                 offenders.append(f"{path.relative_to(SRC)}: {module}.{name}")
     assert not offenders, offenders
+
+
+#: The consumers that score rankings against a ground truth through the port, each by a name of the port it calls.
+PORT_CONSUMERS = {
+    "fusion/optimize.py": ("score", "score_values"),
+    "compat/pytrec_eval.py": ("scorer",),
+    "compat/trec_eval_values.py": ("score_values",),
+    "judges/metrics.py": ("Scorer",),  # the judge's verdicts as the truth of the chunks' ranking
+}
+
+
+@pytest.mark.parametrize("module", sorted(PORT_CONSUMERS))
+def test_the_consumers_score_through_the_port(module):
+    tree = ast.parse((SRC / module).read_text())
+    used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | {
+        a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "ragrade.engine.scoring"
+        for a in n.names}
+    assert used & set(PORT_CONSUMERS[module]), module
+
+
+def test_the_judges_precision_is_the_ports_context_precision():
+    """llm_context_precision@k on the verdicts equals the registry's context_precision@k of the same ranking
+    evaluated from qrels (default profile), and ragas' epsilon is applied to that value's denominator."""
+    from ragrade.judges.metrics import ranked_precision
+
+    verdicts = [[1, 0, 1, 1], [0, 0], [0, 1, 0, 0, 1], [1]]
+    flat = np.array([x for v in verdicts for x in v], dtype=float)
+    offsets = np.cumsum([0] + [len(v) for v in verdicts])
+    qrels = {f"q{i}": {f"c{j}": int(x) for j, x in enumerate(v)} for i, v in enumerate(verdicts)}
+    run = {f"q{i}": {f"c{j}": float(len(v) - j) for j in range(len(v))} for i, v in enumerate(verdicts)}
+    for k in (None, 2, 3):
+        label = "context_precision" if k is None else f"context_precision@{k}"
+        want = ragrade.evaluate(qrels, run, [label], no_relevant="zero").per_query[label].to_numpy()
+        assert ranked_precision(flat, offsets, k, "default").tolist() == want.tolist()
+        ragas = ranked_precision(flat, offsets, k, "ragas")
+        hits = {None: 3, 2: 1, 3: 2}[k]  # useful chunks of query 0 in its top k
+        assert ragas[0] == pytest.approx(want[0] * hits / (hits + 1e-10), rel=1e-15)
+        assert ragas[0] < want[0] and ragas[1] == 0.0

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragrade.errors import MetricError, UnknownNameError
-from ragrade.kernels.common import precision_sum, safe_div
+from ragrade.kernels.common import safe_div
 from ragrade.metrics.parser import Metric, parse_metric, parse_metrics
 from ragrade.metrics.registry import Family, families
 
@@ -111,22 +111,39 @@ def profile_rules(profile: str | JudgeProfile) -> JudgeProfile:
 
 
 def ranked_precision(v: np.ndarray, offsets: np.ndarray, k: int | None, profile: str | JudgeProfile) -> np.ndarray:
-    """Context precision for many queries at once.
+    """Context precision for many queries at once, scored through the scoring port
+    (:class:`~ragrade.engine.scoring.Scorer`): the judge's verdicts are the ground truth of each query's chunks
+    (chunk ``i`` of query ``q`` judged ``v_i``), its ranking the chunks in their order, and the value the registry's
+    ``context_precision@k`` of that ranking.
 
     ``v`` holds the 0/1 verdicts of every query's chunks in rank order, concatenated; query ``q`` owns
     ``v[offsets[q]:offsets[q+1]]``. Score = ``sum_{i<=k} precision@i * v_i / sum_{i<=k} v_i``; 0 when no chunk
-    in the top k is useful; the profile's ``precision_eps`` is added to the denominator (ragas: 1e-10,
-    ``docs/judges.md``).
+    in the top k is useful. The profile's ``precision_eps`` is added to the denominator (ragas: 1e-10,
+    ``docs/judges.md``): the port also gives that denominator (``hits@k``), and the value is taken to it.
     """
+    from ragrade.engine.scoring import Scorer
+    from ragrade.metrics import Metric as RetrievalMetric
+    from ragrade.policies import Policies
+
     v = np.asarray(v, dtype=np.float64)
     offsets = np.asarray(offsets, dtype=np.int64)
-    nq = len(offsets) - 1
-    lengths = np.diff(offsets)
-    seg = np.repeat(np.arange(nq, dtype=np.int64), lengths)
-    pos = np.arange(len(v), dtype=np.int64) - np.repeat(offsets[:-1], lengths)
-    useful = v > 0
-    num, hits = precision_sum(seg[useful], pos[useful], nq, k)
-    return safe_div(num, hits, eps=profile_rules(profile).precision_eps)
+    counts = np.diff(offsets)
+    out = np.zeros(len(counts), dtype=np.float64)
+    ranked = np.flatnonzero(counts > 0)  # (a query without a chunk scores 0: the port's truth has a row per query)
+    if not len(ranked):
+        return out
+    eps = profile_rules(profile).precision_eps
+    labels = [("precision", RetrievalMetric("context_precision", k)), ("hits", RetrievalMetric("hits", k))]
+    rows = np.concatenate([np.arange(offsets[q], offsets[q + 1]) for q in ranked.tolist()])
+    ranks = np.concatenate([np.arange(counts[q]) for q in ranked.tolist()])
+    scorer = Scorer.from_rows([str(q) for q in ranked.tolist()], counts[ranked], [str(r) for r in ranks.tolist()],
+                              v[rows], labels, Policies(no_relevant="zero", missing_run="zero"))
+    values = scorer.values(np.arange(len(rows), dtype=np.int64), ranks, counts[ranked])
+    precision, hits = values["precision"], values["hits"]
+    if eps:  # num / (hits + eps), num = precision * hits
+        precision = safe_div(precision * hits, hits, eps=eps)
+    out[ranked] = precision
+    return out
 
 
 def ratio(num: np.ndarray, den: np.ndarray, *, eps: float = 0.0, empty: float = math.nan, cap: bool = False) -> np.ndarray:
