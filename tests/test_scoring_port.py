@@ -145,6 +145,7 @@ PORT_CONSUMERS = {
     "compat/pytrec_eval.py": ("scorer",),
     "compat/trec_eval_values.py": ("score_values",),
     "judges/metrics.py": ("Scorer",),  # the judge's verdicts as the truth of the chunks' ranking
+    "engine/diversity.py": ("locate", "truth"),  # the judged documents found by the port, subtopics expanded
 }
 
 

@@ -6,13 +6,15 @@ Subtopic judgments say which documents are relevant to which subtopic (aspect, i
 ``relevance``), or nested dicts ``{query: {subtopic: {doc: grade}}}``. A grade at or above ``rel`` (1 by
 default) makes the document relevant to that subtopic (binary, as ndeval).
 
-:func:`evaluate_diversity` joins a run (any input :func:`ragrade.evaluate` takes) to them and runs the
-kernels of :mod:`ragrade.kernels.diversity`; ``ragrade.evaluate`` calls it when every metric is a
-diversity family.
+:func:`evaluate_diversity` ranks a run (any input :func:`ragrade.evaluate` takes), finds its judged documents
+through the scoring port (:meth:`ragrade.Evaluator.locate` over one truth row per judged query and document),
+expands each to its subtopic judgments and runs the kernels of :mod:`ragrade.kernels.diversity`;
+``ragrade.evaluate`` calls it when every metric is a diversity family.
 """
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +136,7 @@ def evaluate_diversity(qrels: Any, run: Any, metrics: MetricsArg, *, missing_run
     if missing and pol.missing_run == "error":
         raise PolicyError(f"{len(missing)} ground-truth queries are missing from the run (e.g. {missing[0]!r})")
     judged = _with_subtopic_codes(judged, qindex)
-    rows = _mark_judged(rows, judged)
+    rows = rows.assign(is_judged=_Joined.of(rows, judged, qids).row_key >= 0)
     cuts = [m.k for _, m in labels if m.k is not None]
     k = max(cuts) if cuts else 10
     holes = _hole_rates(rows, k, nq)
@@ -188,12 +190,61 @@ def _with_subtopic_codes(judged: pd.DataFrame, qindex: dict[Any, int]) -> pd.Dat
     return judged.assign(sub=subtopic_ids)
 
 
-def _mark_judged(rows: pd.DataFrame, judged: pd.DataFrame) -> pd.DataFrame:
-    """``rows`` with ``is_judged``: whether any subtopic judgment of the query (any grade) names the document."""
-    seen = judged.drop_duplicates(["q", "doc"])[["q", "doc"]].assign(is_judged=True)
-    rows = rows.merge(seen, on=["q", "doc"], how="left", sort=False)
-    rows["is_judged"] = rows["is_judged"].fillna(False).astype(bool)
-    return rows
+class _Joined:
+    """A run's ranked rows joined to subtopic judgments through the scoring port: the truth the port indexes is
+    one row per (query, document) with any subtopic judgment, and :meth:`ragrade.Evaluator.locate` finds the
+    ranked rows it judges; each subtopic judgment points at its document's row of that truth. (The port holds
+    graded judgments of documents; the subtopics are expanded here from the rows it finds.)"""
+
+    def __init__(self, row_key: np.ndarray, judged_key: np.ndarray) -> None:
+        self.row_key = row_key  # int64[ranked rows]: the document-level truth row (-1: not judged)
+        self.judged_key = judged_key  # int64[subtopic judgments]: their document's truth row
+
+    @classmethod
+    def of(cls, rows: pd.DataFrame, judged: pd.DataFrame, qids: list[Any]) -> _Joined:
+        from ragrade.data import Run
+        from ragrade.engine.core import Evaluator
+
+        docs = judged.drop_duplicates(["q", "doc"])
+        truth = pd.DataFrame({"query": [qids[i] for i in docs["q"].to_numpy(np.int64)],
+                              "doc": docs["doc"].to_numpy(object), "grade": 1.0})
+        ev = Evaluator(truth, ["num_ret"])
+        view = ev.truth
+        at = {(view.query_ids[int(view.row_query[r])], d): r
+              for r, d in enumerate(view.docs(np.arange(len(view.grades), dtype=np.int64)).tolist())}
+        judged_key = np.fromiter((at[(qids[q], d)] for q, d in zip(judged["q"].to_numpy(np.int64).tolist(),
+                                                                   judged["doc"].tolist(), strict=True)),
+                                 dtype=np.int64, count=len(judged))
+        row_key = np.full(len(rows), -1, dtype=np.int64)
+        if len(rows):
+            q = rows["q"].to_numpy(np.int64)
+            order = np.argsort(q, kind="stable")  # the rows grouped by query, rank order kept within each
+            sq = q[order]
+            heads = np.flatnonzero(np.r_[True, sq[1:] != sq[:-1]])
+            bounds = np.append(heads, len(sq))
+            docs_sorted = rows["doc"].to_numpy(object)[order]
+            run = Run.from_lists([docs_sorted[a:z].tolist() for a, z in pairwise(bounds.tolist())],
+                                 query_ids=[qids[i] for i in sq[heads].tolist()])
+            found, truth_rows = ev.locate(run)
+            row_key[order[found]] = truth_rows
+        return cls(row_key, judged_key)
+
+    def hits(self, rows: pd.DataFrame, relevant: np.ndarray, sub: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``(q, pos, sub)`` of every (ranked row, subtopic) pair whose document is relevant to the subtopic
+        (``relevant``: which subtopic judgments count), sorted by (q, pos)."""
+        key = self.judged_key[relevant]
+        subs = sub[relevant]
+        by_key = np.argsort(key, kind="stable")
+        key, subs = key[by_key], subs[by_key]
+        first = np.searchsorted(key, self.row_key, side="left")
+        count = np.where(self.row_key >= 0, np.searchsorted(key, self.row_key, side="right") - first, 0)
+        owner = np.repeat(np.arange(len(self.row_key), dtype=np.int64), count)
+        starts = np.repeat(np.cumsum(count) - count, count)
+        pick = np.repeat(first, count) + np.arange(len(owner), dtype=np.int64) - starts
+        q = rows["q"].to_numpy(np.int64)[owner]
+        pos = rows["pos"].to_numpy(np.int64)[owner]
+        order = np.lexsort((pos, q))
+        return q[order], pos[order], subs[pick][order]
 
 
 def _hole_rates(rows: pd.DataFrame, k: int, nq: int) -> np.ndarray:
@@ -228,15 +279,16 @@ def _score(labels: list[tuple[str, Any]], rows: pd.DataFrame, judged: pd.DataFra
     judgments ``judged`` (q, sub, doc, grade)."""
     docs = judged.drop_duplicates(["q", "doc"])[["q", "doc"]].sort_values(["q", "doc"], kind="stable")
     docs = docs.assign(tie=docs.groupby("q").cumcount().to_numpy(), idx=np.arange(len(docs)))
+    joined = _Joined.of(rows, judged, qids)
     data: dict[str, np.ndarray] = {}
     for label, m in labels:
-        rel = judged[judged["grade"] >= m.rel]
+        relevant = (judged["grade"] >= m.rel).to_numpy()
+        rel = judged[relevant]
         n_sub = np.zeros(nq, dtype=np.int64)
         np.add.at(n_sub, rel.drop_duplicates("sub")["q"].to_numpy(), 1)
-        hits = rows.merge(rel[["q", "doc", "sub"]], on=["q", "doc"]).sort_values(["q", "pos"], kind="stable")
+        hq, hpos, hsub = joined.hits(rows, relevant, judged["sub"].to_numpy(np.int64))
         pairs = rel.merge(docs, on=["q", "doc"])
-        s = Subtopics(nq=nq, n_sub=n_sub, q=hits["q"].to_numpy(np.int64), pos=hits["pos"].to_numpy(np.int64),
-                      sub=hits["sub"].to_numpy(np.int64), doc_q=docs["q"].to_numpy(np.int64),
+        s = Subtopics(nq=nq, n_sub=n_sub, q=hq, pos=hpos, sub=hsub, doc_q=docs["q"].to_numpy(np.int64),
                       doc_tie=docs["tie"].to_numpy(np.int64), pair_doc=pairs["idx"].to_numpy(np.int64),
                       pair_sub=pairs["sub"].to_numpy(np.int64))
         assert m.family.kernel is not None
