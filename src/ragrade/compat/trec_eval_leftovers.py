@@ -26,8 +26,8 @@ Per measure, in trec_eval's table order (``trec_eval_measures.MEASURES``), what 
 * ``ndcg_cut``: the DCG and the ideal DCG at the largest cutoff (grades as gains);
 * nothing else writes there.
 
-``Rndcg`` leaves values of its own walk that ragrade does not reproduce: rbp after it (with no measure in between
-that writes both places) is printed as computed alone (docs/trec_eval.md).
+* ``Rndcg``: ``old_ideal_gain`` and ``ideal_gain``, both the ideal gain where its walk stopped (as dcg's), when the
+  query has a relevant judgment (else it returns before writing either).
 rbp starts from these two values: a lowest below 0 or a highest above 1 rescales the gains, a NaN as the highest
 leaves them unscaled (every comparison with it is false) unless the lowest is below 0, and then gives NaN.
 """
@@ -55,10 +55,11 @@ _ZERO_BOTH = frozenset({"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "
                         "set_P", "set_relative_P", "set_recall", "set_map", "num_nonrel_judged_ret"})
 _ZERO_FIRST: frozenset[str] = frozenset()
 _ZERO_SECOND = frozenset({"gm_bpref", "recip_rank", "utility"})
-#: Measures whose leftovers ragrade does not reproduce.
-UNKNOWN = frozenset({"Rndcg"})
+#: Measures whose leftovers ragrade does not reproduce (none left).
+UNKNOWN: frozenset[str] = frozenset()
 #: Measures whose leftovers can change rbp whatever its gains (the others are 0, or within [0, 1]).
-STRONG = frozenset({"iprec_at_recall", "11pt_avg", "yaap", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "G", "ndcg_cut"}) | UNKNOWN
+STRONG = frozenset({"iprec_at_recall", "11pt_avg", "yaap", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "G", "ndcg_cut",
+                    "Rndcg"}) | UNKNOWN
 _ORDER = {m.name: i for i, m in enumerate(MEASURES)}
 
 
@@ -93,6 +94,20 @@ def _ndcg(q: Query, p: Planned) -> Slots:
     steps, best = ideal_walk(table)
     last = steps[-1] if steps else (table[-1].gain if table else 0.0)
     return last, best
+
+
+def _rndcg(q: Query, p: Planned) -> Slots:
+    """Rndcg's ``old_ideal_gain`` and ``ideal_gain``: both end at the ideal gain where its walk stopped (the first not
+    above 0; each change of the ideal gain is copied to the old one in the same step). A query without a relevant
+    judgment returns before either is written."""
+    from ragrade.compat.trec_eval_query import gain_table, ideal_walk
+
+    if q.rel == 0:
+        return None, None
+    table = gain_table(p.values, q.levels)
+    steps, _ = ideal_walk(table)
+    last = steps[-1] if steps else (table[-1].gain if table else 0.0)
+    return last, last
 
 
 def _g(q: Query, p: Planned) -> Slots:
@@ -130,7 +145,7 @@ def _ndcg_cut(q: Query, p: Planned) -> Slots:
 _WRITERS: dict[str, Callable[[Query, Planned], Slots]] = {
     "iprec_at_recall": lambda q, p: (None, _NAN), "11pt_avg": lambda q, p: (None, _NAN), "gm_map": _gm_map,
     "yaap": _yaap, "set_F": _set_f, "dcg": _ndcg, "ideal_dcg": _ndcg, "ndcg": _ndcg, "ndcg_rel": _ndcg, "G": _g,
-    "ndcg_cut": _ndcg_cut}
+    "ndcg_cut": _ndcg_cut, "Rndcg": _rndcg}
 
 
 def before_rbp(planned: Sequence[Planned], gain_map: bool) -> list[Planned] | None:
