@@ -176,3 +176,26 @@ def test_the_judges_precision_is_the_ports_context_precision():
         hits = {None: 3, 2: 1, 3: 2}[k]  # useful chunks of query 0 in its top k
         assert ragas[0] == pytest.approx(want[0] * hits / (hits + 1e-10), rel=1e-15)
         assert ragas[0] < want[0] and ragas[1] == 0.0
+
+
+def test_every_evaluation_of_a_run_goes_through_the_port(tmp_path, monkeypatch):
+    """Evaluator.evaluate is the port's Scorer.evaluate: an evaluation in memory, each piece out of core
+    (max_memory) and the routes score their runs through it."""
+    calls = []
+    original = Scorer.evaluate
+
+    def counted(self, run, name=None):
+        calls.append(name)
+        return original(self, run, name)
+
+    monkeypatch.setattr(Scorer, "evaluate", counted)
+    qp, rp = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qp.write_text("".join(f"q{i} 0 d{j} {j % 3}\n" for i in range(30) for j in range(5)))
+    rp.write_text("".join(f"q{i} Q0 d{j} {j + 1} {10 - j} r\n" for i in range(30) for j in range(8)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RagradeWarning)
+        whole = ragrade.evaluate(str(qp), str(rp), ["ndcg@5", "map"])
+        assert len(calls) == 1
+        pieces = ragrade.evaluate(str(qp), str(rp), ["ndcg@5", "map"], max_memory="16MiB")
+    assert len(calls) >= 2
+    assert pieces.means == pytest.approx(whole.means, abs=1e-12)

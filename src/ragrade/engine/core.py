@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, Never
 
 import numpy as np
 
-from ragrade.engine.credit import caller_stacklevel, finish
+from ragrade.engine.credit import caller_stacklevel
 from ragrade.engine.inputs import as_qrels, as_run
-from ragrade.engine.join import TruthIndex, join_dict, join_run
+from ragrade.engine.join import TruthIndex
 from ragrade.engine.labels import MetricsArg, metric_labels
 from ragrade.engine.result import Result
 from ragrade.errors import InputError, MetricError, UnknownNameError
@@ -108,10 +108,7 @@ class Evaluator:
     def evaluate(self, run: Any, name: str | None = None) -> Result:
         """Score one run (a :class:`~ragrade.data.Run`, nested dicts, ranked lists, a DataFrame, a table
         or a path)."""
-        joined = join_dict(self.index, run, self.policies) if isinstance(run, dict) else None
-        if joined is None:
-            joined = join_run(self.index, as_run(run), self.policies)
-        return finish(self.index, self.labels, self.policies, joined, name, self.hole_cutoffs)
+        return self.scorer.evaluate(run, name)
 
     # -- the scoring port (ragrade.engine.scoring; docs/python-api.md, "The scoring port") -------------------
     @property

@@ -158,6 +158,20 @@ class Scorer:
         return cand, qrow
 
     # -- scoring --------------------------------------------------------------------------------------------
+    def evaluate(self, run: Any, name: str | None = None) -> Result:
+        """The :class:`~ragrade.engine.result.Result` of one run (a :class:`~ragrade.data.Run`, nested dicts or
+        anything :func:`ragrade.evaluate` takes as a run): joined to the truth and credited here, as
+        :meth:`ragrade.Evaluator.evaluate` does by calling this (so every evaluation of a run in memory, each piece
+        out of core and each Spark partition included, goes through the port)."""
+        from ragrade.engine.inputs import as_run
+        from ragrade.engine.join import join_dict, join_run
+
+        index = self.index
+        joined = join_dict(index, run, self.policies) if isinstance(run, dict) else None
+        if joined is None:
+            joined = join_run(index, as_run(run), self.policies)
+        return finish(index, self.labels, self.policies, joined, name, self.hole_cutoffs)
+
     def result(self, judgments: np.ndarray, ranks: np.ndarray, counts: np.ndarray,
                queries: Sequence[str] | np.ndarray | None = None, *, positions: np.ndarray | None = None,
                name: str | None = None, nonfinite_scores: int = 0, notes: bool = True) -> Result:
