@@ -20,8 +20,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ragrade.engine.core import Evaluator
-from ragrade.engine.executor import piece_runner, run_in_memory
 from ragrade.engine.executor import prepare as prepare_in_memory
+from ragrade.engine.executor import run_in_memory
 from ragrade.engine.labels import MetricsArg
 from ragrade.engine.plan import TRUTH_OPTIONS, EvalPlan, build_plan, option_names
 from ragrade.engine.result import Result
@@ -147,10 +147,11 @@ def _out_of_core(plan: EvalPlan, run: Any) -> Result | None:
         if budget_for(plan.qrels, run, None) is None:  # two files that fit: the in-memory executor
             return None
     from ragrade.scale.outofcore import evaluate_large
+    from ragrade.scale.pieces import PieceScorer
 
-    # each piece is run by the in-memory executor (a layer below the out-of-core one: no call climbs back)
+    # each piece is scored through the engine's scoring port (a layer below: no call climbs back)
     return evaluate_large(plan.qrels, run, list(plan.labels), plan.max_memory, plan.profile, plan.matcher,
-                          piece_runner(plan), dict(plan.policies), qrels_format=plan.qrels_format,
+                          PieceScorer.of_plan(plan), dict(plan.policies), qrels_format=plan.qrels_format,
                           run_format=plan.run_format)
 
 

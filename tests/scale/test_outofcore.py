@@ -90,25 +90,24 @@ def assert_same(got, want):
 
 
 def out_of_core(qp, rp, metrics, how, sizes=None, report=None, pinned=True, **options):
-    """evaluate_paths with tiny pieces; ``pinned``: as ragrade.evaluate calls it (the pieces told the top grade
-    of the whole ground truth when a value depends on it)."""
-    from ragrade.engine.labels import metric_labels
+    """evaluate_paths with tiny pieces, each scored through the port by the PieceScorer ragrade.evaluate gives
+    the out-of-core executor; ``pinned``: as ragrade.evaluate calls it (the pieces told the top grade of the
+    whole ground truth when a value depends on it)."""
     from ragrade.scale.outofcore import needs_top_grade, pin_collection, unpin, with_twins
+    from ragrade.scale.pieces import PieceScorer
 
-    def part(q, r):
-        return ragrade.evaluate(q, r, metrics, **options)
-
-    labels = metric_labels(metrics)
+    part = PieceScorer.of_options(metrics, options)
+    labels, settings = list(part.labels), dict(part.settings)
     collection = None
-    if pinned and needs_top_grade(labels, options):
+    if pinned and needs_top_grade(labels, settings):
         def collection(top):
-            lab, extra = pin_collection(labels, options, top)
-            return lambda q, r: with_twins(ragrade.evaluate(q, r, lab, **extra), lab)
+            lab, extra = pin_collection(labels, settings, top)
+            return lambda q, r: with_twins(part(q, r, lab, extra), lab)
 
     got = quiet(evaluate_paths, qp, rp, part, budget=16 << 20, how=how, sizes=sizes or tiny(), report=report,
                 collection=collection)
     if collection is not None:
-        got = unpin(got, labels, options)
+        got = unpin(got, labels, settings)
     return got
 
 

@@ -18,7 +18,6 @@ above the engine.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -115,27 +114,6 @@ def prepare(plan: EvalPlan) -> Evaluator:
     evaluator = Evaluator(qrels, labels, policies=pol)
     evaluator.hole_cutoffs = plan.hole_cutoffs
     return evaluator
-
-
-def piece_runner(plan: EvalPlan) -> Callable[..., Result]:
-    """The evaluation of one piece of ``plan`` by this executor, as the out-of-core executor calls it:
-    ``part(qrels, run)``, or ``part(qrels, run, labels, settings)`` when the pieces must be told a value of
-    the whole ground truth (its top grade)."""
-
-    def part(q: Any, r: Any, lab: Any = plan.labels, settings: Any = plan.policies) -> Result:
-        piece = plan.replace(qrels=q, runs=(("run", r),), labels=lab, policies=settings, max_memory=None,
-                             qrels_format=None, run_format=None)
-        return next(iter(run_in_memory(piece).values()))
-
-    return part
-
-
-def evaluate_in_memory(qrels: Any, run: Any, metrics: Any, **options: Any) -> Result:
-    """One run evaluated in memory with the keywords of ``ragrade.evaluate`` (the executor the scale
-    executors, out of core and Spark, use on each piece: below them, never calling back up)."""
-    from ragrade.engine.plan import build_plan
-
-    return next(iter(run_in_memory(build_plan(qrels, run, metrics, **options)).values()))
 
 
 def _read(plan: EvalPlan, qrels: Any, run: Any) -> tuple[Any, Any]:

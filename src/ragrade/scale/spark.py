@@ -38,7 +38,7 @@ import json
 import os
 import warnings
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -46,6 +46,9 @@ import pandas as pd
 from ragrade.engine.labels import MetricsArg, metric_labels
 from ragrade.engine.result import DeferredValues, HoleRate, LocalValues, Result, Summary
 from ragrade.errors import InputError, RagradeError, RagradeWarning, require
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ragrade.scale.pieces import PieceScorer
 
 #: Names of the columns the tasks use (kept apart from any metric label).
 KEY, BUCKET, ORDER, STATE, HOLE = "__rg_key", "__rg_bucket", "__rg_order", "__rg_state", "__rg_hole"
@@ -238,14 +241,15 @@ def _canonical(df: Any, kind: str, where: str | None = None) -> Any:
 
 
 # -- the task --------------------------------------------------------------------------------------------
-def _task(labels: list[tuple[str, Any]], options: dict[str, Any], policies: Any, run_name: str | None) -> Any:
-    """The function each task runs on one partition's two Arrow tables."""
+def _task(labels: list[tuple[str, Any]], pieces: PieceScorer, policies: Any, run_name: str | None) -> Any:
+    """The function each task runs on one partition's two Arrow tables (``pieces``: how the partition is
+    scored, through the engine's scoring port)."""
 
     def run_task(left: Any, right: Any) -> Any:
         import pyarrow as pa
 
         try:
-            return _evaluate_partition(left, right, labels, options, policies, run_name)
+            return _evaluate_partition(left, right, labels, pieces, policies, run_name)
         except RagradeError as exc:
             raise RuntimeError(f"{_MARK}[{type(exc).__name__}]: {exc}") from None
         except pa.ArrowException as exc:  # pragma: no cover - a bug, reported with its text
@@ -254,11 +258,10 @@ def _task(labels: list[tuple[str, Any]], options: dict[str, Any], policies: Any,
     return run_task
 
 
-def _evaluate_partition(left: Any, right: Any, labels: list[tuple[str, Any]], options: dict[str, Any],
+def _evaluate_partition(left: Any, right: Any, labels: list[tuple[str, Any]], pieces: PieceScorer,
                         policies: Any, run_name: str | None) -> Any:
     import pyarrow as pa
 
-    from ragrade.engine.executor import evaluate_in_memory
     from ragrade.io.tables import table_to_qrels, table_to_run
     from ragrade.scale.combine import part_state
     from ragrade.scale.outofcore import empty_run, with_twins
@@ -290,7 +293,7 @@ def _evaluate_partition(left: Any, right: Any, labels: list[tuple[str, Any]], op
         qrels = table_to_qrels(qt, "<spark qrels>", rows)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RagradeWarning)
-            result = with_twins(evaluate_in_memory(qrels, run, pairs, **options), pairs)
+            result = with_twins(pieces(qrels, run), pairs)
     return _output((result, part_state(result)), labels)
 
 
@@ -358,7 +361,7 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, partitions: int | Non
     ``spark.sql.shuffle.partitions``); each task holds one partition's rows in memory.
     """
     require_pyspark()
-    from ragrade.engine.executor import evaluate_in_memory
+    from ragrade.scale.pieces import PieceScorer
 
     labels = metric_labels(metrics, names=names, rel_level=rel_level)
     for label, m in labels:
@@ -366,12 +369,16 @@ def evaluate(qrels: Any, run: Any, metrics: MetricsArg, *, partitions: int | Non
             raise InputError(f"{label!r}: Spark evaluates id metrics (judged documents by id); "
                              f"text and judge metrics read texts")
     options: dict[str, Any] = {k: v for k, v in policies.items() if v is not None}
+    if options.get("matcher") is not None:
+        raise InputError("Spark evaluates id metrics by id; a matcher reads the retrieved texts (evaluate them in "
+                         "memory)")
     if profile is not None:
         options["profile"] = profile
-    # The policies in force (the profile's, then the caller's), and every option checked, on the driver.
+    # Every option checked, and the policies in force (the profile's, then the caller's), on the driver: a
+    # one-query piece scored as each partition will be.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RagradeWarning)
-        probe = evaluate_in_memory({"q": {"d": 1}}, {"q": {"d": 1.0}}, labels, **options)
+        probe = PieceScorer.of_options(labels, options)({"q": {"d": 1}}, {"q": {"d": 1.0}})
     sess = _session(spark, qrels, run)
     q_where, r_where = "qrels", "run"
     if isinstance(qrels, str | os.PathLike):
@@ -407,6 +414,7 @@ def _evaluate_frames(q: Any, r: Any, labels: list[tuple[str, Any]], options: dic
     from pyspark.sql import functions as F
 
     from ragrade.scale.combine import merge_summaries, summary_from_state
+    from ragrade.scale.pieces import PieceScorer
 
     q = q.withColumn(BUCKET, F.pmod(F.xxhash64("query"), F.lit(n)))
     r = r.withColumn(BUCKET, F.pmod(F.xxhash64("query"), F.lit(n)))
@@ -421,7 +429,7 @@ def _evaluate_frames(q: Any, r: Any, labels: list[tuple[str, Any]], options: dic
             got = q.agg(F.max("grade").alias("top")).collect()[0]["top"]
             top = float(got) if got is not None else 1.0
         task_labels, task_options = pin_collection(labels, options, top)
-    fn = _task(task_labels, task_options, probe.policies, run_name)
+    fn = _task(task_labels, PieceScorer.of_options(task_labels, task_options), probe.policies, run_name)
     grouped = q.groupBy(BUCKET).cogroup(r.groupBy(BUCKET))
     if hasattr(grouped, "applyInArrow"):
         out = grouped.applyInArrow(fn, _schema_spark(labels))
