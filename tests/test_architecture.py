@@ -218,7 +218,7 @@ def test_the_trec_eval_drop_in_never_imports_pandas(tmp_path):
 
 def test_only_io_writes_delimited_text():
     """File formats live in io/ (issue 33): the ``csv`` module is imported nowhere else; the Result's CSV rows are
-    made by engine/exports.py and written by :func:`ragrade.io.writers.csv_text`."""
+    made by io/results.py and written by :func:`ragrade.io.writers.csv_text` (the other rules: tests/test_formats_in_io.py)."""
     offenders = []
     for path in SRC.rglob("*.py"):
         rel = path.relative_to(SRC).as_posix()

@@ -89,3 +89,12 @@ def jsonable(value: Any) -> Any:
     if hasattr(value, "item"):  # NumPy scalar
         return jsonable(value.item())
     return value
+
+
+def decimals(value: Any, digits: int) -> str:
+    """``value`` with ``digits`` decimals, ``nan`` for a missing or NaN value: the plain form of a result's
+    CSV and Markdown (:mod:`ragrade.io.results`) and of its ``repr``."""
+    if value is None:
+        return "nan"
+    x = float(value)
+    return "nan" if math.isnan(x) else f"{x:.{digits}f}"

@@ -12,7 +12,7 @@ module                  owns
 ``engine/values.py``    where per-query values live: :class:`QueryColumns`, :class:`DeferredValues`
 ``engine/summary.py``   :class:`Summary`, :class:`HoleRate`, :class:`JudgeInfo`
 ``engine/labels.py``    metric labels (:func:`metric_labels`) and :class:`MetricValues`
-``engine/exports.py``   a result's output formats (dict, JSON, CSV, markdown, summary lines, notes)
+``engine/notes.py``     the words of a result's notes and summary lines (its formats: io/results.py)
 ``engine/plan.py``      :class:`EvalPlan`: one request, validated once (:func:`build_plan`)
 ``engine/executor.py``  the in-memory executor of a plan: picks the path above for its metrics
 ======================  ===============================================================================

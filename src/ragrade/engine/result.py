@@ -6,8 +6,9 @@ is data held by the result, not a subclass: where its per-query values live (:mo
 :class:`QueryColumns`, a DataFrame, or :class:`DeferredValues` kept on Spark and collected once), what the
 policies did (:mod:`ragrade.engine.summary`: :class:`Summary`, :class:`HoleRate`, and a judged
 evaluation's :class:`JudgeInfo`) and ``details``. Its labels and their values are
-:mod:`ragrade.engine.labels`; its output formats (``to_dict``, ``to_json``, ``to_csv``, ``to_markdown``,
-``summary_lines``, ``notes``) are written by :mod:`ragrade.engine.exports`. A result, its summary and its
+:mod:`ragrade.engine.labels`; its output formats (``to_dict``, ``to_json``, ``to_csv``, ``to_markdown``) are
+written by io/ (:mod:`ragrade.io.results`), the words of its notes (``notes``, ``summary_lines``) by
+:mod:`ragrade.engine.notes`. A result, its summary and its
 hole rate are immutable: ``replace`` gives modified copies.
 
 Metrics are keyed by the parsed :class:`~ragrade.metrics.Metric`: two spellings of one metric (``P@2``
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragrade._arrays import is_frame
-from ragrade.engine import exports
+from ragrade.engine import notes as policy_notes
 from ragrade.engine.labels import MetricValues
 from ragrade.engine.summary import HoleRate, JudgeInfo, Summary
 from ragrade.engine.values import (
@@ -37,6 +38,7 @@ from ragrade.engine.values import (
     table_rows,
 )
 from ragrade.errors import InputError
+from ragrade.formatting import decimals
 from ragrade.metrics.parser import Metric
 from ragrade.policies import Policies
 
@@ -310,39 +312,47 @@ class Result:
 
         return slice_result(self.collect(), labels, aggregate)
 
-    # -- outputs (written by ragrade.engine.exports) ------------------------------------------------
+    # -- outputs (the formats: ragrade.io.results, with io's writers; the notes' words: engine/notes.py) -----
     def to_dict(self, per_query: bool = False) -> dict[str, Any]:
         """``{"run", "metrics", "counts", "queries", "summary"}`` (+ ``"per_query"``, and with
         ``per_query`` the ``"details"`` an evaluation kept); NaN stays NaN here (``to_json`` writes it as
         null). A judged evaluation also has ``"profile"`` (the judge profile), ``"judge"``, ``"model"`` and
         ``"means"`` (the same values as ``"metrics"``) first, and its summary has the judge's entries
         (:meth:`JudgeInfo.to_dict`): the keys ``ragrade judge --format json`` has always written."""
-        return exports.to_dict(self, per_query)
+        from ragrade.io.results import result_dict
+
+        return result_dict(self, per_query)
 
     def to_json(self, per_query: bool = False, indent: int | None = 2) -> str:
         """The :meth:`to_dict` object as JSON, NaN written as null."""
-        return exports.to_json(self, per_query, indent)
+        from ragrade.io.results import result_json
+
+        return result_json(self, per_query, indent)
 
     def to_csv(self, per_query: bool = False, digits: int = 4) -> str:
         """Means as ``metric,mean,queries`` rows; with ``per_query``, one row per query (``query,<metrics>``)
         followed by a row ``all`` with the means (as trec_eval)."""
-        return exports.to_csv(self, per_query, digits)
+        from ragrade.io.results import result_csv
+
+        return result_csv(self, per_query, digits)
 
     def to_markdown(self, per_query: bool = False, digits: int = 4) -> str:
         """The means (and upper bounds) as a markdown table; with ``per_query``, a table of every query too."""
-        return exports.to_markdown(self, per_query, digits)
+        from ragrade.io.results import result_markdown
+
+        return result_markdown(self, per_query, digits)
 
     def summary_lines(self) -> list[str]:
         """A short account of what the policies did: the first line counts queries, each further line
         is one note, in the words of :meth:`notes` (the same wording in every output format and in the
         :class:`~ragrade.errors.RagradeWarning` the evaluation emits), then the hole-rate line."""
-        return exports.summary_lines(self)
+        return policy_notes.summary_lines(self)
 
     def notes(self) -> list[str]:
         """One sentence per policy that applied (missing queries, empty lists, duplicates, ties at a
         cutoff, infinite scores, ...): the text of the evaluation's warning, and the ``note:`` lines of
         the command line in every format."""
-        return exports.notes(self)
+        return policy_notes.notes(self)
 
     def missing_outcome(self) -> str:
         """What the values of the queries missing from the run are, in words: 0 under the default
@@ -369,7 +379,7 @@ class Result:
         return "scored 0 or NaN (left out of the mean), depending on the metric"
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={exports.format_number(v, 4)}" for k, v in self.means.items())
+        inner = ", ".join(f"{k}={decimals(v, 4)}" for k, v in self.means.items())
         prefix = "" if self.profile is None or self.profile.name == "default" else f"{self.profile.name}:"
         if isinstance(self._table, DeferredValues):
             prefix = self._table.where + prefix

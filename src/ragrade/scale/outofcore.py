@@ -585,6 +585,8 @@ ROW = "__ragrade_row"
 
 def _partition(src_q: Source, src_r: Source, sizes: Sizes, evaluate_part: PartEvaluator, tmpdir: str | None
                ) -> tuple[list[Piece], pd.Series, pd.Series]:
+    from ragrade.io.spill import read_partition
+
     need = estimated_memory(src_q) + estimated_memory(src_r)
     n_parts = sizes.partitions or int(min(_max_open_files(), max(1, math.ceil(need / max(sizes.budget // 4, 1)))))
     rule = RankRule(src_r) if src_r.three_columns else None
@@ -596,8 +598,8 @@ def _partition(src_q: Source, src_r: Source, sizes: Sizes, evaluate_part: PartEv
         qorders: list[pd.Series] = []
         rorders: list[pd.Series] = []
         for p in range(n_parts):
-            qt = _read_partition(qfiles[p])
-            rt = _read_partition(rfiles[p])
+            qt = read_partition(qfiles[p])
+            rt = read_partition(rfiles[p])
             if qt is None and rt is None:
                 continue
             rt = None if rt is None else _grouped(src_r, rt)
@@ -630,11 +632,10 @@ def _max_open_files() -> int:
 
 
 def _write_partitions(src: Source, sizes: Sizes, n_parts: int, stem: str, rule: RankRule | None) -> list[str]:
-    files = [f"{stem}-{p:04d}.arrow" for p in range(n_parts)]
-    writers: dict[int, Any] = {}
-    sinks: dict[int, Any] = {}
+    from ragrade.io.spill import Partitions
+
     schema = None
-    try:
+    with Partitions(stem, n_parts) as parts:
         for block in stream.blocks(src, max(1, sizes.window_bytes // PARTITION_BLOCK_SHARE),
                                    max(1, sizes.window_rows // PARTITION_BLOCK_SHARE), rule):
             t = block.table.append_column(ROW, pa.array(np.arange(block.first_row, block.first_row + block.table.num_rows,
@@ -651,23 +652,8 @@ def _write_partitions(src: Source, sizes: Sizes, n_parts: int, stem: str, rule: 
             t = t.take(pa.array(order))
             bounds = np.searchsorted(part[order], np.arange(n_parts + 1))
             for p in np.flatnonzero(np.diff(bounds)).tolist():
-                if p not in writers:
-                    sinks[p] = pa.OSFile(files[p], "wb")
-                    writers[p] = pa.ipc.new_stream(sinks[p], schema)
-                writers[p].write_table(t.slice(int(bounds[p]), int(bounds[p + 1] - bounds[p])))
-    finally:
-        for p, w in writers.items():
-            w.close()
-            sinks[p].close()
-    return files
-
-
-def _read_partition(path: str) -> pa.Table | None:
-    if not os.path.exists(path):
-        return None
-    with pa.OSFile(path, "rb") as f:
-        table = pa.ipc.open_stream(f).read_all()
-    return table if table.num_rows else None
+                parts.write(p, t.slice(int(bounds[p]), int(bounds[p + 1] - bounds[p])))
+    return parts.files
 
 
 def _partition_locator(src: Source, table: pa.Table) -> Callable[[int], tuple[int | None, str | None]]:
