@@ -104,8 +104,10 @@ def child(args: argparse.Namespace) -> int:
             res = ragrade.evaluate(args.qrels, args.run, METRICS)
         else:
             from ragrade.scale.outofcore import evaluate_paths, parse_memory
+            from ragrade.scale.pieces import PieceScorer
 
-            res = evaluate_paths(args.qrels, args.run, lambda q, r: ragrade.evaluate(q, r, METRICS),
+            # each piece scored through the port, by the PieceScorer ragrade.evaluate(..., max_memory=) uses
+            res = evaluate_paths(args.qrels, args.run, PieceScorer.of_options(METRICS, {}),
                                  budget=parse_memory(args.max_memory), report=report)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(json.dumps({"wall": wall, "cpu": cpu, "peak": peak.peak, "means": dict(res.means),
