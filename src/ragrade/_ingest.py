@@ -255,7 +255,8 @@ def match_segments(run_strings, seg_offsets: np.ndarray, seg_to_group: np.ndarra
     seg_to_group = np.ascontiguousarray(seg_to_group, dtype=np.int64)
     group_offsets = np.ascontiguousarray(group_offsets, dtype=np.int64)
     if len(chunks) > 1:  # cut segments at chunk boundaries: each piece then lies in one chunk
-        cuts = np.union1d(seg_offsets, bounds[(bounds > seg_offsets[0]) & (bounds < seg_offsets[-1])])
+        cuts = np.sort(np.concatenate((seg_offsets, bounds[(bounds > seg_offsets[0]) & (bounds < seg_offsets[-1])])))
+        cuts = cuts[np.concatenate(([True], cuts[1:] != cuts[:-1]))]  # (union1d's result, without its imports)
         seg_to_group = seg_to_group[np.searchsorted(seg_offsets, cuts[:-1], side="right") - 1]
         seg_offsets = cuts
     nseg = len(seg_to_group)

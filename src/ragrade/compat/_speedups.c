@@ -895,7 +895,9 @@ static PyObject *rank_order_chunks(PyObject *self, PyObject *args) {
     }
     size_t tsize = 8;
     while (tsize < (size_t)longest * 2) tsize <<= 1;
-    IdRef *refs = (IdRef *)PyMem_RawMalloc((size_t)(r1 - r0 > 0 ? r1 - r0 : 1) * sizeof(IdRef));
+    /* The ids' references are made one segment at a time (a buffer of the longest segment, not one per row of
+       the range: a run of millions of rows would otherwise touch tens of MB of fresh memory for them). */
+    IdRef *refs = (IdRef *)PyMem_RawMalloc((size_t)(longest > 0 ? longest : 1) * sizeof(IdRef));
     int64_t *tmp = (int64_t *)PyMem_RawMalloc((size_t)(longest > 0 ? longest : 1) * sizeof(int64_t));
     int64_t *table = check_dups ? (int64_t *)PyMem_RawMalloc(tsize * sizeof(int64_t)) : NULL;
     if (!refs || !tmp || (check_dups && !table)) {
@@ -906,28 +908,29 @@ static PyObject *rank_order_chunks(PyObject *self, PyObject *args) {
     }
     int64_t found = -1;
     Py_BEGIN_ALLOW_THREADS
-    chunks_refs(&ch, r0, r1, refs);
-    for (Py_ssize_t s = seg_begin; check_dups && s < seg_end && found < 0; s++) {
-        int64_t a = off[s], k = off[s + 1] - off[s];
-        if (k < 2) continue;
-        size_t m = 8;
-        while (m < (size_t)k * 2) m <<= 1;
-        for (size_t i = 0; i < m; i++) table[i] = -1;
-        for (int64_t r = a; r < a + k && found < 0; r++) {
-            const IdRef *x = &refs[r - r0];
-            size_t i = (size_t)fnv1a(x->p, x->n) & (m - 1);
-            while (table[i] >= 0) {
-                const IdRef *y = &refs[table[i] - r0];
-                if (y->n == x->n && memcmp(y->p, x->p, (size_t)x->n) == 0) { found = r; break; }
-                i = (i + 1) & (m - 1);
-            }
-            if (found < 0) table[i] = r;
-        }
-    }
+    /* Segment by segment: its ids' references, the duplicate scan, the sort. On a duplicate the segments
+       sorted so far are left as they are (the caller keeps nothing of out then). */
     for (Py_ssize_t s = seg_begin; found < 0 && s < seg_end; s++) {
-        int64_t a = off[s], len = off[s + 1] - off[s];
-        for (int64_t i = 0; i < len; i++) out[a + i] = a + i;
-        sort_refs_stable(v, refs, r0, out + a, tmp, len);
+        int64_t a = off[s], k = off[s + 1] - off[s];
+        chunks_refs(&ch, a, a + k, refs);
+        if (check_dups && k >= 2) {
+            size_t m = 8;
+            while (m < (size_t)k * 2) m <<= 1;
+            for (size_t i = 0; i < m; i++) table[i] = -1;
+            for (int64_t r = a; r < a + k && found < 0; r++) {
+                const IdRef *x = &refs[r - a];
+                size_t i = (size_t)fnv1a(x->p, x->n) & (m - 1);
+                while (table[i] >= 0) {
+                    const IdRef *y = &refs[table[i] - a];
+                    if (y->n == x->n && memcmp(y->p, x->p, (size_t)x->n) == 0) { found = r; break; }
+                    i = (i + 1) & (m - 1);
+                }
+                if (found < 0) table[i] = r;
+            }
+            if (found >= 0) break;
+        }
+        for (int64_t i = 0; i < k; i++) out[a + i] = a + i;
+        sort_refs_stable(v, refs, a, out + a, tmp, k);
     }
     Py_END_ALLOW_THREADS
     PyMem_RawFree(refs); PyMem_RawFree(tmp); PyMem_RawFree(table);

@@ -215,6 +215,7 @@ def negative_queries(qrels: Any, qids: list[str], qrels_path: str) -> dict[str, 
 
 _ODD_LINE = re.compile(rb"(?:^|\n)(?:[ \t\r\v\f]*\n|[ \t\r\v\f]+#)")  # a blank line, or an indented '#'
 _COMMENT_LINE = re.compile(rb"^#[^\n]*\n", re.MULTILINE)
+_BLANK_HEAD = re.compile(rb"\n[\n \t\r\v\f]")  # where _ODD_LINE may find something (one quick pass)
 
 
 def judgment_lines(path: str, fields: int) -> None:
@@ -237,12 +238,8 @@ def judgment_lines(path: str, fields: int) -> None:
         line = data.count(b"\n", 0, at) + 1
         raise TrecEvalError(f"{path}, line {line}: {what}")
 
-    import numpy as np
-
     body = data if data.endswith(b"\n") else data + b"\n"
-    raw = np.frombuffer(body, dtype=np.uint8)
-    heads = raw[np.flatnonzero(raw[:-1] == 10) + 1]  # each line's first byte (after the first line)
-    if raw[0] <= 32 or bool((heads <= 32).any()):  # a line starting with a blank or a control byte, or empty
+    if body[:1] in b"\n \t\r\v\f" or _BLANK_HEAD.search(body):  # a line that is empty or starts with a blank
         odd = _ODD_LINE.search(body)
         if odd is not None:
             at = odd.start() + (body[odd.start():odd.start() + 1] == b"\n")

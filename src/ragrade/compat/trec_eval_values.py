@@ -6,6 +6,7 @@ measures computed query by query (:mod:`ragrade.compat.trec_eval_query`)."""
 from __future__ import annotations
 
 import math
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from ragrade.compat._trec_eval_c import atol as _atol
@@ -500,7 +501,11 @@ def _stale_ideal(planned: list[Planned], columns: dict[Any, Any], qids: list[str
     """trec_eval 10 keeps each grade's count of judgments from one query to the next and recounts only the
     grades 0 to the highest: a query judged with grade -1 only (it stops on the first, above) thus reads the
     counts of the query scored before it, and its ideal_dcg is that query's."""
-    stale = [i for i, q in enumerate(qids) if -1 <= best.get(q, 0.0) < 0 and i > 0]
+    import numpy as np
+
+    top = np.fromiter(map(best.get, qids, repeat(0.0)), dtype=np.float64, count=len(qids))
+    stale = np.flatnonzero((top >= -1) & (top < 0))
+    stale = stale[stale > 0].tolist()
     if not stale:
         return
     for p in planned:

@@ -24,6 +24,7 @@ import functools
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -88,7 +89,7 @@ class TruthView:
         """The place of each query id among :attr:`query_ids` (-1 for a query the truth does not have)."""
         lookup = self.lookup
         ids = queries.tolist() if isinstance(queries, np.ndarray) else list(queries)
-        return np.fromiter((lookup.get(q, -1) for q in ids), dtype=np.int64, count=len(ids))
+        return np.fromiter(map(lookup.get, ids, repeat(-1)), dtype=np.int64, count=len(ids))
 
 
 class Scorer:

@@ -215,11 +215,12 @@ def _first_empty_string(col: pa.ChunkedArray | pa.Array) -> int | None:
         if got is None:
             import pyarrow.compute as pc
 
-            lengths = pc.binary_length(c).to_numpy(zero_copy_only=False)
+            empty = pc.binary_length(c).to_numpy(zero_copy_only=False) == 0
         else:
-            lengths = np.diff(got[0])
-        if len(lengths) and lengths.min() == 0:
-            return base + int(np.flatnonzero(lengths == 0)[0])
+            offsets = got[0]
+            empty = offsets[1:] == offsets[:-1]  # (a byte per row, not the lengths' eight)
+        if empty.any():
+            return base + int(np.argmax(empty))
         base += len(c)
     return None
 
