@@ -214,6 +214,11 @@ def test_the_trec_eval_drop_in_never_imports_pandas(tmp_path):
             pytest.skip("without the C helpers the readers take pyarrow's conversions, which import pandas")
         assert "pandas" not in loaded and "pyarrow.compute" not in loaded, extra
         assert {"numpy", "pyarrow"} <= loaded  # (the check itself is live)
+        # nor what all_trec does not call: the evaluation front end (ragrade.compat's relevance functions load it
+        # on first use), the per-query definitions and the preference measures
+        unused = {"ragrade.evaluation", "ragrade.compat.relevance", "ragrade.compat.trec_eval_query",
+                  "ragrade.compat.trec_eval_prefs"}
+        assert not unused & loaded, (extra, unused & loaded)
 
 
 def test_only_io_writes_delimited_text():

@@ -48,6 +48,10 @@ LAYERS[5] += ("ragrade.spans",)  # character spans (issue 35): with scale/, abov
 LAYERS[8] += ("ragrade.chunking",)  # compare_chunkings (issue 35): uses comparison/ and report/
 LAYERS[7] += ("ragrade.synthesis",)  # test sets from a corpus (issue 36): the LLM core over spans/
 
+# ragrade._threads: work split across cores for the C helpers (issue 34: no concurrent.futures on the drop-in's
+# start-up), a leaf next to the helpers' loaders
+LAYERS[1] += ("ragrade._threads",)
+
 # ragrade.options: the declarations of every option (one spec per option: the API's checks, the CLI's types
 # and help, the messages), next to the metric parameters it extends (issue 33)
 LAYERS[1] += ("ragrade.options",)

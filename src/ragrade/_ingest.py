@@ -289,10 +289,9 @@ def match_segments(run_strings, seg_offsets: np.ndarray, seg_to_group: np.ndarra
         for piece in pieces:
             part(piece)
     else:  # the C scan releases the GIL: split the queries across cores
-        from concurrent.futures import ThreadPoolExecutor
+        from ragrade._threads import each
 
-        with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(part, pieces))
+        each(part, pieces)
     return out
 
 
@@ -315,8 +314,7 @@ def sort_segments_desc(scores: np.ndarray, offsets: np.ndarray, workers: int | N
     # cut at segment starts near equal row counts
     cuts = np.searchsorted(offsets, np.linspace(0, n, workers + 1)[1:-1]).tolist()
     bounds = list(pairwise([0, *cuts, nseg]))
-    from concurrent.futures import ThreadPoolExecutor
+    from ragrade._threads import each
 
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(lambda b: _accel.sort_segments_desc(scores, offsets, out, b[0], b[1]), bounds))
+    each(lambda b: _accel.sort_segments_desc(scores, offsets, out, b[0], b[1]), bounds)
     return out

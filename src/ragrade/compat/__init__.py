@@ -14,17 +14,20 @@ Switch by changing one import:
   the token metrics (AutoRAG's shapes).
 """
 
-from ragrade.compat.relevance import (
-    average_precision,
-    f1_at_k,
-    hit_rate_at_k,
-    mean_average_precision,
-    mean_reciprocal_rank,
-    ndcg_at_k,
-    precision_at_k,
-    recall_at_k,
-    reciprocal_rank,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ragrade.compat.relevance import (
+        average_precision,
+        f1_at_k,
+        hit_rate_at_k,
+        mean_average_precision,
+        mean_reciprocal_rank,
+        ndcg_at_k,
+        precision_at_k,
+        recall_at_k,
+        reciprocal_rank,
+    )
 
 __all__ = [
     "average_precision",
@@ -37,3 +40,13 @@ __all__ = [
     "recall_at_k",
     "reciprocal_rank",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The relevance-list functions, imported on first use: the package is also the home of the trec_eval
+    drop-in, whose start-up should not load the evaluation front end it does not call."""
+    if name in __all__:
+        from ragrade.compat import relevance
+
+        return getattr(relevance, name)
+    raise AttributeError(f"module 'ragrade.compat' has no attribute {name!r}")

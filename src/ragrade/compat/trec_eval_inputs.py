@@ -134,10 +134,11 @@ def _ordered_from_chunks(run: Any) -> Any:
 def _by_workers(part: Any, offsets: np.ndarray, n: int, workers: int | None = None) -> None:
     """``part((first segment, end segment))`` over every segment of ``offsets`` (``n`` rows), the segments split
     into one range per worker thread (about a million rows each, up to the cores, at most 4)."""
-    from concurrent.futures import ThreadPoolExecutor
     from itertools import pairwise
 
     import numpy as np
+
+    from ragrade.compat._native import each
 
     nseg = len(offsets) - 1
     if workers is None:
@@ -147,8 +148,7 @@ def _by_workers(part: Any, offsets: np.ndarray, n: int, workers: int | None = No
         part((0, nseg))
         return
     cuts = np.searchsorted(offsets, np.linspace(0, n, workers + 1)[1:-1]).tolist()
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(part, pairwise([0, *cuts, nseg])))
+    each(part, list(pairwise([0, *cuts, nseg])))
 
 
 def trec_order(scores: np.ndarray, offsets: np.ndarray, strings: tuple[np.ndarray, Any],

@@ -156,7 +156,6 @@ def _parameters(m: Measure, opts: Options, marked: set[str]) -> tuple[str | None
 def _plan_one(m: Measure, given: str | None, params: str, opts: Options) -> Planned:
     """One measure's output names, metrics and parameters (:func:`plan`)."""
     from ragrade.compat._trec_eval_c import c_long, double_params
-    from ragrade.compat.trec_eval_prefs import key as prefs_key
     from ragrade.metrics import parse_labelled
 
     base = m.base or m.name
@@ -183,7 +182,12 @@ def _plan_one(m: Measure, given: str | None, params: str, opts: Options) -> Plan
         metric = None if text is None else parse_labelled(text, "trec_eval")[0][1]
         return Planned(m, [name], [metric], given, values=values, direct=metric is None)
     # trec_eval reads no parameters for the other measures, and ignores any given
-    metric = prefs_key(m.name) if m.name.startswith("prefs_") else parse_labelled(base, "trec_eval")[0][1]
+    if m.name.startswith("prefs_"):
+        from ragrade.compat.trec_eval_prefs import key as prefs_key
+
+        metric = prefs_key(m.name)
+    else:
+        metric = parse_labelled(base, "trec_eval")[0][1]
     return Planned(m, [m.name], [metric], given)
 
 

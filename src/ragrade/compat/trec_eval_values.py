@@ -65,13 +65,13 @@ def kernel_gain_maps(planned: list[Planned], qrels: Any) -> list[Planned]:
 
     import numpy as np
 
+    names = ("dcg", "ideal_dcg", "ndcg", "ndcg_rel", "G")
+    if not any(p.direct and p.measure.name in names for p in planned):
+        return planned
     from ragrade.compat import _trec_eval_c as c
     from ragrade.compat.trec_eval_query import gain_table
     from ragrade.metrics import parse_labelled
 
-    names = ("dcg", "ideal_dcg", "ndcg", "ndcg_rel", "G")
-    if not any(p.direct and p.measure.name in names for p in planned):
-        return planned
     g = qrels.grades
     qrow = np.repeat(np.arange(len(qrels.query_ids)), np.diff(qrels.offsets))
     top = np.full(len(qrels.query_ids), -1.0)
@@ -124,9 +124,11 @@ def direct_columns(planned: list[Planned], opts: Options, columns: dict[Any, Any
 
     import numpy as np
 
+    below = opts.rel_level < 0 and not opts.judged_only
+    if not below and not any(p.direct for p in planned):
+        return planned  # (without importing the per-query module)
     from ragrade.compat import trec_eval_query as per_query
 
-    below = opts.rel_level < 0 and not opts.judged_only
     chosen = [p.direct or (below and p.measure.name in per_query.MARKED) for p in planned]
     if not any(chosen):
         return planned
@@ -177,7 +179,6 @@ def rbp_leftovers(planned: list[Planned], opts: Options, columns: dict[Any, Any]
     import numpy as np
 
     from ragrade.compat import trec_eval_leftovers as leftovers
-    from ragrade.compat import trec_eval_query as per_query
     from ragrade.compat._trec_eval_c import is_valid_int
 
     rbp = next((p for p in planned if p.measure.name == "rbp"), None)
@@ -187,6 +188,8 @@ def rbp_leftovers(planned: list[Planned], opts: Options, columns: dict[Any, Any]
     tail = leftovers.before_rbp(planned, gain_map=any(is_valid_int(n) for n, _ in pairs))
     if tail is None:
         return
+    from ragrade.compat import trec_eval_query as per_query
+
     marks, grades = _marks(qrels, runobj, qids, missing, opts.max_docs)
     key = rbp.metrics[0]
     column = np.array(columns[key], dtype=np.float64)

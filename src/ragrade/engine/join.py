@@ -309,9 +309,10 @@ def _parallel_index_in(values: Any, value_set: Any) -> np.ndarray:
     """``pyarrow.compute.index_in`` (-1 where absent) over slices in threads: Arrow releases the GIL,
     so this uses every core for the one step that hashes every retrieved id."""
     import os
-    from concurrent.futures import ThreadPoolExecutor
 
     import pyarrow.compute as pc
+
+    from ragrade._threads import each
 
     n = len(values)
     workers = min(os.cpu_count() or 1, 8, max(1, n // 1_000_000))
@@ -327,8 +328,7 @@ def _parallel_index_in(values: Any, value_set: Any) -> np.ndarray:
     bounds = list(zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True))
     if workers == 1:
         return part((0, n))
-    with ThreadPoolExecutor(workers) as pool:
-        return np.concatenate(list(pool.map(part, bounds)))
+    return np.concatenate(each(part, bounds))
 
 
 def subset_rows(run: Run, keep: np.ndarray) -> Run:

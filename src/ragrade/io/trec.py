@@ -699,10 +699,9 @@ def _scan_parts(mm: Any, parts: list[tuple[int, int]], ncols: int, numcol: int, 
     if len(parts) == 1:
         scan(0)
     else:
-        from concurrent.futures import ThreadPoolExecutor
+        from ragrade._threads import each
 
-        with ThreadPoolExecutor(len(parts)) as pool:
-            list(pool.map(scan, range(len(parts))))
+        each(scan, range(len(parts)))
     return outs
 
 

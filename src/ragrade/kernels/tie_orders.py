@@ -147,14 +147,12 @@ def _in_parts(sort: Any, offsets: np.ndarray) -> None:
     if workers < 2 or len(offsets) < 3:
         sort(offsets)
         return
-    from concurrent.futures import ThreadPoolExecutor
+    from ragrade._threads import each
 
     cuts = np.searchsorted(offsets, np.linspace(offsets[0], offsets[-1], workers + 1)[1:-1])
     bounds = [0, *sorted(set(int(c) for c in cuts) - {0, len(offsets) - 1}), len(offsets) - 1]
     parts = [offsets[a: b + 1] for a, b in pairwise(bounds)]
-    with ThreadPoolExecutor(len(parts)) as pool:
-        for f in [pool.submit(sort, part) for part in parts]:
-            f.result()
+    each(sort, parts)
 
 
 def argsort_segments(keys: np.ndarray, offsets: np.ndarray, *, use_accel: bool = True) -> np.ndarray:
