@@ -39,6 +39,20 @@ def sum_by_query(q: np.ndarray, w: np.ndarray, nq: int, mask: np.ndarray | None 
     return np.bincount(q, weights=w, minlength=nq).astype(np.float64, copy=False)
 
 
+def max_by_query(q: np.ndarray, w: np.ndarray, nq: int, fill: float) -> np.ndarray:
+    """Each query's largest ``w`` (``fill`` for a query without rows): one ``maximum.reduceat`` when the rows come
+    grouped by query in ascending order (the ground truth's units do), else ``maximum.at`` (several times slower)."""
+    out = np.full(nq, fill, dtype=np.float64)
+    if len(q) == 0:
+        return out
+    if bool((q[1:] >= q[:-1]).all()):
+        starts = np.flatnonzero(np.concatenate(([True], q[1:] != q[:-1])))
+        out[q[starts]] = np.maximum(np.maximum.reduceat(w, starts), fill)
+    else:
+        np.maximum.at(out, q, w)
+    return out
+
+
 def safe_div(a: np.ndarray, b: np.ndarray, *, eps: float = 0.0, empty: float = 0.0) -> np.ndarray:
     """``a / (b + eps)`` element-wise, ``empty`` where ``b + eps`` is not positive (0/0 conventions are
     the callers' policy, so they say what the empty case is worth)."""

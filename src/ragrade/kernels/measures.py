@@ -22,6 +22,7 @@ import numpy as np
 from ragrade.kernels.common import (
     cumsum_within,
     group_starts,
+    max_by_query,
     pick,
     safe_div,
     suffix_max_within,
@@ -378,9 +379,8 @@ def _rbp_gains(m: Metric, j: Judged) -> tuple[np.ndarray, np.ndarray, np.ndarray
     w = grade_gain(g, "linear", gains)
     # Per query: the gains of the levels 0..max grade (and of every mapped level), their min and max.
     ug = j.unit_grade
-    top = np.full(j.nq, -1.0)
     keep_u = ug >= 0
-    np.maximum.at(top, j.unit_q[keep_u], ug[keep_u])
+    top = max_by_query(j.unit_q[keep_u], ug[keep_u], j.nq, -1.0)
     has = top >= 0
     lo = np.where(has, 0.0, np.inf)
     hi = np.where(has, top, -np.inf)
