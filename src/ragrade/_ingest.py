@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ragrade import _native
+from ragrade._arrays import Utf8Column, _string_chunk
 
 _accel = _native.accel  # None: not built, or turned off by RAGRADE_NO_ACCEL
 
@@ -195,26 +196,6 @@ def _search(sorted_desc: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.
         hi = np.where(active & ~go_right, mid, hi)
 
 
-def _string_chunk(arr) -> tuple[np.ndarray, object, int] | None:
-    """``(offsets view, data buffer, offset width)`` of one Arrow string array, without copying."""
-    import pyarrow as pa
-
-    width: type[np.signedinteger[Any]]
-    if pa.types.is_string(arr.type):
-        width = np.int32
-    elif pa.types.is_large_string(arr.type):
-        width = np.int64
-    else:
-        return None
-    if arr.null_count:
-        return None
-    _, off_buf, data = arr.buffers()
-    if off_buf is None:  # an empty array may have no buffers
-        return np.zeros(1, dtype=width), b"", np.dtype(width).itemsize
-    offsets = np.frombuffer(off_buf, dtype=width)[arr.offset: arr.offset + len(arr) + 1]
-    return offsets, data if data is not None else b"", np.dtype(width).itemsize
-
-
 def arrow_strings(arr) -> tuple[np.ndarray, object] | None:
     """``(int64 offsets, data buffer)`` of an Arrow string array (chunks combined), or None."""
     import pyarrow as pa
@@ -234,27 +215,32 @@ def match_segments(run_strings, seg_offsets: np.ndarray, seg_to_group: np.ndarra
                    gold_strings, workers: int | None = None) -> np.ndarray | None:
     """Per run row, the index of the equal string among its segment's gold group (-1 if none), by a
     linear scan in C (groups are a query's few positive judgments). The run's Arrow chunks are read in
-    place (no concatenation, 32- or 64-bit offsets). None without the C helper."""
-    import pyarrow as pa
-
+    place (no concatenation, 32- or 64-bit offsets). Either side may be a :class:`~ragrade._arrays.Utf8Column`
+    (read without pyarrow). None without the C helper."""
     if _accel is None:
         _native.warn_fallback()
         return None
-    chunks = run_strings.chunks if isinstance(run_strings, pa.ChunkedArray) else [run_strings]
-    parts = [_string_chunk(c) for c in chunks]
-    gold = arrow_strings(gold_strings)
+    parts: list[tuple[np.ndarray, object, int] | None]
+    if isinstance(run_strings, Utf8Column):
+        parts = [(off, data, 8) for off, data in run_strings.chunks]
+    else:
+        import pyarrow as pa
+
+        chunks = run_strings.chunks if isinstance(run_strings, pa.ChunkedArray) else [run_strings]
+        parts = [_string_chunk(c) for c in chunks]
+    gold = gold_strings.contiguous() if isinstance(gold_strings, Utf8Column) else arrow_strings(gold_strings)
     if gold is None or any(p is None for p in parts):
         return None
     gold_prefix = np.empty(len(gold[0]) - 1, dtype=np.uint64)
     _accel.prefixes8(gold[0], gold[1], gold_prefix)
-    lengths = np.array([len(c) for c in chunks], dtype=np.int64)
+    lengths = np.array([len(p[0]) - 1 for p in parts if p is not None], dtype=np.int64)
     bounds = np.concatenate(([0], np.cumsum(lengths)))
     n = int(bounds[-1])
     out = np.empty(n, dtype=np.int64)
     seg_offsets = np.ascontiguousarray(seg_offsets, dtype=np.int64)
     seg_to_group = np.ascontiguousarray(seg_to_group, dtype=np.int64)
     group_offsets = np.ascontiguousarray(group_offsets, dtype=np.int64)
-    if len(chunks) > 1:  # cut segments at chunk boundaries: each piece then lies in one chunk
+    if len(parts) > 1:  # cut segments at chunk boundaries: each piece then lies in one chunk
         cuts = np.sort(np.concatenate((seg_offsets, bounds[(bounds > seg_offsets[0]) & (bounds < seg_offsets[-1])])))
         cuts = cuts[np.concatenate(([True], cuts[1:] != cuts[:-1]))]  # (union1d's result, without its imports)
         seg_to_group = seg_to_group[np.searchsorted(seg_offsets, cuts[:-1], side="right") - 1]
@@ -267,7 +253,7 @@ def match_segments(run_strings, seg_offsets: np.ndarray, seg_to_group: np.ndarra
         workers = min(os.cpu_count() or 1, 4, max(1, n // 1_000_000))
     per_piece = max(n // max(workers, 1), 1)
     pieces: list[tuple[int, int, int]] = []
-    for c in range(len(chunks)):
+    for c in range(len(parts)):
         a, z = int(chunk_first[c]), int(chunk_first[c + 1])
         while a < z:
             target = seg_offsets[a] + per_piece

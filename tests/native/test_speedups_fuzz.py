@@ -199,7 +199,7 @@ def test_fuzz_trec_lines_equals_the_python_lines(monkeypatch):
         qids = [rng.choice(IDS[:-1]) + str(i) for i in range(rng.randrange(1, 6))]
         heads = [rng.choice(["map", "P_5", "runid", "relstring"]).ljust(22) for _ in range(rng.randrange(1, 4))]
         columns = [np.array([rng.choice([0.0, -0.0, 1 / 3, math.nan, -math.nan, 1e300, 2.5e-5]) for _ in qids])
-                   if rng.random() < 0.7 else pa.array([rng.choice(["", "run", "RRN"]) for _ in qids]) for _ in heads]
+                   if rng.random() < 0.7 else text_of.strings([rng.choice(["", "run", "RRN"]) for _ in qids]) for _ in heads]
         fast = b"".join(text_of.lines(heads, columns, qids))
         with monkeypatch.context() as m:
             m.setattr(_native, "speedups", None)

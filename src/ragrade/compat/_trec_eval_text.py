@@ -33,11 +33,14 @@ def _string_array(lengths: np.ndarray, data: np.ndarray) -> Any:
 
 
 def _python_strings(texts: Sequence[str]) -> Any:
-    """An Arrow large_string array of ``texts``, made from their bytes (``pyarrow.array`` would import pandas,
-    a tenth of a second the drop-in's start-up does without)."""
+    """``texts`` as a :class:`ragrade.data.Utf8Column` (one chunk, offsets from 0), made from their bytes: no
+    pyarrow (``pyarrow.array`` would import pandas too, a tenth of a second the drop-in's start-up does without)."""
+    from ragrade.data import Utf8Column
+
     encoded = [t.encode("utf-8") for t in texts]
-    return _string_array(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)),
-                         np.frombuffer(b"".join(encoded), dtype=np.uint8))
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    return Utf8Column([(offsets, np.frombuffer(b"".join(encoded), dtype=np.uint8))])
 
 
 def fixed4(values: np.ndarray, fallback: Any, end: str = "") -> Any:
@@ -85,7 +88,7 @@ def fixed4(values: np.ndarray, fallback: Any, end: str = "") -> Any:
     out = _string_array(width, data)
     bad = np.flatnonzero(~ok)
     if len(bad):
-        out = _replace(out, bad, _python_strings([fallback(float(v[i])) + end for i in bad]))
+        out = _replace(out, bad, _python_strings([fallback(float(v[i])) + end for i in bad]).arrow())
     return out
 
 
@@ -100,12 +103,12 @@ def _replace(arr: Any, rows: np.ndarray, texts: Any) -> Any:
 
 
 def integers(values: np.ndarray, end: str = "") -> Any:
-    """``'%ld' % v + end`` of integer counts (int64), as an Arrow large_string array."""
+    """``'%ld' % v + end`` of integer counts (int64), as a :class:`ragrade.data.Utf8Column`."""
     return _python_strings([f"{v}{end}" for v in np.asarray(values, dtype=np.int64).tolist()])
 
 
 def strings(texts: Sequence[str], end: str = "") -> Any:
-    """``text + end`` of every text, as an Arrow large_string array."""
+    """``text + end`` of every text, as a :class:`ragrade.data.Utf8Column`."""
     return _python_strings([t + end for t in texts] if end else texts)
 
 
@@ -120,10 +123,8 @@ def printf_fixed4(v: float) -> str:
 def lines(heads: list[str], columns: list[Any], qids: Sequence[str]) -> Iterator[bytes]:
     """The bytes of ``head<TAB>query<TAB>value<LF>`` for every query (in order) and, within a query, every
     column (in order). ``columns[j]`` holds column ``j``'s values, one per query: a float64 array (printed as
-    ``%6.4f``) or an Arrow string array (printed as it is). One C call per block of queries
-    (``ragrade.compat._speedups.trec_lines``), else Arrow joins the lines (the same bytes)."""
-    import pyarrow as pa
-
+    ``%6.4f``) or a :class:`ragrade.data.Utf8Column` of texts (printed as they are). One C call per block of
+    queries (``ragrade.compat._speedups.trec_lines``; no pyarrow), else Arrow joins the lines (the same bytes)."""
     from ragrade.compat import _native
 
     nq, nc = len(qids), len(columns)
@@ -145,39 +146,40 @@ def lines(heads: list[str], columns: list[Any], qids: Sequence[str]) -> Iterator
                 f += 1
             else:
                 kinds[j] = len(texts)
-                texts.append(c if c.type == pa.large_string() else c.cast(pa.large_string()))  # (cast imports compute)
-        text = pa.concat_arrays(texts) if texts else pa.array([], type=pa.large_string())
-        ho, hd = _layout(_python_strings(heads))
-        qo, qd = _layout(q_all)
-        to, td = _layout(text)
+                texts.append(c)
+        ho, hd = _python_strings(heads).contiguous()
+        qo, qd = q_all.contiguous()
+        to, td = _joined(texts)
         for a in range(0, nq, per_block):
             yield accel.trec_lines(values, kinds, ho, hd, qo, qd, to, td, a, min(nq, a + per_block))
         return
+    import pyarrow as pa
     import pyarrow.compute as pc
 
+    q_arrow = q_all.arrow()
     tab = pa.scalar("\t", type=pa.large_string())
     empty = pa.scalar("", type=pa.large_string())
     heads_s = [pa.scalar(h, type=pa.large_string()) for h in heads]
     cols = [fixed4(c, printf_fixed4, "\n") if isinstance(c, np.ndarray)
-            else pc.binary_join_element_wise(c.cast(pa.large_string()), empty, pa.scalar("\n", type=pa.large_string()))
+            else pc.binary_join_element_wise(c.arrow(), empty, pa.scalar("\n", type=pa.large_string()))
             for c in columns]
     for a in range(0, nq, per_block):
         nb = min(nq, a + per_block) - a
-        query = q_all.slice(a, nb)
+        query = q_arrow.slice(a, nb)
         by_column = pa.concat_arrays([pc.binary_join_element_wise(h, query, c.slice(a, nb), tab)
                                       for h, c in zip(heads_s, cols, strict=True)])
         order = (np.arange(nc, dtype=np.int64)[None, :] * nb + np.arange(nb, dtype=np.int64)[:, None]).ravel()
         yield _data(by_column.take(pa.array(order)))
 
 
-def _layout(arr: Any) -> tuple[np.ndarray, Any]:
-    """``(int64 offsets from 0, UTF-8 data)`` of a large_string array without nulls."""
-    bufs = arr.buffers()
-    if len(arr) == 0 or bufs[1] is None:
-        return np.zeros(1, dtype=np.int64), b""
-    offsets = np.frombuffer(bufs[1], dtype=np.int64)[arr.offset: arr.offset + len(arr) + 1]
-    data = bufs[2] if bufs[2] is not None else b""
-    return np.ascontiguousarray(offsets), data
+def _joined(columns: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """``(int64 offsets, UTF-8 data)`` of the strings of several :class:`ragrade.data.Utf8Column` one after the
+    other."""
+    from ragrade.data import Utf8Column
+
+    if not columns:
+        return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.uint8)
+    return Utf8Column([part for c in columns for part in c.chunks]).contiguous()
 
 
 def _data(arr: Any) -> bytes:

@@ -50,12 +50,10 @@ def in_rank_order(run: Any, max_docs: int | None = None) -> Any:
     among the documents it keeps only. A run with a duplicate is returned as it is (without -M) or cut (with
     -M): the engine's scan finds it and names it. The ordering works on the raw Arrow ids, without a Python
     string per tied row."""
-    import pyarrow as pa
-
-    from ragrade.compat._native import arrow_int64, arrow_strings, contiguous
     from ragrade.data import Run
 
-    if run.n_rows == 0 or run.raw_docs is None or (max_docs is None and (not run.raw_is_arrow or run.scores is None)):
+    if run.n_rows == 0 or not (run.raw_is_arrow or run.raw_docs is not None) or (
+            max_docs is None and (not run.raw_is_arrow or run.scores is None)):
         return run
     if not run.raw_is_arrow:  # ids held in a NumPy array (not read from a file): order and cut them as they are
         order = run.ranking_sparse("docid_desc")[0]
@@ -66,6 +64,16 @@ def in_rank_order(run: Any, max_docs: int | None = None) -> Any:
         ordered = _ordered_from_chunks(run)
         if ordered is not None:
             return ordered
+    return _ordered_arrow(run, max_docs)
+
+
+def _ordered_arrow(run: Any, max_docs: int | None) -> Any:
+    """:func:`in_rank_order` on the ids as one Arrow array (with -M, or without the fast path)."""
+    import pyarrow as pa
+
+    from ragrade.compat._native import arrow_int64, arrow_strings, contiguous
+    from ragrade.data import Run
+
     raw = contiguous(run.raw_docs) if isinstance(run.raw_docs, pa.ChunkedArray) else run.raw_docs  # one copy
     unique = None
     perm = None
@@ -94,18 +102,26 @@ def _ordered_from_chunks(run: Any) -> Any:
     the scanner left them (one Arrow chunk per thread), scanned for a document listed twice and sorted into
     trec_eval's order per segment (the segments split across cores), then gathered once into one array in that
     order. ``run`` itself when a document is listed twice (the engine's scan names it); None without the helpers
-    or with ids that are not plain strings."""
+    or with ids that are not plain strings. Ids the C tokenizer read (:attr:`~ragrade.data.Run.raw_utf8`) are
+    read and gathered without pyarrow."""
     import numpy as np
-    import pyarrow as pa
 
-    from ragrade.compat._native import arrow_strings
-    from ragrade.data import Run
+    from ragrade.data import Run, Utf8Column
 
     c = _native.speedups
     if c is None:
         return None
-    chunks = run.raw_docs.chunks if isinstance(run.raw_docs, pa.ChunkedArray) else [run.raw_docs]
-    parts = [arrow_strings(ch) for ch in chunks]
+    utf8 = run.raw_utf8
+    parts: list[Any]
+    if utf8 is not None:
+        parts = list(utf8.chunks)
+    else:
+        import pyarrow as pa
+
+        from ragrade.compat._native import arrow_strings
+
+        chunks = run.raw_docs.chunks if isinstance(run.raw_docs, pa.ChunkedArray) else [run.raw_docs]
+        parts = [arrow_strings(ch) for ch in chunks]
     if any(p is None for p in parts):
         return None
     offs = tuple(np.ascontiguousarray(p[0], dtype=np.int64) for p in parts if p is not None)
@@ -127,7 +143,7 @@ def _ordered_from_chunks(run: Any) -> Any:
     out_off = np.empty(len(perm) + 1, dtype=np.int64)
     out_data = np.empty(total, dtype=np.uint8)
     c.gather_chunks(offs, datas, perm, out_off, out_data)
-    docs = pa.LargeStringArray.from_buffers(len(perm), pa.py_buffer(out_off), pa.py_buffer(out_data))
+    docs = Utf8Column([(out_off, out_data)])
     return Run(run.query_ids, run.offsets, None, None, None, name=run.name, unique=True, raw_docs=docs)
 
 

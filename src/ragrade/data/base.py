@@ -1,8 +1,9 @@
 """Shared columnar storage of :class:`~ragrade.data.Qrels` and :class:`~ragrade.data.Run`.
 
 Rows are grouped by query: the rows of query ``i`` are ``offsets[i]:offsets[i+1]``. Document ids are
-kept either raw (one string per row: a NumPy object array, or an Arrow string array for data read from
-files) or integer-coded (``doc_codes`` into ``doc_vocab``); raw ids are coded lazily, on first use.
+kept either raw (one string per row: a NumPy object array, an Arrow string array for data read from
+files, or a :class:`~ragrade._arrays.Utf8Column` for TREC files the C tokenizer read, seen as Arrow through
+``raw_docs`` and as NumPy buffers through ``raw_utf8``) or integer-coded (``doc_codes`` into ``doc_vocab``); raw ids are coded lazily, on first use.
 Arrays are made read-only, so an object can be shared between evaluations and threads; constructors
 copy what the caller passed rather than keeping a view that the caller could later change.
 
@@ -70,7 +71,7 @@ class ColumnarTable:
         doc_vocab: np.ndarray | None,
         values: np.ndarray | None,
         *,
-        raw_docs: np.ndarray | None = None,
+        raw_docs: Any = None,
     ) -> None:
         """Either ``doc_codes`` + ``doc_vocab`` (integer-coded ids) or ``raw_docs`` (one str per row,
         coded lazily on first use: inputs that never need the codes, such as a dict evaluated once,
@@ -83,7 +84,7 @@ class ColumnarTable:
         self._vocab = None if doc_vocab is None else _frozen(doc_vocab)
         if raw_docs is not None and isinstance(raw_docs, np.ndarray):
             raw_docs = _frozen(raw_docs)
-        self._raw = raw_docs  # numpy object array of str, or an Arrow string array (immutable)
+        self._raw = raw_docs  # numpy object array of str, an Arrow string array or a Utf8Column (immutable)
         self._values = None if values is None else _frozen(values)
         self._qindex: dict[str, int] | None = None
 
@@ -97,12 +98,20 @@ class ColumnarTable:
     def raw_docs(self) -> Any:
         """The raw document ids (an object array of str or an Arrow string array), or None when the
         table was built from codes."""
+        if isinstance(self._raw, _arrays.Utf8Column):
+            return self._raw.arrow()
         return self._raw
 
     @property
     def raw_is_arrow(self) -> bool:
         """Whether the raw ids are an Arrow array (data read from a file)."""
         return self._raw is not None and not isinstance(self._raw, np.ndarray)
+
+    @property
+    def raw_utf8(self) -> _arrays.Utf8Column | None:
+        """The raw ids as the C tokenizer read them (:class:`ragrade._arrays.Utf8Column`: NumPy buffers, no
+        pyarrow), or None when they are held otherwise."""
+        return self._raw if isinstance(self._raw, _arrays.Utf8Column) else None
 
     @property
     def is_coded(self) -> bool:
@@ -130,7 +139,7 @@ class ColumnarTable:
         if self.raw_is_arrow:
             import pyarrow.compute as pc
 
-            enc = pc.dictionary_encode(self._raw)
+            enc = pc.dictionary_encode(self.raw_docs)
             if hasattr(enc, "combine_chunks"):
                 enc = enc.combine_chunks()
             codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
@@ -209,6 +218,8 @@ class ColumnarTable:
 
     def docs_at(self, rows: np.ndarray) -> np.ndarray:
         """Document ids (str) of the given storage rows."""
+        if isinstance(self._raw, _arrays.Utf8Column):
+            return self._raw.decoded(np.asarray(rows, dtype=np.int64))
         if self.raw_is_arrow:
             return _take_arrow(self._raw, np.asarray(rows, dtype=np.int64))
         if self._raw is not None:
@@ -217,7 +228,7 @@ class ColumnarTable:
 
     def per_row_docs(self) -> np.ndarray:
         """Document id of every row (object array of str)."""
-        raw: Any = self._raw
+        raw: Any = self.raw_docs
         if self.raw_is_arrow:
             return np.asarray(raw.to_numpy(zero_copy_only=False), dtype=object)
         if raw is not None:

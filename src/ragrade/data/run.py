@@ -53,7 +53,7 @@ class Run(ColumnarTable):
     __slots__ = ("_cache", "_has_duplicates", "_texts", "name")
 
     def __init__(self, query_ids, offsets, doc_codes, doc_vocab, scores, *, name: str | None = None,
-                 unique: bool | None = None, raw_docs: np.ndarray | None = None,
+                 unique: bool | None = None, raw_docs: Any = None,
                  texts: np.ndarray | None = None) -> None:
         super().__init__(query_ids, offsets, doc_codes, doc_vocab, scores, raw_docs=raw_docs)
         self.name = name

@@ -105,12 +105,17 @@ class TruthIndex:
         return self._columnar
 
     def gold_strings(self) -> tuple[Any, np.ndarray]:
-        """The looked-up judgments' ids as one Arrow array grouped by query, with per-query offsets."""
+        """The looked-up judgments' ids grouped by query (one Arrow array, or a
+        :class:`~ragrade._arrays.Utf8Column` for qrels the C tokenizer read), with per-query offsets."""
         if self._gold is None:
-            import pyarrow as pa
-
             rows = self.lookup_rows
             group_off = np.searchsorted(self.row_q[rows], np.arange(self.n_queries + 1))
+            utf8 = self.qrels.raw_utf8
+            if utf8 is not None:  # read by the C tokenizer: gathered without pyarrow
+                self._gold = (utf8 if self.judged == "all" else utf8.take(rows), group_off)
+                return self._gold
+            import pyarrow as pa
+
             raw = self.qrels.raw_docs
             if self.qrels.raw_is_arrow and self.judged == "all":  # every row, in order: the ids as they are
                 gold = raw
@@ -277,7 +282,8 @@ def judged_rows(index: TruthIndex, run: Run, qmap: np.ndarray,
     judgments of their query."""
     if run.raw_is_arrow:
         gold, group_off = index.gold_strings()
-        hit = match_segments(run.raw_docs, offsets, qmap, group_off, gold)
+        utf8 = run.raw_utf8
+        hit = match_segments(run.raw_docs if utf8 is None else utf8, offsets, qmap, group_off, gold)
         if hit is not None:  # the C scan: each query's items against its few judgments
             cand = np.flatnonzero(hit >= 0)
             seg_c = np.searchsorted(offsets, cand, side="right") - 1

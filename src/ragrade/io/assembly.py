@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
-from ragrade._arrays import contiguous
+from ragrade._arrays import Utf8Column, _string_chunk, contiguous
 from ragrade.data import Qrels, Run
 from ragrade.data.columns import first_duplicate
 from ragrade.data.ids import first_nul, id_column
@@ -23,7 +23,15 @@ from ragrade.errors import EmptyFileError, ParseError
 from ragrade.io.sniffing import is_arrow_number
 from ragrade.io.textfiles import RowLocator
 
-STR_DICT = pa.dictionary(pa.int32(), pa.string())
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
+
+def str_dict() -> pa.DataType:
+    """Arrow's dictionary-encoded string type (int32 codes): how the readers ask pyarrow for id columns."""
+    import pyarrow as pa
+
+    return pa.dictionary(pa.int32(), pa.string())
 
 
 def dictionary_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -31,8 +39,11 @@ def dictionary_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.nd
 
     Dictionary chunks are unified (one vocabulary); anything else is cast to string and encoded.
     """
+    import pyarrow as pa
     import pyarrow.compute as pc
 
+    if isinstance(col, Utf8Column):
+        col = col.arrow()
     if isinstance(col, pa.Array):
         col = pa.chunked_array([col])
     if not pa.types.is_dictionary(col.type):
@@ -63,6 +74,7 @@ def null_row(col: pa.ChunkedArray) -> int | None:
 def float_column(col: pa.ChunkedArray, what: str, path: str, row_text: Callable[[int], tuple[int | None, str | None]]
                  ) -> np.ndarray:
     """A numeric column as float64; a null or non-numeric value is a :class:`ParseError` at its line."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     r = null_row(col)
@@ -134,16 +146,28 @@ def _nul_error(what: str, path: str, line: int | None, text: str | None) -> Pars
                       "file, or a file in UTF-16?)", path=path, line=line, text=text)
 
 
-def nul_in_arrow_ids(col: pa.ChunkedArray | pa.Array) -> int | None:
-    """Row of the first string of an Arrow string column holding a NUL byte, or None: a memchr-speed
-    search of each chunk's character data, in place."""
-    from ragrade._ingest import _string_chunk
+def _string_chunks(col: Utf8Column | pa.ChunkedArray | pa.Array) -> list[tuple[Any, Any]]:
+    """``(chunk, (offsets, data, width) or None)`` of each chunk of a string column: the buffers as they are
+    (None: not plain strings)."""
+    if isinstance(col, Utf8Column):
+        return [(off, (off, data, 8)) for off, data in col.chunks]
+    import pyarrow as pa
 
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    return [(c, _string_chunk(c)) for c in chunks]
+
+
+def _chunk_rows(chunk: Any, got: Any) -> int:
+    return len(got[0]) - 1 if got is not None else len(chunk)
+
+
+def nul_in_arrow_ids(col: Utf8Column | pa.ChunkedArray | pa.Array) -> int | None:
+    """Row of the first string of a string column (Arrow or :class:`~ragrade._arrays.Utf8Column`) holding a NUL
+    byte, or None: a memchr-speed search of each chunk's character data, in place."""
     base = 0
-    for c in chunks:
-        got = _string_chunk(c)
+    for c, got in _string_chunks(col):
         if got is None:
+            import pyarrow as pa
             import pyarrow.compute as pc
 
             if pa.types.is_string(c.type) or pa.types.is_large_string(c.type):
@@ -153,11 +177,11 @@ def nul_in_arrow_ids(col: pa.ChunkedArray | pa.Array) -> int | None:
         else:
             offsets, data, _ = got
             lo, hi = int(offsets[0]), int(offsets[-1])
-            with memoryview(data) as view:  # type: ignore[arg-type]
+            with memoryview(data) as view:
                 m = _NUL.search(view, lo, hi)
             if m is not None:
                 return base + int(np.searchsorted(offsets, m.start(), side="right")) - 1
-        base += len(c)
+        base += _chunk_rows(c, got)
     return None
 
 
@@ -166,6 +190,7 @@ def query_groups(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarra
     file: written query by query), found by one vectorised comparison of neighbours, with no hashing and
     no per-row code array; None if the queries are interleaved (or the column is not strings).
     Dictionary-encoded strings (Parquet's own encoding, read as is) compare by their codes."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     n = len(col)
@@ -204,14 +229,10 @@ def query_codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray
     return np.repeat(np.arange(len(heads), dtype=np.int32), np.diff(offsets)), heads
 
 
-def _first_empty_string(col: pa.ChunkedArray | pa.Array) -> int | None:
+def _first_empty_string(col: Utf8Column | pa.ChunkedArray | pa.Array) -> int | None:
     """Row of the first empty string, from the offsets of each chunk (no per-row array is made)."""
-    from ragrade._ingest import _string_chunk
-
-    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     base = 0
-    for c in chunks:
-        got = _string_chunk(c)
+    for c, got in _string_chunks(col):
         if got is None:
             import pyarrow.compute as pc
 
@@ -221,7 +242,7 @@ def _first_empty_string(col: pa.ChunkedArray | pa.Array) -> int | None:
             empty = offsets[1:] == offsets[:-1]  # (a byte per row, not the lengths' eight)
         if empty.any():
             return base + int(np.argmax(empty))
-        base += len(c)
+        base += _chunk_rows(c, got)
     return None
 
 
@@ -238,7 +259,7 @@ def _check_group_ids(qvocab: np.ndarray, offsets: np.ndarray, path: str, locate:
         raise _nul_error("query id", path, line, text)
 
 
-def _check_raw_ids(raw_docs: pa.ChunkedArray | pa.Array, path: str, locate: RowLocator) -> None:
+def _check_raw_ids(raw_docs: Utf8Column | pa.ChunkedArray | pa.Array, path: str, locate: RowLocator) -> None:
     row = _first_empty_string(raw_docs)
     if row is not None:
         line, text = locate(row)
@@ -263,7 +284,8 @@ def _judged_twice(doc: str, query: str, row: int, path: str, locate: RowLocator)
 
 def assemble_run(qcodes: np.ndarray | None, qvocab: np.ndarray, dcodes: np.ndarray | None,
                  dvocab: np.ndarray | None, scores: np.ndarray | None, *, name: str | None, path: str,
-                 locate: RowLocator, ranks: np.ndarray | None = None, raw_docs: pa.ChunkedArray | None = None,
+                 locate: RowLocator, ranks: np.ndarray | None = None,
+                 raw_docs: Utf8Column | pa.ChunkedArray | None = None,
                  offsets: np.ndarray | None = None, texts: np.ndarray | None = None) -> Run:
     """Build a :class:`Run` from per-row codes (or raw Arrow document ids, coded lazily). NaN scores
     are a :class:`ParseError` at their line.
@@ -297,7 +319,11 @@ def assemble_run(qcodes: np.ndarray | None, qvocab: np.ndarray, dcodes: np.ndarr
         order = np.lexsort((ranks[base], first))
         perm = base[order]
     if perm is not None:
-        if raw_docs is not None:
+        if isinstance(raw_docs, Utf8Column):
+            raw_docs = raw_docs.take(perm)
+        elif raw_docs is not None:
+            import pyarrow as pa
+
             raw_docs = raw_docs.take(pa.array(perm))
         else:
             assert dcodes is not None
@@ -332,7 +358,7 @@ def assemble_qrels(qcodes: np.ndarray, qvocab: np.ndarray, dcodes: np.ndarray, d
                  np.ascontiguousarray(g, dtype=np.float64), u)
 
 
-def assemble_qrels_raw(qvocab: np.ndarray, offsets: np.ndarray, raw_docs: pa.Array, grades: np.ndarray, *,
+def assemble_qrels_raw(qvocab: np.ndarray, offsets: np.ndarray, raw_docs: Utf8Column | pa.Array, grades: np.ndarray, *,
                        path: str, locate: RowLocator) -> Qrels | None:
     """:class:`Qrels` from rows already grouped by query (``qvocab[i]`` owns rows ``offsets[i]`` to
     ``offsets[i+1]-1``), keeping the document ids as raw Arrow strings (coded only if something asks):
@@ -340,9 +366,15 @@ def assemble_qrels_raw(qvocab: np.ndarray, offsets: np.ndarray, raw_docs: pa.Arr
     caller then codes the ids and uses :func:`assemble_qrels`)."""
     from ragrade._ingest import _accel, arrow_strings
 
-    if isinstance(raw_docs, pa.ChunkedArray):
-        raw_docs = contiguous(raw_docs)
-    strings = arrow_strings(raw_docs) if _accel is not None else None
+    if isinstance(raw_docs, Utf8Column):
+        raw_docs = Utf8Column([raw_docs.contiguous()])
+        strings: tuple[Any, Any] | None = raw_docs.chunks[0]
+    else:
+        import pyarrow as pa
+
+        if isinstance(raw_docs, pa.ChunkedArray):
+            raw_docs = contiguous(raw_docs)
+        strings = arrow_strings(raw_docs) if _accel is not None else None
     if strings is None or _accel is None:
         return None
     _check_group_ids(qvocab, offsets, path, locate)
@@ -351,7 +383,8 @@ def assemble_qrels_raw(qvocab: np.ndarray, offsets: np.ndarray, raw_docs: pa.Arr
     dup = _accel.first_duplicate_in_segments(strings[0], strings[1], offsets)
     if dup >= 0:
         q = qvocab[np.searchsorted(offsets, dup, side="right") - 1]
-        raise _judged_twice(raw_docs[dup].as_py(), q, dup, path, locate)
+        doc = raw_docs.decoded(np.array([dup]))[0] if isinstance(raw_docs, Utf8Column) else raw_docs[dup].as_py()
+        raise _judged_twice(doc, q, dup, path, locate)
     return Qrels(qvocab, offsets, None, None, np.ascontiguousarray(grades, dtype=np.float64), raw_docs=raw_docs)
 
 

@@ -727,7 +727,8 @@ def _trec_blocks(src: Source, block_bytes: int) -> Iterator[tuple[pa.Table, np.n
                 counts = np.diff(scan.starts)
                 seg = np.repeat(np.arange(len(scan.qids), dtype=np.int64), counts)
                 query = pa.array(scan.qids, type=pa.large_string()).take(pa.array(seg))
-                docs = scan.docs if isinstance(scan.docs, pa.ChunkedArray) else pa.chunked_array([scan.docs])
+                docs = scan.docs.arrow()
+                docs = docs if isinstance(docs, pa.ChunkedArray) else pa.chunked_array([docs])
                 table = pa.table({"query": query, "doc": docs, layout.numeric: scan.values})
                 got = table, scan.starts, scan.qids
             scan = None

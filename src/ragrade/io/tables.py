@@ -30,7 +30,6 @@ from ragrade._arrays import contiguous
 from ragrade.data import Qrels, Run
 from ragrade.errors import ParseError
 from ragrade.io.assembly import (
-    STR_DICT,
     assemble_qrels,
     assemble_qrels_raw,
     assemble_run,
@@ -38,6 +37,7 @@ from ragrade.io.assembly import (
     dictionary_codes,
     float_column,
     query_groups,
+    str_dict,
 )
 from ragrade.io.columns import (
     DOC_NAMES,
@@ -161,7 +161,7 @@ def load_delimited(path: PathLike, delimiter: str, *, header: bool | None = None
         # Read the header row to type the id columns as dictionary strings (never numbers: "007" stays "007").
         names = [f.strip('"') for f in fields] if delimiter == "," else list(fields)
     convert = pacsv.ConvertOptions(
-        column_types={n: STR_DICT for n in names if n.strip().strip('"').lower() in {*QUERY_NAMES, *DOC_NAMES}},
+        column_types={n: str_dict() for n in names if n.strip().strip('"').lower() in {*QUERY_NAMES, *DOC_NAMES}},
         strings_can_be_null=False, null_values=[""], quoted_strings_can_be_null=False,
     )
     locate: RowText = lambda r: locate_nonblank(p, r, skip=skip)  # noqa: E731

@@ -25,17 +25,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pacsv
 
-from ragrade._arrays import decode_strings, factorize
+from ragrade._arrays import Utf8Column, decode_strings, factorize
 from ragrade.data import Qrels, Run
 from ragrade.errors import InputError, ParseError
 from ragrade.io.assembly import (
-    STR_DICT,
     assemble_qrels,
     assemble_qrels_raw,
     assemble_run,
@@ -43,6 +40,7 @@ from ragrade.io.assembly import (
     dictionary_codes,
     query_codes,
     query_groups,
+    str_dict,
 )
 from ragrade.io.sniffing import is_arrow_number, split_fields, value_segments, values_are_ranks
 from ragrade.io.textfiles import (
@@ -58,13 +56,16 @@ from ragrade.io.textfiles import (
     open_binary,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
 #: Bytes read per chunk (the cut falls on the last newline of the chunk).
 CHUNK_SIZE = 64 << 20
 
 RUN_COLUMNS = ("query", "q0", "doc", "rank", "score", "tag")
 QRELS_COLUMNS = ("query", "iter", "doc", "grade")
 
-STR = pa.string()
 BOM = b"\xef\xbb\xbf"
 _TABS = bytes.maketrans(b"\t\r\v\f", b"    ")
 _MULTI_SPACE = re.compile(rb"  +")
@@ -238,8 +239,11 @@ def _line_number(path: str, offset: int) -> int:
     return n
 
 
-def _convert_options(layout: Layout, doc_type: pa.DataType) -> pacsv.ConvertOptions:
-    types = {"query": STR, "doc": doc_type}
+def _convert_options(layout: Layout, doc_type: pa.DataType | None) -> pacsv.ConvertOptions:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    types = {"query": pa.string(), "doc": pa.string() if doc_type is None else doc_type}
     keep = ["query", "doc"]
     if layout.numeric is not None:
         types[layout.numeric] = pa.float64()
@@ -248,7 +252,10 @@ def _convert_options(layout: Layout, doc_type: pa.DataType) -> pacsv.ConvertOpti
                                 quoted_strings_can_be_null=False)
 
 
-_PARSE = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, double_quote=False)
+def _parse_options() -> pacsv.ParseOptions:
+    import pyarrow.csv as pacsv
+
+    return pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False, double_quote=False)
 
 
 def arrow_owned(data: bytes | memoryview) -> pa.Buffer:
@@ -260,6 +267,8 @@ def arrow_owned(data: bytes | memoryview) -> pa.Buffer:
     then (the CLI printing the parse error and exiting), that thread is killed inside C++ code and the
     process aborts ("terminate called without an active exception", status 134) after correct output.
     Memory Arrow owns is released without Python, from any thread, at any time."""
+    import pyarrow as pa
+
     n = len(data)
     buf = pa.allocate_buffer(n)
     if n:
@@ -269,15 +278,21 @@ def arrow_owned(data: bytes | memoryview) -> pa.Buffer:
     return buf
 
 
-def _arrow_parse(data: bytes | memoryview, layout: Layout, doc_type: pa.DataType = STR) -> pa.Table:
+def _arrow_parse(data: bytes | memoryview, layout: Layout, doc_type: pa.DataType | None = None) -> pa.Table:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
     read = pacsv.ReadOptions(column_names=list(layout.columns), block_size=4 << 20)
-    return pacsv.read_csv(pa.BufferReader(arrow_owned(data)), read_options=read, parse_options=_PARSE,
+    return pacsv.read_csv(pa.BufferReader(arrow_owned(data)), read_options=read, parse_options=_parse_options(),
                           convert_options=_convert_options(layout, doc_type))
 
 
 def parse_chunk(block: bytes, end: int, offset: int, path: str, layout: Layout,
-                 doc_type: pa.DataType = STR) -> tuple[pa.Table | None, bytes | None]:
-    """Parse ``block[:end]``; returns the table and, if the chunk had to be cleaned, its bytes."""
+                 doc_type: pa.DataType | None = None) -> tuple[pa.Table | None, bytes | None]:
+    """Parse ``block[:end]`` (``doc_type``: the document ids' Arrow type, default string); returns the table
+    and, if the chunk had to be cleaned, its bytes."""
+    import pyarrow as pa
+
     if _NON_SPACE.search(block, 0, end) is None:
         return None, None
     if block.find(b"\r", 0, end) >= 0 and _BARE_CR.search(block, 0, end) is not None:
@@ -388,6 +403,7 @@ def _has_odd_whitespace_np(block: memoryview) -> int:
 def _has_empty_id(table: pa.Table) -> bool:
     """True if an id is empty: a sign of irregular spacing (a leading space, or two spaces in a row) that
     a split on single spaces got wrong. The caller then normalises the whitespace and parses again."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     for name in ("query", "doc"):
@@ -440,7 +456,7 @@ def _values(table: pa.Table, layout: Layout) -> np.ndarray:
 
 
 def _read(path: PathLike, layout: Layout, chunk_size: int, progress: Progress | None,
-          doc_type: pa.DataType = STR) -> tuple[list, list, list, int]:
+          doc_type: pa.DataType | None = None) -> tuple[list, list, list, int]:
     p = os.fspath(path)
     qchunks: list[pa.Array] = []
     dchunks: list[pa.Array] = []
@@ -464,11 +480,15 @@ def _read(path: PathLike, layout: Layout, chunk_size: int, progress: Progress | 
     return qchunks, dchunks, vals, n
 
 
-def _read_whole(path: str, layout: Layout, doc_type: pa.DataType, progress: Progress | None) -> pa.Table | None:
+def _read_whole(path: str, layout: Layout, doc_type: pa.DataType | None, progress: Progress | None
+                ) -> pa.Table | None:
     """Fast path: pyarrow reads and parses the file with its own pipelined, multi-threaded reader (block
     by block, no Python object per line). Returns None when the file needs the careful chunked path:
     gzip, a byte-order mark, irregular spacing, a comment line, a parse error (extra run columns among
     them), NaN scores or no lines (that path reports the exact line)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
     from ragrade.io.tables import arrow_read
 
     stream, raw = open_binary(path)
@@ -483,7 +503,7 @@ def _read_whole(path: str, layout: Layout, doc_type: pa.DataType, progress: Prog
         return None
     read = pacsv.ReadOptions(column_names=list(layout.columns), block_size=8 << 20)
     try:
-        table = arrow_read(path, progress, pacsv.read_csv, read_options=read, parse_options=_PARSE,
+        table = arrow_read(path, progress, pacsv.read_csv, read_options=read, parse_options=_parse_options(),
                            convert_options=_convert_options(layout, doc_type))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
@@ -500,13 +520,13 @@ def pc_any_nan(col: pa.ChunkedArray) -> bool:
     return bool(pc.any(pc.is_nan(col)).as_py())
 
 class Scanned:
-    """What the C tokenizer (:func:`_scan_fast`) returns: the numbers, the document ids as an Arrow
-    ``large_string`` array (chunked: one chunk per thread's part of the file), and the runs of equal
+    """What the C tokenizer (:func:`_scan_fast`) returns: the numbers, the document ids (a
+    :class:`~ragrade._arrays.Utf8Column`: one chunk per thread's part of the file, no pyarrow), and the runs of equal
     query ids (``qids[i]`` starts at row ``starts[i]``; ``starts`` ends with the row count)."""
 
     __slots__ = ("docs", "qids", "starts", "values")
 
-    def __init__(self, values: np.ndarray, docs: pa.Array | pa.ChunkedArray, qids: np.ndarray,
+    def __init__(self, values: np.ndarray, docs: Utf8Column, qids: np.ndarray,
                  starts: np.ndarray) -> None:
         self.values, self.docs, self.qids, self.starts = values, docs, qids, starts
 
@@ -715,13 +735,10 @@ def _join_parts(outs: list[tuple[np.ndarray, ...]]) -> Scanned | None:
         if i > 0:
             vals[n: n + rows] = v[:rows]
         if rows:
-            doc_chunks.append(pa.Array.from_buffers(pa.large_string(), rows, [
-                None, pa.py_buffer(doc_off[: rows + 1]), pa.py_buffer(doc_data[:dbytes])]))
+            doc_chunks.append((doc_off[: rows + 1], doc_data[:dbytes]))
         qids = decode_strings(q_off, q_data, nseg)
         if qids is None:
-            qarr = pa.Array.from_buffers(pa.large_string(), nseg, [None, pa.py_buffer(q_off[: nseg + 1]),
-                                                                     pa.py_buffer(q_data[:qbytes])])
-            qids = np.asarray(qarr.to_numpy(zero_copy_only=False), dtype=object)
+            qids = Utf8Column([(q_off[: nseg + 1], q_data[:qbytes])]).decoded()
         qids_parts.append(qids)
         starts_parts.append(seg_row[:nseg] + n)
         n += rows
@@ -735,12 +752,12 @@ def _join_parts(outs: list[tuple[np.ndarray, ...]]) -> Scanned | None:
             qids, starts = qids[~same], starts[~same]
     if n == 0:
         return None
-    docs = doc_chunks[0] if len(doc_chunks) == 1 else pa.chunked_array(doc_chunks, type=pa.large_string())
+    docs = Utf8Column(doc_chunks)
     return Scanned(vals[:n], docs, qids, np.append(starts, n).astype(np.int64))
 
 
 def _read_table_or_chunks(p: str, layout: Layout, chunk_size: int, progress: Progress | None,
-                          doc_type: pa.DataType) -> tuple[list, list, list, int]:
+                          doc_type: pa.DataType | None) -> tuple[list, list, list, int]:
     table = _read_whole(p, layout, doc_type, progress) if chunk_size == CHUNK_SIZE else None
     if table is None:
         return _read(p, layout, chunk_size, progress, doc_type)
@@ -817,7 +834,9 @@ def _read_trec_run(p: str, name: str | None, format: str, chunk_size: int, progr
         return _run_from_scan(fast, p, name, layout)
     # Document ids stay raw Arrow strings: evaluation maps them straight to the judged ids, so the
     # run's own vocabulary is built only if something asks for it.
-    qchunks, dchunks, vals, n = _read_table_or_chunks(p, layout, chunk_size, progress, STR)
+    import pyarrow as pa
+
+    qchunks, dchunks, vals, n = _read_table_or_chunks(p, layout, chunk_size, progress, None)
     check_nonempty(n, p, "run lines")
     qcol = pa.chunked_array(qchunks, type=pa.string())
     groups = query_groups(qcol)
@@ -851,10 +870,12 @@ def _read_trec_qrels(p: str, chunk_size: int, progress: Progress | None) -> Qrel
     fast = _scan_fast(p, layout, progress) if chunk_size == CHUNK_SIZE else None
     if fast is not None:
         return _qrels_from_scan(fast, p)
-    qchunks, dchunks, vals, n = _read_table_or_chunks(p, layout, chunk_size, progress, STR_DICT)
+    import pyarrow as pa
+
+    qchunks, dchunks, vals, n = _read_table_or_chunks(p, layout, chunk_size, progress, str_dict())
     check_nonempty(n, p, "judgments")
     qcodes, qvocab = query_codes(pa.chunked_array(qchunks, type=pa.string()))
-    dcodes, dvocab = dictionary_codes(pa.chunked_array(dchunks, type=STR_DICT))
+    dcodes, dvocab = dictionary_codes(pa.chunked_array(dchunks, type=str_dict()))
     grades = np.concatenate(vals)
     return assemble_qrels(qcodes, qvocab, dcodes, dvocab, grades, path=p, locate=_locator(p))
 
@@ -864,6 +885,7 @@ def _check_ids(vocab: np.ndarray, what: str) -> None:
     """TREC files are whitespace-separated: an id containing whitespace cannot be written."""
     if len(vocab) == 0:
         return
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     bad = pc.match_substring_regex(pa.array(vocab, type=pa.string()), r"\s").to_numpy(zero_copy_only=False)
@@ -873,6 +895,9 @@ def _check_ids(vocab: np.ndarray, what: str) -> None:
 
 
 def _write_table(table: pa.Table, path: PathLike) -> None:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
     opts = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
     if os.fspath(path).lower().endswith(".gz"):
         with pa.CompressedOutputStream(os.fspath(path), "gzip") as out:
@@ -882,6 +907,8 @@ def _write_table(table: pa.Table, path: PathLike) -> None:
 
 
 def _const(value: str, n: int) -> pa.DictionaryArray:
+    import pyarrow as pa
+
     return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([value]))
 
 
@@ -890,6 +917,8 @@ def write_trec_run(run: Run, path: PathLike, tag: str | None = None, ties: str =
 
     Ranked lists without scores get descending scores ``n - position`` so that reading the file back
     gives the same order. ``tag`` defaults to the run's name (or ``ragrade``)."""
+    import pyarrow as pa
+
     tag = tag or run.name or "ragrade"
     if any(c.isspace() for c in tag):
         raise InputError("the run tag cannot contain whitespace", value=tag)
@@ -916,6 +945,8 @@ def write_trec_run(run: Run, path: PathLike, tag: str | None = None, ties: str =
 
 def write_trec_qrels(qrels: Qrels, path: PathLike) -> None:
     """Write ``qid 0 docno grade`` lines (integral grades without a decimal point)."""
+    import pyarrow as pa
+
     if qrels.has_groups:
         raise InputError("qrels with groups cannot be written as TREC qrels (one line per document loses the "
                          "groups); write JSONL or Parquet instead")
