@@ -1,6 +1,6 @@
 """Fuzz of the drop-ins' own C module (ragrade.compat._speedups) against the drop-ins' pure-Python paths, on random
 inputs: pytrec_join (dict rankings, ties, odd scores and keys), pytrec_qrels, nested_dicts, trec_lines,
-sort_segments_trec, first_duplicate_in_segments, rank_order_chunks and gather_chunks. Each runs ``RAGRADE_FUZZ_SECONDS`` seconds (default 2, at most 15; the
+sort_segments_trec, first_duplicate_in_segments, rank_order_chunks, gather_chunks and blank_line_head. Each runs ``RAGRADE_FUZZ_SECONDS`` seconds (default 2, at most 15; the
 sanitizer job of ``.ci/run`` builds this module with AddressSanitizer and UndefinedBehaviorSanitizer too, where any
 out-of-bounds access stops the process). Inputs come from ``random.Random(RAGRADE_FUZZ_SEED + i)``."""
 
@@ -205,3 +205,22 @@ def test_fuzz_trec_lines_equals_the_python_lines(monkeypatch):
             m.setattr(_native, "speedups", None)
             slow = b"".join(text_of.lines(heads, columns, qids))
         assert fast == slow, seed
+
+
+def test_fuzz_blank_line_head_equals_the_regular_expression():
+    """The memchr scan that tells the trec_eval drop-in whether a judgments file has an empty line or one starting
+    with a blank finds the same first line as the regular expression it replaced (the fallback)."""
+    import re
+
+    first_blank = re.compile(rb"(?:^|(?<=\n))[\n \t\r\v\f]")
+    alphabet = [b"q", b"1", b" ", b"\t", b"\r", b"\v", b"\f", b"\n", b"#", b"\x00", b"\xff"]
+    for seed in seeds():
+        rng = random.Random(seed)
+        data = b"".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        got = c.blank_line_head(data)
+        m = first_blank.search(data)
+        want = m.start() if m is not None else -1
+        if want == len(data):  # (the line after a final line feed is not a line)
+            want = -1
+        assert got == want, (seed, data)
+        assert c.blank_line_head(memoryview(data)) == got

@@ -81,7 +81,7 @@ class _LazyGroup(click.Group):
             click.echo("error: aborted", err=True)
             sys.exit(1)
         except Exception as exc:  # what no command caught: ragrade's error (exit 2) or a bug (exit 70)
-            _uncaught(exc)
+            report_uncaught(exc)
         sys.exit(rv if isinstance(rv, int) else 0)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -90,7 +90,7 @@ class _LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-def _uncaught(exc: Exception) -> None:
+def report_uncaught(exc: BaseException) -> None:
     """An exception that left a command: ragrade's own error or a file error is bad input (exit 2, one
     line); anything else is a bug of ragrade (exit 70, with its traceback)."""
     from ragrade.cli._output import fail, internal, os_error

@@ -19,21 +19,11 @@ import click
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def command(args: tuple[str, ...]) -> None:
     """trec_eval 10's command line (`ragrade trec_eval -h` for its options): same options, measures and output."""
-    from ragrade.compat.trec_eval import TrecEvalError, run
-    from ragrade.errors import RagradeError
+    from ragrade.compat.trec_eval import main
 
-    try:
-        run(list(args), sys.stdout)
-        sys.stdout.flush()
-    except TrecEvalError as err:
-        click.echo(f"error: {err}", err=True)
-        sys.exit(2)
-    except RagradeError as err:
-        click.echo(f"error: {err}", err=True)
-        sys.exit(2)
-    except OSError as err:
-        click.echo(f"error: {err}", err=True)
-        sys.exit(2)
+    status = main(list(args))
+    if status:
+        sys.exit(status)
     _end_own_process()
 
 

@@ -2,8 +2,9 @@
  * ragrade.compat._speedups: the C helpers of the drop-ins (ragrade.compat), a module of their own.
  *
  * The pytrec_eval drop-in's fast path (pytrec_join, pytrec_qrels, nested_dicts) and the trec_eval drop-in's
- * rank order and output (sort_segments_trec, trec_lines, first_duplicate_in_segments). The drop-ins use only
- * ragrade's public API and this module, as if they were a separate package; ragrade._accel serves the engine.
+ * rank order and output (sort_segments_trec, trec_lines, first_duplicate_in_segments) and its look at the
+ * judgments' lines (blank_line_head). The drop-ins use only ragrade's public API and this module, as if they
+ * were a separate package; ragrade._accel serves the engine.
  * If this module fails to build, the drop-ins use equivalent NumPy/Arrow code (the same output, slower).
  *
  * Every function checks the sizes and offsets of the buffers it is given before it reads or writes through
@@ -989,6 +990,31 @@ static PyObject *gather_chunks(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* blank_line_head(data) -> int
+ *     The first line of data (bytes) that starts with a line feed (an empty line) or with a blank (space, tab,
+ *     CR, VT, FF): the offset of its first byte, or -1. The line after a final line feed is not a line. One memchr
+ *     per line; GIL released. The trec_eval drop-in looks at such a line in Python (judgment_lines). */
+static int blank_byte(unsigned char c) { return c == '\n' || c == ' ' || (c >= '\t' && c <= '\r'); }
+
+static PyObject *blank_line_head(PyObject *self, PyObject *args) {
+    Py_buffer b;
+    if (!PyArg_ParseTuple(args, "y*", &b)) return NULL;
+    const unsigned char *p = (const unsigned char *)b.buf;
+    Py_ssize_t n = b.len, found = -1;
+    Py_BEGIN_ALLOW_THREADS
+    if (n > 0 && blank_byte(p[0])) found = 0;
+    Py_ssize_t at = 0;
+    while (found < 0 && at < n) {
+        const unsigned char *nl = (const unsigned char *)memchr(p + at, '\n', (size_t)(n - at));
+        if (nl == NULL) break;
+        at = (Py_ssize_t)(nl - p) + 1;
+        if (at < n && blank_byte(p[at])) found = at;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&b);
+    return PyLong_FromSsize_t(found);
+}
+
 static PyObject *features(PyObject *self, PyObject *unused) {
     PyObject *d = PyDict_New();
     if (d == NULL) return NULL;
@@ -1018,6 +1044,8 @@ static PyMethodDef methods[] = {
      "trec_eval's rank order within segments, ids read from chunks; optionally the first duplicate."},
     {"gather_chunks", gather_chunks, METH_VARARGS, "Strings of the given rows, read from chunks, one after the other."},
     {"trec_lines", trec_lines, METH_VARARGS, "trec_eval -q's lines (heads, query ids, %6.4f values, texts)."},
+    {"blank_line_head", blank_line_head, METH_VARARGS,
+     "Offset of the first line that is empty or starts with a blank, or -1."},
     {"features", features, METH_NOARGS, "What this build has: address_sanitizer (bool)."},
     {NULL, NULL, 0, NULL}};
 

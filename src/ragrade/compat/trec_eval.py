@@ -87,6 +87,23 @@ def run(argv: Sequence[str], out: TextIO | None = None, value_format: str = "%6.
     return 0
 
 
+def main(argv: Sequence[str]) -> int:
+    """trec_eval's program: :func:`run` on stdout, where trec_eval stops one ``error: ...`` line on stderr
+    (``TrecEvalError``, ragrade's other errors, a file that cannot be read) and status 2; else 0, the output
+    flushed. Anything else propagates (a bug of ragrade: the caller reports it). ``ragrade trec_eval`` calls this,
+    with or without click (:mod:`ragrade.__main__` skips click's import for it)."""
+    from ragrade.errors import RagradeError
+
+    try:
+        run(argv, sys.stdout)
+        sys.stdout.flush()
+    except (TrecEvalError, RagradeError, OSError) as err:
+        sys.stderr.write(f"error: {err}\n")
+        sys.stderr.flush()
+        return 2
+    return 0
+
+
 def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_path: str,
                  value_format: str = "%6.4f") -> Iterator[str | bytes]:
     """The text trec_eval 10 prints for ``planned`` measures on the two files, in parts (UTF-8 bytes or str),
@@ -153,4 +170,4 @@ def _read_pair(opts: Options, qrels_path: str, run_path: str) -> tuple[Any, Any,
     return qrels, runobj, qids, np.array([q not in run_ids for q in qids], dtype=bool)
 
 
-__all__ = ["MEASURES", "NICKNAMES", "TrecEvalError", "help_text", "parse_args", "plan", "run"]
+__all__ = ["MEASURES", "NICKNAMES", "TrecEvalError", "help_text", "main", "parse_args", "plan", "run"]

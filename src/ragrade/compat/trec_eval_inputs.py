@@ -244,25 +244,36 @@ def judgment_lines(path: str, fields: int) -> None:
     (memchr-speed tests); gzip files are ragrade's own (trec_eval reads none)."""
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            data = _file_bytes(f)
     except OSError:
         return  # (the reader names the problem)
+    try:
+        _check_judgment_lines(data, path, fields)
+    finally:
+        if not isinstance(data, bytes):
+            data.close()
+
+
+def _check_judgment_lines(data: Any, path: str, fields: int) -> None:
     if not data or data[:2] == b"\x1f\x8b":
         return
 
     def stop(at: int, what: str) -> None:
-        line = data.count(b"\n", 0, at) + 1
+        line = data[:at].count(b"\n") + 1
         raise TrecEvalError(f"{path}, line {line}: {what}")
 
-    body = data if data.endswith(b"\n") else data + b"\n"
-    if body[:1] in b"\n \t\r\v\f" or _BLANK_HEAD.search(body):  # a line that is empty or starts with a blank
+    body = data if data[-1:] == b"\n" else bytes(data) + b"\n"
+    blank, hashes = _blank_line_head(body), body.find(b"#") >= 0
+    if blank or hashes:  # lines to look at in Python (rare)
+        body = bytes(body)
+    if blank:  # a line that is empty or starts with a blank
         odd = _ODD_LINE.search(body)
         if odd is not None:
             at = odd.start() + (body[odd.start():odd.start() + 1] == b"\n")
             indented = body[at:body.index(b"\n", at)].strip()[:1] == b"#"
             stop(at, ("an indented comment line" if indented else "a blank line") + ": trec_eval 10 reads it as a "
                  "malformed line and stops (it skips one comment line at a time, starting in the first column)")
-    if b"#" in body:
+    if hashes:
         for comment in _COMMENT_LINE.finditer(body):
             at = comment.end()
             if at >= len(body):
@@ -274,10 +285,34 @@ def judgment_lines(path: str, fields: int) -> None:
                     f"a judgment of query {tokens[0].decode('utf-8', 'replace')!r}; ragrade trec_eval stops here "
                     "rather than read a comment as a query" if len(tokens) == fields else "a malformed line and stops")
                      + " (it skips one comment line at a time)")
-    first = next((line for line in body.split(b"\n", 64) if line[:1] != b"#"), b"").split()
+    second = body.find(b"\n", body.find(b"\n") + 1)  # (two comment lines in a row stopped above)
+    head = bytes(body[: second + 1] if second >= 0 else body)
+    first = next((line for line in head.split(b"\n") if line[:1] != b"#"), b"").split()
     if first and len(first) != fields:  # (the reader holds every line to the first one's fields)
-        stop(body.index(b" ".join(first[:1])), f"{len(first)} fields, not {fields}: trec_eval 10 reads it as a "
+        stop(head.index(b" ".join(first[:1])), f"{len(first)} fields, not {fields}: trec_eval 10 reads it as a "
              "malformed line and stops")
+
+
+def _file_bytes(f: Any) -> Any:
+    """The bytes of an open file: a read-only memory map of a regular file (no copy; mapped pages are the page
+    cache's), else what it reads (a pipe, an empty file)."""
+    import mmap
+
+    try:
+        if os.fstat(f.fileno()).st_size > 0:
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        pass
+    return f.read()
+
+
+def _blank_line_head(body: Any) -> bool:
+    """Whether a line of ``body`` (ending with a line feed) is empty or starts with a blank: one memchr per line
+    in C (``blank_line_head``), else one regular-expression search."""
+    c = _native.speedups
+    if c is not None:
+        return bool(c.blank_line_head(body) >= 0)
+    return body[:1] in (b"\n", b" ", b"\t", b"\r", b"\v", b"\f") or _BLANK_HEAD.search(body) is not None
 
 
 #: The highest grade read: trec_eval sets aside a count for every grade from 0 to the highest judged, and runs out
