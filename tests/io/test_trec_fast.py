@@ -179,6 +179,25 @@ def test_invalid_utf8_in_an_id_is_declined_and_named(tmp_path, bad, where):
     assert info.value.line == 2
 
 
+@pytest.mark.parametrize(("second", "words"), [
+    (b"q1 Q0 d\x002 2 1 t\n", "NUL"), (b"q\x001 Q0 d2 2 1 t\n", "NUL"), (b"q1 Q0  2 1 t\n", "document id|columns"),
+])
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_the_tokenizer_declines_what_the_readers_no_longer_look_for(tmp_path, second, words, kind):
+    """The readers take the C tokenizer's ids without looking for an empty id or a NUL byte again (the id columns
+    of two million rows are not scanned twice: ``ids_checked``), because the tokenizer declines such a line and
+    the careful path names it."""
+    path = tmp_path / "f.txt"
+    if kind == "qrels":
+        second = second.replace(b" Q0 ", b" 0 ").replace(b" 2 1 t", b" 1")
+    path.write_bytes((b"q1 Q0 d1 1 2 t\n" if kind == "run" else b"q1 0 d1 1\n") + second)
+    layout = trec.RUN6 if kind == "run" else trec.qrels_layout(str(path))
+    assert trec._scan_fast(str(path), layout, None) is None
+    with pytest.raises(ParseError, match=words) as info:
+        (read_run if kind == "run" else read_qrels)(path)
+    assert info.value.line == 2
+
+
 @pytest.mark.parametrize(("content", "line", "words"), [
     ("q1 Q0 a 1 2 t\nq1 Q0 b 2 nan t\n", 2, "NaN"),
     ("q1 Q0 a 1 2 t\nq1 Q0 b 2 x t\n", 2, "not a number"),

@@ -111,7 +111,8 @@ def output_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
     for path in (qrels_path, run_path):
         if path != "-" and not os.path.isfile(path):
             raise TrecEvalError(f"cannot read file {path!r}: it does not exist")
-    judgment_lines(qrels_path, 5 if opts.rel_format == "prefs" else 4)
+    if opts.rel_format != "qrels":
+        judgment_lines(qrels_path, 5 if opts.rel_format == "prefs" else 4)
     if opts.rel_format == "qrels_jg":
         qids, jg_values = jg_columns(planned, opts, qrels_path, run_path)
         yield from format_parts(planned, opts, qids, jg_values, {}, 0, run_path, value_format)
@@ -151,13 +152,38 @@ def _qrels_parts(planned: list[Planned], opts: Options, qrels_path: str, run_pat
 
 def _read_pair(opts: Options, qrels_path: str, run_path: str) -> tuple[Any, Any, list[str], Any]:
     """``(qrels, run in trec_eval's order, the judged queries in trec_eval's order, which of them the run lacks)``;
-    trec_eval's stops (a judged query without results but -c, no query at all) are raised here."""
+    trec_eval's stops (a judged query without results but -c, no query at all) are raised here.
+
+    The run is read and put in trec_eval's order on a thread of its own (C without the GIL, on both cores) while
+    this thread checks and reads the judgments, then loads the scoring port; an error of the judgments is raised
+    first, as trec_eval reads them first."""
+    import threading
+
     import numpy as np
 
-    from ragrade.io import read_qrels, read_run
+    read: dict[str, Any] = {}
 
-    qrels = grades_as_trec_eval_reads(read_qrels(qrels_path, format="trec"), qrels_path)
-    runobj = in_rank_order(read_run(run_path, format="trec"), opts.max_docs)
+    def run_side() -> None:
+        try:
+            from ragrade.io import read_run
+
+            read["run"] = in_rank_order(read_run(run_path, format="trec"), opts.max_docs)
+        except BaseException as exc:  # (raised below, after any error of the judgments)
+            read["run_error"] = exc
+
+    side = threading.Thread(target=run_side, daemon=True)
+    side.start()
+    try:
+        judgment_lines(qrels_path, 4)
+        from ragrade.io import read_qrels
+
+        qrels = grades_as_trec_eval_reads(read_qrels(qrels_path, format="trec"), qrels_path)
+        from ragrade import Evaluator  # noqa: F401  (the scoring port, needed next, loaded meanwhile)
+    finally:
+        side.join()
+    if "run_error" in read:
+        raise read["run_error"]
+    runobj = read["run"]
     run_ids = set(runobj.query_ids.tolist())
     qids = sorted(qrels.query_ids.tolist())  # code-point order: the byte order of their UTF-8, as trec_eval sorts
     missing = [q for q in qids if q not in run_ids]

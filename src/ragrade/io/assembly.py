@@ -286,20 +286,22 @@ def assemble_run(qcodes: np.ndarray | None, qvocab: np.ndarray, dcodes: np.ndarr
                  dvocab: np.ndarray | None, scores: np.ndarray | None, *, name: str | None, path: str,
                  locate: RowLocator, ranks: np.ndarray | None = None,
                  raw_docs: Utf8Column | pa.ChunkedArray | None = None,
-                 offsets: np.ndarray | None = None, texts: np.ndarray | None = None) -> Run:
+                 offsets: np.ndarray | None = None, texts: np.ndarray | None = None, ids_checked: bool = False) -> Run:
     """Build a :class:`Run` from per-row codes (or raw Arrow document ids, coded lazily). NaN scores
     are a :class:`ParseError` at their line.
 
     Without scores but with ``ranks``, each query's rows are ordered by rank (stable). With ``offsets``
     (rows already grouped: ``qvocab`` holds one id per group), ``qcodes`` is not needed. ``texts`` (one per
-    row, in file order) follow their rows."""
+    row, in file order) follow their rows. ``ids_checked``: the raw document ids came from the C tokenizer,
+    which stops at an empty field and at any control byte (a NUL among them), so they are not looked at again."""
     if offsets is not None:
         _check_group_ids(qvocab, offsets, path, locate)
     else:
         assert qcodes is not None, "per-row query codes or group offsets"
         _check_empty_ids(qvocab, qcodes, "query id", path, locate)
     if raw_docs is not None:
-        _check_raw_ids(raw_docs, path, locate)
+        if not ids_checked:
+            _check_raw_ids(raw_docs, path, locate)
     else:
         assert dcodes is not None and dvocab is not None, "coded or raw document ids"
         _check_empty_ids(dvocab, dcodes, "document id", path, locate)
@@ -359,11 +361,11 @@ def assemble_qrels(qcodes: np.ndarray, qvocab: np.ndarray, dcodes: np.ndarray, d
 
 
 def assemble_qrels_raw(qvocab: np.ndarray, offsets: np.ndarray, raw_docs: Utf8Column | pa.Array, grades: np.ndarray, *,
-                       path: str, locate: RowLocator) -> Qrels | None:
+                       path: str, locate: RowLocator, ids_checked: bool = False) -> Qrels | None:
     """:class:`Qrels` from rows already grouped by query (``qvocab[i]`` owns rows ``offsets[i]`` to
     ``offsets[i+1]-1``), keeping the document ids as raw Arrow strings (coded only if something asks):
     the check for a document judged twice is a hash scan per query in C. None without the C helper (the
-    caller then codes the ids and uses :func:`assemble_qrels`)."""
+    caller then codes the ids and uses :func:`assemble_qrels`). ``ids_checked``: as :func:`assemble_run`'s."""
     from ragrade._ingest import _accel, arrow_strings
 
     if isinstance(raw_docs, Utf8Column):
@@ -378,7 +380,8 @@ def assemble_qrels_raw(qvocab: np.ndarray, offsets: np.ndarray, raw_docs: Utf8Co
     if strings is None or _accel is None:
         return None
     _check_group_ids(qvocab, offsets, path, locate)
-    _check_raw_ids(raw_docs, path, locate)
+    if not ids_checked:
+        _check_raw_ids(raw_docs, path, locate)
     _check_grades(grades, path, locate)
     dup = _accel.first_duplicate_in_segments(strings[0], strings[1], offsets)
     if dup >= 0:

@@ -489,14 +489,15 @@ def _from_scan(src: Source, layout: Any, scan: Any, first_row: int, rule: RankRu
         raise NotGrouped
     locate = src.locator(first_row)
     if src.kind == "qrels":
-        qrels = assemble_qrels_raw(scan.qids, scan.starts, scan.docs, scan.values, path=src.path, locate=locate)
+        qrels = assemble_qrels_raw(scan.qids, scan.starts, scan.docs, scan.values, path=src.path, locate=locate,
+                                   ids_checked=True)
         assert qrels is not None  # the C tokenizer ran, so the C helper is there
         return Window(qrels, first_row, n)
     if rule is not None:
         rule.observe(scan.values, scan.starts, scan.qids, first_row)
     scores, ranks = _split(layout, scan.values)
     run = assemble_run(None, scan.qids, None, None, scores, name=src.name, path=src.path, locate=locate,
-                       raw_docs=scan.docs, offsets=scan.starts, ranks=ranks)
+                       raw_docs=scan.docs, offsets=scan.starts, ranks=ranks, ids_checked=True)
     return Window(run, first_row, n)
 
 

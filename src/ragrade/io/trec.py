@@ -791,16 +791,17 @@ def _run_from_scan(scan: Scanned, path: str, name: str | None, layout: Layout) -
     scores, ranks = _split_values(layout, scan.values, scan.starts, scan.qids, path)
     if scan.grouped:
         return assemble_run(None, scan.qids, None, None, scores, name=name, path=path, locate=locate,
-                            raw_docs=scan.docs, offsets=scan.starts, ranks=ranks)
+                            raw_docs=scan.docs, offsets=scan.starts, ranks=ranks, ids_checked=True)
     qcodes, qvocab = _segment_codes(scan)
     return assemble_run(qcodes, qvocab, None, None, scores, name=name, path=path, locate=locate,
-                        raw_docs=scan.docs, ranks=ranks)
+                        raw_docs=scan.docs, ranks=ranks, ids_checked=True)
 
 
 def _qrels_from_scan(scan: Scanned, path: str) -> Qrels:
     locate = _locator(path)
     if scan.grouped:  # the usual file
-        qrels = assemble_qrels_raw(scan.qids, scan.starts, scan.docs, scan.values, path=path, locate=locate)
+        qrels = assemble_qrels_raw(scan.qids, scan.starts, scan.docs, scan.values, path=path, locate=locate,
+                                   ids_checked=True)
         if qrels is not None:
             return qrels
     qcodes, qvocab = _segment_codes(scan)
