@@ -1,7 +1,7 @@
 """The trec_eval drop-in's rank order (:func:`ragrade.compat.trec_eval_inputs.in_rank_order`): its fast path over
-the scanner's chunks (C: one sort per segment, ids read where the scanner left them, gathered once) gives the
-same ranking as the path without the C helpers, whatever the chunks' cuts, and leaves a run with a document
-listed twice as it is (the engine names the duplicate)."""
+the scanner's chunks (C: one sort per segment, ids read where the scanner left them, gathered by each worker)
+gives the same ranking as the path without the C helpers, whatever the chunks' cuts and the workers, and leaves a
+run with a document listed twice as it is (the engine names the duplicate)."""
 
 from __future__ import annotations
 
@@ -56,3 +56,29 @@ def test_long_runs_of_equal_scores_are_ordered_by_id(monkeypatch):
     slow = in_rank_order(_run(ids, scores, [650, 52], [333]))
     assert _docs(fast) == _docs(slow)
 
+
+
+@needs_accel
+@pytest.mark.parametrize("workers", [1, 2, 3, 5])
+def test_the_ids_read_by_the_tokenizer_are_ordered_and_gathered_by_each_worker(tmp_path, monkeypatch, workers):
+    """Ids the C tokenizer read (NumPy buffers, no pyarrow) are sorted and gathered by the worker that owns their
+    queries: one chunk per worker with rows, the same ranking as the path without the C helpers."""
+    from ragrade.compat import trec_eval_inputs
+    from ragrade.io import read_run
+
+    rng = np.random.default_rng(workers)
+    lines = [f"q{q} Q0 d{int(d)} 1 {float(s)} r\n" for q in range(7)
+             for d, s in zip(rng.permutation(40)[: 3 + 4 * q], rng.integers(0, 4, 3 + 4 * q), strict=False)]
+    path = tmp_path / "run.txt"
+    path.write_text("".join(lines))
+    original = trec_eval_inputs._by_workers
+    monkeypatch.setattr(trec_eval_inputs, "_by_workers", lambda part, offsets, n: original(part, offsets, n, workers))
+    run = read_run(path, format="trec")
+    assert run.raw_utf8 is not None
+    fast = in_rank_order(run)
+    assert fast.raw_utf8 is not None
+    assert (len(fast.raw_utf8.chunks) == 1) if workers == 1 else (2 <= len(fast.raw_utf8.chunks) <= workers)
+    monkeypatch.setattr(_native, "speedups", None)
+    slow = in_rank_order(read_run(path, format="trec"))
+    assert fast.raw_utf8.to_pylist() == _docs(slow)
+    assert list(fast.offsets) == list(slow.offsets)

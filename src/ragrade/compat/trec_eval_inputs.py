@@ -100,8 +100,8 @@ def _ordered_arrow(run: Any, max_docs: int | None) -> Any:
 def _ordered_from_chunks(run: Any) -> Any:
     """The fast path of :func:`in_rank_order` (no ``-M``, scores, the drop-ins' C helpers): the ids are read where
     the scanner left them (one Arrow chunk per thread), scanned for a document listed twice and sorted into
-    trec_eval's order per segment (the segments split across cores), then gathered once into one array in that
-    order. ``run`` itself when a document is listed twice (the engine's scan names it); None without the helpers
+    trec_eval's order per segment (the segments split across cores), then gathered in that order by the thread
+    that sorted them (one chunk per thread). ``run`` itself when a document is listed twice (the engine's scan names it); None without the helpers
     or with ids that are not plain strings. Ids the C tokenizer read (:attr:`~ragrade.data.Run.raw_utf8`) are
     read and gathered without pyarrow."""
     import numpy as np
@@ -130,21 +130,38 @@ def _ordered_from_chunks(run: Any) -> Any:
     offsets = np.ascontiguousarray(run.offsets, dtype=np.int64)
     perm = np.empty(len(scores), dtype=np.int64)
     found = [-1]
+    gathered: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def part(bounds: tuple[int, int]) -> None:
         got = c.rank_order_chunks(scores, offsets, offs, datas, perm, bounds[0], bounds[1], True)
         if got >= 0:
             found[0] = got
+            return
+        r0, r1 = int(offsets[bounds[0]]), int(offsets[bounds[1]])
+        if r1 > r0:  # this range's ids in that order: one chunk per worker, gathered where they were sorted
+            out_off = np.empty(r1 - r0 + 1, dtype=np.int64)
+            out_data = np.empty(_bytes_of_rows(offs, r0, r1), dtype=np.uint8)
+            c.gather_chunks(offs, datas, perm[r0:r1], out_off, out_data)
+            gathered[r0] = (out_off, out_data)
 
     _by_workers(part, offsets, len(scores))
     if found[0] >= 0:
         return run
-    total = sum(int(o[-1] - o[0]) for o in offs)
-    out_off = np.empty(len(perm) + 1, dtype=np.int64)
-    out_data = np.empty(total, dtype=np.uint8)
-    c.gather_chunks(offs, datas, perm, out_off, out_data)
-    docs = Utf8Column([(out_off, out_data)])
+    docs = Utf8Column([gathered[r0] for r0 in sorted(gathered)])
     return Run(run.query_ids, run.offsets, None, None, None, name=run.name, unique=True, raw_docs=docs)
+
+
+def _bytes_of_rows(offs: tuple[np.ndarray, ...], r0: int, r1: int) -> int:
+    """The bytes of the ids of rows ``r0 .. r1 - 1``, rows numbered across the chunks (``offs``: each chunk's
+    offsets)."""
+    total = base = 0
+    for o in offs:
+        n = len(o) - 1
+        a, z = max(r0 - base, 0), min(r1 - base, n)
+        if z > a:
+            total += int(o[z] - o[a])
+        base += n
+    return total
 
 
 def _by_workers(part: Any, offsets: np.ndarray, n: int, workers: int | None = None) -> None:
