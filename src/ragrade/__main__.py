@@ -21,7 +21,7 @@ def program() -> None:
 
 def _trec_eval(args: list[str]) -> None:
     """``ragrade trec_eval`` as :mod:`ragrade.cli.trec_eval_cmd` runs it (the same note, messages and exit
-    statuses: tests/compat/test_trec_eval_program.py), ending the process once the output is flushed (the
+    statuses: tests/cli/test_program.py), ending the process once the output is flushed (the
     interpreter's teardown would free the run's arrays one by one)."""
     import warnings
 
