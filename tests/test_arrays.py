@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -226,3 +227,45 @@ def test_result_reads_without_a_frame() -> None:
         QueryColumns(["q1"], {"x": [1.0, 2.0]})
     with pytest.raises(AttributeError, match="immutable"):
         res.per_query = {"x": [1.0]}  # type: ignore[misc]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=6), max_size=30), st.data())
+def test_utf8_column_holds_the_strings_as_arrow_would(texts, data):
+    """:class:`ragrade.data.Utf8Column` (the C tokenizer's ids in NumPy buffers): its strings, a gather of them,
+    its Arrow view and its one-chunk form are the strings given, whatever the cut into chunks."""
+    from ragrade.data import Utf8Column
+
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(texts)), max_size=3)))
+    chunks = []
+    for a, z in zip([0, *cuts], [*cuts, len(texts)], strict=True):
+        encoded = [t.encode("utf-8") for t in texts[a:z]]
+        offsets = np.concatenate([[0], np.cumsum([len(e) for e in encoded])]).astype(np.int64)
+        chunks.append((offsets, b"".join(encoded)))  # bytes-like data is taken as it is
+    col = Utf8Column(chunks)
+    assert len(col) == len(texts) and col.to_pylist() == texts
+    assert col.arrow().to_pylist() == texts
+    rows = np.array(data.draw(st.lists(st.integers(0, max(len(texts) - 1, 0)), max_size=10)) if texts else [],
+                    dtype=np.int64)
+    assert col.take(rows).to_pylist() == [texts[r] for r in rows.tolist()]
+    assert col.decoded(rows).tolist() == [texts[r] for r in rows.tolist()]
+    off, blob = col.contiguous()
+    assert [bytes(blob[a:z]).decode() for a, z in pairwise(off.tolist())] == texts
+    for off, blob in col.chunks:  # immutable, as every array of a Qrels or Run
+        assert not off.flags.writeable and not blob.flags.writeable
+
+
+def test_a_run_read_by_the_tokenizer_gives_arrow_only_when_asked(tmp_path):
+    """A TREC run the C tokenizer read keeps its ids as a Utf8Column (``raw_utf8``); ``raw_docs`` is the Arrow view
+    of the same strings, made on request."""
+    from ragrade import _ingest
+
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 é 1 2 r\nq1 Q0 b 2 1 r\nq2 Q0 c 1 3 r\n")
+    run = ragrade.read_run(path)
+    if not _ingest.has_accel():
+        pytest.skip("without the C helper the TREC readers take pyarrow's path")
+    assert run.raw_utf8 is not None and run.raw_utf8.to_pylist() == ["é", "b", "c"]
+    assert isinstance(run.raw_docs, pa.Array | pa.ChunkedArray) and run.raw_docs.to_pylist() == ["é", "b", "c"]
+    assert run.docs_at(np.array([2, 0])).tolist() == ["c", "é"]
+    assert run.to_dict() == {"q1": {"é": 2.0, "b": 1.0}, "q2": {"c": 3.0}}

@@ -194,6 +194,7 @@ class Utf8Column:
         frozen = []
         for off, data in chunks:
             off = np.asarray(off, dtype=np.int64)
+            data = data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)  # (bytes-like)
             data = np.asarray(data, dtype=np.uint8)
             off.setflags(write=False)
             data.setflags(write=False)
