@@ -206,6 +206,18 @@ class Utf8Column:
     def __len__(self) -> int:
         return self.length
 
+    @classmethod
+    def from_arrow(cls, arr: Any) -> Utf8Column | None:
+        """The strings of an Arrow ``string`` or ``large_string`` array (chunked or not) on its own buffers (32-bit
+        offsets are widened); None for another type or with nulls."""
+        import pyarrow as pa
+
+        chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+        parts = [_string_chunk(c) for c in chunks]
+        if any(p is None for p in parts):
+            return None
+        return cls([(off, data) for off, data, _ in parts])  # type: ignore[misc]
+
     def arrow(self) -> Any:
         """The strings as an Arrow ``large_string`` array (chunked when there are several chunks), on the same
         buffers; made once."""
@@ -303,27 +315,8 @@ def _string_chunk(arr) -> tuple[np.ndarray, object, int] | None:
 def _gather(arr: Any, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """``(int64 offsets, UTF-8 bytes)`` of ``arr[rows]`` for an Arrow string array (chunked or not),
     gathered from its buffers with NumPy; None for anything but plain non-null strings."""
-    import pyarrow as pa
-
-    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-    parts = [_string_chunk(c) for c in chunks]
-    if any(p is None for p in parts):
-        return None
-    starts, lengths, datas, base = [], [], [], 0
-    for off, data, _ in parts:  # type: ignore[misc]
-        o = np.asarray(off, dtype=np.int64)
-        starts.append(o[:-1] + base)
-        lengths.append(np.diff(o))
-        buf = np.frombuffer(data, dtype=np.uint8)  # type: ignore[arg-type]
-        datas.append(buf)
-        base += len(buf)
-    start = np.concatenate(starts)[rows] if rows.size else np.zeros(0, dtype=np.int64)
-    length = np.concatenate(lengths)[rows] if rows.size else np.zeros(0, dtype=np.int64)
-    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(length, out=offsets[1:])
-    where = np.repeat(start - offsets[:-1], length) + np.arange(int(offsets[-1]), dtype=np.int64)
-    data_all = datas[0] if len(datas) == 1 else np.concatenate(datas)
-    return offsets, np.ascontiguousarray(data_all[where])
+    col = Utf8Column.from_arrow(arr)
+    return None if col is None else col.take(rows).chunks[0]
 
 
 def take_strings(arr: Any, rows: np.ndarray) -> Any:

@@ -198,17 +198,8 @@ def _search(sorted_desc: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: np.
 
 def arrow_strings(arr) -> tuple[np.ndarray, object] | None:
     """``(int64 offsets, data buffer)`` of an Arrow string array (chunks combined), or None."""
-    import pyarrow as pa
-
-    if isinstance(arr, pa.ChunkedArray):
-        try:
-            arr = arr.combine_chunks()
-        except (pa.ArrowInvalid, pa.ArrowCapacityError, OverflowError):
-            arr = arr.cast(pa.large_string()).combine_chunks()
-    got = _string_chunk(arr)
-    if got is None:
-        return None
-    return got[0].astype(np.int64, copy=False), got[1]
+    col = Utf8Column.from_arrow(arr)
+    return None if col is None else col.contiguous()
 
 
 def match_segments(run_strings, seg_offsets: np.ndarray, seg_to_group: np.ndarray, group_offsets: np.ndarray,

@@ -53,24 +53,10 @@ def contiguous(col: Any) -> Any:
 def arrow_strings(arr: Any) -> tuple[Any, Any] | None:
     """``(int64 offsets, data buffer)`` of an Arrow string array (chunks combined, no copy of one chunk), or None
     (another type, or nulls)."""
-    import numpy as np
-    import pyarrow as pa
+    from ragrade.data import Utf8Column
 
-    if isinstance(arr, pa.ChunkedArray):
-        arr = contiguous(arr)
-    if pa.types.is_string(arr.type):
-        width: Any = np.int32
-    elif pa.types.is_large_string(arr.type):
-        width = np.int64
-    else:
-        return None
-    if arr.null_count:
-        return None
-    _, off_buf, data = arr.buffers()
-    if off_buf is None:  # an empty array may have no buffers
-        return np.zeros(1, dtype=np.int64), b""
-    offsets = np.frombuffer(off_buf, dtype=width)[arr.offset: arr.offset + len(arr) + 1]
-    return offsets.astype(np.int64, copy=False), data if data is not None else b""
+    col = Utf8Column.from_arrow(arr)
+    return None if col is None else col.contiguous()
 
 
 def each(fn: Callable[[Any], None], items: Sequence[Any]) -> None:

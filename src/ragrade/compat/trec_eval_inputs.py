@@ -101,9 +101,9 @@ def _ordered_from_chunks(run: Any) -> Any:
     """The fast path of :func:`in_rank_order` (no ``-M``, scores, the drop-ins' C helpers): the ids are read where
     the scanner left them (one Arrow chunk per thread), scanned for a document listed twice and sorted into
     trec_eval's order per segment (the segments split across cores), then gathered in that order by the thread
-    that sorted them (one chunk per thread). ``run`` itself when a document is listed twice (the engine's scan names it); None without the helpers
-    or with ids that are not plain strings. Ids the C tokenizer read (:attr:`~ragrade.data.Run.raw_utf8`) are
-    read and gathered without pyarrow."""
+    that sorted them (one chunk per thread). ``run`` itself when a document is listed twice (the engine's scan
+    names it); None without the helpers or with ids that are not plain strings. Ids the C tokenizer read
+    (:attr:`~ragrade.data.Run.raw_utf8`) are read and gathered without pyarrow."""
     import numpy as np
 
     from ragrade.data import Run, Utf8Column
